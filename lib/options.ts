@@ -1,0 +1,82 @@
+/**
+ * The options of `runTools` and the hook contexts.
+ *
+ * @module
+ */
+import type { ContentBlock, Tool, ToolCall } from './tool.ts';
+
+/** What `beforeToolCall` receives. */
+export interface BeforeToolCallContext {
+  toolCall: ToolCall;
+  /** Position of the call in the batch. */
+  index: number;
+  tool: Tool;
+  /** The validated arguments `execute` will receive; the hook may mutate them (no revalidation, as in seed 000). */
+  args: unknown;
+  /** The run's signal: aborted on run abort or consumer exit. */
+  signal: AbortSignal;
+}
+
+/** What `beforeToolCall` may return: `{ block: true, reason }` turns the call into an error result. */
+export interface BeforeToolCallResult {
+  block?: boolean;
+  reason?: string;
+}
+
+/** What `afterToolCall` receives: the result before any override. */
+export interface AfterToolCallContext extends BeforeToolCallContext {
+  result: { content: ContentBlock[]; details?: unknown; terminate?: boolean };
+  isError: boolean;
+}
+
+/** Field-by-field overrides from `afterToolCall` (contract P3: no deep merge; `undefined` keeps the field). */
+export interface AfterToolCallResult {
+  content?: ContentBlock[];
+  details?: unknown;
+  isError?: boolean;
+  terminate?: boolean;
+}
+
+/** Options of `runTools`. One object; the signal lives inside it. */
+export interface RunToolsOptions {
+  /** The tools the model may call. Names must be unique. */
+  tools: readonly Tool[];
+  /**
+   * `'parallel'` runs prepared calls concurrently up to `maxConcurrency` (contract S1);
+   * `'sequential'` finishes each call, through its `tool_result`, before preparing the next (S2).
+   * @default 'parallel'
+   */
+  mode?: 'parallel' | 'sequential';
+  /** Most calls active at once in parallel mode; `Infinity` allowed. @default 10 */
+  maxConcurrency?: number;
+  /** Aborts the run: running calls are interrupted, calls not started never start (contract A2). */
+  signal?: AbortSignal;
+  /** Per-call time limit in ms for tools that set none (contract A4). @default none */
+  timeoutMs?: number;
+  /**
+   * How long to wait, in ms, after a call's signal aborted, for a tool that ignores it; then
+   * its result is synthesized and its generator abandoned (contract A3).
+   * @default 100
+   */
+  abortGraceMs?: number;
+  /**
+   * Longest text of one result, in characters (UTF-16 code units). Longer text keeps its head
+   * and tail around a marker that states the original size (case C20).
+   * @default 100_000
+   */
+  maxResultChars?: number;
+  /**
+   * Runs in the prepare stage, serially in call order, after validation (contract P1): a
+   * permission prompt here asks about one call at a time. A throw becomes this call's error
+   * result (P4).
+   */
+  beforeToolCall?: (context: BeforeToolCallContext) => BeforeToolCallResult | void | Promise<BeforeToolCallResult | void>;
+  /** Runs after every executed call, success or throw, and overrides fields of its result (P3). A throw becomes an error result. */
+  afterToolCall?: (context: AfterToolCallContext) => AfterToolCallResult | void | Promise<AfterToolCallResult | void>;
+  /**
+   * Called whenever the set of executing calls changes, with the same live `Set` each time
+   * (never a copy). Ids that repeat in one batch appear once while any of them runs.
+   * Must not throw; a throw is reported with `process.emitWarning` and ignored.
+   */
+  onInProgressChange?: (ids: ReadonlySet<string>) => void;
+}

@@ -1,0 +1,241 @@
+/**
+ * Tools, tool calls, tool results: the types every other module speaks, plus `defineTool`
+ * and the rule that turns whatever a tool returns into result content.
+ *
+ * @module
+ */
+import type { StandardSchemaV1 } from '@standard-schema/spec';
+
+/**
+ * A tool call as the model wrote it.
+ *
+ * `arguments` may be an object (Anthropic `tool_use.input`, Gemini), a raw JSON string
+ * (OpenAI Chat and Responses send strings; streamed fragments join into a string), `""`
+ * (a no-argument call in an Anthropic stream), or absent. Ids can have any shape, can be
+ * empty and can repeat (see `../shared/corpus/SOURCES.md`, "Format observations" 3–4), so
+ * toolrun pairs a result with its call by position, never by id (contract O1).
+ */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments?: unknown;
+}
+
+/** A text content block of a tool result. */
+export interface TextContent {
+  type: 'text';
+  text: string;
+}
+
+/** An image content block of a tool result: base64 `data` and its MIME type. */
+export interface ImageContent {
+  type: 'image';
+  data: string;
+  mimeType: string;
+}
+
+/** One block of a tool result's content. */
+export type ContentBlock = TextContent | ImageContent;
+
+/**
+ * The explicit form of a tool's result. A tool may return this shape directly; any other
+ * return value is normalized into it by {@link normalizeToolOutput}.
+ */
+export interface ToolResult<Details = unknown> {
+  content: ContentBlock[];
+  /** Anything the application wants to keep next to the result; not sent to the model by the format adapters. */
+  details?: Details;
+  /** Ask the agent loop to stop after this batch; honoured only when every result in the batch asks (contract O6). */
+  terminate?: boolean;
+}
+
+/**
+ * One tool result, in the provider-neutral shape the format adapters convert
+ * (`toAnthropic`, `toOpenAIChat`, `toOpenAIResponses`).
+ */
+export interface ToolResultMessage {
+  role: 'tool';
+  /** The id of the call this answers, copied from the call, even when empty or repeated. */
+  toolCallId: string;
+  toolName: string;
+  content: ContentBlock[];
+  details?: unknown;
+  isError: boolean;
+}
+
+/** What `execute` receives besides its validated input. */
+export interface ToolContext {
+  /** The id of the call being executed. */
+  toolCallId: string;
+  /** The name the model used for this call. */
+  toolName: string;
+  /**
+   * Aborted only by the run's signal, this call's own timeout (reason: a `TimeoutError`
+   * DOMException) or the consumer leaving the loop early; never by a sibling (contract A1).
+   */
+  signal: AbortSignal;
+}
+
+/**
+ * A plain JSON Schema object (draft-07 or 2020-12), as tools from MCP servers, JSON files
+ * or recorded requests describe their input. Validated with Ajv.
+ */
+export type JsonSchema = { readonly [key: string]: unknown };
+
+/** A tool's input schema: any Standard Schema (valibot, zod, arktype) or a plain JSON Schema object. */
+export type InputSchema = StandardSchemaV1 | JsonSchema;
+
+/** The validated input type a schema gives `execute`: the Standard Schema's output type, `any`-free `Record` for JSON Schema. */
+export type InferInput<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : Record<string, unknown>;
+
+/**
+ * What `execute` may be: an async generator (yields progress, returns the result), an
+ * async function, or a plain function. A synchronous throw is caught like any other
+ * (contract P4).
+ */
+export type ToolExecute<Input, Progress, Output> = (
+  input: Input,
+  context: ToolContext,
+) => AsyncGenerator<Progress, Output, undefined> | Promise<Output> | Output;
+
+/**
+ * A tool. Build one with {@link defineTool} so that `Input` is inferred from the schema.
+ *
+ * @typeParam Input - the validated input `execute` receives.
+ * @typeParam Progress - what the tool yields; arrives as `tool_execution_update.progress`.
+ * @typeParam Output - what the tool returns, before normalization into content.
+ */
+export interface Tool<Input = any, Progress = unknown, Output = unknown> {
+  /** The name the model calls. Unique within one `runTools` tool list. */
+  readonly name: string;
+  /** Sent to the model with the tool definition. */
+  readonly description?: string;
+  /** Validates the (parsed) arguments before `execute` runs; failures become error results (contract P5). */
+  readonly input: InputSchema;
+  /**
+   * `'sequential'` makes the tool exclusive: it starts only after every earlier call has
+   * ended, and no later call starts until it has ended (contract S3).
+   * @default 'parallel'
+   */
+  readonly executionMode?: 'parallel' | 'sequential';
+  /** Per-call time limit in ms; overrides the run's `timeoutMs` (contract A4). @default none */
+  readonly timeoutMs?: number;
+  /**
+   * A shim for old argument shapes, run on the parsed arguments before validation
+   * (seed 000, `prepareArguments`). Must be synchronous or return a promise; a throw becomes
+   * this call's error result.
+   */
+  readonly prepareArguments?: (args: unknown) => unknown;
+  readonly execute: ToolExecute<Input, Progress, Output>;
+}
+
+/** The fields `defineTool` takes: a {@link Tool} whose `Input` comes from `input`. */
+export interface ToolDefinition<S extends InputSchema, Progress, Output> {
+  name: string;
+  description?: string;
+  input: S;
+  executionMode?: 'parallel' | 'sequential';
+  timeoutMs?: number;
+  prepareArguments?: (args: unknown) => unknown;
+  execute: ToolExecute<InferInput<S>, Progress, Output>;
+}
+
+/**
+ * Defines a tool, inferring `execute`'s input type from a Standard Schema.
+ *
+ * Checks the definition's shape at once and throws a `TypeError` naming the field and the
+ * value received (a missing name, a non-function `execute`, a non-object schema, a
+ * non-positive `timeoutMs`).
+ *
+ * @example
+ * ```ts
+ * const readFile = defineTool({
+ *   name: 'read_file',
+ *   input: v.object({ path: v.string() }),
+ *   async *execute({ path }, { signal }) {
+ *     yield { reading: path };
+ *     return await fs.readFile(path, { encoding: 'utf8', signal });
+ *   },
+ * });
+ * ```
+ */
+export function defineTool<S extends InputSchema, Progress = never, Output = unknown>(
+  definition: ToolDefinition<S, Progress, Output>,
+): Tool<InferInput<S>, Progress, Output> {
+  assertToolShape(definition, 'defineTool');
+  return definition as Tool<InferInput<S>, Progress, Output>;
+}
+
+/** @internal Throws a TypeError if `tool` cannot be run; `where` names the caller in the message. */
+export function assertToolShape(tool: unknown, where: string): asserts tool is Tool {
+  if (typeof tool !== 'object' || tool === null) {
+    throw new TypeError(`${where}: a tool must be an object, received ${describeValue(tool)}`);
+  }
+  const t = tool as Record<string, unknown>;
+  if (typeof t.name !== 'string' || t.name === '') {
+    throw new TypeError(`${where}: tool.name must be a non-empty string, received ${describeValue(t.name)}`);
+  }
+  if (typeof t.execute !== 'function') {
+    throw new TypeError(`${where}: tool "${t.name}".execute must be a function, received ${describeValue(t.execute)}`);
+  }
+  if (typeof t.input !== 'object' || t.input === null) {
+    throw new TypeError(
+      `${where}: tool "${t.name}".input must be a Standard Schema or a JSON Schema object, received ${describeValue(t.input)}`,
+    );
+  }
+  if (t.executionMode !== undefined && t.executionMode !== 'parallel' && t.executionMode !== 'sequential') {
+    throw new TypeError(
+      `${where}: tool "${t.name}".executionMode must be 'parallel' or 'sequential', received ${describeValue(t.executionMode)}`,
+    );
+  }
+  if (t.timeoutMs !== undefined && !(typeof t.timeoutMs === 'number' && t.timeoutMs > 0)) {
+    throw new TypeError(`${where}: tool "${t.name}".timeoutMs must be a positive number of ms, received ${describeValue(t.timeoutMs)}`);
+  }
+  if (t.prepareArguments !== undefined && typeof t.prepareArguments !== 'function') {
+    throw new TypeError(`${where}: tool "${t.name}".prepareArguments must be a function, received ${describeValue(t.prepareArguments)}`);
+  }
+}
+
+/** A short, bounded description of a value and its type, for error messages. */
+export function describeValue(value: unknown, maxChars = 120): string {
+  if (value === undefined) return 'undefined';
+  if (value === null) return 'null';
+  if (typeof value === 'function') return `a function (${value.name || 'anonymous'})`;
+  const kind = Array.isArray(value) ? 'array' : typeof value;
+  let text: string;
+  try {
+    text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
+  } catch {
+    text = String(value);
+  }
+  if (text.length > maxChars) text = `${text.slice(0, maxChars)}… (${text.length} chars)`;
+  return kind === 'string' ? `string ${text}` : `${kind} ${text}`;
+}
+
+/** The content of a result with one text block. */
+export function textContent(text: string): ContentBlock[] {
+  return [{ type: 'text', text }];
+}
+
+/**
+ * Turns what a tool returned into a {@link ToolResult}:
+ * - a string becomes one text block;
+ * - an object with a `content` array is taken as is (`details` and `terminate` kept);
+ * - `undefined` becomes an empty text block;
+ * - anything else becomes its JSON text (`String(value)` when it cannot be serialized,
+ *   e.g. a BigInt or a cycle).
+ */
+export function normalizeToolOutput(output: unknown): ToolResult {
+  if (typeof output === 'string') return { content: textContent(output) };
+  if (output === undefined) return { content: textContent('') };
+  if (typeof output === 'object' && output !== null && Array.isArray((output as ToolResult).content)) {
+    return output as ToolResult;
+  }
+  let text: string;
+  try {
+    text = JSON.stringify(output) ?? String(output);
+  } catch {
+    text = String(output);
+  }
+  return { content: textContent(text) };
+}
