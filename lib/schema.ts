@@ -1,0 +1,204 @@
+/**
+ * Argument parsing and validation, with error text a model can act on (contract P5).
+ *
+ * - Standard Schema (valibot, zod, arktype) through `~standard.validate`.
+ * - Plain JSON Schema (draft-07, or 2020-12 when `$schema` says so) through Ajv, compiled
+ *   once per schema object.
+ *
+ * @module
+ */
+import type { StandardSchemaV1 } from '@standard-schema/spec';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { describeValue, type InputSchema, type JsonSchema } from './tool.ts';
+
+/** Longest raw argument text quoted back to the model, in characters. */
+const MAX_QUOTED_CHARS = 300;
+/** Most schema issues listed in one error text. */
+const MAX_ISSUES = 10;
+
+/** The outcome of parsing or validating: the value, or the error text for the model. */
+export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
+
+/**
+ * Turns a call's raw `arguments` into an object.
+ *
+ * - An object is taken as is. `undefined` and `null` (a provider that sent no field) and
+ *   `""` or whitespace (an Anthropic stream's no-argument call, case C14) become `{}`.
+ * - A string is parsed as JSON. When the JSON is itself a string holding a JSON object
+ *   (double encoding, case C15), that inner object is used: one level, documented in
+ *   `docs/decisions.md`.
+ * - Anything else — invalid JSON, arrays, numbers, `null` written as text — is an error
+ *   that says what was received and what to send instead (case C13, C15).
+ */
+export function parseArguments(raw: unknown, toolName: string): Checked<Record<string, unknown>> {
+  if (raw === undefined || raw === null) return { ok: true, value: {} };
+  if (typeof raw === 'string') {
+    if (raw.trim() === '') return { ok: true, value: {} };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch (error) {
+      return {
+        ok: false,
+        message:
+          `The arguments for tool "${toolName}" are not valid JSON (${(error as Error).message}). ` +
+          `Received: ${quote(raw)}. Send the arguments again as one JSON object.`,
+      };
+    }
+    if (typeof parsed === 'string') {
+      try {
+        const inner: unknown = JSON.parse(parsed);
+        if (isPlainObject(inner)) return { ok: true, value: inner };
+      } catch {
+        // Not double-encoded JSON: reported below as a string.
+      }
+    }
+    raw = parsed;
+  }
+  if (isPlainObject(raw)) return { ok: true, value: raw };
+  return {
+    ok: false,
+    message:
+      `The arguments for tool "${toolName}" must be a JSON object, got ${describeValue(raw, MAX_QUOTED_CHARS)}. ` +
+      `Send the arguments again as one JSON object, e.g. {"name": value}.`,
+  };
+}
+
+/** True when `schema` is a Standard Schema (it carries `~standard.validate`). */
+export function isStandardSchema(schema: InputSchema): schema is StandardSchemaV1 {
+  const std = (schema as Partial<StandardSchemaV1>)['~standard'];
+  return typeof std === 'object' && std !== null && typeof std.validate === 'function';
+}
+
+/**
+ * Validates parsed arguments against a tool's input schema. Returns the schema's output
+ * (with defaults and transforms applied, for Standard Schema) or an error text listing one
+ * line per issue with its dotted path, then the received arguments (contract P5).
+ * Synchronous unless the Standard Schema's `validate` returns a promise.
+ */
+export function validateArguments(
+  schema: InputSchema,
+  args: Record<string, unknown>,
+  toolName: string,
+): Checked<unknown> | Promise<Checked<unknown>> {
+  if (isStandardSchema(schema)) {
+    const result = schema['~standard'].validate(args);
+    if (result instanceof Promise) return result.then((r) => fromStandardResult(r, args, toolName));
+    return fromStandardResult(result, args, toolName);
+  }
+  let validate: ValidateFunction;
+  try {
+    validate = compileJsonSchema(schema);
+  } catch (error) {
+    return {
+      ok: false,
+      message: `Tool "${toolName}" cannot be called: its input JSON Schema is invalid (${(error as Error).message}). This is a problem in the tool definition, not in your call.`,
+    };
+  }
+  if (validate(args)) return { ok: true, value: args };
+  return { ok: false, message: invalidArgumentsText(toolName, (validate.errors ?? []).map(ajvIssueLine), args) };
+}
+
+function fromStandardResult(
+  result: StandardSchemaV1.Result<unknown>,
+  args: unknown,
+  toolName: string,
+): Checked<unknown> {
+  if (result.issues === undefined) return { ok: true, value: result.value };
+  const lines = result.issues.map((issue) => `${pathText(issue.path)}: ${issue.message}`);
+  return { ok: false, message: invalidArgumentsText(toolName, lines, args) };
+}
+
+function invalidArgumentsText(toolName: string, issueLines: string[], args: unknown): string {
+  const shown = issueLines.slice(0, MAX_ISSUES).map((line) => `- ${line}`);
+  if (issueLines.length > MAX_ISSUES) shown.push(`- … and ${issueLines.length - MAX_ISSUES} more`);
+  return (
+    `Invalid arguments for tool "${toolName}":\n${shown.join('\n')}\n` +
+    `Received arguments: ${quote(safeJson(args))}\nFix these and call the tool again.`
+  );
+}
+
+function pathText(path: StandardSchemaV1.Issue['path']): string {
+  if (path === undefined || path.length === 0) return 'arguments';
+  return path.map((p) => String(typeof p === 'object' ? p.key : p)).join('.');
+}
+
+// One Ajv per draft, shared: compiling is the expensive part and is cached per schema object.
+let ajv07: Ajv | undefined;
+let ajv2020: Ajv2020 | undefined;
+const compiled = new WeakMap<object, ValidateFunction>();
+
+function compileJsonSchema(schema: JsonSchema): ValidateFunction {
+  let validate = compiled.get(schema);
+  if (validate !== undefined) return validate;
+  const draft2020 = typeof schema.$schema === 'string' && schema.$schema.includes('2020-12');
+  // strict: false accepts the keywords real tool definitions carry (e.g. OpenAI's `strict`).
+  const options = { allErrors: true, strict: false, validateFormats: false } as const;
+  // Ajv refuses a second schema with the same $id; tool schemas are compiled standalone.
+  const { $id: _ignored, ...standalone } = schema;
+  validate = draft2020
+    ? (ajv2020 ??= new Ajv2020(options)).compile(standalone)
+    : (ajv07 ??= new Ajv(options)).compile(standalone);
+  compiled.set(schema, validate);
+  return validate;
+}
+
+/** One plain-words line for an Ajv error: `limit: expected integer, got string`. */
+function ajvIssueLine(error: ErrorObject): string {
+  const base = error.instancePath === '' ? [] : error.instancePath.slice(1).split('/').map(unescapePointer);
+  const at = (extra?: string): string => {
+    const parts = extra === undefined ? base : [...base, extra];
+    return parts.length === 0 ? 'arguments' : parts.join('.');
+  };
+  const p = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return `${at(String(p.missingProperty))}: required`;
+    case 'additionalProperties':
+      return `${at(String(p.additionalProperty))}: not allowed`;
+    case 'type':
+      return `${at()}: expected ${String(p.type)}, got ${jsonType(error.data)}`;
+    case 'maximum':
+      return `${at()}: must be ≤ ${String(p.limit)}`;
+    case 'minimum':
+      return `${at()}: must be ≥ ${String(p.limit)}`;
+    case 'exclusiveMaximum':
+      return `${at()}: must be < ${String(p.limit)}`;
+    case 'exclusiveMinimum':
+      return `${at()}: must be > ${String(p.limit)}`;
+    case 'enum':
+      return `${at()}: must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'const':
+      return `${at()}: must be ${JSON.stringify(p.allowedValue)}`;
+    default:
+      return `${at()}: ${error.message ?? error.keyword}`;
+  }
+}
+
+function unescapePointer(segment: string): string {
+  return segment.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+function jsonType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function quote(text: string): string {
+  return text.length > MAX_QUOTED_CHARS ? `${text.slice(0, MAX_QUOTED_CHARS)}… (${text.length} chars in all)` : text;
+}

@@ -1,0 +1,66 @@
+/**
+ * Stage 3, finalize (contract P3): `afterToolCall` sees every executed call's result —
+ * success or throw — and overrides `content`, `details`, `isError`, `terminate` field by
+ * field, with no deep merge (seed 000).
+ *
+ * @module
+ */
+import { abortable } from 'abort-controller-x';
+import type { AfterToolCallResult } from '../options.ts';
+import type { RunState } from '../run-state.ts';
+import { textContent } from '../tool.ts';
+import { isPromiseLike } from './execute.ts';
+import { errorText, type Executed, type Finalized, type Prepared } from './outcome.ts';
+
+/**
+ * Applies `afterToolCall` to an executed call. A throw from the hook makes the result an
+ * error naming the hook, attached to this call only (case C3, C4). After the run stopped,
+ * the hook is not called: the result says the call was interrupted, and a hook still
+ * waiting when the run stops is not waited for (its overrides are dropped).
+ */
+export function finalizeExecutedToolCall(run: RunState, prepared: Prepared, executed: Executed): Finalized | Promise<Finalized> {
+  const hook = run.options.afterToolCall;
+  const { index, call } = prepared;
+  const base: Finalized = { kind: 'finalized', index, call, ...executed };
+  if (hook === undefined || run.stopped) return base;
+  let answer: ReturnType<typeof hook>;
+  try {
+    answer = hook({
+      toolCall: call,
+      index,
+      tool: prepared.tool,
+      args: prepared.args,
+      signal: run.abort.signal,
+      result: executed.result,
+      isError: executed.isError,
+    });
+  } catch (error) {
+    return hookFailed(base, error);
+  }
+  if (!isPromiseLike(answer)) return override(base, answer);
+  return abortable(run.abort.signal, Promise.resolve(answer)).then(
+    (a) => override(base, a),
+    (error: unknown) => (run.stopped ? base : hookFailed(base, error)),
+  );
+}
+
+function override(base: Finalized, answer: AfterToolCallResult | void): Finalized {
+  if (answer === undefined || answer === null) return base;
+  const result: Finalized['result'] = { content: answer.content ?? base.result.content };
+  const details = answer.details !== undefined ? answer.details : base.result.details;
+  if (details !== undefined) result.details = details;
+  const terminate = answer.terminate ?? base.result.terminate;
+  if (terminate !== undefined) result.terminate = terminate;
+  const isError = answer.isError ?? base.isError;
+  const outcome = isError === base.isError ? base.outcome : isError ? 'error' : 'ok';
+  return { ...base, result, isError, outcome };
+}
+
+function hookFailed(base: Finalized, error: unknown): Finalized {
+  return {
+    ...base,
+    result: { content: textContent(`Tool "${base.call.name}" ran, but afterToolCall failed: ${errorText(error)}`) },
+    isError: true,
+    outcome: 'error',
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * `ReorderBuffer`: turns completion order into call order (contract B1–B3).
+ *
+ * @module
+ */
+
+/** Options of {@link ReorderBuffer}. */
+export interface ReorderBufferOptions {
+  /**
+   * How many indices the buffer will see; an index at or past it is rejected (B3).
+   * `Infinity` when the count is not known in advance (calls still streaming in).
+   * @default Infinity
+   */
+  size?: number;
+}
+
+/**
+ * Accepts `(index, value)` pairs in any order and hands the values out in index order,
+ * each as soon as every lower index has arrived (B1).
+ *
+ * State, with its invariants:
+ * - `next`: the lowest index not yet handed out.
+ * - `ready`: values at `next`, `next+1`, … that arrived and wait for `shift()`; a FIFO.
+ * - `held`: values that arrived ahead of a gap; every key is greater than the index of the
+ *   last value in `ready`, and none is ready. Only these are held (B2).
+ *
+ * Cost: O(1) amortized per item (B2). The common case — the value for `next` — touches
+ * no map at all.
+ *
+ * @example
+ * ```ts
+ * const buffer = new ReorderBuffer<string>({ size: 3 });
+ * buffer.push(2, 'c');             // held: 0 and 1 are missing
+ * buffer.push(0, 'a');             // 'a' ready
+ * buffer.shift();                  // 'a'
+ * buffer.push(1, 'b');             // 'b', then 'c' ready
+ * [...buffer.drain()];             // ['b', 'c']
+ * ```
+ */
+export class ReorderBuffer<T> {
+  readonly #size: number;
+  readonly #held = new Map<number, T>();
+  #ready: T[] = [];
+  #readyHead = 0;
+  /** Index the next value pushed into `ready` will have. */
+  #frontier = 0;
+
+  /** @throws TypeError when `size` is not a non-negative integer or `Infinity`. */
+  constructor(options: ReorderBufferOptions = {}) {
+    const size = options.size ?? Infinity;
+    if (!(size === Infinity || (Number.isInteger(size) && size >= 0))) {
+      throw new TypeError(`ReorderBuffer: options.size must be a non-negative integer or Infinity, received ${String(size)}`);
+    }
+    this.#size = size;
+  }
+
+  /** The lowest index not yet handed out by `shift()`/`drain()`. */
+  get next(): number {
+    return this.#frontier - (this.#ready.length - this.#readyHead);
+  }
+
+  /** How many values wait ahead of a gap. */
+  get held(): number {
+    return this.#held.size;
+  }
+
+  /** How many values are ready to be taken in order. */
+  get readyCount(): number {
+    return this.#ready.length - this.#readyHead;
+  }
+
+  /**
+   * Adds the value for `index`; returns how many values are now ready.
+   *
+   * @throws RangeError for an index that is not an integer in `[0, size)`, or that was
+   *   already pushed (B3). The message carries the index and the buffer's state.
+   */
+  push(index: number, value: T): number {
+    if (!Number.isInteger(index) || index < 0 || index >= this.#size) {
+      throw new RangeError(
+        `ReorderBuffer: index ${String(index)} is out of range [0, ${this.#size}) (next expected: ${this.#frontier})`,
+      );
+    }
+    if (index < this.#frontier || this.#held.has(index)) {
+      throw new RangeError(`ReorderBuffer: index ${index} was already pushed (next expected: ${this.#frontier}, held: ${this.#held.size})`);
+    }
+    if (index !== this.#frontier) {
+      this.#held.set(index, value);
+      return this.readyCount;
+    }
+    this.#ready.push(value);
+    this.#frontier++;
+    if (this.#held.size > 0) {
+      let v: T | undefined;
+      while ((v = this.#held.get(this.#frontier)) !== undefined || this.#held.has(this.#frontier)) {
+        this.#held.delete(this.#frontier);
+        this.#ready.push(v as T);
+        this.#frontier++;
+      }
+    }
+    return this.readyCount;
+  }
+
+  /** Takes the next value in index order, or `undefined` when it has not arrived yet. */
+  shift(): T | undefined {
+    if (this.#readyHead === this.#ready.length) return undefined;
+    const value = this.#ready[this.#readyHead]!;
+    this.#ready[this.#readyHead++] = undefined as T;
+    if (this.#readyHead === this.#ready.length) {
+      this.#ready.length = 0;
+      this.#readyHead = 0;
+    }
+    return value;
+  }
+
+  /** Takes every ready value, in index order. */
+  *drain(): Generator<T, void, undefined> {
+    while (this.readyCount > 0) yield this.shift() as T;
+  }
+}
