@@ -133,8 +133,9 @@ function compileJsonSchema(schema: JsonSchema): ValidateFunction {
   let validate = compiled.get(schema);
   if (validate !== undefined) return validate;
   const draft2020 = typeof schema.$schema === 'string' && schema.$schema.includes('2020-12');
-  // strict: false accepts the keywords real tool definitions carry (e.g. OpenAI's `strict`).
-  const options = { allErrors: true, strict: false, validateFormats: false } as const;
+  // strict: false accepts the keywords real tool definitions carry (e.g. OpenAI's `strict`);
+  // verbose: true puts the offending value on each error, for "got string".
+  const options = { allErrors: true, strict: false, validateFormats: false, verbose: true } as const;
   // Ajv refuses a second schema with the same $id; tool schemas are compiled standalone.
   const { $id: _ignored, ...standalone } = schema;
   validate = draft2020

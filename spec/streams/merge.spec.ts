@@ -1,0 +1,266 @@
+import { getEventListeners } from 'node:events';
+import { merge as ixMerge } from 'ix/asynciterable';
+import { describe, expect, it } from 'vitest';
+import { mergeGenerators, type MergeItem } from '../../lib/streams/merge.ts';
+import { gate, settle } from '../helpers.ts';
+
+async function* counted(label: string, n: number, log: string[], returnValue: string = `${label}:done`) {
+  try {
+    for (let i = 0; i < n; i++) {
+      log.push(`${label} produces ${i}`);
+      yield `${label}${i}`;
+    }
+    return returnValue;
+  } finally {
+    log.push(`${label} finally`);
+  }
+}
+
+async function drain<Y, R>(it: AsyncIterable<MergeItem<Y, R>>): Promise<MergeItem<Y, R>[]> {
+  const out: MergeItem<Y, R>[] = [];
+  for await (const item of it) out.push(item);
+  return out;
+}
+
+describe('M1 interleaves sources and keeps their return values', () => {
+  it('yields every value tagged with its source index, then each return value', async () => {
+    const log: string[] = [];
+    const items = await drain(mergeGenerators([counted('a', 2, log), counted('b', 3, log)]));
+    expect(items.filter((i) => !i.done).map((i) => [i.index, i.value]).sort()).toEqual(
+      [[0, 'a0'], [0, 'a1'], [1, 'b0'], [1, 'b1'], [1, 'b2']].sort(),
+    );
+    expect(items.filter((i) => i.done)).toEqual(
+      expect.arrayContaining([
+        { index: 0, done: true, value: 'a:done' },
+        { index: 1, done: true, value: 'b:done' },
+      ]),
+    );
+    // Values of one source keep their order, and its return value comes last.
+    const ofB = items.filter((i) => i.index === 1).map((i) => i.value);
+    expect(ofB).toEqual(['b0', 'b1', 'b2', 'b:done']);
+  });
+
+  it('delivers items in the order they were produced across sources', async () => {
+    const g1 = gate<string>();
+    const g2 = gate<string>();
+    async function* slow() {
+      yield await g1.promise;
+    }
+    async function* fast() {
+      yield await g2.promise;
+    }
+    const merged = mergeGenerators([slow(), fast()]);
+    const first = merged.next();
+    g2.open('fast');
+    expect((await first).value).toEqual({ index: 1, done: false, value: 'fast' });
+    expect((await merged.next()).value).toEqual({ index: 1, done: true, value: undefined });
+    g1.open('slow');
+    expect((await merged.next()).value).toEqual({ index: 0, done: false, value: 'slow' });
+    await merged.return(undefined);
+  });
+
+  it('ix merge, by contrast, drops the return values (why toolrun has its own)', async () => {
+    const log: string[] = [];
+    const values: unknown[] = [];
+    for await (const v of ixMerge(counted('a', 1, log), counted('b', 1, log))) values.push(v);
+    expect(values).not.toContain('a:done');
+  });
+});
+
+describe('M2 cost per item does not depend on how many sources are active', () => {
+  it('delivers one item with 20,000 stuck sources active without touching them', async () => {
+    // Each stuck source counts how often its next() is called. A Promise.race-based merge
+    // re-subscribes to every pending source per item; this one never calls next() twice
+    // on a source whose step is outstanding.
+    let nextCalls = 0;
+    const never = new Promise<IteratorResult<number>>(() => {});
+    const stuck = (): AsyncIterator<number> => ({
+      next() {
+        nextCalls++;
+        return never;
+      },
+    });
+    const sources: AsyncIterator<number>[] = Array.from({ length: 20_000 }, stuck);
+    async function* busy() {
+      for (let i = 0; i < 1_000; i++) yield i;
+    }
+    const merged = mergeGenerators<number, unknown>([...sources, busy()]);
+    let busyItems = 0;
+    for await (const item of merged) {
+      if (item.index === 20_000 && !item.done) busyItems++;
+      if (item.done) break;
+    }
+    expect(busyItems).toBe(1_000);
+    expect(nextCalls).toBe(20_000); // one pending next() per stuck source, never more
+  });
+});
+
+describe('M3 each source is pulled at most one step ahead of the consumer', () => {
+  it('does not produce a second value before the first is taken', async () => {
+    const log: string[] = [];
+    const merged = mergeGenerators([counted('a', 5, log)]);
+    const first = await merged.next();
+    expect(first.value).toMatchObject({ value: 'a0' });
+    await settle();
+    expect(log).toEqual(['a produces 0']);
+    await merged.next();
+    await settle();
+    expect(log).toEqual(['a produces 0', 'a produces 1']);
+    await merged.return(undefined);
+  });
+});
+
+describe('M4 concurrency caps active sources; sources may be lazy or async', () => {
+  it('never has more than `concurrency` sources active, and starts the next when one finishes', async () => {
+    let active = 0;
+    let peak = 0;
+    const gates = Array.from({ length: 6 }, () => gate());
+    async function* worker(i: number) {
+      active++;
+      peak = Math.max(peak, active);
+      try {
+        await gates[i]!.promise;
+        return i;
+      } finally {
+        active--;
+      }
+    }
+    function* lazy() {
+      for (let i = 0; i < 6; i++) yield worker(i);
+    }
+    const merged = mergeGenerators(lazy(), { concurrency: 2 });
+    const done: number[] = [];
+    const consuming = (async () => {
+      for await (const item of merged) if (item.done) done.push(item.value);
+    })();
+    await settle();
+    expect(active).toBe(2);
+    gates[1]!.open();
+    await settle();
+    expect(active).toBe(2); // source 2 took the free slot
+    for (const g of gates) g.open();
+    await consuming;
+    expect(peak).toBe(2);
+    expect(done.sort()).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
+  it('reads an async iterable of sources only when there is room', async () => {
+    let handedOut = 0;
+    async function* sources() {
+      for (let i = 0; i < 4; i++) {
+        handedOut++;
+        yield (async function* () {
+          return i;
+        })();
+      }
+    }
+    const merged = mergeGenerators(sources(), { concurrency: 1 });
+    const first = await merged.next();
+    expect(first.value).toEqual({ index: 0, done: true, value: 0 });
+    expect(handedOut).toBe(1);
+    const rest = await drain(merged);
+    expect(rest.map((r) => r.value)).toEqual([1, 2, 3]);
+  });
+
+  it('rejects a concurrency that is not a positive integer', () => {
+    expect(() => mergeGenerators([], { concurrency: 0 })).toThrow(/concurrency must be a positive integer or Infinity, received 0/);
+    expect(() => mergeGenerators([], { concurrency: 1.5 })).toThrow(TypeError);
+  });
+});
+
+describe('M5 cleanup: a throwing source closes the others; consumer exit and abort return every source', () => {
+  it('closes the other sources and rethrows when one throws', async () => {
+    const log: string[] = [];
+    async function* bad() {
+      yield 'x';
+      throw new Error('bad source');
+    }
+    const stuck = gate();
+    async function* parked() {
+      try {
+        yield 'p';
+        await stuck.promise;
+      } finally {
+        log.push('parked finally');
+      }
+    }
+    await expect(drain(mergeGenerators([bad(), counted('a', 100, log), parked()]))).rejects.toThrow('bad source');
+    await settle();
+    expect(log).toContain('a finally');
+    // `parked` is stuck in an await: return() was called but cannot run before it resumes.
+    stuck.open();
+    await settle();
+    expect(log).toContain('parked finally');
+  });
+
+  it('returns every started source on break, without waiting for one parked in an await', async () => {
+    const log: string[] = [];
+    const returned: string[] = [];
+    const never = new Promise<never>(() => {});
+    async function* hung() {
+      try {
+        yield 'h';
+        await never;
+      } finally {
+        log.push('hung finally');
+      }
+    }
+    const hungGen = hung();
+    const original = hungGen.return.bind(hungGen);
+    hungGen.return = (v) => {
+      returned.push('hung');
+      return original(v);
+    };
+    const merged = mergeGenerators([counted('a', 10, log), hungGen]);
+    let n = 0;
+    for await (const item of merged) {
+      if (!item.done && ++n === 3) break; // must not hang on `hung`
+    }
+    expect(returned).toEqual(['hung']);
+    await settle();
+    expect(log).toContain('a finally');
+  });
+
+  it('throws the abort reason and returns every source when the signal aborts', async () => {
+    const controller = new AbortController();
+    const log: string[] = [];
+    async function* waiting() {
+      try {
+        await new Promise(() => {});
+      } finally {
+        log.push('never runs: parked');
+      }
+    }
+    const merged = mergeGenerators([waiting(), counted('a', 1, log)], { signal: controller.signal });
+    const pending = drain(merged);
+    await settle();
+    controller.abort(new Error('stop'));
+    await expect(pending).rejects.toThrow('stop');
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+});
+
+describe('M6 works for 100,000 sources in one merge', () => {
+  it('merges 100,000 sources of 2 items each', async () => {
+    function* sources() {
+      for (let i = 0; i < 100_000; i++) {
+        yield (async function* () {
+          yield i;
+          return -i;
+        })();
+      }
+    }
+    let values = 0;
+    let returns = 0;
+    let sum = 0;
+    for await (const item of mergeGenerators(sources())) {
+      if (item.done) {
+        returns++;
+        sum += item.value;
+      } else values++;
+    }
+    expect(values).toBe(100_000);
+    expect(returns).toBe(100_000);
+    expect(sum).toBe(-((100_000 * 99_999) / 2));
+  });
+});
