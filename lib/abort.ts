@@ -11,6 +11,8 @@
  * @module
  */
 
+import { setMaxListeners } from 'node:events';
+
 /** Longest delay a Node timer honours, in ms; a longer limit (or `Infinity`) means none. */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -168,6 +170,9 @@ export class RunAbort {
 
   constructor(caller: AbortSignal | undefined) {
     this.#caller = caller;
+    // Concurrent afterToolCall hooks each wait on this internal signal (one listener per
+    // waiting hook, removed when it settles): legitimate, so no MaxListenersExceededWarning.
+    setMaxListeners(0, this.#controller.signal);
     if (caller === undefined) return;
     if (caller.aborted) this.abort('run', caller.reason);
     else caller.addEventListener('abort', this.#onCallerAbort, { once: true });
