@@ -19,9 +19,6 @@ const MAX_TIMER_MS = 2_147_483_647;
 /** Why a call's signal aborted. */
 export type AbortCause = 'run' | 'timeout' | 'consumer';
 
-/** Thrown by {@link CallScope.guard} when a tool did not settle within the grace period. */
-export const ABANDONED: unique symbol = Symbol('toolrun.abandoned');
-
 /** The reason a call's signal carries when the consumer stopped iterating `runTools` (A5). */
 export function consumerExitReason(): DOMException {
   return new DOMException('The consumer stopped iterating runTools before this call ended', 'AbortError');
@@ -39,27 +36,34 @@ export function timeoutReason(toolName: string, timeoutMs: number): DOMException
  * disposed. Each transition checks the current state first, so repeating one is harmless.
  */
 export class CallScope {
-  readonly #controller = new AbortController();
+  /**
+   * Made on first read of `signal`: most tool calls finish without looking at their signal,
+   * and an `AbortController` is the most expensive object of a call on Node 20.
+   */
+  #controller: AbortController | undefined;
+  #reason: unknown;
   readonly #graceMs: number;
   #cause: AbortCause | undefined;
   #abandoned = false;
   #disposed = false;
   #timeoutTimer: ReturnType<typeof setTimeout> | undefined;
   #graceTimer: ReturnType<typeof setTimeout> | undefined;
-  /** The step being guarded, if any: settles it when the grace period ends. */
-  #waiter: ((abandoned: typeof ABANDONED) => void) | undefined;
+  readonly #onAbandon: () => void;
 
   /**
    * @param toolName - for the timeout reason's message.
    * @param timeoutMs - per-call limit in ms, or `undefined` for none.
-   * @param graceMs - how long, in ms, `guard` keeps waiting after an abort (A3).
+   * @param graceMs - how long, in ms, the tool may take to settle after an abort (A3).
+   * @param onAbandon - called once if the grace period ends first (not after a consumer exit).
    */
   constructor(
     readonly toolName: string,
     readonly timeoutMs: number | undefined,
     graceMs: number,
+    onAbandon: () => void,
   ) {
     this.#graceMs = graceMs;
+    this.#onAbandon = onAbandon;
     if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS) {
       this.#timeoutTimer = setTimeout(() => this.abort('timeout', timeoutReason(toolName, timeoutMs)), timeoutMs);
     }
@@ -67,6 +71,10 @@ export class CallScope {
 
   /** The signal the tool receives as `ctx.signal`. */
   get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#cause !== undefined) this.#controller.abort(this.#reason);
+    }
     return this.#controller.signal;
   }
 
@@ -75,7 +83,7 @@ export class CallScope {
     return this.#cause;
   }
 
-  /** True once the grace period after an abort ran out with the tool still busy. */
+  /** True once the grace period after an abort ran out with the tool still busy (or the consumer left). */
   get abandoned(): boolean {
     return this.#abandoned;
   }
@@ -91,65 +99,29 @@ export class CallScope {
     }
     if (this.#cause !== undefined) {
       // A consumer exit still cuts an ongoing grace period short.
-      if (cause === 'consumer') this.#abandon();
+      if (cause === 'consumer') this.dispose();
       return;
     }
     this.#cause = cause;
+    this.#reason = reason;
     clearTimeout(this.#timeoutTimer);
-    this.#controller.abort(reason);
-    if (cause === 'consumer' || this.#graceMs <= 0) this.#abandon();
+    this.#controller?.abort(reason);
+    // Nobody waits for the result after a consumer exit: no grace, no outcome.
+    if (cause === 'consumer') this.dispose();
+    else if (this.#graceMs <= 0) this.#abandon();
     else if (this.#graceMs <= MAX_TIMER_MS) this.#graceTimer = setTimeout(() => this.#abandon(), this.#graceMs);
   }
 
   #abandon(): void {
     if (this.#abandoned || this.#disposed) return;
     this.#abandoned = true;
-    clearTimeout(this.#graceTimer);
-    const waiter = this.#waiter;
-    this.#waiter = undefined;
-    waiter?.(ABANDONED);
-  }
-
-  /**
-   * Waits for one step of the tool (a `next()` or its promise), but not past the grace
-   * period after an abort: then it rejects with {@link ABANDONED}. The step's own rejection
-   * passes through. Only one step is guarded at a time (a call runs one step at a time).
-   */
-  guard<T>(step: Promise<T>): Promise<T> {
-    if (this.#abandoned) {
-      // Keep a late rejection of the step from surfacing as unhandled.
-      step.then(undefined, ignore);
-      return Promise.reject(ABANDONED);
-    }
-    return new Promise<T>((resolve, reject) => {
-      let settled = false;
-      this.#waiter = (abandoned) => {
-        if (settled) return;
-        settled = true;
-        reject(abandoned);
-      };
-      step.then(
-        (value) => {
-          if (settled) return;
-          settled = true;
-          this.#waiter = undefined;
-          resolve(value);
-        },
-        (error: unknown) => {
-          if (settled) return;
-          settled = true;
-          this.#waiter = undefined;
-          reject(error);
-        },
-      );
-    });
+    this.#onAbandon();
   }
 
   /** Clears both timers. Called once the call has its outcome; the signal stays as it is. */
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
-    this.#waiter = undefined;
     clearTimeout(this.#timeoutTimer);
     clearTimeout(this.#graceTimer);
   }
@@ -167,9 +139,12 @@ export class RunAbort {
   /** Executing calls. Invariant: a scope is here from its first tool step until its outcome. */
   readonly running = new Set<CallScope>();
   #cause: AbortCause | undefined;
+  readonly #onStop: () => void;
 
-  constructor(caller: AbortSignal | undefined) {
+  /** @param onStop - called once when the run aborts or the consumer leaves, after every call's signal aborted. */
+  constructor(caller: AbortSignal | undefined, onStop: () => void) {
     this.#caller = caller;
+    this.#onStop = onStop;
     // Concurrent afterToolCall hooks each wait on this internal signal (one listener per
     // waiting hook, removed when it settles): legitimate, so no MaxListenersExceededWarning.
     setMaxListeners(0, this.#controller.signal);
@@ -197,6 +172,7 @@ export class RunAbort {
     this.#cause = cause;
     this.#controller.abort(reason);
     for (const scope of this.running) scope.abort(cause, reason);
+    this.#onStop();
   }
 
   /** Removes the listener from the caller's signal. Call once when the run ends, however it ends. */
@@ -204,5 +180,3 @@ export class RunAbort {
     this.#caller?.removeEventListener('abort', this.#onCallerAbort);
   }
 }
-
-function ignore(): void {}

@@ -16,17 +16,9 @@ export const DEFAULTS = {
   maxResultChars: 100_000,
 } as const;
 
-/** A waiter for {@link RunState.waitUntil}: resolves once `test()` holds. */
-interface Waiter {
-  test: () => boolean;
-  resolve: () => void;
-}
-
 /**
  * Invariants:
  * - `received[i]` is call i, in call order; the scheduler appends before handing it out.
- * - `prepared` is how many calls finished their prepare stage; prepare is serial, so these
- *   are exactly calls `0 .. prepared-1` (contract P1).
  * - `firstUnended` is the lowest index whose call has not ended; every lower one has.
  */
 export class RunState {
@@ -38,10 +30,10 @@ export class RunState {
   readonly abort: RunAbort;
   /** The calls, in call order: the caller's array, or those received so far from a stream. */
   received: ToolCall[] = [];
-  prepared = 0;
   firstUnended = 0;
   readonly #ended: boolean[] = [];
-  #waiters: Waiter[] = [];
+  /** Called once when the run stops (abort or consumer exit), to wake the run loop. */
+  onStop: () => void = () => {};
   /** Executing call ids, with a count per id since ids can repeat (see `onInProgressChange`). */
   readonly inProgress = new Set<string>();
   readonly #inProgressCounts = new Map<string, number>();
@@ -53,7 +45,7 @@ export class RunState {
     this.concurrency = options.mode === 'sequential' ? 1 : (options.maxConcurrency ?? DEFAULTS.maxConcurrency);
     this.abortGraceMs = options.abortGraceMs ?? DEFAULTS.abortGraceMs;
     this.maxResultChars = options.maxResultChars ?? DEFAULTS.maxResultChars;
-    this.abort = new RunAbort(options.signal);
+    this.abort = new RunAbort(options.signal, () => this.onStop());
   }
 
   /** The available tool names, for "unknown tool" errors: computed once per run. */
@@ -66,12 +58,6 @@ export class RunState {
     return this.abort.cause !== undefined;
   }
 
-  /** Call `index` finished its prepare stage. */
-  markPrepared(): void {
-    this.prepared++;
-    this.#wakeWaiters();
-  }
-
   /** Call `index` ended (its `tool_execution_end` is being emitted). */
   markEnded(index: number): void {
     this.#ended[index] = true;
@@ -79,38 +65,6 @@ export class RunState {
       this.#ended[this.firstUnended] = false; // keeps the array from holding a flag per call
       this.firstUnended++;
     }
-    this.#wakeWaiters();
-  }
-
-  /**
-   * Resolves once `test()` holds, or once the run stops (the caller checks `stopped`).
-   * Costs nothing while it waits: no polling, woken only by `markPrepared`/`markEnded`/abort.
-   */
-  waitUntil(test: () => boolean): Promise<void> | undefined {
-    if (test() || this.stopped) return undefined;
-    return new Promise<void>((resolve) => {
-      this.#waiters.push({ test, resolve });
-      if (this.#waiters.length === 1) {
-        this.abort.signal.addEventListener('abort', this.#wakeAll, { once: true });
-      }
-    });
-  }
-
-  readonly #wakeAll = (): void => {
-    const waiters = this.#waiters;
-    this.#waiters = [];
-    for (const w of waiters) w.resolve();
-  };
-
-  #wakeWaiters(): void {
-    if (this.#waiters.length === 0) return;
-    const still: Waiter[] = [];
-    for (const w of this.#waiters) {
-      if (w.test()) w.resolve();
-      else still.push(w);
-    }
-    this.#waiters = still;
-    if (still.length === 0) this.abort.signal.removeEventListener('abort', this.#wakeAll);
   }
 
   /** Adds or removes one executing call and tells `onInProgressChange` (a throw there is reported, not raised). */
@@ -134,8 +88,6 @@ export class RunState {
   /** Ends the run's hold on the caller's signal. */
   dispose(): void {
     this.abort.dispose();
-    this.#wakeAll();
-    this.abort.signal.removeEventListener('abort', this.#wakeAll);
   }
 }
 

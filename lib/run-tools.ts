@@ -1,14 +1,21 @@
 /**
- * `runTools`: wires the stages, the scheduler, the merge and the reorder buffer.
+ * `runTools`: the run loop. It hands the scheduler's events to the consumer, feeds it the
+ * merge engine's records, and cleans up however the run ends.
  *
  * Data flow:
  *
  * ```
- * calls ─▶ scheduleCalls ─▶ one CallSource per call ─▶ mergeGenerators ─▶ runTools loop
- *            (P1, S2, S3)     prepare → execute →        (M1–M6,            ├─ start / update: as they come (O5)
- *                             finalize                   concurrency S1)    ├─ end: completion order (O3)
- *                                                                           └─ ReorderBuffer ─▶ tool_result: call order (O2)
+ * calls ─▶ Scheduler ──── prepare (serial, P1) ───▶ tool generators ─▶ MergeEngine (M1–M6)
+ *            ▲  hands out (S1–S4)                                          │ records
+ *            └──────────── handle(record): update / end / finalize ◀──────┘
+ *                              │ outbox: start, update (live, O5), end (completion order, O3),
+ *                              │ tool_result via ReorderBuffer (call order, O2)
+ *                              ▼
+ *                     runTools ── for await ──▶ consumer
  * ```
+ *
+ * One async generator stands between a tool's step and the consumer: the tools' steps go
+ * straight into the merge engine's queue, and the loop below turns them into events.
  *
  * @module
  */
@@ -16,30 +23,28 @@ import { consumerExitReason } from './abort.ts';
 import type { ToolBatch, ToolEvent } from './events.ts';
 import type { RunToolsOptions } from './options.ts';
 import { checkRunToolsArguments, RunState } from './run-state.ts';
-import { scheduleCalls } from './scheduler.ts';
-import { notRunText } from './stages/prepare.ts';
-import { finalizedText, type Finalized } from './stages/outcome.ts';
-import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.ts';
-import { closeWithoutWaiting, mergeGenerators } from './streams/merge.ts';
-import { ReorderBuffer } from './streams/reorder-buffer.ts';
-import type { ToolCall, ToolResultMessage } from './tool.ts';
+import { Scheduler } from './scheduler.ts';
+import { Slot } from './streams/merge.ts';
+import type { ToolCall } from './tool.ts';
 
 /**
  * Runs the tool calls of one assistant message.
  *
  * Returns an async generator of {@link ToolEvent}s; its return value is the
- * {@link ToolBatch}: every result message in call order, and whether the batch asks the
- * agent loop to stop. Every call gets exactly one `tool_result`, whatever happens —
- * success, throw, unknown tool, bad arguments, block, timeout, abort — unless the consumer
- * leaves the loop early (O1). No failure of a tool or a hook is thrown out of the
- * generator (P4).
+ * {@link ToolBatch}: every result message in call order, whether the batch asks the agent
+ * loop to stop, and whether the run was aborted. Every call gets exactly one
+ * `tool_result`, whatever happens — success, throw, unknown tool, bad arguments, block,
+ * timeout, abort — unless the consumer leaves the loop early (O1). No failure of a tool or
+ * a hook is thrown out of the generator (P4).
  *
  * @param calls - the calls in the order the model wrote them: an array, any iterable, or
  *   an async iterable of calls still arriving from a stream (S4).
  * @param options - the tools and how to run them; see {@link RunToolsOptions}.
  * @throws TypeError at once, before anything starts, when `calls` or `options` are
  *   malformed (not iterable, a call without a string name or id, duplicate tool names, a
- *   bad `maxConcurrency`…); the message names the field and the value received.
+ *   bad `maxConcurrency`…); the message names the field and the value received. The
+ *   generator itself throws only the error of an async `calls` iterable, after answering
+ *   every call it had received.
  *
  * @example
  * ```ts
@@ -55,63 +60,52 @@ export function runTools(
   options: RunToolsOptions,
 ): AsyncGenerator<ToolEvent, ToolBatch, undefined> {
   checkRunToolsArguments(calls, options);
-  const list = Symbol.asyncIterator in calls ? calls : Array.isArray(calls) ? calls : Array.from(calls as Iterable<ToolCall>);
+  const list = Symbol.asyncIterator in calls ? (calls as AsyncIterable<ToolCall>) : Array.isArray(calls) ? calls : Array.from(calls as Iterable<ToolCall>);
   const run = new RunState(options);
-  if (Array.isArray(list)) run.received = list;
-  return runBatch(run, list);
+  const scheduler = new Scheduler(run, list);
+  run.onStop = () => scheduler.engine.notify();
+  return runLoop(run, scheduler);
 }
 
-async function* runBatch(run: RunState, calls: Iterable<ToolCall> | AsyncIterable<ToolCall>): AsyncGenerator<ToolEvent, ToolBatch, undefined> {
-  const merged = mergeGenerators<ToolEvent, Finalized>(scheduleCalls(run, calls), { concurrency: run.concurrency });
-  const order = new ReorderBuffer<ToolResultMessage>();
-  const messages: ToolResultMessage[] = [];
-  let handedOut = 0;
-  let terminating = 0;
+async function* runLoop(run: RunState, scheduler: Scheduler): AsyncGenerator<ToolEvent, ToolBatch, undefined> {
+  const { engine, outbox } = scheduler;
   let completed = false;
   try {
     for (;;) {
-      const step = await merged.next();
-      if (step.done === true) break;
-      const item = step.value;
-      if (!item.done) {
-        if (item.value.type === 'tool_execution_start') handedOut++;
-        yield item.value;
+      // Hand every pending event to the consumer; a Slot marks a tool to pull once the
+      // update before it has been taken (one step ahead of the consumer).
+      while (scheduler.outboxHead < outbox.length) {
+        const item = outbox[scheduler.outboxHead]!;
+        outbox[scheduler.outboxHead++] = undefined as never;
+        if (item instanceof Slot) engine.pull(item);
+        else yield item;
+      }
+      outbox.length = 0;
+      scheduler.outboxHead = 0;
+
+      const record = engine.take();
+      if (record !== undefined) {
+        scheduler.handle(record);
         continue;
       }
-      // Stage 4: the end event, in completion order (O3); stage 5: results in call order (O2).
-      const finalized = item.value;
-      run.markEnded(finalized.index);
-      if (finalized.result.terminate === true && !finalized.isError) terminating++;
-      yield toolExecutionEndEvent(finalized);
-      order.push(finalized.index, createToolResultMessage(finalized));
-      for (let message = order.shift(); message !== undefined; message = order.shift()) {
-        messages.push(message);
-        yield { type: 'tool_result', index: messages.length - 1, message };
-      }
-    }
-    // Calls the scheduler never handed out because the run stopped: answered, never run (A2).
-    for (let index = handedOut; index < run.received.length; index++) {
-      const call = run.received[index]!;
-      const finalized = finalizedText(index, call, 'not_run', notRunText(call));
-      yield { type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments };
-      run.markEnded(index);
-      yield toolExecutionEndEvent(finalized);
-      const message = createToolResultMessage(finalized);
-      messages.push(message);
-      yield { type: 'tool_result', index, message };
+      scheduler.pump();
+      if (outbox.length > 0) continue;
+      if (scheduler.finished) break;
+      await engine.wait();
     }
     completed = true;
+    if (scheduler.inputError !== undefined) throw scheduler.inputError.error;
     return {
-      messages,
-      terminate: messages.length > 0 && terminating === messages.length,
+      messages: scheduler.messages,
+      terminate: scheduler.messages.length > 0 && scheduler.terminating === scheduler.messages.length,
       aborted: run.abort.cause === 'run',
     };
   } finally {
     if (!completed) {
-      // The consumer left (break, throw, return()) or something failed: stop every tool,
-      // then close the merge, which returns every source without awaiting it (A5, M5).
+      // The consumer left (break, throw, return()): stop every tool, then let go of every
+      // generator without awaiting it (A5, M5).
       run.abort.abort('consumer', consumerExitReason());
-      closeWithoutWaiting(merged);
+      scheduler.close();
     }
     run.dispose();
   }

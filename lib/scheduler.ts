@@ -1,98 +1,322 @@
 /**
- * Scheduling (contract S1–S4, P1): which call is prepared when, and when it may execute.
+ * Scheduling (contract S1–S4, P1) and the life of each call through the five stages.
  *
- * The scheduler is the list of sources that `mergeGenerators` reads, one async generator
- * per call. The merge's `concurrency` is the cap (S1; 1 in sequential mode, S2). This list
- * adds the two orderings the cap cannot express:
+ * The scheduler hands calls out in call order and drives each one:
  *
- * - prepare is serial in call order (P1): source i+1 is handed out only once call i is
- *   prepared;
- * - an exclusive tool (`executionMode: 'sequential'`, S3) executes only once every earlier
- *   call has ended, and the list hands out no later call until it has ended.
+ * ```
+ * queued ─▶ preparing ─▶ (waiting: exclusive gate) ─▶ running ─▶ finalizing ─▶ ended ─▶ released
+ *              │ rejected / not run ─────────────────────────────────────────▶ ended
+ * ```
  *
- * All waits are promises woken by `RunState`; nothing polls, so a call waiting behind an
- * exclusive tool costs no CPU.
+ * States only move forward; a transition first checks the current state, so a late
+ * record (a step of an abandoned tool, a hook that answered after the abort) is a no-op.
  *
- * States of one call, only moving forward:
- * `queued` (not handed out) < `preparing` < `waiting` (exclusive gate) < `running` <
- * `ended` (its `tool_execution_end` is out) < `released` (its `tool_result` is out).
+ * Rules:
+ * - prepare is serial in call order (P1): the next call is handed out only once the
+ *   previous one is prepared; execution starts as soon as a call's own prepare is done;
+ * - at most `maxConcurrency` calls are handed out and not ended (S1);
+ * - sequential mode: one call at a time, and the next is handed out only after the
+ *   consumer has taken the previous call's `tool_result` (S2);
+ * - an exclusive tool (`executionMode: 'sequential'`) starts only when every earlier call
+ *   has ended, and no later call is handed out until it has ended (S3);
+ * - calls from an async iterable are handed out as they arrive (S4).
+ *
+ * Nothing polls: the scheduler acts on records from the merge engine (a tool step, a
+ * settled hook, a call arriving) and on `pump()`, which the run loop calls whenever the
+ * consumer has taken every pending event.
  *
  * @module
  */
+import { CallScope } from './abort.ts';
 import type { ToolEvent } from './events.ts';
 import type { RunState } from './run-state.ts';
-import { executePreparedToolCall, isPromiseLike } from './stages/execute.ts';
+import { executedAbandoned, executedFromReturn, executedFromThrow, isPromiseLike, startExecution } from './stages/execute.ts';
 import { finalizeExecutedToolCall } from './stages/finalize.ts';
-import { finalizedText, type Finalized } from './stages/outcome.ts';
+import { errorText, finalizedText, type Executed, type Finalized, type Prepared } from './stages/outcome.ts';
 import { notRunText, prepareToolCall } from './stages/prepare.ts';
-import type { ToolCall } from './tool.ts';
+import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.ts';
+import { MergeEngine, Slot, Step, type MergeRecord } from './streams/merge.ts';
+import { ReorderBuffer } from './streams/reorder-buffer.ts';
+import type { ToolCall, ToolResultMessage } from './tool.ts';
 
-/** The work of one call, as a merge source: yields its events, returns its final outcome. */
-export type CallSource = AsyncGenerator<ToolEvent, Finalized, undefined>;
+type Phase = 'preparing' | 'waiting' | 'running' | 'finalizing' | 'ended';
+
+/** One call's state. Invariant: `scope` and `slot` are set only while `phase` is `running`. */
+export class CallState {
+  phase: Phase = 'preparing';
+  prepared: Prepared | undefined;
+  scope: CallScope | undefined;
+  slot: Slot<CallState | undefined> | undefined;
+  constructor(
+    readonly index: number,
+    readonly call: ToolCall,
+  ) {}
+}
+
+/** Records the scheduler pushes to the engine itself (hooks settling, input arriving, grace over). */
+type Note =
+  | { kind: 'prepared'; result: Prepared | Finalized }
+  | { kind: 'finalized'; result: Finalized }
+  | { kind: 'abandoned' }
+  | { kind: 'input'; result: IteratorResult<ToolCall, unknown> }
+  | { kind: 'input-error'; error: unknown };
 
 /**
- * The merge's list of sources: one {@link CallSource} per call, in call order, handed out
- * as the orderings above allow. Stops handing out when the run stops; the calls it did
- * not hand out are answered by `runTools` as not run (A2).
+ * Runs one batch: hands out calls, reacts to merge records, and queues the events for the
+ * run loop in `outbox` (events, and `Slot`s to pull once the events before them are taken).
  */
-export async function* scheduleCalls(run: RunState, calls: Iterable<ToolCall> | AsyncIterable<ToolCall>): AsyncGenerator<CallSource, void, undefined> {
-  if (Array.isArray(calls)) {
-    for (let index = 0; index < calls.length; index++) {
-      if (run.stopped) return;
-      yield callSource(run, index, calls[index] as ToolCall);
-      await afterHandOut(run, index, calls[index] as ToolCall);
+export class Scheduler {
+  readonly engine = new MergeEngine<CallState | undefined>();
+  /** Events for the consumer, and pull markers (`Slot`) that follow an update (M3-style backpressure). */
+  readonly outbox: (ToolEvent | Slot<CallState | undefined>)[] = [];
+  outboxHead = 0;
+  /** Result messages released so far, in call order. */
+  readonly messages: ToolResultMessage[] = [];
+  /** How many results asked to terminate the batch (and are not errors). */
+  terminating = 0;
+  /** The error the calls' async iterable threw, if it did. */
+  inputError: { error: unknown } | undefined;
+
+  readonly #run: RunState;
+  readonly #order = new ReorderBuffer<ToolResultMessage>();
+  /** The index of the next call to hand out. */
+  #next = 0;
+  /** Calls handed out and not ended. */
+  #active = 0;
+  /** A call whose prepare is still pending: nothing else is handed out meanwhile (P1). */
+  #preparing: CallState | undefined;
+  /** An exclusive call handed out and not ended: nothing after it is handed out (S3). */
+  #exclusive: CallState | undefined;
+  /** The async iterable of calls, while it may still deliver (S4). */
+  #input: AsyncIterator<ToolCall, unknown, undefined> | undefined;
+  #reading = false;
+
+  constructor(run: RunState, calls: readonly ToolCall[] | AsyncIterable<ToolCall>) {
+    this.#run = run;
+    if (Array.isArray(calls)) run.received = calls as ToolCall[];
+    else this.#input = (calls as AsyncIterable<ToolCall>)[Symbol.asyncIterator]();
+  }
+
+  /** True once every call has been answered and no more can arrive. */
+  get finished(): boolean {
+    return this.#active === 0 && this.#input === undefined && this.#next === this.#run.received.length;
+  }
+
+  /** Hands out calls while the rules allow. Call when the outbox is empty. */
+  pump(): void {
+    const run = this.#run;
+    if (run.stopped) {
+      this.#stopInput();
+      this.#settleWaiting();
+      // Calls never handed out are answered now, as never run (A2).
+      while (this.#next < run.received.length) this.#answerNotRun(this.#next++);
+      return;
     }
-    return;
-  }
-  for await (const raw of calls as AsyncIterable<ToolCall>) {
-    if (run.stopped) return;
-    const call = coerceCall(raw);
-    const index = run.received.push(call) - 1;
-    yield callSource(run, index, call);
-    await afterHandOut(run, index, call);
-  }
-}
-
-/** Waits until call `index` is prepared and, for an exclusive tool, has ended. */
-async function afterHandOut(run: RunState, index: number, call: ToolCall): Promise<void> {
-  const prepared = run.waitUntil(() => run.prepared > index);
-  if (prepared !== undefined) await prepared;
-  if (isExclusive(run, call)) {
-    const ended = run.waitUntil(() => run.firstUnended > index);
-    if (ended !== undefined) await ended;
-  }
-}
-
-function isExclusive(run: RunState, call: ToolCall): boolean {
-  return run.tools.get(call.name)?.executionMode === 'sequential';
-}
-
-/**
- * One call through the five stages. The prepare stage starts at once (synchronously when
- * it can), then `tool_execution_start` is yielded, so a batch without asynchronous hooks
- * prepares call i+1 without waiting for the consumer.
- */
-async function* callSource(run: RunState, index: number, call: ToolCall): CallSource {
-  const pending = prepareToolCall(run, index, call);
-  if (!isPromiseLike(pending)) run.markPrepared();
-  yield { type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments };
-  let prepared = pending;
-  if (isPromiseLike(prepared)) {
-    try {
-      prepared = await prepared;
-    } finally {
-      run.markPrepared();
+    const sequential = run.options.mode === 'sequential';
+    while (this.#preparing === undefined && this.#exclusive === undefined && this.#active < run.concurrency) {
+      if (this.#next === run.received.length) {
+        this.#readInput();
+        return;
+      }
+      this.#handOut(new CallState(this.#next, run.received[this.#next]!));
+      this.#next++;
+      // S2: the next call waits until the consumer has taken this one's result.
+      if (sequential) return;
     }
   }
-  if (prepared.kind === 'finalized') return prepared;
-  if (prepared.tool.executionMode === 'sequential') {
-    const gate = run.waitUntil(() => run.firstUnended >= index);
-    if (gate !== undefined) await gate;
+
+  /** Reacts to one record of the merge engine. */
+  handle(record: MergeRecord<CallState | undefined>): void {
+    const state = record.tag;
+    if (record.step === Step.External) {
+      this.#note(state, record.value as Note);
+      return;
+    }
+    if (state === undefined || state.phase !== 'running') return;
+    const { call } = state;
+    switch (record.step) {
+      case Step.Value:
+        this.outbox.push({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, index: state.index, progress: record.value });
+        this.outbox.push(record.slot!);
+        return;
+      case Step.Done:
+        this.#executed(state, executedFromReturn(record.value, this.#run.maxResultChars));
+        return;
+      default:
+        this.#executed(state, executedFromThrow(state.scope!, call.name, record.value));
+    }
   }
-  if (run.stopped) return finalizedText(index, call, 'not_run', notRunText(call));
-  const executed = yield* executePreparedToolCall(run, prepared);
-  const finalized = finalizeExecutedToolCall(run, prepared, executed);
-  return isPromiseLike(finalized) ? await finalized : finalized;
+
+  /** The consumer left: stop every running tool, let go of every source (A5). */
+  close(): void {
+    this.#stopInput();
+    this.engine.close();
+  }
+
+  #note(state: CallState | undefined, note: Note): void {
+    switch (note.kind) {
+      case 'prepared':
+        if (state !== undefined && state.phase === 'preparing') {
+          this.#preparing = undefined;
+          this.#afterPrepare(state, note.result);
+        }
+        return;
+      case 'finalized':
+        if (state !== undefined && state.phase === 'finalizing') this.#complete(state, note.result);
+        return;
+      case 'abandoned':
+        if (state !== undefined && state.phase === 'running') {
+          this.engine.release(state.slot!);
+          this.#executed(state, executedAbandoned(state.scope!, state.call.name));
+        }
+        return;
+      case 'input':
+        this.#reading = false;
+        if (note.result.done === true) this.#input = undefined;
+        else this.#run.received.push(coerceCall(note.result.value));
+        return;
+      case 'input-error':
+        // S4: the calls already received are answered; nothing more is handed out.
+        this.#reading = false;
+        this.#input = undefined;
+        this.inputError = { error: note.error };
+        while (this.#next < this.#run.received.length) this.#answerNotRun(this.#next++);
+        return;
+    }
+  }
+
+  /** Stage 1 for a call: `tool_execution_start`, then prepare (P1, P2). */
+  #handOut(state: CallState): void {
+    const run = this.#run;
+    const { call, index } = state;
+    this.#active++;
+    if (run.tools.get(call.name)?.executionMode === 'sequential') this.#exclusive = state;
+    this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
+    const prepared = prepareToolCall(run, index, call);
+    if (isPromiseLike(prepared)) {
+      this.#preparing = state;
+      prepared.then(
+        (result) => this.engine.push(state, { kind: 'prepared', result } satisfies Note),
+        // prepareToolCall turns every failure into an outcome; this is a last line of defence (P4).
+        (error: unknown) => this.engine.push(state, { kind: 'prepared', result: finalizedText(index, call, 'rejected', errorText(error)) } satisfies Note),
+      );
+      return;
+    }
+    this.#afterPrepare(state, prepared);
+  }
+
+  #afterPrepare(state: CallState, result: Prepared | Finalized): void {
+    if (result.kind === 'finalized') {
+      this.#complete(state, result);
+      return;
+    }
+    state.prepared = result;
+    if (this.#exclusive === state && this.#run.firstUnended < state.index) {
+      state.phase = 'waiting'; // woken by #complete once every earlier call has ended
+      return;
+    }
+    this.#execute(state);
+  }
+
+  /** Stage 2: starts the tool (A1: its own signal; A4: its own timer). */
+  #execute(state: CallState): void {
+    const run = this.#run;
+    const prepared = state.prepared!;
+    if (run.stopped) {
+      this.#complete(state, finalizedText(state.index, state.call, 'not_run', notRunText(state.call)));
+      return;
+    }
+    state.phase = 'running';
+    const scope = new CallScope(state.call.name, prepared.tool.timeoutMs ?? run.options.timeoutMs, run.abortGraceMs, () =>
+      this.engine.push(state, { kind: 'abandoned' } satisfies Note),
+    );
+    state.scope = scope;
+    run.abort.running.add(scope);
+    if (run.options.onInProgressChange !== undefined) run.setInProgress(state.call.id, true);
+    const started = startExecution(prepared, scope, run.maxResultChars);
+    if (started.kind === 'ended') this.#executed(state, started.executed);
+    else state.slot = this.engine.add(state, started.iterator);
+  }
+
+  /** Stage 3: the tool's outcome goes through `afterToolCall` (P3). */
+  #executed(state: CallState, executed: Executed): void {
+    const run = this.#run;
+    const scope = state.scope!;
+    scope.dispose();
+    run.abort.running.delete(scope);
+    if (run.options.onInProgressChange !== undefined) run.setInProgress(state.call.id, false);
+    state.scope = undefined;
+    state.slot = undefined;
+    state.phase = 'finalizing';
+    const finalized = finalizeExecutedToolCall(run, state.prepared!, executed);
+    if (isPromiseLike(finalized)) {
+      finalized.then(
+        (result) => this.engine.push(state, { kind: 'finalized', result } satisfies Note),
+        (error: unknown) =>
+          this.engine.push(state, { kind: 'finalized', result: { ...finalizedText(state.index, state.call, 'error', errorText(error)) } } satisfies Note),
+      );
+    }
+    else this.#complete(state, finalized);
+  }
+
+  /** Stages 4 and 5: `tool_execution_end` now (O3), `tool_result` when every earlier call has ended (O2). */
+  #complete(state: CallState, finalized: Finalized): void {
+    const run = this.#run;
+    state.phase = 'ended';
+    state.prepared = undefined;
+    this.#active--;
+    if (this.#preparing === state) this.#preparing = undefined;
+    if (this.#exclusive === state) this.#exclusive = undefined;
+    run.markEnded(state.index);
+    if (finalized.result.terminate === true && !finalized.isError) this.terminating++;
+    this.outbox.push(toolExecutionEndEvent(finalized));
+    this.#order.push(state.index, createToolResultMessage(finalized));
+    for (let message = this.#order.shift(); message !== undefined; message = this.#order.shift()) {
+      this.outbox.push({ type: 'tool_result', index: this.messages.length, message });
+      this.messages.push(message);
+    }
+    // An exclusive call waiting for its turn may go now (S3).
+    const waiting = this.#exclusive;
+    if (waiting !== undefined && waiting.phase === 'waiting' && run.firstUnended === waiting.index) this.#execute(waiting);
+  }
+
+  /** A call the run stopped before it was handed out: start, end and result, never run (A2). */
+  #answerNotRun(index: number): void {
+    const call = this.#run.received[index]!;
+    const state = new CallState(index, call);
+    this.#active++;
+    this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
+    this.#complete(state, finalizedText(index, call, 'not_run', notRunText(call)));
+  }
+
+  #readInput(): void {
+    const input = this.#input;
+    if (input === undefined || this.#reading) return;
+    this.#reading = true;
+    input.next().then(
+      (result) => this.engine.push(undefined, { kind: 'input', result } satisfies Note),
+      (error: unknown) => this.engine.push(undefined, { kind: 'input-error', error } satisfies Note),
+    );
+  }
+
+  #stopInput(): void {
+    const input = this.#input;
+    if (input === undefined) return;
+    this.#input = undefined;
+    // The model's stream is not read further; its own cleanup runs (not awaited: it may be
+    // parked in a network read).
+    void Promise.resolve()
+      .then(() => input.return?.())
+      .catch(() => {});
+  }
+
+  /** An exclusive call waiting for the calls before it must not start after a stop. */
+  #settleWaiting(): void {
+    const waiting = this.#exclusive;
+    if (waiting !== undefined && waiting.phase === 'waiting' && this.#run.stopped) {
+      this.#complete(waiting, finalizedText(waiting.index, waiting.call, 'not_run', notRunText(waiting.call)));
+    }
+  }
 }
 
 /** A call that arrived on an async stream: kept even when malformed, so it still gets its result (O1). */

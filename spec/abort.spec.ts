@@ -116,8 +116,8 @@ describe('with fake timers', () => {
       controller.abort();
       const { events, batch } = await run;
       expectRunInvariants(input, events, batch);
-      const outcomes = ofType(events, 'tool_execution_end').map((e) => e.outcome);
-      expect(outcomes).toEqual(['interrupted', 'not_run', 'not_run']);
+      const ends = ofType(events, 'tool_execution_end').sort((a, b) => a.index - b.index);
+      expect(ends.map((e) => e.outcome)).toEqual(['interrupted', 'not_run', 'not_run']);
       expect(text(batch.messages[0]!)).toMatch(/^Interrupted: the run was aborted while tool "sleep" was running/);
       expect(text(batch.messages[1]!)).toMatch(/^Not run: the run was aborted before tool "sleep" started/);
       expect(batch.aborted).toBe(true);

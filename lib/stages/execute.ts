@@ -1,90 +1,77 @@
 /**
- * Stage 2, execute: runs a prepared call's tool under its own {@link CallScope} and turns
- * every way it can end into an {@link Executed} value (contract P4, A1–A4).
+ * Stage 2, execute (contract P4, A1–A4): starts a prepared call's tool under its own
+ * {@link CallScope}, and turns every way it can end into an {@link Executed} value.
+ *
+ * The tool's steps do not pass through a wrapper generator: an async-generator tool is
+ * handed to the merge engine as it is, a promise-returning one as a one-step iterator, and
+ * a synchronous one ends right here. The scheduler maps the merge records back to calls.
  *
  * @module
  */
-import { ABANDONED, CallScope } from '../abort.ts';
-import type { ToolExecutionUpdateEvent } from '../events.ts';
-import { closeWithoutWaiting } from '../streams/merge.ts';
-import type { RunState } from '../run-state.ts';
+import type { CallScope } from '../abort.ts';
 import { normalizeToolOutput, textContent, type ToolContext } from '../tool.ts';
 import { errorText, type Executed, type Prepared } from './outcome.ts';
 
+/** How a tool's `execute` answered: with steps still to come, or at once. */
+export type Started =
+  | { kind: 'steps'; iterator: AsyncIterator<unknown, unknown, undefined> }
+  | { kind: 'ended'; executed: Executed };
+
 /**
- * Executes a prepared call as an async generator: yields a `tool_execution_update` event
- * for every value the tool yields (O5), returns how the call ended. Never throws: a
- * synchronous throw, a rejection, a non-Error value all become `outcome: 'error'` (P4).
- *
- * When the call's signal aborts (run abort, its timeout), the tool gets `abortGraceMs` to
- * settle; a tool that does not is abandoned: its result is synthesized and its generator
- * gets `return()` without being awaited (A3). Anything it does later is dropped.
+ * Calls the tool's `execute` with the validated input and a context whose `signal` is the
+ * call's own. A synchronous throw or value ends the call at once (P4); a promise becomes a
+ * one-step iterator; an async generator is returned as it is.
  */
-export async function* executePreparedToolCall(
-  run: RunState,
-  prepared: Prepared,
-): AsyncGenerator<ToolExecutionUpdateEvent, Executed, undefined> {
-  const { call, tool, index } = prepared;
-  const scope = new CallScope(call.name, tool.timeoutMs ?? run.options.timeoutMs, run.abortGraceMs);
-  const context: ToolContext = { toolCallId: call.id, toolName: call.name, signal: scope.signal };
-  run.abort.running.add(scope);
-  run.setInProgress(call.id, true);
-  let iterator: AsyncIterator<unknown, unknown, undefined> | undefined;
-  let finished = false;
+export function startExecution(prepared: Prepared, scope: CallScope, maxResultChars: number): Started {
+  const { call, tool } = prepared;
+  let output: unknown;
   try {
-    const output: unknown = tool.execute(prepared.args, context);
-    if (isAsyncIterator(output)) {
-      iterator = output;
-      for (;;) {
-        const step = await scope.guard(iterator.next());
-        if (step.done === true) {
-          finished = true;
-          return ok(step.value, run.maxResultChars);
-        }
-        yield { type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, index, progress: step.value };
-      }
-    }
-    const value = isPromiseLike(output) ? await scope.guard(Promise.resolve(output)) : output;
-    return ok(value, run.maxResultChars);
+    output = tool.execute(prepared.args, new CallContext(call.id, call.name, scope));
   } catch (error) {
-    finished = error !== ABANDONED;
-    return failed(scope, call.name, error);
-  } finally {
-    // A generator that did not finish (abandoned, or the consumer left while it was
-    // suspended at a yield) is told to stop; its finally blocks run (A5).
-    if (iterator !== undefined && !finished) closeWithoutWaiting(iterator);
-    scope.dispose();
-    run.abort.running.delete(scope);
-    run.setInProgress(call.id, false);
+    return { kind: 'ended', executed: executedFromThrow(scope, call.name, error) };
+  }
+  if (isAsyncIterator(output)) return { kind: 'steps', iterator: output };
+  if (isPromiseLike(output)) return { kind: 'steps', iterator: new OneStep(output) };
+  return { kind: 'ended', executed: executedFromReturn(output, maxResultChars) };
+}
+
+/** The outcome of a tool that returned `value`: a success, its text bounded. */
+export function executedFromReturn(value: unknown, maxResultChars: number): Executed {
+  return { result: boundResult(normalizeToolOutput(value), maxResultChars), isError: false, outcome: 'ok' };
+}
+
+/**
+ * The outcome of a tool that threw: its own failure, or — when its signal had aborted —
+ * the consequence of the run's abort or its timeout. An `AbortError` the tool raised on its
+ * own (its fetch timed out, say) is an ordinary failure: the run was not cancelled (case
+ * C10, variant V).
+ */
+export function executedFromThrow(scope: CallScope, toolName: string, error: unknown): Executed {
+  switch (scope.cause) {
+    case 'timeout':
+      return errorExecuted('timed_out', `Tool "${toolName}" timed out after ${scope.timeoutMs} ms and was stopped.`);
+    case 'run':
+    case 'consumer':
+      return errorExecuted(
+        'interrupted',
+        `Interrupted: the run was aborted while tool "${toolName}" was running; it stopped before finishing and may have had partial effects.`,
+      );
+    default:
+      return errorExecuted('error', errorText(error));
   }
 }
 
-function ok(value: unknown, maxChars: number): Executed {
-  return { result: boundResult(normalizeToolOutput(value), maxChars), isError: false, outcome: 'ok' };
-}
-
-/** Classifies a throw: the tool's own failure, or the consequence of an abort or a timeout. */
-function failed(scope: CallScope, toolName: string, error: unknown): Executed {
-  const cause = scope.cause;
-  if (error === ABANDONED) {
-    const text =
-      cause === 'timeout'
-        ? `Tool "${toolName}" timed out after ${scope.timeoutMs} ms and did not stop when asked; its outcome is unknown and it may still be running.`
-        : `Interrupted: the run was aborted while tool "${toolName}" was running, and the tool did not confirm cancellation; its outcome is unknown (it may have finished or had partial effects).`;
-    return errorExecuted(cause === 'timeout' ? 'timed_out' : 'abandoned', text);
-  }
-  if (cause === 'timeout') {
-    return errorExecuted('timed_out', `Tool "${toolName}" timed out after ${scope.timeoutMs} ms and was stopped.`);
-  }
-  if (cause !== undefined) {
-    return errorExecuted(
-      'interrupted',
-      `Interrupted: the run was aborted while tool "${toolName}" was running; it stopped before finishing and may have had partial effects.`,
-    );
-  }
-  // An AbortError the tool raised on its own (its fetch timed out, say) is an ordinary
-  // failure: the run was not cancelled (case C10, variant V).
-  return errorExecuted('error', errorText(error));
+/** The outcome of a tool that did not settle within the grace period after its signal aborted (A3, case C9). */
+export function executedAbandoned(scope: CallScope, toolName: string): Executed {
+  return scope.cause === 'timeout'
+    ? errorExecuted(
+        'timed_out',
+        `Tool "${toolName}" timed out after ${scope.timeoutMs} ms and did not stop when asked; its outcome is unknown and it may still be running.`,
+      )
+    : errorExecuted(
+        'abandoned',
+        `Interrupted: the run was aborted while tool "${toolName}" was running, and the tool did not confirm cancellation; its outcome is unknown (it may have finished or had partial effects).`,
+      );
 }
 
 function errorExecuted(outcome: Executed['outcome'], text: string): Executed {
@@ -92,8 +79,8 @@ function errorExecuted(outcome: Executed['outcome'], text: string): Executed {
 }
 
 /**
- * Bounds each text block to `maxChars` characters, keeping its head and tail around a
- * marker that states the original size (case C20).
+ * Bounds each text block to `maxChars` characters, keeping its head (¾) and tail (¼) around
+ * a marker that states the original size (case C20).
  */
 export function boundResult<R extends { content: { type: string }[] }>(result: R, maxChars: number): R {
   let changed = false;
@@ -108,6 +95,36 @@ export function boundResult<R extends { content: { type: string }[] }>(result: R
     return { ...block, text: text.slice(0, head) + marker + text.slice(text.length - tail) };
   });
   return changed ? { ...result, content } : result;
+}
+
+/** The `ToolContext` a tool receives; `signal` is made when the tool first reads it. */
+class CallContext implements ToolContext {
+  constructor(
+    readonly toolCallId: string,
+    readonly toolName: string,
+    readonly scope: CallScope,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.scope.signal;
+  }
+}
+
+/** A promise seen as an iterator with one step: its value is the return value. */
+class OneStep implements AsyncIterator<unknown, unknown, undefined> {
+  #promise: PromiseLike<unknown> | undefined;
+  constructor(promise: PromiseLike<unknown>) {
+    this.#promise = promise;
+  }
+  next(): Promise<IteratorResult<unknown, unknown>> {
+    const promise = this.#promise;
+    this.#promise = undefined;
+    return promise === undefined ? Promise.resolve({ done: true, value: undefined }) : Promise.resolve(promise).then(asReturn);
+  }
+}
+
+function asReturn(value: unknown): IteratorResult<unknown, unknown> {
+  return { done: true, value };
 }
 
 function isAsyncIterator(value: unknown): value is AsyncIterator<unknown, unknown, undefined> {

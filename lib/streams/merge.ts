@@ -1,14 +1,19 @@
 /**
- * `mergeGenerators`: interleaves many async generators into one stream, keeping their
- * return values (contract M1–M6).
+ * The merge combinator (contract M1–M6): many async iterators in, one stream of their
+ * steps out, in the order they were produced, return values kept.
  *
  * How it works: every active source has at most one `next()` outstanding. When it settles,
  * a record goes onto one shared FIFO queue and the single waiting consumer is woken. There
  * is no `Promise.race` over the sources, so an item costs the same with 10 sources or
- * 100,000 (M2). A source is pulled again only after the consumer has taken its previous
- * item (M3). ix's `merge` races all sources per item, drops return values and closes no
- * source on break or error (`../shared/research/libraries.md` §1); this is why the project
- * writes its own.
+ * 100,000 (M2). ix's `merge` races every source per item, drops return values and closes
+ * no source on break or error (`../shared/research/libraries.md` §1): this is why the
+ * project writes its own.
+ *
+ * Two layers:
+ * - {@link MergeEngine}: the queue, the sources and their cleanup, driven by synchronous
+ *   calls. `runTools` drives it directly, so a tool's step reaches the consumer through one
+ *   async generator, not a stack of them.
+ * - {@link mergeGenerators}: the public combinator, an async generator over the engine.
  *
  * @module
  */
@@ -33,28 +38,167 @@ export interface MergeOptions {
   signal?: AbortSignal;
 }
 
-type Source<Y, R> = AsyncIterator<Y, R, undefined> | AsyncIterable<Y>;
-type SourceList<Y, R> = Iterable<Source<Y, R>> | AsyncIterable<Source<Y, R>>;
+/**
+ * What a settled record says about its source: it yielded `value` (`Value`), returned it
+ * (`Done`), threw it (`Error`), or the record was pushed by the engine's owner (`External`).
+ */
+export const Step = { Value: 0, Done: 1, Error: 2, External: 3 } as const;
+export type Step = (typeof Step)[keyof typeof Step];
 
-/** A settled step of a source, waiting in the queue for the consumer. */
-interface Settled {
-  slot: Slot;
-  result: IteratorResult<unknown, unknown> | undefined;
-  error: unknown;
-  failed: boolean;
+/** A settled step, waiting in the queue for the consumer. */
+export interface MergeRecord<T = unknown> {
+  step: Step;
+  /** The source's tag, or for `External` records the tag the owner passed. */
+  tag: T;
+  /** The source; `undefined` for `External` records. */
+  slot: Slot<T> | undefined;
+  value: unknown;
 }
 
 /**
- * One active source. The two handlers are made once per source, not once per item.
- * Invariant: `pulling` is true exactly while a `next()` of this source is outstanding.
+ * One active source. Invariant: at most one `next()` of `iterator` is outstanding, and
+ * `finished` becomes true once, when the source returned, threw, or was let go of.
+ * `tag` is the owner's (the source's index, a call's state).
  */
-interface Slot {
-  index: number;
-  iterator: AsyncIterator<unknown, unknown, undefined>;
-  finished: boolean;
-  onValue: (result: IteratorResult<unknown, unknown>) => void;
-  onError: (error: unknown) => void;
+export class Slot<T = unknown> {
+  finished = false;
+  readonly onValue: (result: IteratorResult<unknown, unknown>) => void;
+  readonly onError: (error: unknown) => void;
+
+  constructor(
+    readonly engine: MergeEngine<T>,
+    readonly tag: T,
+    readonly iterator: AsyncIterator<unknown, unknown, undefined>,
+  ) {
+    const slot = this;
+    // Made once per source, not per item. Plain assignments, so no per-call name helpers.
+    this.onValue = function (this: void, result) {
+      engine.settled(slot, result.done === true ? Step.Done : Step.Value, result.value);
+    };
+    this.onError = function (this: void, error) {
+      engine.settled(slot, Step.Error, error);
+    };
+  }
 }
+
+/**
+ * The merge's state: active sources and the queue of their settled steps.
+ *
+ * Invariants: `active` holds exactly the slots not yet `finished`; a record of a finished
+ * slot is never queued after it finished (late steps of a source let go of are dropped);
+ * `wake` is set only while the consumer waits on an empty queue.
+ */
+export class MergeEngine<T = unknown> {
+  #queue: (MergeRecord<T> | undefined)[] = [];
+  #head = 0;
+  #wake: (() => void) | undefined;
+  #closed = false;
+  readonly active = new Set<Slot<T>>();
+
+  /** Number of records waiting for `take()`. */
+  get queued(): number {
+    return this.#queue.length - this.#head;
+  }
+
+  /** Starts a source: pulls its first step at once. */
+  add(tag: T, iterator: AsyncIterator<unknown, unknown, undefined>): Slot<T> {
+    const slot = new Slot(this, tag, iterator);
+    this.active.add(slot);
+    this.pull(slot);
+    return slot;
+  }
+
+  /** Asks a source for its next step (after the consumer took the previous one: M3). */
+  pull(slot: Slot<T>): void {
+    if (slot.finished) return;
+    let step: Promise<IteratorResult<unknown, unknown>>;
+    try {
+      step = slot.iterator.next();
+    } catch (error) {
+      // A hand-written iterator whose next() throws synchronously fails like a rejection.
+      this.settled(slot, Step.Error, error);
+      return;
+    }
+    step.then(slot.onValue, slot.onError);
+  }
+
+  /** @internal A source's step settled. */
+  settled(slot: Slot<T>, step: Step, value: unknown): void {
+    if (slot.finished || this.#closed) return;
+    if (step !== Step.Value) this.#finish(slot);
+    this.#queue.push({ step, tag: slot.tag, slot, value });
+    this.notify();
+  }
+
+  /** Queues a record of the owner's own (an outcome computed elsewhere) and wakes the consumer. */
+  push(tag: T, value: unknown): void {
+    if (this.#closed) return;
+    this.#queue.push({ step: Step.External, tag, slot: undefined, value });
+    this.notify();
+  }
+
+  /** Takes the oldest record, or `undefined` when none is waiting. */
+  take(): MergeRecord<T> | undefined {
+    if (this.#head === this.#queue.length) return undefined;
+    const record = this.#queue[this.#head]!;
+    this.#queue[this.#head++] = undefined;
+    if (this.#head === this.#queue.length) {
+      this.#queue.length = 0;
+      this.#head = 0;
+    } else if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
+    }
+    return record;
+  }
+
+  /** Resolves at the next `notify()` (a settled step, a pushed record, or the owner's own news). */
+  wait(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#wake = resolve;
+    });
+  }
+
+  /** Wakes a waiting consumer, if any. */
+  notify(): void {
+    const wake = this.#wake;
+    if (wake !== undefined) {
+      this.#wake = undefined;
+      wake();
+    }
+  }
+
+  /**
+   * Lets go of a source that has not finished: it counts as finished, its late steps are
+   * dropped, and it gets `return()` without being awaited (see {@link closeWithoutWaiting}).
+   */
+  release(slot: Slot<T>): void {
+    if (slot.finished) return;
+    this.#finish(slot);
+    closeWithoutWaiting(slot.iterator);
+  }
+
+  /** Lets go of every active source and drops whatever comes later. */
+  close(): void {
+    this.#closed = true;
+    for (const slot of this.active) {
+      slot.finished = true;
+      closeWithoutWaiting(slot.iterator);
+    }
+    this.active.clear();
+    this.#queue.length = 0;
+    this.#head = 0;
+    this.notify();
+  }
+
+  #finish(slot: Slot<T>): void {
+    slot.finished = true;
+    this.active.delete(slot);
+  }
+}
+
+type Source<Y, R> = AsyncIterator<Y, R, undefined> | AsyncIterable<Y>;
+type SourceList<Y, R> = Iterable<Source<Y, R>> | AsyncIterable<Source<Y, R>>;
 
 /**
  * Interleaves async generators (or any async iterators) into one async generator.
@@ -67,16 +211,18 @@ interface Slot {
  * - Cost per item is O(1) whatever the number of active sources (M2), and it works with
  *   100,000 sources (M6).
  * - Each source is pulled at most one step ahead of the consumer (M3).
- * - `sources` may be an array, a lazy iterable or an async iterable (pulled only when a
- *   slot is free); at most `concurrency` sources are active (M4).
+ * - `sources` may be an array, a lazy iterable or an async iterable (read only when a
+ *   slot is free); at most `concurrency` sources are active (M4). A finished source's
+ *   slot is reused once the consumer has taken its return value.
  * - If a source throws, the merge returns every other started source and rethrows that
  *   error. When the consumer stops early (break, throw, `return()`) or `signal` aborts,
  *   every started, unfinished source gets `return()` — not awaited, because `return()` on
  *   a generator parked in an `await` queues behind that `await` and could hang the
  *   consumer's `break` forever (M5). The `sources` iterator itself is returned the same way.
  *
- * @throws the first error a source throws; `signal.reason` when `signal` aborts;
- *   a `TypeError` when `concurrency` is not a positive integer or `Infinity`.
+ * @throws the first error a source (or `sources`) throws; `signal.reason` when `signal`
+ *   aborts; a `TypeError` at once when `concurrency` is not a positive integer or
+ *   `Infinity`, or `sources` is not iterable.
  *
  * @example
  * ```ts
@@ -94,8 +240,8 @@ export function mergeGenerators<Y, R>(
   if (!(concurrency === Infinity || (Number.isInteger(concurrency) && concurrency > 0))) {
     throw new TypeError(`mergeGenerators: options.concurrency must be a positive integer or Infinity, received ${String(concurrency)}`);
   }
-  if (sources === null || typeof sources !== 'object') {
-    throw new TypeError(`mergeGenerators: sources must be an iterable or async iterable, received ${sources === null ? 'null' : typeof sources}`);
+  if (sources === null || typeof sources !== 'object' || !(Symbol.iterator in sources || Symbol.asyncIterator in sources)) {
+    throw new TypeError(`mergeGenerators: sources must be an iterable or async iterable of async iterators, received ${sources === null ? 'null' : typeof sources}`);
   }
   return run(sources as SourceList<unknown, unknown>, concurrency, options.signal) as AsyncGenerator<MergeItem<Y, R>, void, undefined>;
 }
@@ -105,93 +251,25 @@ async function* run(
   concurrency: number,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<MergeItem<unknown, unknown>, void, undefined> {
-  // Queue of settled steps; `head` is the next to hand out. Compacted when half consumed.
-  let queue: Settled[] = [];
-  let head = 0;
-  // The consumer's wake-up call, set only while it waits on an empty queue.
-  let wake: (() => void) | undefined;
-  const notify = (): void => {
-    if (wake !== undefined) {
-      const w = wake;
-      wake = undefined;
-      w();
-    }
-  };
-
-  // Started, unfinished sources, for cleanup. A Set: removal is O(1) when one finishes.
-  const active = new Set<Slot>();
+  const engine = new MergeEngine<number>();
   let nextIndex = 0;
-
-  const isAsync = Symbol.asyncIterator in sources;
-  const syncSources = isAsync ? undefined : (sources as Iterable<Source<unknown, unknown>>)[Symbol.iterator]();
-  const asyncSources = isAsync
-    ? (sources as AsyncIterable<Source<unknown, unknown>>)[Symbol.asyncIterator]()
-    : undefined;
+  const syncSources = Symbol.asyncIterator in sources ? undefined : (sources as Iterable<Source<unknown, unknown>>)[Symbol.iterator]();
+  const asyncSources = syncSources === undefined ? (sources as AsyncIterable<Source<unknown, unknown>>)[Symbol.asyncIterator]() : undefined;
   let sourcesDone = false;
-  // True while a `next()` on an async `sources` is outstanding (only one at a time).
   let sourcesPending = false;
-  let sourcesError: { error: unknown } | undefined;
+  let failure: { error: unknown } | undefined;
   let aborted = false;
 
-  const push = (record: Settled): void => {
-    queue.push(record);
-    notify();
-  };
-
   const start = (source: Source<unknown, unknown>): void => {
-    const iterator = toIterator(source);
-    const slot: Slot = {
-      index: nextIndex++,
-      iterator,
-      finished: false,
-      onValue: (result) => push({ slot, result, error: undefined, failed: false }),
-      onError: (error) => push({ slot, result: undefined, error, failed: true }),
-    };
-    active.add(slot);
-    pull(slot);
+    engine.add(nextIndex++, toIterator(source));
   };
-
-  const pull = (slot: Slot): void => {
-    let step: Promise<IteratorResult<unknown, unknown>>;
-    try {
-      step = slot.iterator.next();
-    } catch (error) {
-      // A hand-written iterator whose next() throws synchronously fails like a rejection.
-      slot.onError(error);
-      return;
-    }
-    step.then(slot.onValue, slot.onError);
-  };
-
-  const onSource = (result: IteratorResult<Source<unknown, unknown>, unknown>): void => {
-    sourcesPending = false;
-    if (result.done) sourcesDone = true;
-    else {
-      try {
-        start(result.value);
-        // A new source found room: take the next one while there is still room.
-        fill();
-      } catch (error) {
-        sourcesDone = true;
-        sourcesError = { error };
-      }
-    }
-    notify();
-  };
-  const onSourceError = (error: unknown): void => {
-    sourcesPending = false;
-    sourcesDone = true;
-    sourcesError = { error };
-    notify();
-  };
-
-  // Takes sources while there is room. Synchronous `sources` are read at once; an async one
-  // has one `next()` outstanding at a time.
+  // Reads sources while there is room: a synchronous list at once, an async one with one
+  // next() outstanding at a time.
   const fill = (): void => {
-    while (!sourcesDone && active.size < concurrency) {
+    while (!sourcesDone && failure === undefined && engine.active.size < concurrency) {
       if (syncSources !== undefined) {
         const r = syncSources.next();
-        if (r.done) sourcesDone = true;
+        if (r.done === true) sourcesDone = true;
         else start(r.value);
       } else {
         if (!sourcesPending) {
@@ -202,10 +280,27 @@ async function* run(
       }
     }
   };
-
+  const onSource = (r: IteratorResult<Source<unknown, unknown>, unknown>): void => {
+    sourcesPending = false;
+    if (r.done === true) sourcesDone = true;
+    else {
+      try {
+        start(r.value);
+        fill();
+      } catch (error) {
+        failure = { error };
+      }
+    }
+    engine.notify();
+  };
+  const onSourceError = (error: unknown): void => {
+    sourcesPending = false;
+    failure = { error };
+    engine.notify();
+  };
   const onAbort = (): void => {
     aborted = true;
-    notify();
+    engine.notify();
   };
 
   try {
@@ -216,49 +311,34 @@ async function* run(
     fill();
     for (;;) {
       if (aborted) throw signal!.reason;
-      if (head === queue.length) {
-        if (sourcesError !== undefined) throw sourcesError.error;
-        if (active.size === 0 && sourcesDone) return;
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-        });
+      const record = engine.take();
+      if (record === undefined) {
+        if (failure !== undefined) throw failure.error;
+        if (engine.active.size === 0 && sourcesDone && !sourcesPending) return;
+        await engine.wait();
         continue;
       }
-      const record = queue[head]!;
-      queue[head++] = undefined as unknown as Settled;
-      if (head > 1024 && head * 2 > queue.length) {
-        queue = queue.slice(head);
-        head = 0;
-      }
-      const slot = record.slot;
-      if (record.failed) {
-        slot.finished = true;
-        active.delete(slot);
-        throw record.error;
-      }
-      const result = record.result!;
-      if (result.done === true) {
-        slot.finished = true;
-        active.delete(slot);
-        yield { index: slot.index, done: true, value: result.value };
-        // The slot is reused only after the consumer took the return value, so a run with
-        // `concurrency: 1` never starts source i+1 before source i's end reached the consumer.
+      const index = record.tag;
+      if (record.step === Step.Error) throw record.value;
+      if (record.step === Step.Done) {
+        yield { index, done: true, value: record.value };
         fill();
       } else {
-        yield { index: slot.index, done: false, value: result.value };
-        pull(slot);
+        yield { index, done: false, value: record.value };
+        engine.pull(record.slot!);
       }
     }
   } finally {
     signal?.removeEventListener('abort', onAbort);
-    for (const slot of active) closeWithoutWaiting(slot.iterator);
-    active.clear();
-    if (asyncSources !== undefined && !sourcesDone) closeWithoutWaiting(asyncSources);
-    if (syncSources !== undefined && !sourcesDone) {
-      try {
-        syncSources.return?.();
-      } catch {
-        // A failing return() of the sources list changes nothing for the consumer.
+    engine.close();
+    if (!sourcesDone) {
+      if (asyncSources !== undefined) closeWithoutWaiting(asyncSources);
+      else {
+        try {
+          syncSources!.return?.();
+        } catch {
+          // A failing return() of the sources list changes nothing for the consumer.
+        }
       }
     }
   }
@@ -280,7 +360,7 @@ function toIterator(source: Source<unknown, unknown>): AsyncIterator<unknown, un
 export function closeWithoutWaiting(iterator: { return?: (value?: never) => unknown }): void {
   try {
     const r = iterator.return?.();
-    if (r !== undefined && typeof (r as Promise<unknown>).then === 'function') {
+    if (r !== undefined && r !== null && typeof (r as Promise<unknown>).then === 'function') {
       (r as Promise<unknown>).then(undefined, ignore);
     }
   } catch {
