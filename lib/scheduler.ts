@@ -140,7 +140,7 @@ export class Scheduler {
         this.outbox.push(record.slot!);
         return;
       case Step.Done:
-        this.#executed(state, executedFromReturn(record.value, this.#run.maxResultChars));
+        this.#executed(state, executedFromReturn(state.scope!, call.name, record.value, this.#run.maxResultChars));
         return;
       default:
         this.#executed(state, executedFromThrow(state.scope!, call.name, record.value));

@@ -32,12 +32,20 @@ export function startExecution(prepared: Prepared, scope: CallScope, maxResultCh
   }
   if (isAsyncIterator(output)) return { kind: 'steps', iterator: output };
   if (isPromiseLike(output)) return { kind: 'steps', iterator: new OneStep(output) };
-  return { kind: 'ended', executed: executedFromReturn(output, maxResultChars) };
+  return { kind: 'ended', executed: executedFromReturn(scope, call.name, output, maxResultChars) };
 }
 
-/** The outcome of a tool that returned `value`: a success, its text bounded. */
-export function executedFromReturn(value: unknown, maxResultChars: number): Executed {
-  return { result: boundResult(normalizeToolOutput(value), maxResultChars), isError: false, outcome: 'ok' };
+/**
+ * The outcome of a tool that returned `value`, its text bounded. A success — unless its
+ * signal had aborted first (the run's abort, its timeout): then it is `interrupted` or
+ * `timed_out` (A2, A4), and what the tool returned (a killed command's output, say) follows
+ * a first text block that says so.
+ */
+export function executedFromReturn(scope: CallScope, toolName: string, value: unknown, maxResultChars: number): Executed {
+  const result = boundResult(normalizeToolOutput(value), maxResultChars);
+  if (scope.cause === undefined) return { result, isError: false, outcome: 'ok' };
+  const stopped = executedFromThrow(scope, toolName, undefined);
+  return { ...stopped, result: { ...result, content: [...stopped.result.content, ...result.content] } };
 }
 
 /**
