@@ -1,0 +1,356 @@
+/**
+ * The `grep` tool: searches the files of the workspace for a JavaScript regular expression,
+ * line by line, streaming each file.
+ *
+ * No npm package fits: `@vscode/ripgrep` and its wrappers download a binary at install time,
+ * and `find-in-files` reads whole files with no abort signal and no output bound. So this is
+ * tinyglobby for the file list plus a streaming line scan.
+ *
+ * @module
+ */
+import { createReadStream } from 'node:fs';
+import { lstat, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { glob } from 'tinyglobby';
+import * as v from 'valibot';
+import { defineTool, describeValue } from '../tool.ts';
+import type { Tool, ToolResult } from '../tool.ts';
+import { compareCodeUnits } from './list-files.ts';
+import { DEFAULT_IGNORE, assertRelativePattern, displayPath, isInside } from './workspace.ts';
+
+/** Options of {@link grepTool}. */
+export interface GrepToolOptions {
+  /**
+   * The workspace root: files are searched under it, and nothing outside it (lexically or
+   * through a symbolic link) is read. Resolved when the tool is created.
+   * @default process.cwd()
+   */
+  root?: string;
+  /**
+   * The most matching lines one result lists (case C20). The search stops at the next match
+   * after that, and a marker says more exist.
+   * @default 200
+   */
+  maxMatches?: number;
+  /**
+   * Files larger than this many bytes are skipped (and listed as skipped in the result): a
+   * line is held in memory whole, so this also bounds the memory a search uses.
+   * @default 10485760 (10 MiB)
+   */
+  maxFileBytes?: number;
+  /**
+   * Each matching line is cut to this many characters in the result, with a note of how
+   * many were left out.
+   * @default 500
+   */
+  maxLineChars?: number;
+  /**
+   * Glob patterns (tinyglobby `ignore`) never searched.
+   * @default ['**\/node_modules/**', '**\/.git/**']
+   */
+  ignore?: readonly string[];
+}
+
+/** Progress of a search, yielded every 50 files. */
+export interface GrepProgress {
+  /** Files read so far (binary and skipped files included). */
+  filesSearched: number;
+  /** Matching lines found so far. */
+  matches: number;
+}
+
+/** The `details` of a `grep` result. */
+export interface GrepDetails {
+  /** Files that matched the glob and were looked at. */
+  filesSearched: number;
+  /** Files with at least one matching line. */
+  filesMatched: number;
+  /** Matching lines listed. */
+  matches: number;
+  /** True when the search stopped after `maxMatches` because more matches existed. */
+  truncated: boolean;
+  /** Files skipped because a NUL byte in their first chunk marks them as binary. */
+  skippedBinary: number;
+  /** Files skipped because they are larger than `maxFileBytes`. */
+  skippedLarge: number;
+  /** Files that could not be read (permissions, removed during the search, links leading outside the root, FIFOs and devices). */
+  skippedUnreadable: number;
+}
+
+/** The input a `grep` call takes. */
+export const grepInput = v.strictObject({
+  pattern: v.pipe(
+    v.string(),
+    v.minLength(1),
+    v.description(
+      'A JavaScript regular expression, without slashes, matched against each line, e.g. "function\\s+\\w+" ' +
+        'or "TODO|FIXME". Escape ( [ { . * + ? | \\ to match them literally.',
+    ),
+  ),
+  glob: v.optional(
+    v.pipe(
+      v.string(),
+      v.minLength(1),
+      v.description('Only search files matching this glob, relative to the workspace root, e.g. "lib/**/*.ts". Default "**/*".'),
+    ),
+  ),
+  ignoreCase: v.optional(v.pipe(v.boolean(), v.description('Match without regard to letter case. Default false.'))),
+});
+
+/** The validated input of a `grep` call. */
+export type GrepInput = v.InferOutput<typeof grepInput>;
+
+/** The `grep` tool's type. */
+export type GrepTool = Tool<GrepInput, GrepProgress, ToolResult<GrepDetails>>;
+
+/** How often (in files) progress is yielded. */
+const PROGRESS_EVERY_FILES = 50;
+
+/**
+ * Creates the `grep` tool: lists every line matching `pattern` in the files matching
+ * `glob`, as `path:line:text` (path relative to the root, line 1-based), files in sorted
+ * order.
+ *
+ * The pattern is compiled with the `u` flag (so `\p{L}` works) and, if that fails, without
+ * it; `ignoreCase` adds `i`. Files come from tinyglobby (`dot: true`, `ignore`, symbolic
+ * links not followed); each is streamed with `ctx.signal`, split on `\n` (a trailing `\r`
+ * is dropped), and skipped when binary (a NUL byte in its first chunk) or larger than
+ * `maxFileBytes`. It is an async generator that yields {@link GrepProgress} every 50
+ * files. The output is bounded (case C20): at most `maxMatches` lines, each cut to
+ * `maxLineChars`, with markers saying what was left out.
+ *
+ * Throws (the runtime turns it into an error result for the model): a pattern that is not a
+ * valid JavaScript regular expression (with the parser's message); a glob reaching outside
+ * the root; the abort reason when `ctx.signal` is aborted. Unreadable files do not throw;
+ * they are counted in `details.skippedUnreadable`.
+ *
+ * A pathological pattern (catastrophic backtracking) blocks the event loop while it runs;
+ * JavaScript offers no way to interrupt a running regular expression.
+ *
+ * @throws RangeError at creation when a numeric option is not a positive integer.
+ * @example
+ * ```ts
+ * const grep = grepTool({ root: '/repo', maxMatches: 100 });
+ * // model call: { "pattern": "export function \\w+", "glob": "lib/**\/*.ts" }
+ * ```
+ */
+export function grepTool(options: GrepToolOptions = {}): GrepTool {
+  const root = path.resolve(options.root ?? process.cwd());
+  const maxMatches = options.maxMatches ?? 200;
+  const maxFileBytes = options.maxFileBytes ?? 10 * 1024 * 1024;
+  const maxLineChars = options.maxLineChars ?? 500;
+  const ignore = [...(options.ignore ?? DEFAULT_IGNORE)];
+  for (const [name, value] of [
+    ['maxMatches', maxMatches],
+    ['maxFileBytes', maxFileBytes],
+    ['maxLineChars', maxLineChars],
+  ] as const) {
+    if (!Number.isInteger(value) || value < 1) {
+      throw new RangeError(`grepTool: options.${name} must be a positive integer, received ${describeValue(value)}`);
+    }
+  }
+
+  return defineTool<typeof grepInput, GrepProgress, ToolResult<GrepDetails>>({
+    name: 'grep',
+    description:
+      'Search the files of the workspace for lines matching a JavaScript regular expression. Returns ' +
+      `"path:line:text" lines, at most ${maxMatches}. Binary files, node_modules and .git are skipped.`,
+    input: grepInput,
+    async *execute(input, { signal }) {
+      signal.throwIfAborted();
+      const regex = compilePattern(input.pattern, input.ignoreCase ?? false);
+      const globPattern = input.glob ?? '**/*';
+      assertRelativePattern(globPattern, 'glob');
+      const found = await glob(globPattern, {
+        cwd: root,
+        dot: true,
+        onlyFiles: true,
+        followSymbolicLinks: false,
+        ignore,
+        signal,
+      });
+      signal.throwIfAborted();
+      const files = found
+        .map((entry) => path.resolve(root, entry))
+        .filter((absolute) => isInside(root, absolute))
+        .sort(compareCodeUnits);
+      const realRoot = await realpath(root);
+
+      const lines: string[] = [];
+      const large: string[] = [];
+      const details: GrepDetails = {
+        filesSearched: 0,
+        filesMatched: 0,
+        matches: 0,
+        truncated: false,
+        skippedBinary: 0,
+        skippedLarge: 0,
+        skippedUnreadable: 0,
+      };
+      for (const file of files) {
+        const shown = displayPath(root, file);
+        const outcome = await searchFile(file, {
+          regex,
+          realRoot,
+          maxFileBytes,
+          signal,
+          onMatch(lineNo, text) {
+            if (details.matches >= maxMatches) {
+              details.truncated = true;
+              return false;
+            }
+            details.matches++;
+            lines.push(`${shown}:${lineNo}:${cutLine(text, maxLineChars)}`);
+            return true;
+          },
+        });
+        details.filesSearched++;
+        if (outcome.matched) details.filesMatched++;
+        if (outcome.skipped === 'binary') details.skippedBinary++;
+        else if (outcome.skipped === 'large') {
+          details.skippedLarge++;
+          large.push(shown);
+        } else if (outcome.skipped === 'unreadable') details.skippedUnreadable++;
+        if (details.truncated) break;
+        if (details.filesSearched % PROGRESS_EVERY_FILES === 0) {
+          yield { filesSearched: details.filesSearched, matches: details.matches };
+        }
+      }
+
+      const shownPattern = `/${regex.source}/${regex.flags}`;
+      let text =
+        lines.length === 0
+          ? `No matches for ${shownPattern} in ${plural(details.filesSearched, 'file')} matching ${JSON.stringify(globPattern)}.`
+          : lines.join('\n');
+      if (details.truncated) {
+        text +=
+          `\n[stopped after ${maxMatches} matching lines (the limit); more matches exist. ` +
+          'Narrow the pattern or the glob to see them.]';
+      }
+      if (large.length > 0) {
+        const names = large.slice(0, 10).join(', ') + (large.length > 10 ? `, and ${large.length - 10} more` : '');
+        text += `\n[skipped ${plural(large.length, 'file')} larger than ${maxFileBytes} bytes: ${names}]`;
+      }
+      if (details.skippedUnreadable > 0) {
+        text += `\n[${plural(details.skippedUnreadable, 'file')} could not be read and ${details.skippedUnreadable === 1 ? 'was' : 'were'} skipped]`;
+      }
+      return { content: [{ type: 'text', text }], details };
+    },
+  });
+}
+
+/**
+ * Compiles the model's pattern: with the `u` flag when it parses that way, else without.
+ *
+ * @throws Error saying the pattern is not a valid JavaScript regular expression, with the
+ *   parser's message.
+ */
+export function compilePattern(pattern: string, ignoreCase: boolean): RegExp {
+  const flags = ignoreCase ? 'i' : '';
+  try {
+    return new RegExp(pattern, `${flags}u`);
+  } catch {
+    // Fall through: some patterns that models write (e.g. "\-") are only valid without `u`.
+  }
+  try {
+    return new RegExp(pattern, flags);
+  } catch (error) {
+    throw new Error(
+      `pattern ${JSON.stringify(pattern)} is not a valid JavaScript regular expression: ${(error as Error).message}. ` +
+        'Fix the syntax; escape ( ) [ ] { } . * + ? | \\ with a backslash to match them literally.',
+    );
+  }
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+function cutLine(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  return `${text.slice(0, maxChars)}… [line cut: ${text.length - maxChars} more chars]`;
+}
+
+interface FileOutcome {
+  matched: boolean;
+  skipped?: 'binary' | 'large' | 'unreadable';
+}
+
+interface ScanOptions {
+  regex: RegExp;
+  signal: AbortSignal;
+  /** Called for each matching line; returning false ends the search of this file (the match was not taken). */
+  onMatch: (lineNo: number, text: string) => boolean;
+}
+
+/**
+ * Checks one file (link target inside the root, size within `maxFileBytes`) and scans it.
+ * Errors other than the abort are reported as `'unreadable'`, never thrown: one bad file
+ * must not fail the whole search.
+ */
+async function searchFile(file: string, o: ScanOptions & { realRoot: string; maxFileBytes: number }): Promise<FileOutcome> {
+  try {
+    let target = file;
+    if ((await lstat(file)).isSymbolicLink()) {
+      target = await realpath(file);
+      if (!isInside(o.realRoot, target)) return { matched: false, skipped: 'unreadable' };
+    }
+    const info = await stat(target);
+    // A FIFO or device would block or never end.
+    if (!info.isFile()) return { matched: false, skipped: 'unreadable' };
+    if (info.size > o.maxFileBytes) return { matched: false, skipped: 'large' };
+    return await scanLines(target, o);
+  } catch (error) {
+    if (o.signal.aborted) throw o.signal.reason;
+    if (!isFileSystemError(error)) throw error;
+    return { matched: false, skipped: 'unreadable' };
+  }
+}
+
+function isFileSystemError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && typeof (error as { syscall?: unknown }).syscall === 'string';
+}
+
+/**
+ * Streams `file`, splits it on `\n` and tests each line. Only the current line is held
+ * (as the chunk pieces it spans), so memory is one line plus one 64 KiB chunk.
+ */
+async function scanLines(file: string, o: ScanOptions): Promise<FileOutcome> {
+  const stream = createReadStream(file, { signal: o.signal, highWaterMark: 64 * 1024 });
+  let lineNo = 0;
+  let matched = false;
+  let first = true;
+  /** Pieces of the line that has started but not ended yet. */
+  let pending: Buffer[] = [];
+  /** Tests one line; false when the consumer wants no more matches. */
+  const test = (bytes: Buffer): boolean => {
+    lineNo++;
+    let text = bytes.toString('utf8');
+    if (text.endsWith('\r')) text = text.slice(0, -1);
+    if (!o.regex.test(text)) return true;
+    if (!o.onMatch(lineNo, text)) return false;
+    matched = true;
+    return true;
+  };
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      if (first) {
+        first = false;
+        if (chunk.includes(0)) return { matched: false, skipped: 'binary' };
+      }
+      let pos = 0;
+      for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, pos)) {
+        const piece = chunk.subarray(pos, nl);
+        const line = pending.length === 0 ? piece : Buffer.concat([...pending, piece]);
+        pending = [];
+        pos = nl + 1;
+        if (!test(line)) return { matched };
+      }
+      if (pos < chunk.length) pending.push(chunk.subarray(pos));
+    }
+    if (pending.length > 0) test(Buffer.concat(pending));
+    return { matched };
+  } finally {
+    stream.destroy();
+  }
+}

@@ -1,0 +1,527 @@
+/**
+ * The `shell` tool: runs a command with `/bin/sh -c` in its own process group, streams its
+ * output as progress, bounds what it keeps, and kills the whole group on abort or timeout.
+ *
+ * @module
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import * as v from 'valibot';
+import { defineTool, describeValue } from '../tool.ts';
+import type { Tool, ToolResult } from '../tool.ts';
+import { BoundedOutput } from './bounded-output.ts';
+
+/** Options of {@link shellTool}. */
+export interface ShellToolOptions {
+  /**
+   * Directory the command runs in; resolved when the tool is created.
+   * @default process.cwd()
+   */
+  cwd?: string;
+  /**
+   * The tool's own time limit per command, in ms: when it runs out the process group is
+   * killed and the result says so (it is a normal result, not a throw). A model may ask for a
+   * different limit per call with the `timeoutMs` input field. The runtime's per-call timeout
+   * (`Tool.timeoutMs`, `runTools({ timeoutMs })`) applies independently through `ctx.signal`.
+   * @default none
+   */
+  timeoutMs?: number;
+  /**
+   * The most bytes of combined stdout and stderr kept for the result: the first half and the
+   * last half are kept, the middle is replaced by a marker stating how many bytes were cut
+   * (case C20). Progress still carries every chunk.
+   * @default 65536 (64 KiB)
+   */
+  maxOutputBytes?: number;
+  /**
+   * After `SIGTERM` to the process group, how long (ms) to wait for the group to end before
+   * sending `SIGKILL` (process-group kill: case C9). `0` sends `SIGKILL` at once.
+   * @default 2000
+   */
+  killGraceMs?: number;
+  /**
+   * When the shell has exited but a process it left in the background still holds its output
+   * open (`server &` without a redirect), how long (ms) to keep reading before the result is
+   * returned anyway. Without this limit such a command would never end.
+   * @default 1000
+   */
+  exitDrainMs?: number;
+}
+
+/** One chunk of output, yielded as progress as soon as it arrives. */
+export interface ShellProgress {
+  stream: 'stdout' | 'stderr';
+  text: string;
+}
+
+/**
+ * Why the tool killed the process group:
+ * - `'timeout'`: the tool's own limit (`options.timeoutMs` or the `timeoutMs` input);
+ * - `'run-timeout'`: `ctx.signal` was aborted with a `TimeoutError` reason (the runtime's per-call timeout);
+ * - `'aborted'`: `ctx.signal` was aborted for any other reason (the run was aborted).
+ */
+export type ShellKillReason = 'timeout' | 'run-timeout' | 'aborted';
+
+/** The `details` of a `shell` result. */
+export interface ShellDetails {
+  /** The shell's exit code; `null` when it ended by a signal (or could not be read). */
+  exitCode: number | null;
+  /** The signal that ended the shell, e.g. `'SIGTERM'`, or `null`. */
+  signal: NodeJS.Signals | null;
+  /** True when the tool killed the process group (timeout or abort). */
+  killed: boolean;
+  /** Why it was killed, or `null`. */
+  killReason: ShellKillReason | null;
+  /** True when `SIGTERM` was not enough and the group was sent `SIGKILL` after `killGraceMs`. */
+  forcedKill: boolean;
+  /** Bytes of output left out of the result text (0 when nothing was cut; case C20). */
+  truncatedBytes: number;
+  /** Bytes of output the command produced, stdout and stderr together. */
+  outputBytes: number;
+  /** Wall time from spawn to the end of the output, in ms. */
+  durationMs: number;
+}
+
+/** The input a `shell` call takes. */
+export const shellInput = v.strictObject({
+  command: v.pipe(
+    v.string(),
+    v.minLength(1),
+    v.description(
+      'The command line, run with /bin/sh -c in the workspace directory, e.g. "npm test 2>&1 | tail -n 40". ' +
+        'stdin is closed, so interactive commands fail instead of waiting.',
+    ),
+  ),
+  timeoutMs: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(1),
+      v.description('Kill the command if it runs longer than this many milliseconds. Defaults to the tool\'s own limit.'),
+    ),
+  ),
+});
+
+/** The validated input of a `shell` call. */
+export type ShellInput = v.InferOutput<typeof shellInput>;
+
+/** The `shell` tool's type. */
+export type ShellTool = Tool<ShellInput, ShellProgress, ToolResult<ShellDetails>>;
+
+/**
+ * Creates the `shell` tool.
+ *
+ * Each call spawns `/bin/sh -c command` with stdin ignored, as the leader of a new process
+ * group (`detached: true`). It is an async generator: stdout and stderr chunks are yielded
+ * as {@link ShellProgress} while the command runs. When the consumer falls behind, up to
+ * about 1 MiB of progress is queued, then the pipes are paused until it catches up (once a
+ * kill has begun the pipes are never paused, and progress beyond that bound is dropped).
+ *
+ * When `ctx.signal` is aborted, or the tool's own timeout runs out, the whole process group
+ * gets `SIGTERM` (`process.kill(-pid)`), then `SIGKILL` if any of it is still alive after
+ * `killGraceMs`; the call then waits for the output to close and returns a normal result
+ * saying it was killed and why, with the output so far (case C9: stop the actual work, and
+ * say so honestly). If the consumer closes the generator early (`return()`), its `finally`
+ * kills the group the same way. No listener stays on `ctx.signal` and no timer keeps running
+ * after the call.
+ *
+ * A non-zero exit code is a normal result, not a throw (`grep` finding nothing exits 1:
+ * case C2). The result text is the combined output, bounded to `maxOutputBytes` (case C20),
+ * followed by a status line such as `[exit code 1]` or `[killed: ...]`.
+ *
+ * Throws (the runtime turns it into an error result for the model) only when the call
+ * cannot start: `ctx.signal` already aborted (nothing is spawned), or `/bin/sh` cannot be
+ * spawned (e.g. `cwd` does not exist).
+ *
+ * Processes the command leaves in the background after a normal exit are not killed; if
+ * they keep the output open, reading stops after `exitDrainMs` and the result says so.
+ *
+ * @throws RangeError at creation when an option is not a valid number of ms or bytes.
+ * @example
+ * ```ts
+ * const shell = shellTool({ cwd: '/repo', timeoutMs: 120_000 });
+ * const batch = runTools(calls, { tools: [shell] });
+ * ```
+ */
+export function shellTool(options: ShellToolOptions = {}): ShellTool {
+  const cwd = path.resolve(options.cwd ?? process.cwd());
+  const defaultTimeoutMs = options.timeoutMs;
+  const maxOutputBytes = options.maxOutputBytes ?? 64 * 1024;
+  const killGraceMs = options.killGraceMs ?? 2000;
+  const exitDrainMs = options.exitDrainMs ?? 1000;
+  if (defaultTimeoutMs !== undefined) checkNumber('timeoutMs', defaultTimeoutMs, 1);
+  checkNumber('maxOutputBytes', maxOutputBytes, 1, true);
+  checkNumber('killGraceMs', killGraceMs, 0);
+  checkNumber('exitDrainMs', exitDrainMs, 0);
+
+  return defineTool<typeof shellInput, ShellProgress, ToolResult<ShellDetails>>({
+    name: 'shell',
+    description:
+      `Run a shell command (/bin/sh -c) in ${cwd} and get its combined stdout and stderr plus its exit code. ` +
+      `Output over ${maxOutputBytes} bytes is cut in the middle. A non-zero exit code is reported, not treated as a ` +
+      'failure. Long-running commands are killed on timeout; redirect background processes to a file.',
+    input: shellInput,
+    async *execute(input, { signal }) {
+      // Nothing runs after an abort: no side effects once the run is cancelled.
+      signal.throwIfAborted();
+      const limitMs = input.timeoutMs ?? defaultTimeoutMs;
+      const started = performance.now();
+      const proc = new ShellProcess(input.command, { cwd, maxOutputBytes, exitDrainMs });
+      const onAbort = (): void => proc.kill(isTimeoutReason(signal.reason) ? 'run-timeout' : 'aborted', killGraceMs);
+      signal.addEventListener('abort', onAbort, { once: true });
+      const timer = limitMs === undefined ? undefined : setTimeout(() => proc.kill('timeout', killGraceMs), limitMs);
+      try {
+        for (;;) {
+          const item = proc.take();
+          if (item !== undefined) {
+            yield item;
+            continue;
+          }
+          if (proc.isClosed) break;
+          await proc.changed();
+        }
+        const durationMs = Math.round(performance.now() - started);
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        // The group may still be ending after the output closed; finish the escalation so
+        // that no timer outlives the call and the result says what really happened.
+        await proc.killDone;
+        if (proc.spawnError !== undefined) {
+          throw new Error(`shell: could not start /bin/sh in ${cwd}: ${proc.spawnError.message}`);
+        }
+        return buildResult(proc, { durationMs, limitMs, killGraceMs, exitDrainMs, reason: signal.reason });
+      } finally {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        if (!proc.isClosed) {
+          // The consumer left early (return() or throw() at a yield): take the group down too.
+          proc.kill('aborted', killGraceMs);
+          proc.discardProgress();
+          await proc.closed;
+        }
+        await proc.killDone;
+      }
+    },
+  });
+}
+
+/** Progress queued beyond this many chars pauses the pipes (backpressure)… */
+const QUEUE_HIGH_CHARS = 1024 * 1024;
+/** …until the consumer has taken the queue down to this many. */
+const QUEUE_LOW_CHARS = 256 * 1024;
+/** The same for the number of queued chunks (tiny interleaved chunks). */
+const QUEUE_MAX_ITEMS = 1024;
+/** Adjacent chunks of one stream are merged into one progress item up to this size. */
+const COALESCE_CHARS = 64 * 1024;
+/** How often the group is checked while it is given its grace period, in ms. */
+const GROUP_POLL_MS = 50;
+
+/**
+ * One running command: the child, its output, its progress queue, and the kill sequence.
+ *
+ * States only move forward: running → (killing) → closed. `isClosed` means the child's
+ * `'close'` event came (exit plus end of both pipes); after it, `exitCode`/`exitSignal` are final.
+ */
+class ShellProcess {
+  readonly child: ChildProcess;
+  readonly output: BoundedOutput;
+  /** Resolves on the child's `'close'`. */
+  readonly closed: Promise<void>;
+  isClosed = false;
+  exitCode: number | null = null;
+  exitSignal: NodeJS.Signals | null = null;
+  spawnError: Error | undefined;
+  /** Set once, by the first {@link kill}; `undefined` while the command runs undisturbed. */
+  killReason: ShellKillReason | undefined;
+  /** True once `SIGKILL` reached the group. */
+  forcedKill = false;
+  /** True when reading stopped `exitDrainMs` after the shell exited (background holders). */
+  outputAbandoned = false;
+  /** Resolves when the kill sequence is over (group gone, or `SIGKILL` sent); resolved when no kill began. */
+  killDone: Promise<void> = Promise.resolve();
+
+  /** Progress not yet taken by the generator; every item is unseen by the consumer, so merging into the last is safe. */
+  readonly #queue: ShellProgress[] = [];
+  /** Sum of `text.length` over `#queue`. */
+  #queuedChars = 0;
+  #paused = false;
+  #discard = false;
+  #wake: (() => void) | undefined;
+  #drainTimer: NodeJS.Timeout | undefined;
+
+  constructor(command: string, options: { cwd: string; maxOutputBytes: number; exitDrainMs: number }) {
+    this.output = new BoundedOutput(options.maxOutputBytes);
+    this.child = spawn('/bin/sh', ['-c', command], {
+      cwd: options.cwd,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let resolveClosed!: () => void;
+    this.closed = new Promise<void>((resolve) => (resolveClosed = resolve));
+    const { stdout, stderr } = this.child;
+    if (stdout === null || stderr === null) throw new Error('shell: the child has no stdout/stderr pipes');
+    for (const [stream, name] of [
+      [stdout, 'stdout'],
+      [stderr, 'stderr'],
+    ] as const) {
+      stream.setEncoding('utf8');
+      stream.on('data', (text: string) => this.#onData(name, text));
+      // A read error ends that pipe; 'close' still follows, so only keep it from crashing the process.
+      stream.on('error', () => {});
+    }
+    this.child.on('error', (error) => {
+      this.spawnError ??= error;
+      this.#notify();
+    });
+    this.child.on('exit', () => {
+      if (this.isClosed) return;
+      // A background process that inherited the pipes would keep 'close' away forever.
+      this.#drainTimer = setTimeout(() => {
+        this.outputAbandoned = true;
+        stdout.destroy();
+        stderr.destroy();
+      }, options.exitDrainMs);
+    });
+    this.child.on('close', (code, signal) => {
+      clearTimeout(this.#drainTimer);
+      this.isClosed = true;
+      this.exitCode = code;
+      this.exitSignal = signal;
+      resolveClosed();
+      this.#notify();
+    });
+  }
+
+  /** The next progress item, or undefined when none is queued. Resumes paused pipes once the queue is low. */
+  take(): ShellProgress | undefined {
+    const item = this.#queue.shift();
+    if (item === undefined) return undefined;
+    this.#queuedChars -= item.text.length;
+    if (this.#paused && this.#queuedChars <= QUEUE_LOW_CHARS && this.#queue.length <= QUEUE_MAX_ITEMS / 2) {
+      this.#setFlowing(true);
+    }
+    return item;
+  }
+
+  /** Resolves at the next data, error or close. Call only after `take()` returned undefined. */
+  changed(): Promise<void> {
+    return new Promise<void>((resolve) => (this.#wake = resolve));
+  }
+
+  /** Stops queuing progress (nobody will read it) and lets the pipes flow so that 'close' can come. */
+  discardProgress(): void {
+    this.#discard = true;
+    this.#queue.length = 0;
+    this.#queuedChars = 0;
+    this.#setFlowing(true);
+  }
+
+  /**
+   * Starts the kill sequence once: `SIGTERM` to the group now, `SIGKILL` after `graceMs` if
+   * the output has not closed by then or a member of the group is still alive. Later calls
+   * and calls after the output closed do nothing.
+   */
+  kill(reason: ShellKillReason, graceMs: number): void {
+    const pid = this.child.pid;
+    if (this.killReason !== undefined || this.isClosed || pid === undefined) return;
+    this.killReason = reason;
+    // A dying command's output must drain for 'close' to come: no more backpressure.
+    this.#setFlowing(true);
+    signalGroup(pid, 'SIGTERM');
+    this.killDone = this.#escalate(pid, graceMs);
+  }
+
+  async #escalate(pid: number, graceMs: number): Promise<void> {
+    const deadline = performance.now() + graceMs;
+    if (!(await settlesWithin(this.closed, graceMs))) {
+      this.#forceKill(pid);
+      return;
+    }
+    // The shell is gone and its output closed, but a member of its group that redirected
+    // its output (or ignored SIGTERM) may still be alive.
+    while (await groupHasLiveMembers(pid)) {
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        this.#forceKill(pid);
+        return;
+      }
+      await delay(Math.min(GROUP_POLL_MS, left));
+    }
+  }
+
+  #forceKill(pid: number): void {
+    if (signalGroup(pid, 'SIGKILL')) this.forcedKill = true;
+  }
+
+  #onData(stream: 'stdout' | 'stderr', text: string): void {
+    this.output.push(text);
+    if (this.#discard) return;
+    // A dying command is never paused (its pipes must drain for 'close' to come), so once it
+    // is being killed, progress beyond the queue bound is dropped; the result keeps the output.
+    if (this.killReason !== undefined && this.#queuedChars >= QUEUE_HIGH_CHARS) return;
+    const last = this.#queue.at(-1);
+    if (last !== undefined && last.stream === stream && last.text.length + text.length <= COALESCE_CHARS) {
+      last.text += text;
+    } else {
+      this.#queue.push({ stream, text });
+    }
+    this.#queuedChars += text.length;
+    if (
+      !this.#paused &&
+      this.killReason === undefined &&
+      (this.#queuedChars >= QUEUE_HIGH_CHARS || this.#queue.length >= QUEUE_MAX_ITEMS)
+    ) {
+      this.#setFlowing(false);
+    }
+    this.#notify();
+  }
+
+  #setFlowing(flowing: boolean): void {
+    if (flowing === !this.#paused) return;
+    this.#paused = !flowing;
+    for (const stream of [this.child.stdout, this.child.stderr]) {
+      if (flowing) stream?.resume();
+      else stream?.pause();
+    }
+  }
+
+  #notify(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+}
+
+/**
+ * Sends `signal` to the process group `pgid`; false when it reached no process (`ESRCH`: the
+ * group is gone; `EPERM`: none of it may be signalled). Never throws: it runs inside an abort
+ * listener and a timer, where a throw would be an uncaught exception.
+ */
+function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * True while some process of group `pgid` is alive. `kill(-pgid, 0)` also succeeds while
+ * the only members left are zombies (orphans wait for init to reap them, which on some
+ * machines takes seconds), so on Linux a positive answer is checked against `/proc`.
+ */
+async function groupHasLiveMembers(pgid: number): Promise<boolean> {
+  try {
+    process.kill(-pgid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+  if (process.platform !== 'linux') return true;
+  let entries: string[];
+  try {
+    entries = await readdir('/proc');
+  } catch {
+    return true;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // the process ended while we looked
+    }
+    // Format: "pid (comm) state ppid pgrp ..."; comm may contain spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const state = fields[0];
+    if (Number(fields[2]) === pgid && state !== 'Z' && state !== 'X') return true;
+  }
+  return false;
+}
+
+/** True if `promise` settles within `ms`; the timer is cleared either way. */
+function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    void promise.then(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise<void>((resolve) => setTimeout(resolve, ms));
+}
+
+/** True for an abort reason that is a `TimeoutError` (the runtime's per-call timeout, `AbortSignal.timeout`). */
+function isTimeoutReason(reason: unknown): boolean {
+  return typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'TimeoutError';
+}
+
+function checkNumber(name: string, value: number, min: number, integer = false): void {
+  if (typeof value !== 'number' || Number.isNaN(value) || value < min || (integer && !Number.isInteger(value))) {
+    throw new RangeError(
+      `shellTool: options.${name} must be ${integer ? 'an integer' : 'a number'} >= ${min}, received ${describeValue(value)}`,
+    );
+  }
+}
+
+function buildResult(
+  proc: ShellProcess,
+  info: { durationMs: number; limitMs: number | undefined; killGraceMs: number; exitDrainMs: number; reason: unknown },
+): ToolResult<ShellDetails> {
+  const rendered = proc.output.render();
+  let text = rendered.text === '' ? '(no output)\n' : rendered.text;
+  if (!text.endsWith('\n')) text += '\n';
+  const reason = proc.killReason;
+  if (reason !== undefined) {
+    const how = proc.forcedKill
+      ? `SIGTERM did not stop it, so the process group got SIGKILL after ${info.killGraceMs} ms`
+      : 'the process group got SIGTERM';
+    const code = proc.exitCode === null ? '' : `; exit code ${proc.exitCode}`;
+    text += `[killed: ${describeKill(reason, info)}; ${how}${code}]`;
+  } else if (proc.exitCode !== null) {
+    text += `[exit code ${proc.exitCode}]`;
+  } else {
+    text += `[terminated by signal ${proc.exitSignal ?? 'unknown'}]`;
+  }
+  if (proc.outputAbandoned && reason === undefined) {
+    text +=
+      `\n[the shell exited, but a process it started in the background kept its output open; stopped reading after ` +
+      `${info.exitDrainMs} ms. Redirect background commands to a file, e.g. "cmd > cmd.log 2>&1 &".]`;
+  }
+  return {
+    content: [{ type: 'text', text }],
+    details: {
+      exitCode: proc.exitCode,
+      signal: proc.exitSignal,
+      killed: reason !== undefined,
+      killReason: reason ?? null,
+      forcedKill: proc.forcedKill,
+      truncatedBytes: rendered.truncatedBytes,
+      outputBytes: rendered.totalBytes,
+      durationMs: info.durationMs,
+    },
+  };
+}
+
+function describeKill(reason: ShellKillReason, info: { limitMs: number | undefined; reason: unknown }): string {
+  switch (reason) {
+    case 'timeout':
+      return `timed out after ${info.limitMs} ms; if the command needs longer, call shell again with a larger timeoutMs`;
+    case 'run-timeout':
+      return `the call's time limit ran out${reasonSuffix(info.reason)}`;
+    case 'aborted':
+      return `the run was aborted${reasonSuffix(info.reason)}`;
+  }
+}
+
+function reasonSuffix(reason: unknown): string {
+  if (reason instanceof Error && reason.message !== '' && reason.message !== 'This operation was aborted') {
+    return ` (${reason.message})`;
+  }
+  return '';
+}

@@ -1,0 +1,90 @@
+/**
+ * Keeping the file tools inside one workspace root: path resolution, glob checks, and the
+ * error text the model reads when it asks for something outside.
+ *
+ * @module
+ */
+import { realpath } from 'node:fs/promises';
+import path from 'node:path';
+
+/** Directories the file tools skip unless told otherwise (tinyglobby `ignore` patterns). */
+export const DEFAULT_IGNORE: readonly string[] = ['**/node_modules/**', '**/.git/**'];
+
+/** True when `target` (absolute) is `root` itself or lies under it. Both must be normalized absolute paths. */
+export function isInside(root: string, target: string): boolean {
+  const rel = path.relative(root, target);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+}
+
+/**
+ * Resolves `requested` (relative to `root`, or absolute) to an absolute path and checks that
+ * it stays inside `root`, lexically (`..` segments and absolute paths).
+ *
+ * @param root - the workspace root, absolute.
+ * @param requested - the path as the model wrote it.
+ * @returns the absolute path.
+ * @throws Error naming the path and the root and telling the model to use a path inside it;
+ *   the runtime turns it into an error result for the model.
+ */
+export function resolveInsideRoot(root: string, requested: string): string {
+  const absolute = path.resolve(root, requested);
+  if (!isInside(root, absolute)) {
+    throw new Error(
+      `path ${JSON.stringify(requested)} is outside the workspace root ${root}; ` +
+        'use a path inside it (relative to the root, e.g. "src/index.ts")',
+    );
+  }
+  return absolute;
+}
+
+/**
+ * Checks that an existing path, once symbolic links are resolved, is still inside `root`.
+ *
+ * @param root - the workspace root, absolute.
+ * @param absolute - a path already checked by {@link resolveInsideRoot}.
+ * @param requested - the path as the model wrote it, for the error text.
+ * @returns the real path.
+ * @throws the `realpath` error (e.g. `ENOENT`) unchanged, or an Error saying the path leads
+ *   outside the root through a symbolic link.
+ */
+export async function realpathInsideRoot(root: string, absolute: string, requested: string): Promise<string> {
+  const [realRoot, realTarget] = await Promise.all([realpath(root), realpath(absolute)]);
+  if (!isInside(realRoot, realTarget)) {
+    throw new Error(
+      `path ${JSON.stringify(requested)} leads through a symbolic link to ${realTarget}, outside the workspace root ` +
+        `${root}; use a path inside it`,
+    );
+  }
+  return realTarget;
+}
+
+/**
+ * Rejects glob patterns that would reach outside the directory they are matched in: absolute
+ * patterns and patterns with a `..` segment. (Results are filtered as well, so a pattern that
+ * slips past this check, e.g. inside braces, still lists nothing outside the root.)
+ *
+ * @throws Error telling the model to write the pattern relative to the root.
+ */
+export function assertRelativePattern(pattern: string, field: string): void {
+  if (path.isAbsolute(pattern) || pattern.split(/[\\/]/).includes('..')) {
+    throw new Error(
+      `${field} ${JSON.stringify(pattern)} reaches outside the workspace; write it relative to the workspace root ` +
+        'without ".." segments, e.g. "src/**/*.ts"',
+    );
+  }
+}
+
+/** `absolute` relative to `root`, with `/` separators, for showing to the model. */
+export function displayPath(root: string, absolute: string): string {
+  const rel = path.relative(root, absolute);
+  return (rel === '' ? '.' : rel).split(path.sep).join('/');
+}
+
+/** The `code` of a Node.js system error, or undefined. */
+export function errorCode(error: unknown): string | undefined {
+  if (typeof error === 'object' && error !== null && 'code' in error) {
+    const code = (error as { code: unknown }).code;
+    return typeof code === 'string' ? code : undefined;
+  }
+  return undefined;
+}

@@ -1,0 +1,373 @@
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { getEventListeners } from 'node:events';
+import path from 'node:path';
+import { toJsonSchema } from '@valibot/to-json-schema';
+import { describe, expect, it, vi } from 'vitest';
+import { shellTool } from '../../lib/tools/shell.ts';
+import type { ShellDetails, ShellProgress } from '../../lib/tools/shell.ts';
+import type { ToolResult } from '../../lib/tool.ts';
+import { asGenerator, contextFor, drain, isGone, pollUntil, readPids, tempDir, textOf } from './support.ts';
+
+type ShellGen = AsyncGenerator<ShellProgress, ToolResult<ShellDetails>, undefined>;
+
+function run(tool: ReturnType<typeof shellTool>, command: string, signal?: AbortSignal, timeoutMs?: number): ShellGen {
+  const input = timeoutMs === undefined ? { command } : { command, timeoutMs };
+  return asGenerator(tool.execute(input, contextFor('shell', signal)));
+}
+
+/** Pulls progress until some chunk's text contains `marker` (the command's "I am set up" gate). */
+async function nextUntil(gen: ShellGen, marker: string): Promise<ShellProgress[]> {
+  const seen: ShellProgress[] = [];
+  for (;;) {
+    const step = await gen.next();
+    if (step.done === true) throw new Error(`command ended before printing ${marker}: ${textOf(step.value)}`);
+    seen.push(step.value);
+    if (seen.map((p) => p.text).join('').includes(marker)) return seen;
+  }
+}
+
+async function expectAllGone(pids: number[]): Promise<void> {
+  await pollUntil(() => pids.every(isGone), `processes ${pids.join(', ')} to be gone`);
+  for (const pid of pids) expect(isGone(pid), `pid ${pid}`).toBe(true);
+}
+
+/** Abort listeners on `signal`. */
+function abortListeners(signal: AbortSignal): number {
+  return getEventListeners(signal, 'abort').length;
+}
+
+/**
+ * Records the timers that lib/tools/shell.ts creates (by creation stack) and which of them
+ * are still pending: neither fired nor cleared.
+ */
+function trackShellTimers(): { pending: Set<unknown>; readonly created: number; restore(): void } {
+  const realSet = globalThis.setTimeout;
+  const realClear = globalThis.clearTimeout;
+  const pending = new Set<unknown>();
+  let created = 0;
+  const set = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+    const fromShell = new Error().stack?.includes(`lib${path.sep}tools${path.sep}shell.ts`) === true;
+    const handle = realSet(() => {
+      pending.delete(handle);
+      fn(...args);
+    }, ms);
+    if (fromShell) {
+      created++;
+      pending.add(handle);
+    }
+    return handle;
+  }) as unknown as typeof setTimeout);
+  const clear = vi.spyOn(globalThis, 'clearTimeout').mockImplementation(((handle?: Parameters<typeof clearTimeout>[0]) => {
+    pending.delete(handle);
+    realClear(handle);
+  }) as typeof clearTimeout);
+  return {
+    pending,
+    get created() {
+      return created;
+    },
+    restore() {
+      set.mockRestore();
+      clear.mockRestore();
+    },
+  };
+}
+
+describe('shellTool', () => {
+  it('streams stdout chunks as progress while the process is still running', async () => {
+    const dir = await tempDir();
+    const tool = shellTool({ cwd: dir, timeoutMs: 15_000 });
+    // The command cannot finish before the spec creates `gate`, so a progress item that
+    // arrives before then was streamed live, not buffered to the end.
+    const gen = run(tool, 'echo $$ > pid; printf a; while [ ! -e gate ]; do sleep 0.01; done; printf b');
+    const first = await gen.next();
+    expect(first).toEqual({ done: false, value: { stream: 'stdout', text: 'a' } });
+    const [pid] = readPids(path.join(dir, 'pid'));
+    expect(pid).toBeTypeOf('number');
+    expect(isGone(pid!)).toBe(false);
+    expect(existsSync(path.join(dir, 'gate'))).toBe(false);
+
+    await writeFile(path.join(dir, 'gate'), '');
+    const { progress, result } = await drain(gen);
+    expect(progress).toEqual([{ stream: 'stdout', text: 'b' }]);
+    expect(textOf(result)).toBe('ab\n[exit code 0]');
+    expect(result.details).toMatchObject({ exitCode: 0, signal: null, killed: false, killReason: null, truncatedBytes: 0 });
+  });
+
+  it('reports stdout and stderr chunks with their stream, and both in the result text', async () => {
+    const dir = await tempDir();
+    const { progress, result } = await drain(run(shellTool({ cwd: dir }), 'echo out; echo err >&2'));
+    expect(progress).toContainEqual({ stream: 'stdout', text: 'out\n' });
+    expect(progress).toContainEqual({ stream: 'stderr', text: 'err\n' });
+    expect(textOf(result)).toMatch(/^(out\nerr\n|err\nout\n)\[exit code 0\]$/);
+  });
+
+  it('runs in the configured cwd', async () => {
+    const dir = await tempDir();
+    const { result } = await drain(run(shellTool({ cwd: dir }), 'pwd'));
+    expect(textOf(result)).toBe(`${dir}\n[exit code 0]`);
+  });
+
+  it('returns exit code 1 as a normal result, not a throw (case C2: grep finding nothing)', async () => {
+    const dir = await tempDir();
+    const { result } = await drain(run(shellTool({ cwd: dir }), 'echo out; echo err >&2; exit 1'));
+    const text = textOf(result);
+    expect(text).toContain('out\n');
+    expect(text).toContain('err\n');
+    expect(text.endsWith('[exit code 1]')).toBe(true);
+    expect(result.details).toMatchObject({ exitCode: 1, signal: null, killed: false });
+
+    const grep = await drain(run(shellTool({ cwd: dir }), 'echo hello | grep nothing-like-this'));
+    expect(textOf(grep.result)).toBe('(no output)\n[exit code 1]');
+  });
+
+  it('on abort kills every process of the group, and says the call was aborted (case C9)', async () => {
+    const dir = await tempDir();
+    const controller = new AbortController();
+    const tool = shellTool({ cwd: dir, killGraceMs: 5000 });
+    // Two background sleeps, a nested shell with its own background sleep, and the shell itself.
+    const gen = run(
+      tool,
+      'echo $$ >> pids; sleep 100 & echo $! >> pids; sleep 100 & echo $! >> pids; ' +
+        "sh -c 'sleep 100 & echo $! >> pids; wait' & echo $! >> pids; echo ready; wait",
+      controller.signal,
+    );
+    await nextUntil(gen, 'ready');
+    const pidFile = path.join(dir, 'pids');
+    await pollUntil(() => readPids(pidFile).length === 5, 'the nested shell to write its pid');
+    const pids = readPids(pidFile);
+    for (const pid of pids) expect(isGone(pid)).toBe(false);
+
+    controller.abort();
+    const { result } = await drain(gen);
+    expect(result.details).toMatchObject({ killed: true, killReason: 'aborted', forcedKill: false, signal: 'SIGTERM' });
+    expect(textOf(result)).toMatch(/^ready\n\[killed: the run was aborted; the process group got SIGTERM\]$/);
+    await expectAllGone(pids);
+  });
+
+  it("kills the group when the tool's own timeoutMs runs out, and says so", async () => {
+    const dir = await tempDir();
+    const tool = shellTool({ cwd: dir, timeoutMs: 60_000 });
+    // The input's timeoutMs overrides the tool's default.
+    const gen = run(
+      tool,
+      'echo $$ >> pids; sleep 100 & echo $! >> pids; sleep 100 & echo $! >> pids; wait',
+      undefined,
+      1000,
+    );
+    const { result } = await drain(gen);
+    expect(result.details).toMatchObject({ killed: true, killReason: 'timeout', exitCode: null, signal: 'SIGTERM' });
+    expect(textOf(result)).toContain('[killed: timed out after 1000 ms; if the command needs longer, call shell again with a larger timeoutMs');
+    const pids = readPids(path.join(dir, 'pids'));
+    expect(pids).toHaveLength(3);
+    await expectAllGone(pids);
+  });
+
+  it('tells a TimeoutError abort of ctx.signal (the runtime timeout) from a plain abort', async () => {
+    const dir = await tempDir();
+    const controller = new AbortController();
+    const gen = run(shellTool({ cwd: dir }), 'echo $$ > pid; echo ready; sleep 100', controller.signal);
+    await nextUntil(gen, 'ready');
+    controller.abort(new DOMException('shell timed out after 50 ms', 'TimeoutError'));
+    const { result } = await drain(gen);
+    expect(result.details).toMatchObject({ killed: true, killReason: 'run-timeout' });
+    expect(textOf(result)).toContain("[killed: the call's time limit ran out (shell timed out after 50 ms)");
+    await expectAllGone(readPids(path.join(dir, 'pid')));
+  });
+
+  it('sends SIGKILL after killGraceMs to a group that ignores SIGTERM', async () => {
+    const dir = await tempDir();
+    const controller = new AbortController();
+    const tool = shellTool({ cwd: dir, killGraceMs: 200 });
+    // `trap '' TERM` ignores SIGTERM in the shell, and the sleep inherits the ignored disposition.
+    const gen = run(tool, "trap '' TERM; echo $$ >> pids; sleep 100 & echo $! >> pids; echo ready; wait", controller.signal);
+    await nextUntil(gen, 'ready');
+    const pids = readPids(path.join(dir, 'pids'));
+    expect(pids).toHaveLength(2);
+
+    controller.abort();
+    const { result } = await drain(gen);
+    expect(result.details).toMatchObject({ killed: true, forcedKill: true, signal: 'SIGKILL', exitCode: null });
+    expect(textOf(result)).toContain('SIGTERM did not stop it, so the process group got SIGKILL after 200 ms');
+    await expectAllGone(pids);
+  });
+
+  it('kills the group when the consumer closes the generator early (finally)', async () => {
+    const dir = await tempDir();
+    const signal = new AbortController().signal;
+    const gen = run(shellTool({ cwd: dir }), 'echo $$ >> pids; sleep 100 & echo $! >> pids; echo ready; wait', signal);
+    await nextUntil(gen, 'ready');
+    const pids = readPids(path.join(dir, 'pids'));
+    expect(pids).toHaveLength(2);
+    expect(abortListeners(signal)).toBe(1);
+
+    await expect(gen.return(undefined as never)).resolves.toEqual({ done: true, value: undefined });
+    await expectAllGone(pids);
+    expect(abortListeners(signal)).toBe(0);
+  });
+
+  it('bounds the output: head and tail kept, the middle replaced by a marker (case C20)', async () => {
+    const dir = await tempDir();
+    const tool = shellTool({ cwd: dir, maxOutputBytes: 10_000 });
+    const { progress, result } = await drain(
+      run(tool, "printf START; head -c 500000 /dev/zero | tr '\\0' a; printf END"),
+    );
+    const text = textOf(result);
+    expect(result.details).toMatchObject({ exitCode: 0, truncatedBytes: 490_008, outputBytes: 500_008 });
+    expect(text.startsWith('STARTaaaa')).toBe(true);
+    expect(text).toContain('[... 490008 bytes cut: the output was 500008 bytes, over the 10000-byte limit;');
+    expect(text.endsWith('aaaaEND\n[exit code 0]')).toBe(true);
+    expect(text.length).toBeLessThan(10_000 + 300);
+    // Progress is not cut: every byte reached the consumer.
+    expect(progress.reduce((sum, p) => sum + p.text.length, 0)).toBe(500_008);
+  });
+
+  it('leaves no abort listener on ctx.signal after the call, however it ends', async () => {
+    const dir = await tempDir();
+    const tool = shellTool({ cwd: dir, killGraceMs: 200 });
+
+    const normal = new AbortController();
+    const gen = run(tool, 'echo hi', normal.signal);
+    expect(abortListeners(normal.signal)).toBe(0);
+    await gen.next();
+    expect(abortListeners(normal.signal)).toBe(1);
+    await drain(gen);
+    expect(abortListeners(normal.signal)).toBe(0);
+
+    const aborted = new AbortController();
+    const gen2 = run(tool, 'echo ready; sleep 100', aborted.signal);
+    await nextUntil(gen2, 'ready');
+    aborted.abort();
+    await drain(gen2);
+    expect(abortListeners(aborted.signal)).toBe(0);
+
+    const timedOut = new AbortController();
+    await drain(run(tool, 'sleep 100', timedOut.signal, 50));
+    expect(abortListeners(timedOut.signal)).toBe(0);
+  });
+
+  it('leaves no timer running after the call', async () => {
+    const dir = await tempDir();
+    const tool = shellTool({ cwd: dir, timeoutMs: 60_000, killGraceMs: 60_000 });
+    const timers = trackShellTimers();
+    try {
+      await drain(run(tool, 'echo hi'));
+      expect(timers.created).toBe(2); // the tool's timeout, and the exit-drain timer armed at 'exit'
+      expect(timers.pending.size).toBe(0);
+
+      const controller = new AbortController();
+      const gen = run(tool, 'echo ready; sleep 100', controller.signal);
+      await nextUntil(gen, 'ready');
+      expect(timers.pending.size).toBe(1);
+      controller.abort();
+      await drain(gen);
+      expect(timers.created).toBeGreaterThanOrEqual(5); // + timeout, kill grace, exit drain
+      expect(timers.pending.size).toBe(0);
+    } finally {
+      timers.restore();
+    }
+  });
+
+  it('spawns nothing when ctx.signal is already aborted', async () => {
+    const dir = await tempDir();
+    const controller = new AbortController();
+    controller.abort(new Error('user pressed stop'));
+    const gen = run(shellTool({ cwd: dir }), 'touch ran', controller.signal);
+    await expect(gen.next()).rejects.toThrow('user pressed stop');
+    expect(existsSync(path.join(dir, 'ran'))).toBe(false);
+  });
+
+  it('throws a clear error when the shell cannot start', async () => {
+    const dir = await tempDir();
+    const missing = path.join(dir, 'no-such-dir');
+    const gen = run(shellTool({ cwd: missing }), 'echo hi');
+    await expect(gen.next()).rejects.toThrow(`shell: could not start /bin/sh in ${missing}`);
+  });
+
+  it('stops reading exitDrainMs after the shell exits when a background process holds the output', async () => {
+    const dir = await tempDir();
+    const tool = shellTool({ cwd: dir, exitDrainMs: 100 });
+    const { result } = await drain(run(tool, 'echo $$ > pgid; sleep 30 & echo started'));
+    try {
+      expect(result.details).toMatchObject({ exitCode: 0, killed: false });
+      expect(textOf(result)).toContain('started\n[exit code 0]\n[the shell exited, but a process it started in the background');
+    } finally {
+      const [pgid] = readPids(path.join(dir, 'pgid'));
+      if (pgid !== undefined) process.kill(-pgid, 'SIGKILL');
+    }
+  });
+
+  it('pauses the pipes while the consumer does not pull, so the queue stays bounded (backpressure)', async () => {
+    const dir = await tempDir();
+    const tool = shellTool({ cwd: dir, timeoutMs: 30_000 });
+    // 200 blocks of 64 KiB (12.5 MiB); `count` says how many the command got written.
+    const gen = run(tool, "i=0; while [ $i -lt 200 ]; do printf '%065536d' 0; i=$((i+1)); echo $i > count; done; touch done");
+    const countFile = path.join(dir, 'count');
+    const count = async (): Promise<number> => Number((await readFile(countFile, 'utf8').catch(() => '0')).trim() || '0');
+    const first = await gen.next();
+    expect(first.done).toBe(false);
+    // Not pulling now. Wait until the writer stalls: its count unchanged over 5 polls.
+    let last = -1;
+    let same = 0;
+    await pollUntil(
+      async () => {
+        const now = await count();
+        same = now === last ? same + 1 : 0;
+        last = now;
+        return same >= 5;
+      },
+      'the writer to stall',
+      { timeoutMs: 15_000, intervalMs: 50 },
+    );
+    // About 1 MiB of queued progress plus the pipe buffers, far from all 200 blocks.
+    expect(last).toBeLessThan(60);
+    expect(existsSync(path.join(dir, 'done'))).toBe(false);
+
+    const { progress, result } = await drain(gen);
+    expect(result.details?.exitCode).toBe(0);
+    expect(await count()).toBe(200);
+    const firstChars = first.done === true ? 0 : first.value.text.length;
+    expect(progress.reduce((sum, p) => sum + p.text.length, firstChars)).toBe(200 * 65_536);
+  });
+
+  it('keeps every line in order when chunks are merged for a slow consumer', async () => {
+    const dir = await tempDir();
+    const tool = shellTool({ cwd: dir, maxOutputBytes: 1 << 22 });
+    const gen = run(tool, 'seq 1 300000');
+    const chunks: string[] = [];
+    for (;;) {
+      const step = await gen.next();
+      if (step.done === true) {
+        expect(step.value.details?.exitCode).toBe(0);
+        break;
+      }
+      chunks.push(step.value.text);
+      if (chunks.length % 4 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    const lines = chunks.join('').trimEnd().split('\n');
+    expect(lines).toHaveLength(300_000);
+    expect(lines[0]).toBe('1');
+    expect(lines.at(-1)).toBe('300000');
+    expect(lines.every((line, i) => line === String(i + 1))).toBe(true);
+  });
+
+  it('rejects bad options at creation', () => {
+    expect(() => shellTool({ maxOutputBytes: 0 })).toThrow(RangeError);
+    expect(() => shellTool({ killGraceMs: -1 })).toThrow('options.killGraceMs must be a number >= 0, received number -1');
+    expect(() => shellTool({ timeoutMs: 0 })).toThrow(RangeError);
+  });
+
+  it('describes its input for the model (strict object, every field described)', () => {
+    const schema = toJsonSchema(shellTool().input as never) as Record<string, unknown>;
+    expect(schema).toMatchObject({
+      type: 'object',
+      required: ['command'],
+      additionalProperties: false,
+      properties: {
+        command: { type: 'string', description: expect.stringContaining('/bin/sh -c') },
+        timeoutMs: { type: 'integer', minimum: 1, description: expect.any(String) },
+      },
+    });
+  });
+});
