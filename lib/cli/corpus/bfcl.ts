@@ -1,0 +1,178 @@
+/**
+ * Loader for Berkeley Function Calling Leaderboard files: a question file (one entry per
+ * line: `id`, `question`, `function` definitions) and its `possible_answer` file (same ids,
+ * `ground_truth`: one `{ name: { param: [acceptable values] } }` per expected call).
+ *
+ * BFCL records no assistant messages, so one is built per entry from the ground truth (the
+ * first acceptable value of each parameter) and replayed with no follow-up: the check is
+ * that every call gets its result, in order, and that the arguments pass the converted
+ * schema. Source of the format: `../shared/corpus/SOURCES.md`, section B.
+ *
+ * @module
+ */
+import { basename, dirname, join } from 'node:path';
+import { isRecord } from '../../formats/shared.ts';
+import type { JsonSchema, ToolCall } from '../../tool.ts';
+import type { JsonlRecord } from './read.ts';
+import type { LoadedRecording, RecordedMessage, RecordedTool } from './types.ts';
+
+/** The prefix of a BFCL answers file name: `possible_answer_<question file name>`. */
+export const ANSWER_PREFIX = 'possible_answer_';
+
+/** True when the records are BFCL question entries. */
+export function looksLikeBfclQuestions(records: readonly JsonlRecord[]): boolean {
+  return records.length > 0 && records.every(({ value }) => isRecord(value) && typeof value.id === 'string' && Array.isArray(value.function));
+}
+
+/** True when the records are BFCL ground-truth entries. */
+export function looksLikeBfclAnswers(records: readonly JsonlRecord[]): boolean {
+  return records.length > 0 && records.every(({ value }) => isRecord(value) && typeof value.id === 'string' && Array.isArray(value.ground_truth));
+}
+
+/**
+ * Where a question file's answers may be: `possible_answer_<name>` next to it (the corpus
+ * layout), or `possible_answer/<name>` below it (the BFCL repository layout).
+ */
+export function answerPathsFor(questionPath: string): string[] {
+  const dir = dirname(questionPath);
+  const name = basename(questionPath);
+  return [join(dir, `${ANSWER_PREFIX}${name}`), join(dir, 'possible_answer', name)];
+}
+
+/** Where an answers file's questions may be (the inverse of {@link answerPathsFor}). */
+export function questionPathsFor(answerPath: string): string[] {
+  const dir = dirname(answerPath);
+  const name = basename(answerPath);
+  const paths: string[] = [];
+  if (name.startsWith(ANSWER_PREFIX)) paths.push(join(dir, name.slice(ANSWER_PREFIX.length)));
+  if (basename(dir) === 'possible_answer') paths.push(join(dirname(dir), name));
+  return paths;
+}
+
+/**
+ * Converts a BFCL parameter schema (a JSON-Schema-like dialect) into JSON Schema:
+ * - `type: "dict"` → `"object"`, `"float"` → `"number"`, `"tuple"` → `"array"`;
+ * - `type: "any"` → no type constraint (the key is removed);
+ * - the non-standard `optional` key is dropped (what is required is in `required`), and
+ *   `format` is dropped (BFCL uses `"date"` loosely; toolrun's Ajv checks no formats);
+ * - `properties`, `items` and `additionalProperties` are converted recursively; every
+ *   other key (`description`, `enum`, `default`, `required`, `maximum`, …) is kept.
+ * Type lists (`["string", "float"]`) are converted element by element.
+ */
+export function convertBfclSchema(schema: unknown): JsonSchema {
+  if (!isRecord(schema)) return {};
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    switch (key) {
+      case 'type': {
+        const converted = Array.isArray(value) ? value.map(convertType).filter((t) => t !== undefined) : convertType(value);
+        if (converted !== undefined && !(Array.isArray(converted) && converted.length === 0)) out.type = converted;
+        break;
+      }
+      case 'optional':
+      case 'format':
+        break;
+      case 'properties':
+        out.properties = isRecord(value)
+          ? Object.fromEntries(Object.entries(value).map(([name, property]) => [name, convertBfclSchema(property)]))
+          : value;
+        break;
+      case 'items':
+      case 'additionalProperties':
+        out[key] = isRecord(value) ? convertBfclSchema(value) : value;
+        break;
+      default:
+        out[key] = value;
+    }
+  }
+  return out;
+}
+
+function convertType(type: unknown): unknown {
+  switch (type) {
+    case 'dict':
+      return 'object';
+    case 'float':
+      return 'number';
+    case 'tuple':
+      return 'array';
+    case 'any':
+      return undefined;
+    default:
+      return type;
+  }
+}
+
+/**
+ * The arguments of one ground-truth call: for each parameter, the first acceptable value
+ * that is not `""` (BFCL's "may be omitted"); a parameter whose only acceptable value is
+ * `""` is left out. A dict value is itself an object of acceptable-value lists and is
+ * resolved the same way, recursively.
+ */
+export function groundTruthArguments(params: Record<string, unknown>): Record<string, unknown> {
+  const args: Record<string, unknown> = {};
+  for (const [name, acceptable] of Object.entries(params)) {
+    if (!Array.isArray(acceptable)) {
+      args[name] = acceptable;
+      continue;
+    }
+    const first: unknown = acceptable.find((value) => value !== '');
+    if (first === undefined) continue;
+    args[name] = isRecord(first) ? groundTruthArguments(first) : first;
+  }
+  return args;
+}
+
+/**
+ * Loads a question file and its answers: one message per entry, calls in ground-truth
+ * order with ids `<entry id>#<n>` (BFCL has no call ids; its grader is order-insensitive
+ * for parallel categories, so the ground-truth order is kept as the call order).
+ *
+ * @param answerFile - how the answers file is named in the report.
+ */
+export function loadBfcl(questions: readonly JsonlRecord[], answers: readonly JsonlRecord[], answerFile: string): LoadedRecording {
+  const truth = new Map<string, unknown[]>();
+  for (const { value } of answers) {
+    if (isRecord(value) && typeof value.id === 'string' && Array.isArray(value.ground_truth)) truth.set(value.id, value.ground_truth);
+  }
+  const messages: RecordedMessage[] = [];
+  const warnings: string[] = [];
+  for (const { value, line } of questions) {
+    if (!isRecord(value) || typeof value.id !== 'string' || !Array.isArray(value.function)) continue;
+    const id = value.id;
+    const groundTruth = truth.get(id);
+    const tools: RecordedTool[] = value.function.flatMap((fn) =>
+      isRecord(fn) && typeof fn.name === 'string' ? [{ name: fn.name, schema: convertBfclSchema(fn.parameters) }] : [],
+    );
+    if (groundTruth === undefined) {
+      warnings.push(`entry ${id} (line ${line}) has no ground truth in ${answerFile}; skipped`);
+      continue;
+    }
+    const notes: string[] = [];
+    const calls: ToolCall[] = [];
+    groundTruth.forEach((entry, n) => {
+      if (!isRecord(entry)) return;
+      for (const [name, params] of Object.entries(entry)) {
+        calls.push({ id: `${id}#${n}`, name, arguments: groundTruthArguments(isRecord(params) ? params : {}) });
+      }
+    });
+    if (calls.length === 0) continue;
+    const names = new Set(tools.map((tool) => tool.name));
+    calls.forEach((call, index) => {
+      if (!names.has(call.name)) notes.push(`call #${index + 1} names tool '${call.name}', which the entry's function list does not define`);
+    });
+    messages.push({
+      label: `entry ${id}`,
+      calls,
+      tools: dedupeByName(tools),
+      followUp: { none: 'no follow-up recorded (BFCL ground truth: assistant message built from the first acceptable values)' },
+      notes,
+    });
+  }
+  return { format: 'BFCL questions + possible answers', messages, companions: [answerFile], warnings };
+}
+
+function dedupeByName(tools: RecordedTool[]): RecordedTool[] {
+  const seen = new Set<string>();
+  return tools.filter((tool) => (seen.has(tool.name) ? false : (seen.add(tool.name), true)));
+}

@@ -1,0 +1,199 @@
+/**
+ * Loader for Claude Code session transcripts (`~/.claude/projects/*.jsonl`).
+ *
+ * Format facts this relies on (see `../shared/corpus/SOURCES.md`, "Format observations" 7):
+ * - one line per content block: an assistant message with 3 tool calls is 3+ `assistant`
+ *   lines sharing `message.id`;
+ * - each tool result is its own `user` line, logged in completion order, not call order;
+ * - a subagent's own messages are embedded in top-level `type: "progress"` lines
+ *   (`data.type: "agent_progress"`, `data.message` = a whole user/assistant line). Each is
+ *   read once (deduplicated by `uuid`) and kept apart from the main conversation, so
+ *   nothing is counted twice.
+ *
+ * The recorded follow-up of a message is the user message Claude Code would send: its
+ * `tool_result` blocks, here in the order they were logged. No tool definitions are
+ * recorded, so any object arguments are accepted.
+ *
+ * @module
+ */
+import { fromAnthropic } from '../../formats/anthropic.ts';
+import { asString, isRecord } from '../../formats/shared.ts';
+import type { ToolCall } from '../../tool.ts';
+import type { JsonlRecord } from './read.ts';
+import { callNotes } from './cassette.ts';
+import type { LoadedRecording, RecordedMessage } from './types.ts';
+
+/** Claude Code's text for a tool use the user rejected (it starts with this). */
+const REJECTED = "The user doesn't want to proceed with this tool use";
+/** Claude Code's text for a sibling it cancelled after a parallel call failed. */
+const SIBLING_ERRORED = 'Sibling tool call errored';
+/** Claude Code's user line after an interruption. */
+const INTERRUPTED = '[Request interrupted by user';
+
+/**
+ * True when the records look like a Claude Code transcript: every line an object with a
+ * string `type`, and at least one `user` or `assistant` line carrying a `sessionId` and a
+ * `message` (other line types — `progress`, `system`, `file-history-snapshot`, … — vary
+ * between Claude Code versions and are not required).
+ */
+export function looksLikeClaudeCode(records: readonly JsonlRecord[]): boolean {
+  let conversationLines = 0;
+  for (const { value } of records) {
+    if (!isRecord(value) || typeof value.type !== 'string') return false;
+    if ((value.type === 'user' || value.type === 'assistant') && typeof value.sessionId === 'string' && isRecord(value.message)) conversationLines++;
+  }
+  return conversationLines > 0;
+}
+
+/** One user or assistant entry of a conversation (main or subagent), in log order. */
+interface Entry {
+  line: number;
+  role: 'user' | 'assistant';
+  message: Record<string, unknown>;
+}
+
+/** Loads a transcript: one recorded message per assistant message (grouped by `message.id`) with at least one `tool_use`. */
+export function loadClaudeCode(records: readonly JsonlRecord[]): LoadedRecording {
+  const main: Entry[] = [];
+  const subagents = new Map<string, Entry[]>();
+  const seen = new Set<string>();
+  for (const { line, value } of records) {
+    if (!isRecord(value)) continue;
+    if (value.type === 'user' || value.type === 'assistant') {
+      const entry = toEntry(value, line);
+      if (entry !== undefined) main.push(entry);
+    } else if (value.type === 'progress' && isRecord(value.data) && value.data.type === 'agent_progress') {
+      const embedded = value.data.message;
+      if (!isRecord(embedded)) continue;
+      const uuid = asString(embedded.uuid);
+      if (uuid !== '') {
+        if (seen.has(uuid)) continue;
+        seen.add(uuid);
+      }
+      const entry = toEntry(embedded, line);
+      if (entry === undefined) continue;
+      const agent = asString(value.data.agentId) || asString(value.parentToolUseID) || 'subagent';
+      const list = subagents.get(agent) ?? [];
+      list.push(entry);
+      subagents.set(agent, list);
+    }
+  }
+  const found = conversationMessages(main, '');
+  for (const [agent, entries] of subagents) found.push(...conversationMessages(entries, `subagent ${agent} `));
+  found.sort((a, b) => a.line - b.line);
+  return { format: 'Claude Code transcript', messages: found.map(({ message }) => message), companions: [] };
+}
+
+function toEntry(value: Record<string, unknown>, line: number): Entry | undefined {
+  const message = value.message;
+  if (!isRecord(message)) return undefined;
+  const role = value.type === 'assistant' || message.role === 'assistant' ? 'assistant' : 'user';
+  return { line, role, message };
+}
+
+interface LoggedResult {
+  /** Index of its entry in the conversation. */
+  position: number;
+  line: number;
+  /** Position in the conversation's log of results. */
+  order: number;
+  block: Record<string, unknown>;
+}
+
+/** The messages with tool calls of one conversation (main or one subagent), each with the line of its first tool_use. */
+function conversationMessages(entries: readonly Entry[], prefix: string): Array<{ line: number; message: RecordedMessage }> {
+  // Group tool_use blocks by message id, in line order.
+  const groups = new Map<string, { firstLine: number; firstEntry: number; calls: ToolCall[] }>();
+  const results = new Map<string, LoggedResult[]>();
+  const interruptions: number[] = [];
+  let order = 0;
+  entries.forEach((entry, position) => {
+    const content = entry.message.content;
+    if (entry.role === 'assistant') {
+      if (!Array.isArray(content)) return;
+      const calls = fromAnthropic({ content });
+      if (calls.length === 0) return;
+      const id = asString(entry.message.id) || `line-${entry.line}`;
+      const group = groups.get(id) ?? { firstLine: entry.line, firstEntry: position, calls: [] };
+      group.calls.push(...calls);
+      groups.set(id, group);
+      return;
+    }
+    if (typeof content === 'string') {
+      if (content.startsWith(INTERRUPTED)) interruptions.push(position);
+      return;
+    }
+    if (!Array.isArray(content)) return;
+    for (const block of content) {
+      if (!isRecord(block)) continue;
+      if (block.type === 'tool_result') {
+        const list = results.get(asString(block.tool_use_id)) ?? [];
+        list.push({ position, line: entry.line, order: order++, block });
+        results.set(asString(block.tool_use_id), list);
+      } else if (block.type === 'text' && typeof block.text === 'string' && block.text.startsWith(INTERRUPTED)) {
+        interruptions.push(position);
+      }
+    }
+  });
+
+  const messages: Array<{ line: number; message: RecordedMessage }> = [];
+  const used = new Map<string, number>();
+  const groupList = [...groups.entries()];
+  groupList.forEach(([id, group], g) => {
+    const { calls } = group;
+    // The k-th call with an id takes the k-th logged result with that id (ids can repeat).
+    const paired: Array<LoggedResult | undefined> = calls.map((call) => {
+      const k = used.get(call.id) ?? 0;
+      used.set(call.id, k + 1);
+      return results.get(call.id)?.[k];
+    });
+    const logged = paired.filter((r): r is LoggedResult => r !== undefined).sort((a, b) => a.order - b.order);
+    const notes = [...callNotes(calls), ...transcriptNotes(calls, paired, logged)];
+    // An interruption logged after this message's last result and before the next message with calls.
+    const next = groupList[g + 1]?.[1].firstEntry ?? Number.POSITIVE_INFINITY;
+    const lastResult = Math.max(group.firstEntry, ...logged.map((r) => r.position));
+    if (interruptions.some((p) => p > lastResult && p < next)) notes.push('the user interrupted the turn ("[Request interrupted by user…]")');
+    const followUp: RecordedMessage['followUp'] = logged.length === 0
+      ? { none: 'no tool result logged for this message' }
+      : {
+        format: 'anthropic',
+        wire: { role: 'user', content: logged.map((r) => r.block) },
+        historyCallIds: calls.map((call) => call.id),
+        source: `user lines ${logged.map((r) => r.line).join(', ')}`,
+      };
+    const label = `${prefix}message ${id} (line ${group.firstLine})`;
+    messages.push({ line: group.firstLine, message: { label, calls, tools: undefined, followUp, notes } });
+  });
+  return messages;
+}
+
+function transcriptNotes(calls: readonly ToolCall[], paired: ReadonlyArray<LoggedResult | undefined>, logged: readonly LoggedResult[]): string[] {
+  const notes: string[] = [];
+  const missing = paired.map((r, i) => (r === undefined ? i : -1)).filter((i) => i >= 0);
+  if (missing.length > 0) {
+    notes.push(`no result logged for ${missing.map((i) => `call #${i + 1} '${calls[i]?.name ?? ''}'`).join(', ')}`);
+  }
+  const loggedCallOrder = logged.map((r) => paired.indexOf(r) + 1);
+  if (loggedCallOrder.some((n, i) => i > 0 && n < (loggedCallOrder[i - 1] ?? 0))) {
+    notes.push(`Claude Code logged the results in completion order, not call order (logged: calls ${loggedCallOrder.join(', ')})`);
+  }
+  const texts = paired.map((r) => (r === undefined ? '' : resultText(r.block)));
+  const rejected = texts.filter((t) => t.startsWith(REJECTED)).length;
+  if (rejected > 0) notes.push(`the user rejected ${rejected} of ${calls.length} calls (Claude Code answered with its rejection text)`);
+  const siblings = texts.filter((t) => t.includes(SIBLING_ERRORED)).length;
+  if (siblings > 0) {
+    const failed = paired.findIndex((r, i) => r !== undefined && r.block.is_error === true && !(texts[i] ?? '').includes(SIBLING_ERRORED));
+    notes.push(
+      `Claude Code cancelled ${siblings} sibling call${siblings === 1 ? '' : 's'} after ${failed >= 0 ? `call #${failed + 1}` : 'a call'} failed ` +
+        `("Sibling tool call errored"); toolrun never cancels siblings (contract A1), the replay returns the recorded text`,
+    );
+  }
+  return notes;
+}
+
+function resultText(block: Record<string, unknown>): string {
+  const content = block.content;
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part) => (isRecord(part) && typeof part.text === 'string' ? part.text : '')).join('\n');
+}

@@ -1,0 +1,358 @@
+/**
+ * `npm start -- replay <file-or-folder>`: runs the tool calls of recorded conversations
+ * through `runTools` and checks contract F4 against what the recording's framework sent.
+ *
+ * For each recorded assistant message with at least one tool call:
+ * 1. tools are built from the recorded definitions (`defineTool` with the recorded JSON
+ *    Schema, validated by the runtime's Ajv; `{ type: 'object' }` when the recording has
+ *    none); each tool body yields one progress value, waits a random 0..`delayMs` ms (so the
+ *    live view shows completion order differing from call order) and returns the output
+ *    recorded for that call — or throws its text when the recording marked it `is_error`;
+ * 2. `runTools(calls, { tools })` runs them; every event goes to the view;
+ * 3. the results, converted with `toAnthropic` / `toOpenAIChat` / `toOpenAIResponses`, are
+ *    compared with the recorded follow-up (see `corpus/compare.ts`), and the message is
+ *    `matched`, `explained` (the recording itself is irregular: the reason is given) or
+ *    `mismatched`.
+ *
+ * Formats read: see {@link KNOWN_FORMATS}. The corpus is described in
+ * `../shared/corpus/SOURCES.md`.
+ *
+ * @module
+ */
+import { existsSync } from 'node:fs';
+import { basename, isAbsolute, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import type { CallOutcome, ToolBatch, ToolEvent } from '../events.ts';
+import { runTools } from '../run-tools.ts';
+import { defineTool, type Tool, type ToolResultMessage } from '../tool.ts';
+import { judge, pairRecorded, readWire, type Verdict, type WireEntry } from './corpus/compare.ts';
+import { KNOWN_FORMATS, listRecordingFiles, loadRecording, statOrUndefined, unknownFormatMessage } from './corpus/load.ts';
+import { ANY_OBJECT_SCHEMA, type LoadedRecording, type RecordedMessage, type RecordedTool } from './corpus/types.ts';
+import { CliInputError } from './errors.ts';
+import type { RunView } from './view.ts';
+
+export { KNOWN_FORMATS };
+
+/** Options of {@link replay}. */
+export interface ReplayOptions {
+  /** Draws each message's run (`begin`, every event, `end`) and the lines outside runs. */
+  view: RunView;
+  /**
+   * Longest fake latency of one replayed call, in ms: each tool body waits a random
+   * 0..`delayMs` ms before returning its recorded output. `0` runs without timers (specs).
+   * @default 40
+   */
+  delayMs?: number;
+  /** Where lines outside runs go (one header per file, skipped files). @default view.line */
+  out?: (line: string) => void;
+  /** Stops the replay: running calls are aborted, no further message starts. */
+  signal?: AbortSignal;
+}
+
+/** How one recorded message came out. */
+export interface ReplayMessageResult {
+  /** Where in the file, e.g. "interaction 0", "entry parallel_3". */
+  label: string;
+  calls: number;
+  status: Verdict['status'];
+  /** Why it is `explained` or `mismatched` (empty for `matched`). */
+  reasons: string[];
+}
+
+/** One row of the report: a recording file. */
+export interface ReplayFileRow {
+  /** The file, relative to the replay target (its name when the target is a file). */
+  file: string;
+  /** The detected format, e.g. "Anthropic Messages cassette". */
+  format: string;
+  /** Assistant messages with at least one tool call that were replayed. */
+  messages: number;
+  /** Tool calls in those messages. */
+  calls: number;
+  matched: number;
+  explained: number;
+  mismatched: number;
+  /** Distinct reasons with their counts, e.g. `"explained ×2: no follow-up recorded …"`. */
+  reasons: string[];
+  /** Per message. */
+  results: ReplayMessageResult[];
+  /** Files read with this one (a BFCL question file's answers). */
+  companions: string[];
+}
+
+/** The report of one replay. */
+export interface ReplayReport {
+  /** The target as given. */
+  target: string;
+  rows: ReplayFileRow[];
+  /** Files under a folder target that are not recordings (unknown format), with the reason. */
+  skipped: Array<{ file: string; reason: string }>;
+  totals: { files: number; messages: number; calls: number; matched: number; explained: number; mismatched: number };
+  /** 0, or 1 when any message is `mismatched`. */
+  exitCode: 0 | 1;
+  /** True when the replay stopped early on `signal`. */
+  aborted: boolean;
+}
+
+/** Default of {@link ReplayOptions.delayMs}, in ms. */
+const DEFAULT_DELAY_MS = 40;
+
+/**
+ * Replays a recording file, or every recording under a folder (recursively, sorted by
+ * path; BFCL question files are paired with their `possible_answer_*` files by name; files
+ * of unknown format under a folder are listed in `skipped`).
+ *
+ * A relative `target` is resolved from the working directory; `corpus` or `corpus/…` that
+ * does not exist there is looked up in `../shared/corpus` next to the repository.
+ *
+ * @throws CliInputError (one line naming the file) for a missing path, a JSON syntax error
+ *   (with line and column), a file of unknown format (listing the known formats), a BFCL
+ *   file without its companion, or a folder without any recording.
+ *
+ * @example
+ * ```ts
+ * const report = await replay('../shared/corpus', { view: createRunView({ stream: process.stdout }) });
+ * console.log(formatReportTable(report));
+ * process.exitCode = report.exitCode;
+ * ```
+ */
+export async function replay(target: string, options: ReplayOptions): Promise<ReplayReport> {
+  const { view } = options;
+  const out = options.out ?? ((line: string) => view.line(line));
+  const delayMs = options.delayMs ?? DEFAULT_DELAY_MS;
+  if (!(delayMs >= 0 && Number.isFinite(delayMs))) throw new CliInputError(`--delay must be a number of ms ≥ 0, received ${String(delayMs)}`);
+  const path = resolveTarget(target);
+  const info = await statOrUndefined(path);
+  if (info === undefined) throw new CliInputError(`${target}: no such file or folder`);
+
+  const report: ReplayReport = {
+    target,
+    rows: [],
+    skipped: [],
+    totals: { files: 0, messages: 0, calls: 0, matched: 0, explained: 0, mismatched: 0 },
+    exitCode: 0,
+    aborted: false,
+  };
+  // Errors name a file as the user wrote it; rows name it relative to the folder (or by its name).
+  const files = info.isDirectory() ? await listRecordingFiles(path) : [{ path, shown: target }];
+  const loaded: Array<{ shown: string; recording: LoadedRecording }> = [];
+  for (const file of files) {
+    const outcome = await loadRecording(file.path, file.shown);
+    if (outcome.ok) loaded.push({ shown: info.isDirectory() ? file.shown : basename(path), recording: outcome.recording });
+    else if (info.isDirectory()) report.skipped.push({ file: file.shown, reason: `not a recording: ${outcome.reason}` });
+    else throw new CliInputError(unknownFormatMessage(file.shown, outcome.reason));
+  }
+  if (loaded.length === 0) {
+    throw new CliInputError(`${target}: no recordings found (${files.length} .json/.jsonl files; known formats: ${KNOWN_FORMATS.join('; ')})`);
+  }
+
+  for (const { shown, recording } of loaded) {
+    if (isAborted(options.signal)) {
+      report.aborted = true;
+      break;
+    }
+    const row = await replayFile(shown, recording, { view, out, delayMs, signal: options.signal });
+    report.rows.push(row);
+    report.totals.files++;
+    report.totals.messages += row.messages;
+    report.totals.calls += row.calls;
+    report.totals.matched += row.matched;
+    report.totals.explained += row.explained;
+    report.totals.mismatched += row.mismatched;
+    if (isAborted(options.signal)) report.aborted = true;
+  }
+  report.exitCode = report.totals.mismatched > 0 ? 1 : 0;
+  return report;
+}
+
+// A function, not an inline check: TypeScript would narrow `aborted` across the awaits.
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+function resolveTarget(target: string): string {
+  const path = resolve(target);
+  if (existsSync(path) || isAbsolute(target)) return path;
+  if (target === 'corpus' || target.startsWith('corpus/')) {
+    const shared = fileURLToPath(new URL(`../../../shared/${target}`, import.meta.url));
+    if (existsSync(shared)) return shared;
+  }
+  return path;
+}
+
+interface FileContext {
+  view: RunView;
+  out: (line: string) => void;
+  delayMs: number;
+  signal: AbortSignal | undefined;
+}
+
+async function replayFile(shown: string, recording: LoadedRecording, context: FileContext): Promise<ReplayFileRow> {
+  const row: ReplayFileRow = {
+    file: shown,
+    format: recording.format,
+    messages: 0,
+    calls: 0,
+    matched: 0,
+    explained: 0,
+    mismatched: 0,
+    reasons: [],
+    results: [],
+    companions: recording.companions,
+  };
+  const companions = recording.companions.length > 0 ? ` with ${recording.companions.join(', ')}` : '';
+  context.out(`── ${shown}${companions} (${recording.format}): ${recording.messages.length} message${recording.messages.length === 1 ? '' : 's'} with tool calls`);
+  const counts = new Map<string, number>();
+  for (const warning of recording.warnings ?? []) counts.set(`warning: ${warning}`, 1);
+  for (const message of recording.messages) {
+    if (context.signal?.aborted === true) break;
+    const result = await replayMessage(`${shown} · ${message.label}`, message, context);
+    row.results.push(result);
+    row.messages++;
+    row.calls += result.calls;
+    row[result.status]++;
+    for (const reason of result.reasons) {
+      const key = `${result.status}: ${reason}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+  }
+  row.reasons = [...counts.entries()].map(([key, n]) => (n === 1 ? key : key.replace(/^(\w+):/, `$1 ×${n}:`)));
+  return row;
+}
+
+/** Runs one recorded message and judges it. */
+async function replayMessage(title: string, recorded: RecordedMessage, context: FileContext): Promise<ReplayMessageResult> {
+  const { calls } = recorded;
+  const entries = recordedEntries(recorded);
+  const pending = new Map<string, number[]>();
+  const tools = buildTools(recorded, entries, pending, context.delayMs);
+  const outcomes: Array<CallOutcome | undefined> = calls.map(() => undefined);
+  const streamed: ToolResultMessage[] = [];
+  const { view } = context;
+  view.begin(title, calls);
+  let verdict: Verdict;
+  try {
+    const run = runTools(calls, {
+      tools,
+      ...(context.signal === undefined ? {} : { signal: context.signal }),
+      // Runs serially in call order right before a call may execute (P1): the queue tells
+      // each tool body which call it is running, even when ids repeat or are empty.
+      beforeToolCall: ({ toolCall, index }) => {
+        const queue = pending.get(toolCall.id) ?? [];
+        queue.push(index);
+        pending.set(toolCall.id, queue);
+      },
+    });
+    let batch: ToolBatch | undefined;
+    for (;;) {
+      const step = await run.next();
+      if (step.done === true) {
+        batch = step.value;
+        break;
+      }
+      const event: ToolEvent = step.value;
+      view.event(event);
+      if (event.type === 'tool_execution_end') outcomes[event.index] = event.outcome;
+      else if (event.type === 'tool_result') streamed.push(event.message);
+    }
+    verdict = judge(recorded, { messages: batch.messages, outcomes });
+    if (batch.messages.length !== streamed.length || batch.messages.some((m, i) => m !== streamed[i])) {
+      verdict = {
+        status: 'mismatched',
+        reasons: ['runtime: the returned batch differs from the tool_result events (contract O6)', ...verdict.reasons],
+      };
+    }
+    if (batch.aborted) verdict = { status: 'mismatched', reasons: ['the replay was aborted', ...verdict.reasons] };
+  } catch (error) {
+    verdict = { status: 'mismatched', reasons: [`runtime: runTools threw: ${error instanceof Error ? error.message : String(error)}`] };
+  }
+  view.end(verdict.status === 'matched' ? 'matched' : `${verdict.status}: ${verdict.reasons.join('; ')}`);
+  return { label: recorded.label, calls: calls.length, status: verdict.status, reasons: verdict.reasons };
+}
+
+/** The recorded result of each call (by call index), paired as `judge` pairs them. */
+function recordedEntries(recorded: RecordedMessage): Array<WireEntry | undefined> {
+  if ('none' in recorded.followUp) return recorded.calls.map(() => undefined);
+  const reading = readWire(recorded.followUp.format, recorded.followUp.wire);
+  return pairRecorded(recorded.followUp, reading.entries, recorded.calls.length).map((j) => (j >= 0 ? reading.entries[j] : undefined));
+}
+
+/**
+ * One tool per recorded definition (first of a repeated name wins), or, when the recording
+ * has none, one permissive tool per called name. Each body returns the recorded output of
+ * the call it runs (see the module comment).
+ */
+function buildTools(
+  recorded: RecordedMessage,
+  entries: ReadonlyArray<WireEntry | undefined>,
+  pending: Map<string, number[]>,
+  delayMs: number,
+): Tool[] {
+  const definitions: RecordedTool[] = recorded.tools ?? [...new Set(recorded.calls.map((call) => call.name))].map((name) => ({ name, schema: ANY_OBJECT_SCHEMA }));
+  const tools: Tool[] = [];
+  const names = new Set<string>();
+  for (const definition of definitions) {
+    if (definition.name === '' || names.has(definition.name)) continue;
+    names.add(definition.name);
+    tools.push(
+      defineTool({
+        name: definition.name,
+        input: definition.schema,
+        async *execute(_input, { toolCallId, toolName, signal }) {
+          const index = pending.get(toolCallId)?.shift();
+          const entry = index === undefined ? undefined : entries[index];
+          const wait = delayMs > 0 ? Math.round(Math.random() * delayMs) : 0;
+          yield wait > 0 ? `replaying the recorded result of ${toolName} in ${wait} ms` : `replaying the recorded result of ${toolName}`;
+          if (wait > 0) await sleep(wait, undefined, { signal });
+          if (entry === undefined) return `(replay: no result was recorded for this call of ${toolName})`;
+          if (entry.isError === true) throw new Error(entry.text);
+          return { content: entry.content };
+        },
+      }),
+    );
+  }
+  return tools;
+}
+
+/**
+ * Renders the report as a table: one row per file (messages, calls, matched, explained,
+ * mismatched), each row's reasons indented under it, then a totals line and the skipped
+ * files.
+ *
+ * @example
+ * ```text
+ * file                                   format                        msgs calls matched explained mismatched
+ * anthropic/pydantic-ai__…parallel.json  Anthropic Messages cassette      1     4       1         0          0
+ * openai-chat/crewai__…multi_turn.json   OpenAI Chat Completions …        4     9       2         2          0
+ *     explained ×2: the framework rewrote the assistant message in history to hold 1 of its 4 calls …
+ * total: 20 files, 512 messages, 1320 calls: 30 matched, 482 explained, 0 mismatched
+ * ```
+ */
+export function formatReportTable(report: ReplayReport): string {
+  const header = ['file', 'format', 'msgs', 'calls', 'matched', 'explained', 'mismatched'];
+  const cells = report.rows.map((row) => [
+    row.file,
+    row.format,
+    String(row.messages),
+    String(row.calls),
+    String(row.matched),
+    String(row.explained),
+    String(row.mismatched),
+  ]);
+  const widths = header.map((title, c) => Math.max(title.length, ...cells.map((cell) => (cell[c] ?? '').length)));
+  const line = (cell: string[]): string =>
+    cell.map((text, c) => (c < 2 ? text.padEnd(widths[c] ?? 0) : text.padStart(widths[c] ?? 0))).join('  ').trimEnd();
+  const lines = [line(header)];
+  report.rows.forEach((row, r) => {
+    lines.push(line(cells[r] ?? []));
+    for (const reason of row.reasons) lines.push(`    ${reason}`);
+  });
+  const t = report.totals;
+  lines.push(
+    `total: ${t.files} file${t.files === 1 ? '' : 's'}, ${t.messages} messages, ${t.calls} calls: ` +
+      `${t.matched} matched, ${t.explained} explained, ${t.mismatched} mismatched${report.aborted ? ' (stopped early)' : ''}`,
+  );
+  for (const skipped of report.skipped) lines.push(`skipped ${skipped.file}: ${skipped.reason}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,279 @@
+import { Writable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { CallOutcome, ToolEvent } from '../../lib/events.ts';
+import type { ToolCall } from '../../lib/tool.ts';
+import { createRunView } from '../../lib/cli/live-view.ts';
+
+/** A Writable that keeps everything written to it; `columns` makes it look like a terminal of that width. */
+class FakeStream extends Writable {
+  output = '';
+  columns = 100;
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.output += chunk.toString();
+    callback();
+  }
+}
+
+// eslint-disable-next-line no-control-regex
+const stripAnsi = (text: string): string => text.replace(/\x1b\[[0-?]*[ -/]*[@-~]/g, '');
+
+const calls: ToolCall[] = [
+  { id: 'call_a', name: 'read_file', arguments: { path: 'package.json' } },
+  { id: 'call_b', name: 'shell', arguments: { command: 'for i in 1 2 3; do echo step $i; done' } },
+  { id: 'call_c', name: 'grep', arguments: { pattern: '(' } },
+];
+
+const start = (index: number): ToolEvent => {
+  const call = calls[index]!;
+  return { type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments };
+};
+const update = (index: number, progress: unknown): ToolEvent => {
+  const call = calls[index]!;
+  return { type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, index, progress };
+};
+const end = (index: number, text: string, outcome: CallOutcome): ToolEvent => {
+  const call = calls[index]!;
+  const isError = outcome !== 'ok';
+  return {
+    type: 'tool_execution_end',
+    toolCallId: call.id,
+    toolName: call.name,
+    index,
+    result: { content: [{ type: 'text', text }] },
+    isError,
+    outcome,
+  };
+};
+const result = (index: number, text: string, isError: boolean): ToolEvent => {
+  const call = calls[index]!;
+  return {
+    type: 'tool_result',
+    index,
+    message: { role: 'tool', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text }], isError },
+  };
+};
+
+/**
+ * A run where calls end in the order c, a, b (completion order) while results come a, b, c
+ * (call order); b streams shell output split mid-line; c fails; b is interrupted.
+ */
+function playRun(view: ReturnType<typeof createRunView>, clock: { t: number }, advance: (ms: number) => void): void {
+  view.begin('synthetic run', calls);
+  view.event(start(0));
+  view.event(start(1));
+  view.event(start(2));
+  advance(5);
+  view.event(update(1, { stream: 'stdout', text: 'step 1\nste' }));
+  view.event(update(1, { stream: 'stdout', text: 'p 2\n' }));
+  view.event(update(0, { bytesRead: 512 }));
+  view.event(update(1, '\x1b[31mred text\x1b[0m'));
+  advance(5);
+  view.event(end(2, 'invalid regular expression: (\nat position 0', 'error'));
+  advance(10);
+  view.event(end(0, '{\n  "name": "toolrun"\n}', 'ok'));
+  view.event(result(0, '{\n  "name": "toolrun"\n}', false));
+  advance(100);
+  view.event(update(1, { stream: 'stdout', text: 'step 3' }));
+  view.event(end(1, 'interrupted: the run was aborted after 120 ms', 'interrupted'));
+  view.event(result(1, 'interrupted: the run was aborted after 120 ms', true));
+  view.event(result(2, 'invalid regular expression: (\nat position 0', true));
+  void clock;
+}
+
+describe('createRunView, plain mode (not a TTY)', () => {
+  it('prints one line per event worth seeing, with no ANSI escapes', () => {
+    const stream = new FakeStream();
+    const clock = { t: 0 };
+    const view = createRunView({ stream, tty: false, now: () => clock.t });
+    playRun(view, clock, (ms) => (clock.t += ms));
+    view.end('3 results');
+    view.close();
+
+    expect(stream.output).not.toContain('\x1b[');
+    const lines = stream.output.trimEnd().split('\n');
+    expect(lines).toEqual([
+      'run synthetic run (3 calls)',
+      'start call_a read_file {"path":"package.json"}',
+      'start call_b shell {"command":"for i in 1 2 3; do echo step $i; done"}',
+      'start call_c grep {"pattern":"("}',
+      '  call_b | step 1',
+      '  call_b | step 2',
+      '  call_a | {"bytesRead":512}',
+      '  call_b | red text',
+      'end call_c error 10ms',
+      'end call_a ok 20ms',
+      '  call_b | step 3',
+      'end call_b error 120ms (interrupted)',
+      'results (call order):',
+      '  call_a ok { (+2 lines)',
+      '  call_b error interrupted: the run was aborted after 120 ms',
+      '  call_c error invalid regular expression: ( (+1 line)',
+      '3 results',
+    ]);
+  });
+
+  it('prints results in call order even when they are missing or ids repeat', () => {
+    const stream = new FakeStream();
+    const view = createRunView({ stream, tty: false, now: () => 0 });
+    const same: ToolCall[] = [
+      { id: 'dup', name: 'a', arguments: {} },
+      { id: 'dup', name: 'b', arguments: {} },
+    ];
+    view.begin('dups', same);
+    view.event({ type: 'tool_execution_start', toolCallId: 'dup', toolName: 'b', index: 1, args: {} });
+    view.event({ type: 'tool_execution_start', toolCallId: 'dup', toolName: 'a', index: 0, args: {} });
+    view.event({
+      type: 'tool_result',
+      index: 0,
+      message: { role: 'tool', toolCallId: 'dup', toolName: 'a', content: [{ type: 'text', text: 'first' }], isError: false },
+    });
+    view.end();
+    const out = stream.output;
+    expect(out.indexOf('start dup b')).toBeLessThan(out.indexOf('start dup a'));
+    expect(out).toContain('results (call order):\n  dup ok first\n  dup missing (no result message)\n');
+  });
+
+  it('caps progress lines per call and says how many it skipped', () => {
+    const stream = new FakeStream();
+    const view = createRunView({ stream, tty: false, now: () => 0, maxProgressLinesPerCall: 2 });
+    view.begin('flood', calls.slice(0, 1));
+    view.event(start(0));
+    for (let i = 1; i <= 5; i++) view.event(update(0, `line ${i}`));
+    view.event(end(0, 'done', 'ok'));
+    view.end();
+    expect(stream.output).toContain('  call_a | line 1\n  call_a | line 2\n  call_a | … 3 more progress lines not shown\nend call_a ok 0ms\n');
+    expect(stream.output).not.toContain('line 3');
+  });
+
+  it('holds no timer', () => {
+    vi.useFakeTimers();
+    try {
+      const view = createRunView({ stream: new FakeStream(), tty: false });
+      view.begin('t', calls);
+      view.event(start(0));
+      expect(vi.getTimerCount()).toBe(0);
+      view.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe('createRunView, TTY mode', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('draws call lines with a spinner, then the outcome, then the results in call order', () => {
+    const stream = new FakeStream();
+    const clock = { t: 0 };
+    const view = createRunView({ stream, tty: true, now: () => clock.t });
+    let spinnerSeen = false;
+    playRun(view, clock, (ms) => {
+      clock.t += ms;
+      vi.advanceTimersByTime(ms);
+      // While calls run, the spinner timer ticks and the footer shows the counts.
+      if (/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] /.test(stripAnsi(stream.output))) spinnerSeen = true;
+    });
+    expect(spinnerSeen).toBe(true);
+    const live = stripAnsi(stream.output);
+    expect(live).toMatch(/running · \d\/3 done/);
+    // Progress is drawn by the spinner tick (the latest value at that moment), sanitized.
+    expect(live).toMatch(/shell +for i in 1 2 3; do echo step … +0\.0s red text/);
+    expect(stream.output).not.toContain('\x1b[31mred text');
+
+    const before = stream.output.length;
+    view.end('all done');
+    const text = stripAnsi(stream.output);
+    // mark, name, a summary of the arguments, duration, first line of the result (+ more lines).
+    expect(text).toMatch(/✓ read_file package\.json +20ms \{ \(\+2 lines\)/);
+    expect(text).toMatch(/✗ grep +\( +10ms invalid regular expression: \( \(\+1 line\)/);
+    expect(text).toMatch(/✗ shell +for i in 1 2 3; do echo step … +120ms interrupted: the run was aborted/);
+    const tail = stripAnsi(stream.output.slice(before));
+    const a = tail.indexOf('call_a ok');
+    const b = tail.indexOf('call_b error');
+    const c = tail.indexOf('call_c error');
+    expect(a).toBeGreaterThan(-1);
+    expect(a).toBeLessThan(b);
+    expect(b).toBeLessThan(c);
+    expect(tail.trimEnd().endsWith('all done')).toBe(true);
+
+    view.close();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('runs its spinner timer only while calls run, and close() stops it mid-run', () => {
+    const stream = new FakeStream();
+    const view = createRunView({ stream, tty: true, now: () => 0 });
+    view.begin('t', calls);
+    expect(vi.getTimerCount()).toBe(0);
+    view.event(start(0));
+    expect(vi.getTimerCount()).toBe(1);
+    const drawn = stream.output.length;
+    vi.advanceTimersByTime(80 * 3);
+    expect(stream.output.length).toBeGreaterThan(drawn);
+    view.close();
+    expect(vi.getTimerCount()).toBe(0);
+    // Nothing is written after close().
+    const closed = stream.output.length;
+    view.event(end(0, 'late', 'ok'));
+    view.line('late');
+    vi.advanceTimersByTime(1000);
+    expect(stream.output.length).toBe(closed);
+  });
+
+  it('persists the whole final frame, even when it is taller than the terminal', () => {
+    const stream = new FakeStream();
+    const many: ToolCall[] = Array.from({ length: 30 }, (_, i) => ({ id: `c${i}`, name: `tool_${i}`, arguments: {} }));
+    const view = createRunView({ stream, tty: true, now: () => 0 });
+    view.begin('tall', many);
+    many.forEach((call, index) => view.event({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: {} }));
+    many.forEach((call, index) =>
+      view.event({
+        type: 'tool_execution_end',
+        toolCallId: call.id,
+        toolName: call.name,
+        index,
+        result: { content: [{ type: 'text', text: `result ${index}` }] },
+        isError: false,
+        outcome: 'ok',
+      }),
+    );
+    const before = stream.output.length;
+    view.end();
+    view.close();
+    const final = stripAnsi(stream.output.slice(before));
+    for (let i = 0; i < 30; i++) expect(final).toMatch(new RegExp(`✓ tool_${i} +0ms result ${i}\n`));
+  });
+
+  it('names an outcome other than ok/error next to the result text', () => {
+    const stream = new FakeStream();
+    const view = createRunView({ stream, tty: true, now: () => 0 });
+    view.begin('t', calls.slice(0, 1));
+    view.event(start(0));
+    view.event(end(0, 'Tool "read_file" timed out after 50 ms and was stopped.', 'timed_out'));
+    view.end();
+    view.close();
+    expect(stripAnsi(stream.output)).toMatch(/✗ read_file package\.json +0ms timed out · Tool "read_file" timed out after 50 ms/);
+  });
+
+  it('keeps every line within the terminal width', () => {
+    const stream = new FakeStream();
+    stream.columns = 40;
+    const view = createRunView({ stream, tty: true, now: () => 0 });
+    view.begin('a title far longer than forty columns, to be cut', calls.slice(0, 1));
+    view.event(start(0));
+    view.event(update(0, 'x'.repeat(500)));
+    vi.advanceTimersByTime(80);
+    view.event(end(0, '中文'.repeat(100), 'ok'));
+    view.end();
+    view.close();
+    const widths = stripAnsi(stream.output)
+      .split(/\n|\x1b\[\d*G/)
+      .map((line) => [...line].reduce((w, ch) => w + (/[\u4e00-\u9fff]/.test(ch) ? 2 : 1), 0));
+    expect(Math.max(...widths)).toBeLessThanOrEqual(40);
+  });
+});

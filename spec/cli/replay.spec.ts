@@ -1,0 +1,371 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CliInputError } from '../../lib/cli/errors.ts';
+import { formatReportTable, replay, type ReplayFileRow, type ReplayReport } from '../../lib/cli/replay.ts';
+import type { RunView } from '../../lib/cli/view.ts';
+import type { ToolEvent } from '../../lib/events.ts';
+import type { ToolCall } from '../../lib/tool.ts';
+import { corpusDir, corpusSkipNote, hasCorpus } from '../formats/corpus.ts';
+
+/** A view that draws nothing and remembers what it was told. */
+function recordingView() {
+  const runs: Array<{ title: string; calls: readonly ToolCall[]; events: ToolEvent[]; summary: string | undefined }> = [];
+  const lines: string[] = [];
+  let closed = 0;
+  const view: RunView = {
+    begin: (title, calls) => void runs.push({ title, calls, events: [], summary: undefined }),
+    event: (event) => void runs.at(-1)?.events.push(event),
+    end: (summary) => {
+      const run = runs.at(-1);
+      if (run !== undefined) run.summary = summary;
+    },
+    line: (text) => void lines.push(text),
+    close: () => void closed++,
+  };
+  return { view, runs, lines, closedCount: () => closed };
+}
+
+function row(report: ReplayReport, file: string): ReplayFileRow {
+  const found = report.rows.find((r) => r.file === file);
+  if (found === undefined) throw new Error(`no row for ${file}; rows: ${report.rows.map((r) => r.file).join(', ')}`);
+  return found;
+}
+
+describe.skipIf(!hasCorpus)(`replay over the whole corpus (F4)${corpusSkipNote}`, () => {
+  let report: ReplayReport;
+  let recorder: ReturnType<typeof recordingView>;
+
+  beforeAll(async () => {
+    recorder = recordingView();
+    report = await replay(corpusDir, { view: recorder.view, delayMs: 0 });
+  }, 30_000);
+
+  it('has zero mismatched messages and exit code 0', () => {
+    const mismatched = report.rows.flatMap((r) => r.results.filter((m) => m.status === 'mismatched').map((m) => `${r.file} ${m.label}: ${m.reasons.join('; ')}`));
+    expect(mismatched).toEqual([]);
+    expect(report.totals.mismatched).toBe(0);
+    expect(report.exitCode).toBe(0);
+  });
+
+  it('gives every recording file a row with at least one message, and skips only INDEX.json', () => {
+    expect(report.rows.map((r) => r.file)).toEqual([...report.rows.map((r) => r.file)].sort());
+    expect(report.rows).toHaveLength(28);
+    for (const r of report.rows) expect(r.messages, r.file).toBeGreaterThan(0);
+    expect(report.skipped.map((s) => s.file)).toEqual(['INDEX.json']);
+    // BFCL answers are read with their question files, not as rows of their own.
+    expect(report.rows.filter((r) => r.file.includes('possible_answer'))).toEqual([]);
+    expect(row(report, 'bfcl/BFCL_v4_parallel.json').companions).toEqual(['bfcl/possible_answer_BFCL_v4_parallel.json']);
+  });
+
+  it('counts add up: matched + explained + mismatched = messages, per file and in total', () => {
+    for (const r of report.rows) expect(r.matched + r.explained + r.mismatched, r.file).toBe(r.messages);
+    const sum = (key: 'messages' | 'calls') => report.rows.reduce((n, r) => n + r[key], 0);
+    expect(report.totals.messages).toBe(sum('messages'));
+    expect(report.totals.calls).toBe(sum('calls'));
+  });
+
+  it('pydantic-ai Anthropic: 4 parallel calls, matched', () => {
+    expect(row(report, 'anthropic/pydantic-ai__anthropic_multiple_parallel_tool_calls.json')).toMatchObject({
+      format: 'Anthropic Messages cassette',
+      messages: 1,
+      calls: 4,
+      matched: 1,
+      explained: 0,
+    });
+  });
+
+  it('crewAI Anthropic and OpenAI parallel tests, pydantic-ai HITL, DeepSeek and Responses retry: matched', () => {
+    expect(row(report, 'anthropic/crewai__anthropic_parallel_native_tool_calling_agent_kickoff.json')).toMatchObject({ calls: 3, matched: 1 });
+    expect(row(report, 'openai-chat/crewai__openai_parallel_native_tool_calling_agent_kickoff.json')).toMatchObject({ calls: 3, matched: 1 });
+    expect(row(report, 'openai-chat/pydantic-ai__openai_chat_hitl_two_calls.json')).toMatchObject({ calls: 2, matched: 1 });
+    expect(row(report, 'openai-chat/pydantic-ai__deepseek_two_calls.json')).toMatchObject({ messages: 2, calls: 3, matched: 2 });
+    expect(row(report, 'openai-responses/pydantic-ai__openai_responses_model_retry.json')).toMatchObject({ calls: 2, matched: 1 });
+  });
+
+  it('crewAI max usage: the two multi-call turns are explained (history rewritten to keep 1 call), the single calls match', () => {
+    const r = row(report, 'openai-chat/crewai__openai_max_usage_count_multi_turn.json');
+    expect(r).toMatchObject({ messages: 4, calls: 9, matched: 2, explained: 2, mismatched: 0 });
+    expect(r.results.map((m) => [m.calls, m.status])).toEqual([[4, 'explained'], [3, 'explained'], [1, 'matched'], [1, 'matched']]);
+    expect(r.results[0]?.reasons.join(' ')).toMatch(/rewrote the assistant message in history to hold 1 of its 4 calls/);
+  });
+
+  it('Bedrock reused call_0 and Gemini calls without ids: explained, paired by position', () => {
+    const bedrock = row(report, 'openai-responses/pydantic-ai__bedrock_mantle_reused_call_ids.json');
+    expect(bedrock).toMatchObject({ messages: 2, calls: 2, explained: 2 });
+    expect(bedrock.reasons.join('\n')).toMatch(/rewrote the call ids in history \(call_0 → resp_\w+:call_0\)/);
+    const gemini = row(report, 'other/pydantic-ai__gemini_three_identical_calls_no_ids.json');
+    expect(gemini).toMatchObject({ messages: 5, calls: 7, explained: 5 });
+    expect(gemini.results[0]).toMatchObject({ calls: 3, status: 'explained' });
+    expect(gemini.results[0]?.reasons.join(' ')).toMatch(/without ids; the framework assigned its own ids/);
+  });
+
+  it('recordings without a follow-up are explained as such, never matched', () => {
+    for (const file of [
+      'anthropic/openinference__anthropic_multiple_tool_calling.json',
+      'anthropic/vercel-ai__anthropic-programmatic-tool-calling.1.json',
+      'anthropic/vercel-ai__anthropic-tool-no-args.chunks.jsonl',
+      'openai-chat/vercel-ai__cohere-tool-call.json',
+      'openai-chat/openllmetry__writer_streaming_seven_tool_calls.json',
+    ]) {
+      const r = row(report, file);
+      expect(r.matched, file).toBe(0);
+      expect(r.reasons.join(' '), file).toMatch(/no (request or )?follow-up recorded/);
+    }
+    expect(row(report, 'openai-chat/openllmetry__writer_streaming_seven_tool_calls.json').calls).toBe(7);
+    expect(row(report, 'anthropic/vercel-ai__anthropic-programmatic-tool-calling.1.json').calls).toBe(4);
+  });
+
+  it('BFCL: one message per entry, built from the ground truth; schema failures of the ground truth are reported', () => {
+    expect(row(report, 'bfcl/BFCL_v4_parallel.json')).toMatchObject({ messages: 200, calls: 540, explained: 200 });
+    expect(row(report, 'bfcl/BFCL_v4_parallel_multiple.json')).toMatchObject({ messages: 200, calls: 607 });
+    expect(row(report, 'bfcl/BFCL_v4_live_parallel.json')).toMatchObject({ messages: 16, calls: 39 });
+    expect(row(report, 'bfcl/BFCL_v4_live_parallel_multiple.json')).toMatchObject({ messages: 24, calls: 55 });
+    // parallel_152: BFCL accepts null for `mod` (type float, "Default is None"); JSON Schema does not.
+    expect(row(report, 'bfcl/BFCL_v4_parallel.json').reasons.join('\n')).toMatch(/'math\.power': the recorded arguments fail the recorded schema.*mod: expected number, got null/);
+  });
+
+  it('Claude Code: completion-order logs, rejections and cancelled siblings are explained; subagent messages counted once', () => {
+    const short = row(report, 'claude-code/spotter__short.jsonl');
+    expect(short).toMatchObject({ messages: 1, calls: 2, explained: 1 });
+    expect(short.reasons.join(' ')).toMatch(/the user rejected 2 of 2 calls/);
+    const heavy = row(report, 'claude-code/spotter__tool_heavy.jsonl');
+    expect(heavy.reasons.join(' ')).toMatch(/completion order, not call order \(logged: calls 2, 1\)/);
+    const agent = row(report, 'claude-code/spotter__agent-a2898e3.subagent.jsonl');
+    expect(agent).toMatchObject({ messages: 11, calls: 33 });
+    expect(agent.reasons.join(' ')).toMatch(/cancelled 7 sibling calls/);
+    // 11 top-level messages and 5 embedded subagent messages (agent_progress lines), each once: 25 calls.
+    const sub = row(report, 'claude-code/spotter__subagent.jsonl');
+    expect(sub).toMatchObject({ messages: 16, calls: 25 });
+    expect(sub.results.filter((m) => m.label.startsWith('subagent '))).toHaveLength(5);
+    expect(row(report, 'claude-code/spotter__8463c716.session.jsonl')).toMatchObject({ calls: 196 });
+  });
+
+  it('drives the view: one begin/end per message, and per call a start, an end and a tool_result', () => {
+    const { runs } = recorder;
+    expect(runs).toHaveLength(report.totals.messages);
+    for (const run of runs) {
+      const count = (type: ToolEvent['type']) => run.events.filter((e) => e.type === type).length;
+      expect(count('tool_execution_start'), run.title).toBe(run.calls.length);
+      expect(count('tool_execution_end'), run.title).toBe(run.calls.length);
+      expect(count('tool_result'), run.title).toBe(run.calls.length);
+      expect(count('tool_execution_update'), run.title).toBeLessThanOrEqual(run.calls.length);
+      expect(run.summary, run.title).toMatch(/^(matched|explained: .+)$/);
+    }
+    expect(runs[0]?.title).toMatch(/^anthropic\/crewai__.*· interaction 0$/);
+    expect(recorder.lines.some((line) => line.startsWith('── bfcl/BFCL_v4_parallel.json with bfcl/possible_answer_BFCL_v4_parallel.json'))).toBe(true);
+    expect(recorder.closedCount()).toBe(0);
+  });
+
+  it('formatReportTable: a header, one row per file with its reasons, a totals line, the skipped files', () => {
+    const table = formatReportTable(report);
+    const lines = table.split('\n');
+    expect(lines[0]).toMatch(/^file\s+format\s+msgs\s+calls\s+matched\s+explained\s+mismatched$/);
+    expect(table).toMatch(/\nanthropic\/pydantic-ai__anthropic_multiple_parallel_tool_calls\.json\s+Anthropic Messages cassette\s+1\s+4\s+1\s+0\s+0\n/);
+    expect(table).toMatch(/\n {4}explained ×200: no follow-up recorded \(BFCL ground truth/);
+    expect(table).toContain(`total: 28 files, ${report.totals.messages} messages, ${report.totals.calls} calls: `);
+    expect(lines.at(-1)).toMatch(/^skipped INDEX\.json: not a recording: a JSON array/);
+  });
+
+  it('replays one file given directly, and a BFCL answers file through its question file', async () => {
+    const one = await replay(join(corpusDir, 'anthropic/pydantic-ai__anthropic_multiple_parallel_tool_calls.json'), { view: recordingView().view, delayMs: 0 });
+    expect(one.rows).toEqual([expect.objectContaining({ file: 'pydantic-ai__anthropic_multiple_parallel_tool_calls.json', matched: 1 })]);
+    const answers = await replay(join(corpusDir, 'bfcl/possible_answer_BFCL_v4_live_parallel.json'), { view: recordingView().view, delayMs: 0 });
+    expect(answers.rows).toEqual([expect.objectContaining({ messages: 16, calls: 39 })]);
+  });
+});
+
+describe('replay: the check is not vacuous (synthetic recordings in a temp folder)', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'toolrun-replay-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A two-interaction OpenAI Chat cassette whose follow-up is `followUp`. */
+  function chatCassette(followUp: unknown[]): unknown {
+    const tools = [{ type: 'function', function: { name: 'echo', parameters: { type: 'object', properties: { v: { type: 'string' } }, required: ['v'] } } }];
+    const assistant = {
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'call_a', type: 'function', function: { name: 'echo', arguments: '{"v":"a"}' } },
+        { id: 'call_b', type: 'function', function: { name: 'echo', arguments: '{"v":"b"}' } },
+      ],
+    };
+    const user = { role: 'user', content: 'go' };
+    return {
+      api: 'openai-chat-completions',
+      interactions: [
+        { request: { body: { messages: [user], tools } }, response: { status: 200, body: { choices: [{ message: assistant }] } } },
+        { request: { body: { messages: [user, assistant, ...followUp], tools } }, response: { status: 200, body: { choices: [{ message: { role: 'assistant', content: 'done' } }] } } },
+      ],
+    };
+  }
+
+  async function replayJson(name: string, doc: unknown): Promise<ReplayReport> {
+    const path = join(dir, name);
+    writeFileSync(path, JSON.stringify(doc));
+    return replay(path, { view: recordingView().view, delayMs: 0 });
+  }
+
+  it('a follow-up in call order matches', async () => {
+    const report = await replayJson('ok.json', chatCassette([
+      { role: 'tool', tool_call_id: 'call_a', content: 'A' },
+      { role: 'tool', tool_call_id: 'call_b', content: 'B' },
+    ]));
+    expect(report.rows[0]).toMatchObject({ matched: 1, mismatched: 0 });
+    expect(report.exitCode).toBe(0);
+  });
+
+  it('a follow-up in another order is mismatched, with exit code 1', async () => {
+    const report = await replayJson('swapped.json', chatCassette([
+      { role: 'tool', tool_call_id: 'call_b', content: 'B' },
+      { role: 'tool', tool_call_id: 'call_a', content: 'A' },
+    ]));
+    expect(report.rows[0]).toMatchObject({ mismatched: 1 });
+    expect(report.rows[0]?.reasons.join(' ')).toMatch(/not in call order \(recorded: calls 2, 1\)/);
+    expect(report.exitCode).toBe(1);
+  });
+
+  it('a recorded result for an id no call has is mismatched', async () => {
+    const report = await replayJson('stranger.json', chatCassette([
+      { role: 'tool', tool_call_id: 'call_a', content: 'A' },
+      { role: 'tool', tool_call_id: 'call_zzz', content: '?' },
+    ]));
+    expect(report.rows[0]?.reasons.join(' ')).toMatch(/mismatched: the recorded result for id 'call_zzz' answers no call/);
+  });
+
+  it('recorded arguments that fail the recorded schema are explained and named', async () => {
+    const doc = chatCassette([
+      { role: 'tool', tool_call_id: 'call_a', content: 'A' },
+      { role: 'tool', tool_call_id: 'call_b', content: 'B' },
+    ]) as { interactions: Array<{ response: { body: { choices: Array<{ message: { tool_calls: Array<{ function: { arguments: string } }> } }> } } }> };
+    const second = doc.interactions[0]?.response.body.choices[0]?.message.tool_calls[1];
+    if (second !== undefined) second.function.arguments = '{"v": 2}';
+    const report = await replayJson('invalid.json', doc);
+    expect(report.rows[0]).toMatchObject({ explained: 1, mismatched: 0 });
+    expect(report.rows[0]?.reasons.join(' ')).toMatch(/call #2 'echo': the recorded arguments fail the recorded schema.*v: expected string, got integer/);
+  });
+});
+
+describe('replay: Anthropic follow-ups with errors and text (synthetic)', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'toolrun-replay-anthropic-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  function anthropicCassette(followUpContent: unknown[], secondName = 'read'): unknown {
+    const tools = [{ name: 'read', input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } }];
+    const assistant = {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Reading both.' },
+        { type: 'tool_use', id: 'toolu_a', name: 'read', input: { path: 'a' } },
+        { type: 'tool_use', id: 'toolu_b', name: secondName, input: { path: 'b' } },
+      ],
+    };
+    const user = { role: 'user', content: 'read a and b' };
+    return {
+      api: 'anthropic-messages',
+      interactions: [
+        { request: { body: { messages: [user], tools } }, response: { status: 200, body: { type: 'message', ...assistant, stop_reason: 'tool_use' } } },
+        { request: { body: { messages: [user, assistant, { role: 'user', content: followUpContent }], tools } }, response: { status: 200, body: { type: 'message', role: 'assistant', content: [] } } },
+      ],
+    };
+  }
+
+  async function replayJson(name: string, doc: unknown): Promise<ReplayReport> {
+    const path = join(dir, name);
+    writeFileSync(path, JSON.stringify(doc));
+    return replay(path, { view: recordingView().view, delayMs: 0 });
+  }
+
+  it('a recorded is_error result is replayed as a throw and matches an error result', async () => {
+    const report = await replayJson('error.json', anthropicCassette([
+      { type: 'tool_result', tool_use_id: 'toolu_a', content: 'contents of a' },
+      { type: 'tool_result', tool_use_id: 'toolu_b', content: [{ type: 'text', text: 'ENOENT: b' }], is_error: true },
+    ]));
+    expect(report.rows[0]).toMatchObject({ matched: 1, mismatched: 0 });
+  });
+
+  it('text before the tool_result blocks is an irregular recording: explained (F1 wants them first)', async () => {
+    const report = await replayJson('text-first.json', anthropicCassette([
+      { type: 'text', text: 'here you go' },
+      { type: 'tool_result', tool_use_id: 'toolu_a', content: 'A' },
+      { type: 'tool_result', tool_use_id: 'toolu_b', content: 'B' },
+    ]));
+    expect(report.rows[0]).toMatchObject({ explained: 1, mismatched: 0 });
+    expect(report.rows[0]?.reasons.join(' ')).toMatch(/non-tool_result block comes before the tool_result blocks/);
+  });
+
+  it('a call to a tool the request did not define: explained, toolrun answers with its unknown-tool error', async () => {
+    const report = await replayJson('unknown-tool.json', anthropicCassette([
+      { type: 'tool_result', tool_use_id: 'toolu_a', content: 'A' },
+      { type: 'tool_result', tool_use_id: 'toolu_b', content: 'no such tool', is_error: true },
+    ], 'write'));
+    expect(report.rows[0]).toMatchObject({ explained: 1, mismatched: 0 });
+    expect(report.rows[0]?.reasons.join(' ')).toMatch(/call #2 names tool 'write', which the recorded request did not define; toolrun answered with its unknown-tool error/);
+  });
+});
+
+describe('replay: bad input is one CliInputError line naming the file', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'toolrun-replay-bad-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const run = (target: string) => replay(target, { view: recordingView().view, delayMs: 0 });
+
+  it('a missing path', async () => {
+    const missing = join(dir, 'nope.json');
+    await expect(run(missing)).rejects.toThrow(CliInputError);
+    await expect(run(missing)).rejects.toThrow(`${missing}: no such file or folder`);
+  });
+
+  it('a JSON syntax error, with line and column', async () => {
+    const path = join(dir, 'broken.json');
+    writeFileSync(path, '{\n  "api": "openai-chat-completions",\n  "interactions": [,]\n}\n');
+    const error = await run(path).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CliInputError);
+    expect((error as Error).message).toMatch(/^\/.*\/broken\.json:3:20: JSON syntax error: unexpected character ","$/);
+    expect((error as Error).message.startsWith(`${path}:3:20:`)).toBe(true);
+    expect((error as Error).message).not.toContain('\n');
+  });
+
+  it('a JSON syntax error on one line of a JSON Lines file names that line', async () => {
+    const path = join(dir, 'broken.jsonl');
+    writeFileSync(path, '{"type":"message_start"}\n{"type": oops}\n');
+    await expect(run(path)).rejects.toThrow(`${path}:2:10: JSON syntax error: unexpected character "o"`);
+  });
+
+  it('an unknown format, listing the known formats', async () => {
+    const path = join(dir, 'weird.json');
+    writeFileSync(path, JSON.stringify({ hello: 'world' }));
+    const error = await run(path).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CliInputError);
+    expect((error as Error).message).toMatch(/weird\.json: unknown recording format \(an object with keys hello\); known formats: converted cassette JSON/);
+    expect((error as Error).message).toMatch(/Claude Code transcript JSONL.*BFCL question JSONL/);
+  });
+
+  it('a cassette with an unknown api', async () => {
+    const path = join(dir, 'other-api.json');
+    writeFileSync(path, JSON.stringify({ api: 'mistral-chat', interactions: [] }));
+    await expect(run(path)).rejects.toThrow(/other-api\.json: unknown recording format \(a cassette with an unknown api "mistral-chat"\)/);
+  });
+
+  it('a BFCL question file without its answers', async () => {
+    const path = join(dir, 'BFCL_v4_lonely.json');
+    writeFileSync(path, `${JSON.stringify({ id: 'x_0', question: [[]], function: [] })}\n${JSON.stringify({ id: 'x_1', question: [[]], function: [] })}\n`);
+    await expect(run(path)).rejects.toThrow(/BFCL_v4_lonely\.json: BFCL question file without its answers \(looked for possible_answer_BFCL_v4_lonely\.json/);
+  });
+
+  it('a folder without any recording', async () => {
+    const empty = mkdtempSync(join(dir, 'empty-'));
+    writeFileSync(join(empty, 'notes.json'), '[1, 2]');
+    await expect(run(empty)).rejects.toThrow(/no recordings found \(1 \.json\/\.jsonl files/);
+  });
+});
