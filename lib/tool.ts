@@ -69,6 +69,8 @@ export interface ToolContext {
   toolCallId: string;
   /** The name the model used for this call. */
   toolName: string;
+  /** The call's position in the batch (0-based): unique even when ids repeat or are empty. */
+  index: number;
   /**
    * Aborted only by the run's signal, this call's own timeout (reason: a `TimeoutError`
    * DOMException) or the consumer leaving the loop early; never by a sibling (contract A1).

@@ -36,7 +36,8 @@ commands:
   help                        show this text
 
 options:
-  --delay <ms>                replay: wait this long between messages (default: none)
+  --delay <ms>                replay: longest fake latency of one recorded tool body, so the
+                              live view shows calls finishing out of order (default: 40; 0: none)
   -h, --help                  show this text
 
 Ctrl+C during the demo aborts the run (every call still gets its result); press it again to quit.

@@ -26,7 +26,7 @@ export function startExecution(prepared: Prepared, scope: CallScope, maxResultCh
   const { call, tool } = prepared;
   let output: unknown;
   try {
-    output = tool.execute(prepared.args, new CallContext(call.id, call.name, scope));
+    output = tool.execute(prepared.args, new CallContext(call.id, call.name, prepared.index, scope));
   } catch (error) {
     return { kind: 'ended', executed: executedFromThrow(scope, call.name, error) };
   }
@@ -110,6 +110,7 @@ class CallContext implements ToolContext {
   constructor(
     readonly toolCallId: string,
     readonly toolName: string,
+    readonly index: number,
     readonly scope: CallScope,
   ) {}
 

@@ -10,7 +10,7 @@ import type { ContentBlock, ToolContext, ToolResult } from '../../lib/tool.ts';
 
 /** A context for calling `execute` directly. */
 export function contextFor(toolName: string, signal: AbortSignal = new AbortController().signal): ToolContext {
-  return { toolCallId: `call-${toolName}`, toolName, signal };
+  return { toolCallId: `call-${toolName}`, toolName, index: 0, signal };
 }
 
 const dirs: string[] = [];
