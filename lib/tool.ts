@@ -19,6 +19,13 @@ export interface ToolCall {
   id: string;
   name: string;
   arguments?: unknown;
+  /**
+   * Set by a stream adapter when the message ended (output limit, broken stream) before
+   * this call's arguments were complete: the call never runs, and its error result tells
+   * the model it was cut off and to send it again, shorter. The text says why
+   * (e.g. `"the output limit (max_tokens)"`). Partial JSON is never repaired (case C16).
+   */
+  incomplete?: string;
 }
 
 /** A text content block of a tool result. */

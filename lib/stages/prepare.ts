@@ -18,6 +18,14 @@ export function notRunText(call: ToolCall): string {
   return `Not run: the run was aborted before tool "${call.name}" started, so it had no effect. Call it again if it is still needed.`;
 }
 
+/** Text of a call whose arguments were cut off before they were complete (case C16). */
+export function incompleteText(call: ToolCall): string {
+  return (
+    `Your call to tool "${call.name}" was cut off by ${call.incomplete} before its arguments were complete, so it was not run. ` +
+    `Send the call again, shorter (for long content, split it across several calls).`
+  );
+}
+
 /**
  * Prepares call `index`. Returns a {@link Prepared} call, or the call's final outcome when
  * it cannot run: `rejected` (unknown tool, bad arguments, a throwing `prepareArguments` or
@@ -37,6 +45,7 @@ export function prepareToolCall(run: RunState, index: number, call: ToolCall): P
         : `No tool named "${name}". Available tools: ${run.toolNames}. Call one of these instead.`;
     return finalizedText(index, call, 'rejected', text);
   }
+  if (call.incomplete !== undefined) return finalizedText(index, call, 'rejected', incompleteText(call));
   const parsed = parseArguments(call.arguments, name);
   if (!parsed.ok) return finalizedText(index, call, 'rejected', parsed.message);
 

@@ -182,3 +182,21 @@ describe('P5 error text the model can act on', () => {
     expect(batch.messages.map(text)).toEqual(['not today', 'Tool call "lookup" was blocked by the application and did not run.']);
   });
 });
+
+describe('P5 a call cut off before its arguments were complete (case C16)', () => {
+  it('never runs, and tells the model to send it again, shorter', async () => {
+    let ran = 0;
+    const write = defineTool({
+      name: 'write_note',
+      input: v.object({ path: v.string(), content: v.string() }),
+      execute: () => String(++ran),
+    });
+    const { batch } = await collect(
+      runTools([{ id: 'c1', name: 'write_note', arguments: '{"path":"n.txt","content":"line1', incomplete: 'the output limit (max_tokens)' }], { tools: [write] }),
+    );
+    expect(ran).toBe(0);
+    expect(text(batch.messages[0]!)).toBe(
+      'Your call to tool "write_note" was cut off by the output limit (max_tokens) before its arguments were complete, so it was not run. Send the call again, shorter (for long content, split it across several calls).',
+    );
+  });
+});
