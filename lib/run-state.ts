@@ -104,7 +104,8 @@ function toolTable(tools: readonly Tool[]): Map<string, Tool> {
 }
 
 /**
- * Checks `runTools`' arguments before anything starts; throws one `TypeError` naming the
+ * Checks `runTools`' arguments before anything starts (a synchronous iterable of calls is
+ * materialized into an array first, so its calls are checked too); throws one `TypeError` naming the
  * field and the value received.
  */
 export function checkRunToolsArguments(calls: unknown, options: unknown): asserts options is RunToolsOptions {

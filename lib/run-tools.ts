@@ -59,12 +59,16 @@ export function runTools(
   calls: Iterable<ToolCall> | AsyncIterable<ToolCall>,
   options: RunToolsOptions,
 ): AsyncGenerator<ToolEvent, ToolBatch, undefined> {
-  checkRunToolsArguments(calls, options);
-  const list = Symbol.asyncIterator in calls ? (calls as AsyncIterable<ToolCall>) : Array.isArray(calls) ? calls : Array.from(calls as Iterable<ToolCall>);
+  const list = isSyncIterable(calls) && !Array.isArray(calls) ? Array.from(calls) : calls;
+  checkRunToolsArguments(list, options);
   const run = new RunState(options);
   const scheduler = new Scheduler(run, list);
   run.onStop = () => scheduler.engine.notify();
   return runLoop(run, scheduler);
+}
+
+function isSyncIterable(value: unknown): value is Iterable<ToolCall> {
+  return typeof value === 'object' && value !== null && Symbol.iterator in value && !(Symbol.asyncIterator in value);
 }
 
 async function* runLoop(run: RunState, scheduler: Scheduler): AsyncGenerator<ToolEvent, ToolBatch, undefined> {
