@@ -27,7 +27,7 @@
  *
  * @module
  */
-import { CallScope } from './abort.ts';
+import { CallScope, type AbortCause } from './abort.ts';
 import type { ToolEvent } from './events.ts';
 import type { RunState } from './run-state.ts';
 import { executedAbandoned, executedFromReturn, executedFromThrow, isPromiseLike, startExecution } from './stages/execute.ts';
@@ -44,6 +44,10 @@ type Phase = 'preparing' | 'waiting' | 'running' | 'finalizing' | 'ended';
 /** One call's state. Invariant: `scope` and `slot` are set only while `phase` is `running`. */
 export class CallState {
   phase: Phase = 'preparing';
+  /** What had stopped the call when its tool settled (`undefined`: nothing, it ended on its own). */
+  stoppedBy: AbortCause | undefined;
+  /** Whether the run had stopped (abort, consumer exit) when the tool settled or was abandoned. */
+  runStoppedFirst = false;
   prepared: Prepared | undefined;
   scope: CallScope | undefined;
   slot: Slot<CallState | undefined> | undefined;
@@ -66,7 +70,17 @@ type Note =
  * run loop in `outbox` (events, and `Slot`s to pull once the events before them are taken).
  */
 export class Scheduler {
-  readonly engine = new MergeEngine<CallState | undefined>();
+  /**
+   * When a tool settles, what had stopped it is noted at once and its timers cleared: the
+   * record may be taken much later (a slow consumer), and an abort in between must not be
+   * blamed on a call that had already ended.
+   */
+  readonly engine = new MergeEngine<CallState | undefined>((state) => {
+    if (state?.scope === undefined) return;
+    state.stoppedBy = state.scope.cause;
+    state.runStoppedFirst = this.#run.stopped;
+    state.scope.dispose();
+  });
   /** Events for the consumer, and pull markers (`Slot`) that follow an update (M3-style backpressure). */
   readonly outbox: (ToolEvent | Slot<CallState | undefined>)[] = [];
   outboxHead = 0;
@@ -140,10 +154,10 @@ export class Scheduler {
         this.outbox.push(record.slot!);
         return;
       case Step.Done:
-        this.#executed(state, executedFromReturn(state.scope!, call.name, record.value, this.#run.maxResultChars));
+        this.#executed(state, executedFromReturn(state.scope!, call.name, record.value, this.#run.maxResultChars, state.stoppedBy));
         return;
       default:
-        this.#executed(state, executedFromThrow(state.scope!, call.name, record.value));
+        this.#executed(state, executedFromThrow(state.scope!, call.name, record.value, state.stoppedBy));
     }
   }
 
@@ -172,12 +186,18 @@ export class Scheduler {
         return;
       case 'input':
         this.#reading = false;
+        // A read that settles after the run stopped reading (abort, consumer exit) is
+        // dropped: what the run answers must not depend on when the stream settles (S4).
+        if (this.#input === undefined) return;
         if (note.result.done === true) this.#input = undefined;
         else this.#run.received.push(coerceCall(note.result.value));
         return;
       case 'input-error':
         // S4: the calls already received are answered; nothing more is handed out.
         this.#reading = false;
+        // After a stop, the stream's error is a consequence of letting it go (often the
+        // AbortError of a request aborted with the same signal): the run returns its batch.
+        if (this.#input === undefined) return;
         this.#input = undefined;
         this.inputError = { error: note.error };
         while (this.#next < this.#run.received.length) this.#answerNotRun(this.#next++);
@@ -227,9 +247,10 @@ export class Scheduler {
       return;
     }
     state.phase = 'running';
-    const scope = new CallScope(state.call.name, prepared.tool.timeoutMs ?? run.options.timeoutMs, run.abortGraceMs, () =>
-      this.engine.push(state, { kind: 'abandoned' } satisfies Note),
-    );
+    const scope = new CallScope(state.call.name, prepared.tool.timeoutMs ?? run.options.timeoutMs, run.abortGraceMs, () => {
+      state.runStoppedFirst = run.stopped;
+      this.engine.push(state, { kind: 'abandoned' } satisfies Note);
+    });
     state.scope = scope;
     run.abort.running.add(scope);
     if (run.options.onInProgressChange !== undefined) run.setInProgress(state.call.id, true);
@@ -248,7 +269,7 @@ export class Scheduler {
     state.scope = undefined;
     state.slot = undefined;
     state.phase = 'finalizing';
-    const finalized = finalizeExecutedToolCall(run, state.prepared!, executed);
+    const finalized = finalizeExecutedToolCall(run, state.prepared!, executed, state.runStoppedFirst);
     if (isPromiseLike(finalized)) {
       finalized.then(
         (result) => this.engine.push(state, { kind: 'finalized', result } satisfies Note),
@@ -322,9 +343,12 @@ export class Scheduler {
 /** A call that arrived on an async stream: kept even when malformed, so it still gets its result (O1). */
 function coerceCall(raw: unknown): ToolCall {
   const c = (typeof raw === 'object' && raw !== null ? raw : {}) as Partial<ToolCall>;
-  return {
+  const call: ToolCall = {
     id: typeof c.id === 'string' ? c.id : '',
     name: typeof c.name === 'string' ? c.name : '',
     arguments: c.arguments,
   };
+  // A stream adapter's cut-off mark must survive, or a truncated call would run (case C16).
+  if (typeof c.incomplete === 'string') call.incomplete = c.incomplete;
+  return call;
 }

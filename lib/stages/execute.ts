@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { CallScope } from '../abort.ts';
+import type { AbortCause, CallScope } from '../abort.ts';
 import { normalizeToolOutput, textContent, type ToolContext } from '../tool.ts';
 import { errorText, type Executed, type Prepared } from './outcome.ts';
 
@@ -37,25 +37,34 @@ export function startExecution(prepared: Prepared, scope: CallScope, maxResultCh
 
 /**
  * The outcome of a tool that returned `value`, its text bounded. A success — unless its
- * signal had aborted first (the run's abort, its timeout): then it is `interrupted` or
- * `timed_out` (A2, A4), and what the tool returned (a killed command's output, say) follows
- * a first text block that says so.
+ * signal had aborted before it returned (`stoppedBy`: the run's abort or its timeout): then
+ * it is `interrupted` or `timed_out` (A2, A4), and what the tool returned (a killed
+ * command's output, say) follows a first text block that says so.
  */
-export function executedFromReturn(scope: CallScope, toolName: string, value: unknown, maxResultChars: number): Executed {
+export function executedFromReturn(
+  scope: CallScope,
+  toolName: string,
+  value: unknown,
+  maxResultChars: number,
+  stoppedBy: AbortCause | undefined = scope.cause,
+): Executed {
   const result = boundResult(normalizeToolOutput(value), maxResultChars);
-  if (scope.cause === undefined) return { result, isError: false, outcome: 'ok' };
-  const stopped = executedFromThrow(scope, toolName, undefined);
-  return { ...stopped, result: { ...result, content: [...stopped.result.content, ...result.content] } };
+  if (stoppedBy === undefined) return { result, isError: false, outcome: 'ok' };
+  const notice =
+    stoppedBy === 'timeout'
+      ? errorExecuted('timed_out', `Tool "${toolName}" timed out after ${scope.timeoutMs} ms; what it returned when stopped follows.`)
+      : errorExecuted('interrupted', `Interrupted: the run was aborted while tool "${toolName}" was running; what it returned when stopped follows.`);
+  return { ...notice, result: { ...result, content: [...notice.result.content, ...result.content] } };
 }
 
 /**
- * The outcome of a tool that threw: its own failure, or — when its signal had aborted —
- * the consequence of the run's abort or its timeout. An `AbortError` the tool raised on its
- * own (its fetch timed out, say) is an ordinary failure: the run was not cancelled (case
- * C10, variant V).
+ * The outcome of a tool that threw: its own failure, or — when its signal had aborted
+ * before it threw (`stoppedBy`) — the consequence of the run's abort or its timeout. An
+ * `AbortError` the tool raised on its own (its fetch timed out, say) is an ordinary
+ * failure: the run was not cancelled (case C10, variant V).
  */
-export function executedFromThrow(scope: CallScope, toolName: string, error: unknown): Executed {
-  switch (scope.cause) {
+export function executedFromThrow(scope: CallScope, toolName: string, error: unknown, stoppedBy: AbortCause | undefined = scope.cause): Executed {
+  switch (stoppedBy) {
     case 'timeout':
       return errorExecuted('timed_out', `Tool "${toolName}" timed out after ${scope.timeoutMs} ms and was stopped.`);
     case 'run':

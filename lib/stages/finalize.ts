@@ -14,15 +14,17 @@ import { errorText, type Executed, type Finalized, type Prepared } from './outco
 
 /**
  * Applies `afterToolCall` to an executed call. A throw from the hook makes the result an
- * error naming the hook, attached to this call only (case C3, C4). After the run stopped,
- * the hook is not called: the result says the call was interrupted, and a hook still
- * waiting when the run stops is not waited for (its overrides are dropped).
+ * error naming the hook, attached to this call only (case C3, C4). The hook is called for
+ * every call whose tool ended before the run stopped (`runStoppedFirst` false), however
+ * late the consumer takes its record; not for a call the stop caught running, nor after
+ * the consumer left. A hook still waiting when the run stops is not waited for (its
+ * overrides are dropped).
  */
-export function finalizeExecutedToolCall(run: RunState, prepared: Prepared, executed: Executed): Finalized | Promise<Finalized> {
+export function finalizeExecutedToolCall(run: RunState, prepared: Prepared, executed: Executed, runStoppedFirst: boolean): Finalized | Promise<Finalized> {
   const hook = run.options.afterToolCall;
   const { index, call } = prepared;
   const base: Finalized = { kind: 'finalized', index, call, ...executed };
-  if (hook === undefined || run.stopped) return base;
+  if (hook === undefined || runStoppedFirst || run.abort.cause === 'consumer') return base;
   let answer: ReturnType<typeof hook>;
   try {
     answer = hook({

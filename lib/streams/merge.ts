@@ -89,6 +89,13 @@ export class Slot<T = unknown> {
  * `wake` is set only while the consumer waits on an empty queue.
  */
 export class MergeEngine<T = unknown> {
+  /**
+   * @param onEnd - called synchronously when a source returns or throws, before its record
+   *   is queued: the owner can note what held at that moment (the consumer may take the
+   *   record much later).
+   */
+  constructor(readonly onEnd?: (tag: T) => void) {}
+
   #queue: (MergeRecord<T> | undefined)[] = [];
   #head = 0;
   #wake: (() => void) | undefined;
@@ -125,7 +132,10 @@ export class MergeEngine<T = unknown> {
   /** @internal A source's step settled. */
   settled(slot: Slot<T>, step: Step, value: unknown): void {
     if (slot.finished || this.#closed) return;
-    if (step !== Step.Value) this.#finish(slot);
+    if (step !== Step.Value) {
+      this.#finish(slot);
+      this.onEnd?.(slot.tag);
+    }
     this.#queue.push({ step, tag: slot.tag, slot, value });
     this.notify();
   }
