@@ -106,7 +106,8 @@ function fromStandardResult(
   toolName: string,
 ): Checked<unknown> {
   if (result.issues === undefined) return { ok: true, value: result.value };
-  const lines = result.issues.map((issue) => `${pathText(issue.path)}: ${issue.message}`);
+  // One line per issue (P5): arktype writes a multi-rule issue over several lines.
+  const lines = result.issues.map((issue) => `${pathText(issue.path)}: ${issue.message.replace(/\s*\n\s*/g, ' ')}`);
   return { ok: false, message: invalidArgumentsText(toolName, lines, args) };
 }
 
@@ -158,6 +159,11 @@ function ajvIssueLine(error: ErrorObject): string {
       return `${at(String(p.missingProperty))}: required`;
     case 'additionalProperties':
       return `${at(String(p.additionalProperty))}: not allowed`;
+    case 'unevaluatedProperties': // draft 2020-12
+      return `${at(String(p.unevaluatedProperty))}: not allowed`;
+    case 'dependencies': // draft-07
+    case 'dependentRequired': // draft 2020-12
+      return `${at(String(p.missingProperty))}: required when ${String(p.property)} is present`;
     case 'type':
       return `${at()}: expected ${String(p.type)}, got ${jsonType(error.data)}`;
     case 'maximum':

@@ -187,7 +187,9 @@ export function assertToolShape(tool: unknown, where: string): asserts tool is T
   if (typeof t.execute !== 'function') {
     throw new TypeError(`${where}: tool "${t.name}".execute must be a function, received ${describeValue(t.execute)}`);
   }
-  if (typeof t.input !== 'object' || t.input === null) {
+  // A Standard Schema may be a function (arktype's types are callable), a JSON Schema is an object.
+  const callableSchema = typeof t.input === 'function' && typeof (t.input as { '~standard'?: unknown })['~standard'] === 'object';
+  if ((typeof t.input !== 'object' || t.input === null) && !callableSchema) {
     throw new TypeError(
       `${where}: tool "${t.name}".input must be a Standard Schema or a JSON Schema object, received ${describeValue(t.input)}`,
     );

@@ -6,13 +6,15 @@
  * BFCL records no assistant messages, so one is built per entry from the ground truth (the
  * first acceptable value of each parameter) and replayed with no follow-up: the check is
  * that every call gets its result, in order, and that the arguments pass the converted
- * schema. Source of the format: `../shared/corpus/SOURCES.md`, section B.
+ * schema. Source of the format: `../shared/corpus/SOURCES.md`, section B. The schema
+ * dialect converter and the ground-truth reader are the library's (`lib/schemas/bfcl.ts`).
  *
  * @module
  */
 import { basename, dirname, join } from 'node:path';
 import { isRecord } from '../../formats/shared.ts';
-import type { JsonSchema, ToolCall } from '../../tool.ts';
+import { bfclGroundTruthArguments, convertBfclSchema } from '../../schemas/bfcl.ts';
+import type { ToolCall } from '../../tool.ts';
 import type { JsonlRecord } from './read.ts';
 import type { LoadedRecording, RecordedMessage, RecordedTool } from './types.ts';
 
@@ -50,80 +52,6 @@ export function questionPathsFor(answerPath: string): string[] {
 }
 
 /**
- * Converts a BFCL parameter schema (a JSON-Schema-like dialect) into JSON Schema:
- * - `type: "dict"` → `"object"`, `"float"` → `"number"`, `"tuple"` → `"array"`;
- * - `type: "any"` → no type constraint (the key is removed);
- * - the non-standard `optional` key is dropped (what is required is in `required`), and
- *   `format` is dropped (BFCL uses `"date"` loosely; toolrun's Ajv checks no formats);
- * - `properties`, `items` and `additionalProperties` are converted recursively; every
- *   other key (`description`, `enum`, `default`, `required`, `maximum`, …) is kept.
- * Type lists (`["string", "float"]`) are converted element by element.
- */
-export function convertBfclSchema(schema: unknown): JsonSchema {
-  if (!isRecord(schema)) return {};
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(schema)) {
-    switch (key) {
-      case 'type': {
-        const converted = Array.isArray(value) ? value.map(convertType).filter((t) => t !== undefined) : convertType(value);
-        if (converted !== undefined && !(Array.isArray(converted) && converted.length === 0)) out.type = converted;
-        break;
-      }
-      case 'optional':
-      case 'format':
-        break;
-      case 'properties':
-        out.properties = isRecord(value)
-          ? Object.fromEntries(Object.entries(value).map(([name, property]) => [name, convertBfclSchema(property)]))
-          : value;
-        break;
-      case 'items':
-      case 'additionalProperties':
-        out[key] = isRecord(value) ? convertBfclSchema(value) : value;
-        break;
-      default:
-        out[key] = value;
-    }
-  }
-  return out;
-}
-
-function convertType(type: unknown): unknown {
-  switch (type) {
-    case 'dict':
-      return 'object';
-    case 'float':
-      return 'number';
-    case 'tuple':
-      return 'array';
-    case 'any':
-      return undefined;
-    default:
-      return type;
-  }
-}
-
-/**
- * The arguments of one ground-truth call: for each parameter, the first acceptable value
- * that is not `""` (BFCL's "may be omitted"); a parameter whose only acceptable value is
- * `""` is left out. A dict value is itself an object of acceptable-value lists and is
- * resolved the same way, recursively.
- */
-export function groundTruthArguments(params: Record<string, unknown>): Record<string, unknown> {
-  const args: Record<string, unknown> = {};
-  for (const [name, acceptable] of Object.entries(params)) {
-    if (!Array.isArray(acceptable)) {
-      args[name] = acceptable;
-      continue;
-    }
-    const first: unknown = acceptable.find((value) => value !== '');
-    if (first === undefined) continue;
-    args[name] = isRecord(first) ? groundTruthArguments(first) : first;
-  }
-  return args;
-}
-
-/**
  * Loads a question file and its answers: one message per entry, calls in ground-truth
  * order with ids `<entry id>#<n>` (BFCL has no call ids; its grader is order-insensitive
  * for parallel categories, so the ground-truth order is kept as the call order).
@@ -153,7 +81,7 @@ export function loadBfcl(questions: readonly JsonlRecord[], answers: readonly Js
     groundTruth.forEach((entry, n) => {
       if (!isRecord(entry)) return;
       for (const [name, params] of Object.entries(entry)) {
-        calls.push({ id: `${id}#${n}`, name, arguments: groundTruthArguments(isRecord(params) ? params : {}) });
+        calls.push({ id: `${id}#${n}`, name, arguments: bfclGroundTruthArguments(isRecord(params) ? params : {}) });
       }
     });
     if (calls.length === 0) continue;

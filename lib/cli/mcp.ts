@@ -1,0 +1,329 @@
+/**
+ * `npm start -- mcp [options] <command> [args...]`: runs one assistant message of tool calls
+ * against the tools of any MCP server, live.
+ *
+ * 1. `<command> [args...]` is started as an MCP server over stdio (the MCP SDK's
+ *    `StdioClientTransport`; the server gets the SDK's default environment — HOME, LOGNAME,
+ *    PATH, SHELL, TERM, USER — plus the variables named with `--env`).
+ * 2. Its tools are listed (name and first line of the description) and turned into toolrun
+ *    tools by `mcpTools`.
+ * 3. The message: the calls in `--calls <file>` when given; otherwise one call per tool the
+ *    server marks read-only (`annotations.readOnlyHint: true`), with example arguments
+ *    derived from its input schema ({@link exampleArguments}). Tools not marked read-only
+ *    are never called without `--calls`: example arguments to a tool that writes or
+ *    deletes could do damage.
+ * 4. The calls run through `runTools` in parallel, drawn by the live view; Ctrl+C aborts
+ *    the run (the running MCP requests are cancelled with `notifications/cancelled`).
+ * 5. The client is closed, which ends the server process.
+ *
+ * `--calls <file>` holds JSON: an array of `{ "name", "arguments"?, "id"? }` (tool names as
+ * the server spells them; ids default to `call_1`, `call_2`…), or an assistant message in
+ * one of the three provider formats (an Anthropic message with `tool_use` blocks, an OpenAI
+ * Chat message or completion with `tool_calls`, a Responses `output` array or response).
+ *
+ * The MCP SDK is imported here, at run time, and only here in the CLI: the library itself
+ * (`lib/mcp.ts`) needs none of it.
+ *
+ * @module
+ */
+import { readFile } from 'node:fs/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { ToolBatch } from '../events.ts';
+import { fromAnthropic } from '../formats/anthropic.ts';
+import { fromOpenAIChat } from '../formats/openai-chat.ts';
+import { fromOpenAIResponses } from '../formats/openai-responses.ts';
+import { isRecord } from '../formats/shared.ts';
+import { mcpTools, type McpToolInfo } from '../mcp.ts';
+import { runTools } from '../run-tools.ts';
+import type { ToolCall } from '../tool.ts';
+import { CliInputError } from './errors.ts';
+import type { RunView } from './view.ts';
+
+/** The text of `toolrun mcp --help`. */
+export const MCP_USAGE = `usage: toolrun mcp [options] [--] <command> [args...]
+
+Starts <command> as an MCP server over stdio, lists its tools, and runs one assistant
+message of tool calls against them, live.
+
+The message: the calls in --calls <file>, or else one call per tool the server marks
+read-only (annotations.readOnlyHint), with example arguments derived from its input schema.
+Tools not marked read-only are called only from --calls.
+
+options:
+  --calls <file>      JSON: [{"name", "arguments"?, "id"?}, ...], or an assistant message
+                      (Anthropic tool_use, OpenAI Chat tool_calls, Responses output)
+  --env <NAME[=VALUE]> pass an environment variable to the server (repeatable); it gets
+                      only HOME, LOGNAME, PATH, SHELL, TERM, USER otherwise
+  --timeout <ms>      how long to wait for the server to start and answer (default: 15000)
+  -h, --help          show this text
+
+Everything from <command> on is the server's command line, as is (put -- before it when
+it starts with -).
+
+examples:
+  npm start -- mcp node node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio
+  npm start -- mcp --calls calls.json node node_modules/@modelcontextprotocol/server-filesystem/dist/index.js /tmp
+`;
+
+/** The parsed command line of `toolrun mcp`. */
+export interface McpCommandLine {
+  help: boolean;
+  /** The server's command and its arguments. */
+  command: string;
+  args: string[];
+  callsFile?: string;
+  /** Variables for the server, besides the SDK's default environment. */
+  env: Record<string, string>;
+  /** Longest wait for the server to start (initialize), in ms. */
+  timeoutMs: number;
+}
+
+/** Default of `--timeout`, in ms. */
+const DEFAULT_TIMEOUT_MS = 15_000;
+
+/**
+ * Parses the arguments after `mcp`: options first, then the server's command line verbatim.
+ *
+ * @param environment - where `--env NAME` (without a value) is read from.
+ * @throws CliInputError for an unknown option, an option without its value, a bad
+ *   `--timeout`, `--env NAME` of an unset variable, or no command.
+ */
+export function parseMcpCommandLine(argv: readonly string[], environment: NodeJS.ProcessEnv = process.env): McpCommandLine {
+  const line: McpCommandLine = { help: false, command: '', args: [], env: {}, timeoutMs: DEFAULT_TIMEOUT_MS };
+  let i = 0;
+  const value = (option: string): string => {
+    const next = argv[i + 1];
+    if (next === undefined) throw new CliInputError(`mcp: ${option} needs a value (see toolrun mcp --help)`);
+    i++;
+    return next;
+  };
+  for (; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') {
+      i++;
+      break;
+    }
+    if (!arg.startsWith('-')) break;
+    const [option, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    switch (option) {
+      case '-h':
+      case '--help':
+        line.help = true;
+        break;
+      case '--calls':
+        line.callsFile = inline ?? value(option);
+        break;
+      case '--env': {
+        const spec = inline ?? value(option);
+        const eq = spec.indexOf('=');
+        if (eq > 0) line.env[spec.slice(0, eq)] = spec.slice(eq + 1);
+        else {
+          const inherited = environment[spec];
+          if (inherited === undefined) throw new CliInputError(`mcp: --env ${spec}: no such variable in this environment (use --env ${spec}=value)`);
+          line.env[spec] = inherited;
+        }
+        break;
+      }
+      case '--timeout': {
+        const text = inline ?? value(option);
+        const ms = Number(text);
+        if (text.trim() === '' || !Number.isFinite(ms) || ms <= 0) throw new CliInputError(`mcp: --timeout must be a number of ms > 0, received '${text}'`);
+        line.timeoutMs = ms;
+        break;
+      }
+      default:
+        throw new CliInputError(`mcp: unknown option '${arg}' (put -- before the server command if it is the server's; see toolrun mcp --help)`);
+    }
+  }
+  const [command, ...args] = argv.slice(i);
+  if (!line.help && (command === undefined || command === '')) {
+    throw new CliInputError('mcp needs the command of an MCP server: toolrun mcp [--calls file] <command> [args...]');
+  }
+  line.command = command ?? '';
+  line.args = args;
+  return line;
+}
+
+/** Options of {@link runMcpCommand}. */
+export interface McpCommandOptions {
+  /** Draws the run and the lines around it. */
+  view: RunView;
+  /** Aborts the run (Ctrl+C): running calls are cancelled, every call still gets its result. */
+  signal: AbortSignal;
+  /** Where `--env NAME` is read from. @default process.env */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Runs `toolrun mcp <argv>` (see the module comment) and resolves to the exit code: 0 when
+ * the run completed (error results included), 130 when it was aborted.
+ *
+ * @throws CliInputError (exit 2) for a bad command line, an unreadable or malformed
+ *   `--calls` file, or a server that cannot be started or does not answer `initialize`
+ *   within `--timeout` (the message ends with the last lines of its stderr).
+ */
+export async function runMcpCommand(argv: readonly string[], options: McpCommandOptions): Promise<number> {
+  const { view, signal } = options;
+  const line = parseMcpCommandLine(argv, options.env);
+  if (line.help) {
+    view.line(MCP_USAGE.trimEnd());
+    return 0;
+  }
+  const given = line.callsFile === undefined ? undefined : await readCallsFile(line.callsFile);
+
+  const shown = [line.command, ...line.args].join(' ');
+  const stderrTail: string[] = [];
+  const transport = new StdioClientTransport({ command: line.command, args: line.args, env: { ...getDefaultEnvironment(), ...line.env }, stderr: 'pipe' });
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderrTail.push(...chunk.toString('utf8').split('\n').filter((l) => l.trim() !== ''));
+    stderrTail.splice(0, Math.max(0, stderrTail.length - 5));
+  });
+  const client = new Client({ name: 'toolrun', version: '0.1.0' });
+  try {
+    try {
+      await client.connect(transport, { timeout: line.timeoutMs, signal });
+    } catch (error) {
+      if (signal.aborted) return 130;
+      const why = error instanceof Error ? error.message : String(error);
+      const tail = stderrTail.length === 0 ? '' : `; its stderr ends: ${stderrTail.join(' | ')}`;
+      throw new CliInputError(`mcp: could not start an MCP server with '${shown}': ${why}${tail}`);
+    }
+    const server = client.getServerVersion();
+    const listed = (await client.listTools(undefined, { signal, timeout: line.timeoutMs })).tools as McpToolInfo[];
+    view.line(`MCP server ${server?.name ?? shown}${server?.version === undefined ? '' : ` ${server.version}`}: ${listed.length} tool${listed.length === 1 ? '' : 's'}`);
+    for (const tool of listed) view.line(`  ${tool.name}${readOnly(tool) ? ' (read-only)' : ''}${describeLine(tool)}`);
+
+    const calls = given ?? derivedCalls(listed);
+    if (calls.length === 0) {
+      view.line('No tool is marked read-only (annotations.readOnlyHint), so there is nothing to call with example arguments; pass --calls <file> to call tools.');
+      return 0;
+    }
+    const tools = await mcpTools(client, { signal });
+    const source = given === undefined ? 'read-only tools with example arguments' : `calls from ${line.callsFile}`;
+    view.begin(`mcp: ${calls.length} parallel call${calls.length === 1 ? '' : 's'} (${source}) to ${server?.name ?? shown}`, calls);
+    let batch: ToolBatch | undefined;
+    try {
+      const run = runTools(calls, { tools, signal });
+      for (;;) {
+        const step = await run.next();
+        if (step.done === true) {
+          batch = step.value;
+          break;
+        }
+        view.event(step.value);
+      }
+    } finally {
+      const errors = batch?.messages.filter((m) => m.isError).length ?? 0;
+      view.end(
+        batch === undefined
+          ? 'the run stopped early'
+          : `${batch.messages.length} results, ${errors} errors${batch.aborted ? ' (Ctrl+C aborted the run; every call still got its result)' : ''}`,
+      );
+    }
+    return batch.aborted ? 130 : 0;
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * Example arguments for a JSON Schema, as a model might write them: every *required*
+ * property gets, in this order of preference, its `default`, `const`, first `enum` value,
+ * first `examples` value, or a value of its type — `"example"` for a string, its
+ * `minimum` (else 1) for a number or integer, `false` for a boolean, `[]` for an array (one
+ * example item when `minItems` ≥ 1), an object built the same way (recursively). The first
+ * branch of `anyOf` / `oneOf` is used; optional properties are left out, so the server's
+ * defaults apply.
+ */
+export function exampleArguments(schema: unknown): Record<string, unknown> {
+  const value = exampleValue(schema, 0);
+  return isRecord(value) ? value : {};
+}
+
+function exampleValue(schema: unknown, depth: number): unknown {
+  if (!isRecord(schema) || depth > 8) return 'example';
+  if ('default' in schema) return schema.default;
+  if ('const' in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    const branches = schema[key];
+    if (Array.isArray(branches) && branches.length > 0) return exampleValue(branches[0], depth + 1);
+  }
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  const type = types.find((t) => t !== 'null') ?? (isRecord(schema.properties) ? 'object' : undefined);
+  switch (type) {
+    case 'string':
+      return 'example';
+    case 'number':
+    case 'integer':
+      return typeof schema.minimum === 'number' ? schema.minimum : 1;
+    case 'boolean':
+      return false;
+    case 'array':
+      return typeof schema.minItems === 'number' && schema.minItems > 0 ? [exampleValue(schema.items, depth + 1)] : [];
+    case 'object': {
+      const properties = isRecord(schema.properties) ? schema.properties : {};
+      const required = Array.isArray(schema.required) ? schema.required.filter((name): name is string => typeof name === 'string') : [];
+      return Object.fromEntries(required.map((name) => [name, exampleValue(properties[name], depth + 1)]));
+    }
+    case 'null':
+      return null;
+    default:
+      return 'example';
+  }
+}
+
+/** One call per read-only tool, ids `call_1`, `call_2`…, arguments from {@link exampleArguments}. */
+function derivedCalls(tools: readonly McpToolInfo[]): ToolCall[] {
+  return tools.filter(readOnly).map((tool, i) => ({ id: `call_${i + 1}`, name: tool.name, arguments: exampleArguments(tool.inputSchema) }));
+}
+
+function readOnly(tool: McpToolInfo): boolean {
+  return tool.annotations?.readOnlyHint === true;
+}
+
+function describeLine(tool: McpToolInfo): string {
+  const text = (tool.description ?? tool.title ?? '').split('\n')[0]?.trim() ?? '';
+  if (text === '') return '';
+  return ` — ${text.length > 100 ? `${text.slice(0, 99)}…` : text}`;
+}
+
+/** Reads `--calls`: a list of `{ name, arguments?, id? }`, or an assistant message in a provider format. */
+async function readCallsFile(file: string): Promise<ToolCall[]> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new CliInputError(`mcp: --calls ${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (error) {
+    throw new CliInputError(`mcp: --calls ${file}: not valid JSON (${(error as Error).message})`);
+  }
+  const bad = (what: string) => new CliInputError(`mcp: --calls ${file}: ${what}; expected [{"name", "arguments"?, "id"?}, ...] or an assistant message (see toolrun mcp --help)`);
+  let calls: ToolCall[];
+  if (Array.isArray(doc) && doc.every((item) => isRecord(item) && item.type === 'function_call')) {
+    calls = fromOpenAIResponses(doc);
+  } else if (Array.isArray(doc)) {
+    calls = doc.map((item, i) => {
+      if (!isRecord(item) || typeof item.name !== 'string' || item.name === '') throw bad(`entry ${i} has no "name"`);
+      const call: ToolCall = { id: typeof item.id === 'string' ? item.id : `call_${i + 1}`, name: item.name };
+      if (item.arguments !== undefined) call.arguments = item.arguments;
+      return call;
+    });
+  } else if (isRecord(doc) && Array.isArray(doc.content)) {
+    calls = fromAnthropic(doc);
+  } else if (isRecord(doc) && ('tool_calls' in doc || Array.isArray(doc.choices) || isRecord(doc.message))) {
+    calls = fromOpenAIChat(doc);
+  } else if (isRecord(doc) && Array.isArray(doc.output)) {
+    calls = fromOpenAIResponses(doc as { output: unknown[] });
+  } else {
+    throw bad('not a list of calls nor an assistant message');
+  }
+  if (calls.length === 0) throw bad('it holds no tool calls');
+  return calls;
+}

@@ -1,0 +1,300 @@
+/**
+ * The tools of a Model Context Protocol (MCP) server as toolrun tools.
+ *
+ * {@link mcpTools} lists the tools of a connected MCP client and returns one toolrun
+ * {@link Tool} per server tool. What each part of a call becomes, and which part of the MCP
+ * specification (revision 2025-06-18, "Server features → Tools" and "Base protocol →
+ * Utilities") it comes from:
+ *
+ * | MCP | toolrun |
+ * | --- | --- |
+ * | the tool's `inputSchema` | the tool's `input`: arguments are validated by toolrun's Ajv (JSON Schema path, contract P5) before the server is asked |
+ * | `notifications/progress` (Utilities → Progress; requested with a progress token, which the SDK adds for `onprogress`) | one `yield` per notification: `tool_execution_update.progress` is an {@link McpProgress} |
+ * | the call's `AbortSignal` (run abort, timeout, consumer exit) | the SDK's request `signal`: it sends `notifications/cancelled` (Utilities → Cancellation) and rejects, so the call ends `interrupted` / `timed_out` |
+ * | `isError: true` (Tools → Error handling) | a throw whose message is the result's text: an error result (`isError: true`) for the model |
+ * | `content` blocks | result content, see {@link mcpContent} |
+ *
+ * The MCP SDK is not a runtime dependency of toolrun: this module calls only methods of the
+ * client object it is given (`listTools`, `callTool`), typed structurally by
+ * {@link McpClientLike}, which the `Client` class of `@modelcontextprotocol/sdk` (1.x)
+ * satisfies. The application creates, connects and closes its client.
+ *
+ * @example
+ * ```ts
+ * import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+ * import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+ *
+ * const client = new Client({ name: 'my-agent', version: '1.0.0' });
+ * await client.connect(new StdioClientTransport({ command: 'node', args: ['server.js'] }));
+ * try {
+ *   const tools = await mcpTools(client, { prefix: 'fs_' });
+ *   for await (const event of runTools(calls, { tools })) { … }
+ * } finally {
+ *   await client.close(); // ends the server process
+ * }
+ * ```
+ *
+ * @module
+ */
+import { imagePlaceholder } from './formats/shared.ts';
+import { defineTool, describeValue, type ContentBlock, type JsonSchema, type Tool, type ToolResult } from './tool.ts';
+
+/** One MCP progress notification's payload, as yielded by an MCP tool (`tool_execution_update.progress`). */
+export interface McpProgress {
+  /** The progress so far; increases with each notification. The unit is the server's (steps, bytes…). */
+  progress: number;
+  /** The total, when the server knows it. */
+  total?: number;
+  /** A human-readable message, when the server sends one. */
+  message?: string;
+}
+
+/** A tool as an MCP server lists it (`tools/list`), reduced to what toolrun reads. */
+export interface McpToolInfo {
+  readonly name: string;
+  readonly title?: string | undefined;
+  readonly description?: string | undefined;
+  /** The tool's input JSON Schema (MCP requires `type: "object"`). */
+  readonly inputSchema: { readonly type: 'object'; readonly [key: string]: unknown };
+  /** Hints from the server (`readOnlyHint`, `destructiveHint`…); untrusted, as the MCP specification says. */
+  readonly annotations?: { readonly [key: string]: unknown } | undefined;
+  readonly [key: string]: unknown;
+}
+
+/** What `tools/call` answers, as loosely as servers send it. */
+export interface McpCallToolResult {
+  readonly content?: unknown;
+  readonly isError?: unknown;
+  readonly structuredContent?: unknown;
+  /** Only from servers of protocol revision 2024-10-07 and older. */
+  readonly toolResult?: unknown;
+  readonly [key: string]: unknown;
+}
+
+/** The request options {@link mcpTools} passes to `callTool` (a subset of the SDK's `RequestOptions`). */
+export interface McpRequestOptions {
+  signal?: AbortSignal;
+  onprogress?: (progress: { progress: number; total?: number | undefined; message?: string | undefined }) => void;
+  timeout?: number;
+  resetTimeoutOnProgress?: boolean;
+}
+
+/**
+ * The part of an MCP client that {@link mcpTools} uses. The `Client` of
+ * `@modelcontextprotocol/sdk` satisfies it; so can a test double.
+ */
+export interface McpClientLike {
+  listTools(
+    params?: { cursor?: string },
+    options?: { signal?: AbortSignal },
+  ): Promise<{ readonly tools: readonly McpToolInfo[]; readonly nextCursor?: string | undefined }>;
+  callTool(
+    params: { name: string; arguments?: Record<string, unknown> },
+    resultSchema?: undefined,
+    options?: McpRequestOptions,
+  ): Promise<McpCallToolResult>;
+}
+
+/** Options of {@link mcpTools}. */
+export interface McpToolsOptions {
+  /**
+   * Put in front of every tool name (`'fs_'` → `fs_read_file`), so that tools of several
+   * servers do not collide in one `runTools` list. The server is always called with its own
+   * name. @default ''
+   */
+  prefix?: string;
+  /** Keeps only the server tools for which it returns true. @default every tool */
+  filter?: (tool: McpToolInfo) => boolean;
+  /**
+   * The tools' `executionMode` (contract S3), for all or per server tool. MCP annotations
+   * are hints from the server; toolrun does not derive exclusivity from them.
+   * @default 'parallel'
+   */
+  executionMode?: 'parallel' | 'sequential' | ((tool: McpToolInfo) => 'parallel' | 'sequential');
+  /** The tools' `timeoutMs` (toolrun's per-call limit, contract A4). @default none */
+  timeoutMs?: number;
+  /**
+   * The SDK's own request timeout, in ms, restarted by every progress notification. When it
+   * passes, the SDK cancels the request and the call ends as an error result.
+   * @default 60_000 (the SDK's default)
+   */
+  requestTimeoutMs?: number;
+  /** Aborts the listing (`tools/list`). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Lists the tools of a connected MCP client (following `nextCursor` pages) and returns one
+ * toolrun tool per server tool, in the server's order.
+ *
+ * Each tool: `name` = `prefix` + the server's name; `description` = the server's
+ * description (or its `title`); `input` = the server's `inputSchema`, as is (validated by
+ * Ajv; draft-07 or 2020-12 as its `$schema` says); `execute` calls `tools/call` with the
+ * validated arguments, the call's signal, and a progress callback, and:
+ * - yields each progress notification as an {@link McpProgress}, while the call runs (the
+ *   SDK (1.x) may drop a notification that arrives right before the response: it runs
+ *   notification handlers a microtask after response handlers, and the response removes the
+ *   progress handler — so a server's final "100 %" notification is often not seen);
+ * - returns the result's content mapped by {@link mcpContent}, with `details`
+ *   `{ structuredContent }` when the server sent structured content;
+ * - throws an `Error` whose message is that text when the result has `isError: true` (the
+ *   MCP result is the error's `cause`), so the call ends as an error result;
+ * - throws the SDK's error when the request fails (server gone, protocol error, the SDK's
+ *   own timeout), which toolrun turns into an error result (contract P4).
+ *
+ * @param client - a connected client (the SDK's `Client`, or anything {@link McpClientLike}).
+ * @returns the tools, ready for `runTools` (and for `toAnthropicTools` & co.).
+ * @throws whatever `listTools` throws (not connected, server error, aborted); a
+ *   `TypeError` when the server lists a tool without a name, or two tools that end up with
+ *   the same name.
+ */
+export async function mcpTools(client: McpClientLike, options: McpToolsOptions = {}): Promise<Tool<Record<string, unknown>, McpProgress, ToolResult>[]> {
+  const prefix = options.prefix ?? '';
+  const listed: McpToolInfo[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor === undefined ? undefined : { cursor }, options.signal === undefined ? undefined : { signal: options.signal });
+    listed.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined && cursor !== '');
+  const tools: Tool<Record<string, unknown>, McpProgress, ToolResult>[] = [];
+  const seen = new Set<string>();
+  for (const info of listed) {
+    if (typeof info.name !== 'string' || info.name === '') {
+      throw new TypeError(`mcpTools: the server listed a tool without a name: ${describeValue(info)}`);
+    }
+    if (options.filter !== undefined && !options.filter(info)) continue;
+    const name = `${prefix}${info.name}`;
+    if (seen.has(name)) throw new TypeError(`mcpTools: the server listed two tools named "${name}"`);
+    seen.add(name);
+    tools.push(mcpTool(client, info, name, options));
+  }
+  return tools;
+}
+
+/**
+ * Maps the `content` of an MCP tool result to toolrun content blocks:
+ *
+ * - `text` → a text block;
+ * - `image` → an image block (`data` base64, `mimeType`);
+ * - `audio` → `[audio omitted: <mimeType>, <n> bytes; toolrun results carry text and images only]`;
+ * - `resource_link` → `[resource link: <uri> "<name>" (<mimeType>): <description>]` (parts
+ *   the server did not send are left out);
+ * - `resource` (embedded) with `text` → `[resource <uri> (<mimeType>)]` + a newline + the text;
+ *   with a `blob` → `[resource <uri> omitted: <mimeType>, <n> bytes of binary data]`;
+ * - any other block → `[MCP content of type "<type>" omitted]`.
+ *
+ * When there is no block at all but `structuredContent` is present, its JSON text is the
+ * one text block (a server that answers with structured content only). A result of the
+ * old protocol (`toolResult`) becomes its JSON text.
+ */
+export function mcpContent(result: McpCallToolResult): ContentBlock[] {
+  const blocks = Array.isArray(result.content) ? (result.content as unknown[]).map(contentBlock) : [];
+  if (blocks.length > 0) return blocks;
+  if (result.structuredContent !== undefined) return [{ type: 'text', text: jsonText(result.structuredContent) }];
+  if (result.toolResult !== undefined) return [{ type: 'text', text: typeof result.toolResult === 'string' ? result.toolResult : jsonText(result.toolResult) }];
+  return [];
+}
+
+function mcpTool(client: McpClientLike, info: McpToolInfo, name: string, options: McpToolsOptions): Tool<Record<string, unknown>, McpProgress, ToolResult> {
+  const serverName = info.name;
+  const description = info.description ?? info.title;
+  const executionMode = typeof options.executionMode === 'function' ? options.executionMode(info) : options.executionMode;
+  const requestTimeoutMs = options.requestTimeoutMs;
+  return defineTool({
+    name,
+    ...(description === undefined ? {} : { description }),
+    input: info.inputSchema as JsonSchema,
+    ...(executionMode === undefined ? {} : { executionMode }),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    async *execute(args, { signal }): AsyncGenerator<McpProgress, ToolResult, undefined> {
+      const updates: McpProgress[] = [];
+      let wake: (() => void) | undefined;
+      const notify = (): void => {
+        const w = wake;
+        wake = undefined;
+        w?.();
+      };
+      const request: McpRequestOptions = {
+        signal,
+        resetTimeoutOnProgress: true,
+        onprogress: (p) => {
+          const update: McpProgress = { progress: p.progress };
+          if (typeof p.total === 'number') update.total = p.total;
+          if (typeof p.message === 'string') update.message = p.message;
+          updates.push(update);
+          notify();
+        },
+      };
+      if (requestTimeoutMs !== undefined) request.timeout = requestTimeoutMs;
+      // Never rejects: a generator abandoned by toolrun (A3) must leave no unhandled rejection.
+      let outcome: { ok: true; result: McpCallToolResult } | { ok: false; error: unknown } | undefined;
+      const settled = client.callTool({ name: serverName, arguments: args }, undefined, request).then(
+        (result) => void (outcome = { ok: true, result }),
+        (error: unknown) => void (outcome = { ok: false, error }),
+      );
+      void settled.then(notify);
+      for (;;) {
+        const update = updates.shift();
+        if (update !== undefined) {
+          yield update;
+          continue;
+        }
+        if (outcome !== undefined) break;
+        await new Promise<void>((resolve) => (wake = resolve));
+      }
+      const done = outcome;
+      if (!done.ok) throw done.error;
+      const content = mcpContent(done.result);
+      if (done.result.isError === true) {
+        const text = content.map((block) => (block.type === 'text' ? block.text : imagePlaceholder(block))).join('\n');
+        throw new Error(text === '' ? `MCP tool "${serverName}" reported an error without any text` : text, { cause: done.result });
+      }
+      return done.result.structuredContent === undefined ? { content } : { content, details: { structuredContent: done.result.structuredContent } };
+    },
+  });
+}
+
+function contentBlock(block: unknown): ContentBlock {
+  if (typeof block !== 'object' || block === null) return { type: 'text', text: `[MCP content omitted: ${describeValue(block)}]` };
+  const b = block as Record<string, unknown>;
+  switch (b.type) {
+    case 'text':
+      return { type: 'text', text: typeof b.text === 'string' ? b.text : String(b.text) };
+    case 'image':
+      if (typeof b.data === 'string' && typeof b.mimeType === 'string') return { type: 'image', data: b.data, mimeType: b.mimeType };
+      return { type: 'text', text: '[MCP image omitted: no base64 data or MIME type]' };
+    case 'audio':
+      return { type: 'text', text: `[audio omitted: ${String(b.mimeType ?? 'unknown type')}, ${base64Bytes(b.data)} bytes; toolrun results carry text and images only]` };
+    case 'resource_link': {
+      const parts = [`resource link: ${String(b.uri)}`];
+      if (typeof b.name === 'string') parts.push(`"${b.name}"`);
+      if (typeof b.mimeType === 'string') parts.push(`(${b.mimeType})`);
+      const head = parts.join(' ');
+      return { type: 'text', text: typeof b.description === 'string' ? `[${head}: ${b.description}]` : `[${head}]` };
+    }
+    case 'resource': {
+      const r = (typeof b.resource === 'object' && b.resource !== null ? b.resource : {}) as Record<string, unknown>;
+      const mime = typeof r.mimeType === 'string' ? r.mimeType : 'unknown type';
+      if (typeof r.text === 'string') return { type: 'text', text: `[resource ${String(r.uri)} (${mime})]\n${r.text}` };
+      return { type: 'text', text: `[resource ${String(r.uri)} omitted: ${mime}, ${base64Bytes(r.blob)} bytes of binary data]` };
+    }
+    default:
+      return { type: 'text', text: `[MCP content of type ${JSON.stringify(b.type)} omitted]` };
+  }
+}
+
+/** Decoded size of base64 text, in bytes (0 when it is not a string). */
+function base64Bytes(data: unknown): number {
+  if (typeof data !== 'string') return 0;
+  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
+  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
+}
+
+function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

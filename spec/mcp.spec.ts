@@ -1,0 +1,311 @@
+/**
+ * mcpTools: MCP server tools as toolrun tools.
+ *
+ * Evidence against REAL servers (the npm reference servers, started over stdio by
+ * `spec/mcp-servers.ts`): progress notifications become updates that arrive before the
+ * result, an abort sends `notifications/cancelled` and ends the call `interrupted`, error
+ * results stay errors, text/image content maps to blocks, parallel reads come back in call
+ * order, and every server process is gone after its client closed. A fake client covers the
+ * mapping rules that no reference server exercises (pagination, audio, empty errors).
+ */
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  mcpContent,
+  mcpTools,
+  runTools,
+  toAnthropicTools,
+  type McpCallToolResult,
+  type McpClientLike,
+  type McpProgress,
+  type McpToolInfo,
+  type ToolCall,
+  type ToolEvent,
+} from '../lib/index.ts';
+import { collect, text } from './helpers.ts';
+import { isAlive, startServer, type StartedServer } from './mcp-servers.ts';
+
+const EVERYTHING = '@modelcontextprotocol/server-everything';
+const FILESYSTEM = '@modelcontextprotocol/server-filesystem';
+
+/** Wraps a client so the spec sees every `callTool` that reached the server. */
+function counting(client: McpClientLike): { client: McpClientLike; calls: string[] } {
+  const calls: string[] = [];
+  return {
+    calls,
+    client: {
+      listTools: (params, options) => client.listTools(params, options),
+      callTool: (params, schema, options) => {
+        calls.push(params.name);
+        return client.callTool(params, schema, options);
+      },
+    },
+  };
+}
+
+function ofType<T extends ToolEvent['type']>(events: ToolEvent[], type: T): Extract<ToolEvent, { type: T }>[] {
+  return events.filter((e): e is Extract<ToolEvent, { type: T }> => e.type === type);
+}
+
+describe('mcpTools against @modelcontextprotocol/server-everything (a real server over stdio)', () => {
+  let server: StartedServer;
+  let spy: ReturnType<typeof counting>;
+  let tools: Awaited<ReturnType<typeof mcpTools>>;
+
+  beforeAll(async () => {
+    server = await startServer(EVERYTHING, ['stdio']);
+    spy = counting(server.client);
+    tools = await mcpTools(spy.client);
+  }, 20_000);
+
+  afterAll(async () => {
+    await server?.close();
+    // No leaked process: the server exited when its client closed.
+    expect(isAlive(server.pid)).toBe(false);
+  });
+
+  it('turns every listed tool into a toolrun tool whose input is the server’s inputSchema', async () => {
+    const { tools: listed } = await server.client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(listed.map((t) => t.name));
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['echo', 'get-sum', 'get-tiny-image', 'trigger-long-running-operation']));
+    const sum = tools.find((t) => t.name === 'get-sum');
+    expect(sum?.input).toEqual(listed.find((t) => t.name === 'get-sum')?.inputSchema);
+    expect(sum?.description).toBe(listed.find((t) => t.name === 'get-sum')?.description);
+    // The same tools can be sent to a model.
+    expect(toAnthropicTools(tools).map((d) => d.name)).toEqual(listed.map((t) => t.name));
+  });
+
+  it('validates arguments with the server’s schema (Ajv) before asking the server', async () => {
+    const before = spy.calls.length;
+    const { batch } = await collect(runTools([{ id: 'c1', name: 'get-sum', arguments: '{"a":"one","b":2}' }], { tools }));
+    expect(batch.messages[0]?.isError).toBe(true);
+    expect(text(batch.messages[0]!)).toMatch(/^Invalid arguments for tool "get-sum":\n- a: expected number, got string\n/);
+    expect(spy.calls.length).toBe(before);
+  });
+
+  it('progress notifications arrive as updates while the call runs, before its result; siblings are not held back', async () => {
+    const calls: ToolCall[] = [
+      { id: 'slow', name: 'trigger-long-running-operation', arguments: { duration: 0.6, steps: 4 } },
+      { id: 'echo', name: 'echo', arguments: { message: 'hello' } },
+      { id: 'sum', name: 'get-sum', arguments: { a: 2, b: 3 } },
+    ];
+    const seen: Array<{ event: ToolEvent; at: number }> = [];
+    const t0 = performance.now();
+    const run = runTools(calls, { tools });
+    for await (const event of run) seen.push({ event, at: performance.now() - t0 });
+    const events = seen.map((s) => s.event);
+
+    const updates = ofType(events, 'tool_execution_update').filter((e) => e.toolCallId === 'slow');
+    // Steps 1–3 always arrive. Step 4 is sent right before the response, and the SDK runs
+    // notification handlers a microtask after response handlers, so it may drop that one.
+    const expected: McpProgress[] = [1, 2, 3, 4].map((progress) => ({ progress, total: 4 }));
+    expect([expected.slice(0, 3), expected]).toContainEqual(updates.map((u) => u.progress));
+    const slowEnd = events.findIndex((e) => e.type === 'tool_execution_end' && e.toolCallId === 'slow');
+    const lastUpdate = events.lastIndexOf(updates.at(-1)!);
+    expect(lastUpdate).toBeLessThan(slowEnd);
+    // The first update came well before the end: it was live, not flushed with the result.
+    const at = (e: ToolEvent) => seen.find((s) => s.event === e)!.at;
+    expect(at(events[slowEnd]!) - at(updates[0]!)).toBeGreaterThan(200);
+    // The fast siblings ended first (O3), the results are in call order (O2).
+    const ends = ofType(events, 'tool_execution_end').map((e) => e.toolCallId);
+    expect(ends.at(-1)).toBe('slow');
+    expect(ofType(events, 'tool_result').map((e) => e.message.toolCallId)).toEqual(['slow', 'echo', 'sum']);
+    const [slow, echo, sum] = ofType(events, 'tool_result').map((e) => e.message);
+    expect(text(slow!)).toBe('Long running operation completed. Duration: 0.6 seconds, Steps: 4.');
+    expect(text(echo!)).toBe('Echo: hello');
+    expect(sum?.isError).toBe(false);
+    expect(text(sum!)).toMatch(/5/);
+  });
+
+  it('an abort mid-way sends notifications/cancelled and ends the call interrupted; the server keeps serving', async () => {
+    const controller = new AbortController();
+    const sentBefore = server.sent.length;
+    const events: ToolEvent[] = [];
+    const t0 = performance.now();
+    const run = runTools([{ id: 'long', name: 'trigger-long-running-operation', arguments: { duration: 5, steps: 50 } }], {
+      tools,
+      signal: controller.signal,
+    });
+    for await (const event of run) {
+      events.push(event);
+      if (event.type === 'tool_execution_update' && (event.progress as McpProgress).progress === 2) controller.abort();
+    }
+    const elapsed = performance.now() - t0;
+    const end = ofType(events, 'tool_execution_end')[0];
+    expect(end).toMatchObject({ outcome: 'interrupted', isError: true });
+    expect(ofType(events, 'tool_execution_update').length).toBeGreaterThanOrEqual(2);
+    expect(elapsed).toBeLessThan(2_000); // not the 5 s the operation would take
+    const sent = server.sent.slice(sentBefore) as Array<{ method?: string; id?: number; params?: { name?: string; requestId?: number } }>;
+    const request = sent.find((m) => m.method === 'tools/call' && m.params?.name === 'trigger-long-running-operation');
+    const cancelled = sent.find((m) => m.method === 'notifications/cancelled');
+    expect(request?.id).toBeTypeOf('number');
+    expect(cancelled?.params?.requestId).toBe(request?.id);
+    // The connection is still usable.
+    const { batch } = await collect(runTools([{ id: 'e', name: 'echo', arguments: { message: 'still here' } }], { tools }));
+    expect(text(batch.messages[0]!)).toBe('Echo: still here');
+  });
+
+  it('maps text and image content to blocks, resource links and embedded resources to text', async () => {
+    const { batch } = await collect(
+      runTools(
+        [
+          { id: 'img', name: 'get-tiny-image', arguments: {} },
+          { id: 'links', name: 'get-resource-links', arguments: { count: 2 } },
+          { id: 'ref', name: 'get-resource-reference', arguments: { resourceType: 'Text', resourceId: 1 } },
+          { id: 'structured', name: 'get-structured-content', arguments: { location: 'Chicago' } },
+        ],
+        { tools },
+      ),
+    );
+    const [img, links, ref, structured] = batch.messages;
+    expect(img?.content.map((b) => b.type)).toContain('image');
+    const image = img?.content.find((b) => b.type === 'image');
+    expect(image).toMatchObject({ type: 'image', mimeType: 'image/png' });
+    expect(Buffer.from((image as { data: string }).data, 'base64').subarray(1, 4).toString()).toBe('PNG');
+    expect(text(links!)).toMatch(/\[resource link: demo:\/\/resource\/dynamic\/\w+\/1 "[^"]+" \(text\/plain\): Resource 1: plaintext resource\]/);
+    expect(text(ref!)).toMatch(/\[resource demo:\/\/resource\/dynamic\/text\/1 \(text\/plain\)\]\nResource 1: This is a plaintext resource/);
+    expect(structured?.details).toEqual({ structuredContent: expect.objectContaining({ temperature: expect.any(Number) }) });
+  });
+});
+
+describe('mcpTools against @modelcontextprotocol/server-filesystem on a temp folder (a real server over stdio)', () => {
+  let dir: string;
+  let server: StartedServer;
+  let tools: Awaited<ReturnType<typeof mcpTools>>;
+  const files = ['a.txt', 'b.txt', 'c.txt', 'd.txt', 'e.txt', 'f.txt'];
+
+  beforeAll(async () => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'toolrun-mcp-fs-')));
+    files.forEach((name, i) => writeFileSync(join(dir, name), `${name}: ${'x'.repeat(1000 * (files.length - i))}\n`));
+    server = await startServer(FILESYSTEM, [dir]);
+    tools = await mcpTools(server.client, { prefix: 'fs_' });
+  }, 20_000);
+
+  afterAll(async () => {
+    await server?.close();
+    expect(isAlive(server.pid)).toBe(false);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('prefixes names but calls the server with its own', () => {
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['fs_read_text_file', 'fs_list_directory']));
+  });
+
+  it('several parallel reads: results in call order, each with its own file, running together', async () => {
+    const calls: ToolCall[] = [...files].reverse().map((name, i) => ({ id: `r${i}`, name: 'fs_read_text_file', arguments: { path: join(dir, name) } }));
+    calls.splice(3, 0, { id: 'ls', name: 'fs_list_directory', arguments: JSON.stringify({ path: dir }) });
+    let mostAtOnce = 0;
+    const { events, batch } = await collect(runTools(calls, { tools, onInProgressChange: (ids) => (mostAtOnce = Math.max(mostAtOnce, ids.size)) }));
+    expect(batch.messages.map((m) => m.toolCallId)).toEqual(calls.map((c) => c.id));
+    expect(batch.messages.every((m) => !m.isError)).toBe(true);
+    calls.forEach((call, i) => {
+      const message = batch.messages[i]!;
+      if (call.id === 'ls') expect(text(message).split('\n').sort()).toEqual(files.map((f) => `[FILE] ${f}`));
+      else expect(text(message)).toMatch(new RegExp(`^${(call.arguments as { path: string }).path.split('/').pop()}: x+\\n$`));
+    });
+    expect(mostAtOnce).toBeGreaterThan(1);
+    expect(ofType(events, 'tool_result').map((e) => e.message.toolCallId)).toEqual(calls.map((c) => c.id));
+  });
+
+  it('an isError result from the server ends as an error result with the server’s text', async () => {
+    const { events, batch } = await collect(
+      runTools(
+        [
+          { id: 'outside', name: 'fs_read_text_file', arguments: { path: '/etc/hostname' } },
+          { id: 'missing', name: 'fs_read_text_file', arguments: { path: join(dir, 'nope.txt') } },
+          { id: 'ok', name: 'fs_read_text_file', arguments: { path: join(dir, 'a.txt') } },
+        ],
+        { tools },
+      ),
+    );
+    expect(batch.messages.map((m) => m.isError)).toEqual([true, true, false]);
+    expect(text(batch.messages[0]!)).toMatch(/^Access denied - path outside allowed directories/);
+    expect(text(batch.messages[1]!)).toMatch(/ENOENT: no such file or directory/);
+    expect(ofType(events, 'tool_execution_end').find((e) => e.toolCallId === 'outside')?.outcome).toBe('error');
+  });
+});
+
+describe('mcpTools mapping rules (a fake client)', () => {
+  const schema = { type: 'object', properties: { q: { type: 'string' } } } as const;
+  function fakeClient(pages: McpToolInfo[][], answer: (name: string) => McpCallToolResult | Promise<McpCallToolResult>): McpClientLike & { cursors: Array<string | undefined> } {
+    const cursors: Array<string | undefined> = [];
+    return {
+      cursors,
+      async listTools(params) {
+        cursors.push(params?.cursor);
+        const index = params?.cursor === undefined ? 0 : Number(params.cursor);
+        const next = index + 1 < pages.length ? String(index + 1) : undefined;
+        return next === undefined ? { tools: pages[index] ?? [] } : { tools: pages[index] ?? [], nextCursor: next };
+      },
+      async callTool(params) {
+        return answer(params.name);
+      },
+    };
+  }
+
+  it('follows nextCursor pages, applies filter and prefix, and uses title when there is no description', async () => {
+    const client = fakeClient(
+      [
+        [{ name: 'a', description: 'A', inputSchema: schema }],
+        [{ name: 'b', title: 'The B', inputSchema: schema }, { name: 'c', inputSchema: schema, annotations: { destructiveHint: true } }],
+      ],
+      () => ({ content: [] }),
+    );
+    const tools = await mcpTools(client, {
+      prefix: 'srv_',
+      filter: (tool) => tool.annotations?.destructiveHint !== true,
+      executionMode: (tool) => (tool.name === 'b' ? 'sequential' : 'parallel'),
+      timeoutMs: 5_000,
+    });
+    expect(client.cursors).toEqual([undefined, '1']);
+    expect(tools.map((t) => [t.name, t.description, t.executionMode, t.timeoutMs])).toEqual([
+      ['srv_a', 'A', 'parallel', 5_000],
+      ['srv_b', 'The B', 'sequential', 5_000],
+    ]);
+  });
+
+  it('rejects a tool list with two tools of one name', async () => {
+    const client = fakeClient([[{ name: 'x', inputSchema: schema }, { name: 'x', inputSchema: schema }]], () => ({ content: [] }));
+    await expect(mcpTools(client)).rejects.toThrow(/two tools named "x"/);
+  });
+
+  it('mcpContent: documented placeholders for audio, blobs and unknown types; structured-only and legacy results', () => {
+    expect(
+      mcpContent({
+        content: [
+          { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
+          { type: 'resource', resource: { uri: 'file:///x.bin', mimeType: 'application/octet-stream', blob: 'aGkK' } },
+          { type: 'resource_link', uri: 'file:///y' },
+          { type: 'hologram' },
+        ],
+      }),
+    ).toEqual([
+      { type: 'text', text: '[audio omitted: audio/wav, 3 bytes; toolrun results carry text and images only]' },
+      { type: 'text', text: '[resource file:///x.bin omitted: application/octet-stream, 3 bytes of binary data]' },
+      { type: 'text', text: '[resource link: file:///y]' },
+      { type: 'text', text: '[MCP content of type "hologram" omitted]' },
+    ]);
+    expect(mcpContent({ content: [], structuredContent: { n: 1 } })).toEqual([{ type: 'text', text: '{"n":1}' }]);
+    expect(mcpContent({ toolResult: { old: true } })).toEqual([{ type: 'text', text: '{"old":true}' }]);
+  });
+
+  it('an isError result with no text still ends as an error, saying so; images in an error become placeholders', async () => {
+    const client = fakeClient([[{ name: 'bad', inputSchema: schema }, { name: 'pic', inputSchema: schema }]], (name) =>
+      name === 'bad' ? { content: [], isError: true } : { content: [{ type: 'text', text: 'failed' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }], isError: true },
+    );
+    const tools = await mcpTools(client);
+    const { batch } = await collect(runTools([{ id: '1', name: 'bad' }, { id: '2', name: 'pic' }], { tools }));
+    expect(batch.messages.map((m) => m.isError)).toEqual([true, true]);
+    expect(text(batch.messages[0]!)).toBe('MCP tool "bad" reported an error without any text');
+    expect(text(batch.messages[1]!)).toBe('failed\n[image omitted: image/png, 3 bytes; this tool result format carries text only]');
+  });
+
+  it('a request that fails (server gone) is an error result, not a crash', async () => {
+    const client = fakeClient([[{ name: 'gone', inputSchema: schema }]], () => Promise.reject(new Error('Not connected')));
+    const tools = await mcpTools(client);
+    const { batch } = await collect(runTools([{ id: '1', name: 'gone' }], { tools }));
+    expect(batch.messages[0]).toMatchObject({ isError: true, content: [{ type: 'text', text: 'Not connected' }] });
+  });
+});
