@@ -14,6 +14,15 @@
  *    `matched`, `explained` (the recording itself is irregular: the reason is given) or
  *    `mismatched`.
  *
+ * With `stream: true` (`replay --stream`), each recording that kept its response as a
+ * stream is replayed *as a stream* instead (contract S4): the recorded events go to the
+ * stream adapter (`fromAnthropicStream`, `fromOpenAIChatStream`, `fromOpenAIResponsesStream`)
+ * one every `eventDelayMs` ms — recordings keep no timestamps, so the pace is fixed — and
+ * `runTools` starts each call as soon as the adapter yields it, while the rest of the
+ * message is still arriving. The view gets one line per call the stream completes and one
+ * for the message's end (`⋯ 1.20 s, event 24/37: …`). The check is the same F4 check, plus:
+ * the streamed calls must equal the assembled message's calls.
+ *
  * Formats read: see {@link KNOWN_FORMATS}. The corpus is described in
  * `../shared/corpus/SOURCES.md`.
  *
@@ -23,12 +32,17 @@ import { existsSync } from 'node:fs';
 import { basename, isAbsolute, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 import type { CallOutcome, ToolBatch, ToolEvent } from '../events.ts';
+import { fromAnthropicStream } from '../formats/anthropic-stream.ts';
+import { fromOpenAIChatStream } from '../formats/openai-chat-stream.ts';
+import { fromOpenAIResponsesStream } from '../formats/openai-responses-stream.ts';
+import type { ToolCallStreamEnd } from '../formats/stream-calls.ts';
 import { runTools } from '../run-tools.ts';
-import { defineTool, type Tool, type ToolResultMessage } from '../tool.ts';
+import { defineTool, type Tool, type ToolCall, type ToolResultMessage } from '../tool.ts';
 import { judge, pairRecorded, readWire, type Verdict, type WireEntry } from './corpus/compare.ts';
 import { KNOWN_FORMATS, listRecordingFiles, loadRecording, statOrUndefined, unknownFormatMessage } from './corpus/load.ts';
-import { ANY_OBJECT_SCHEMA, type LoadedRecording, type RecordedMessage, type RecordedTool } from './corpus/types.ts';
+import { ANY_OBJECT_SCHEMA, type LoadedRecording, type RecordedMessage, type RecordedStream, type RecordedTool } from './corpus/types.ts';
 import { CliInputError } from './errors.ts';
 import type { RunView } from './view.ts';
 
@@ -48,6 +62,18 @@ export interface ReplayOptions {
   out?: (line: string) => void;
   /** Stops the replay: running calls are aborted, no further message starts. */
   signal?: AbortSignal;
+  /**
+   * Replay the recorded *streams* (see the module comment): only messages whose response
+   * was recorded as a stream are replayed; files without one are listed in `skipped`.
+   * @default false
+   */
+  stream?: boolean;
+  /**
+   * With `stream`: the time between two recorded events, in ms (recordings keep no
+   * timestamps). `0` feeds them without timers (specs).
+   * @default 50
+   */
+  eventDelayMs?: number;
 }
 
 /** How one recorded message came out. */
@@ -98,6 +124,9 @@ export interface ReplayReport {
 /** Default of {@link ReplayOptions.delayMs}, in ms. */
 const DEFAULT_DELAY_MS = 40;
 
+/** Default of {@link ReplayOptions.eventDelayMs}, in ms: about the pace of a model streaming a tool call. */
+export const DEFAULT_EVENT_DELAY_MS = 50;
+
 /**
  * Replays a recording file, or every recording under a folder (recursively, sorted by
  * path; BFCL question files are paired with their `possible_answer_*` files by name; files
@@ -108,7 +137,8 @@ const DEFAULT_DELAY_MS = 40;
  *
  * @throws CliInputError (one line naming the file) for a missing path, a JSON syntax error
  *   (with line and column), a file of unknown format (listing the known formats), a BFCL
- *   file without its companion, or a folder without any recording.
+ *   file without its companion, a folder without any recording, or — with `stream` — a
+ *   file or folder without any recorded stream.
  *
  * @example
  * ```ts
@@ -122,6 +152,10 @@ export async function replay(target: string, options: ReplayOptions): Promise<Re
   const out = options.out ?? ((line: string) => view.line(line));
   const delayMs = options.delayMs ?? DEFAULT_DELAY_MS;
   if (!(delayMs >= 0 && Number.isFinite(delayMs))) throw new CliInputError(`--delay must be a number of ms ≥ 0, received ${String(delayMs)}`);
+  const eventDelayMs = options.eventDelayMs ?? DEFAULT_EVENT_DELAY_MS;
+  if (!(eventDelayMs >= 0 && Number.isFinite(eventDelayMs))) {
+    throw new CliInputError(`--event-delay must be a number of ms ≥ 0, received ${String(eventDelayMs)}`);
+  }
   const path = resolveTarget(target);
   const info = await statOrUndefined(path);
   if (info === undefined) throw new CliInputError(`${target}: no such file or folder`);
@@ -146,13 +180,15 @@ export async function replay(target: string, options: ReplayOptions): Promise<Re
   if (loaded.length === 0) {
     throw new CliInputError(`${target}: no recordings found (${files.length} .json/.jsonl files; known formats: ${KNOWN_FORMATS.join('; ')})`);
   }
+  if (options.stream === true) keepStreamed(target, loaded, info.isDirectory(), report);
 
   for (const { shown, recording } of loaded) {
     if (isAborted(options.signal)) {
       report.aborted = true;
       break;
     }
-    const row = await replayFile(shown, recording, { view, out, delayMs, signal: options.signal });
+    const stream = options.stream === true ? { eventDelayMs } : undefined;
+    const row = await replayFile(shown, recording, { view, out, delayMs, signal: options.signal, stream });
     report.rows.push(row);
     report.totals.files++;
     report.totals.messages += row.messages;
@@ -186,6 +222,27 @@ interface FileContext {
   out: (line: string) => void;
   delayMs: number;
   signal: AbortSignal | undefined;
+  /** Set when the recorded streams are replayed (`--stream`). */
+  stream: { eventDelayMs: number } | undefined;
+}
+
+/**
+ * `--stream`: keeps only the messages whose response was recorded as a stream; a file with
+ * none is skipped (in a folder) or refused (as the target).
+ */
+function keepStreamed(target: string, loaded: Array<{ shown: string; recording: LoadedRecording }>, folder: boolean, report: ReplayReport): void {
+  for (let i = loaded.length - 1; i >= 0; i--) {
+    const { shown, recording } = loaded[i]!;
+    const streamed = recording.messages.filter((message) => message.stream !== undefined);
+    if (streamed.length > 0) {
+      loaded[i] = { shown, recording: { ...recording, messages: streamed } };
+      continue;
+    }
+    if (!folder) throw new CliInputError(`${target}: this recording kept no streamed response (--stream replays recorded streams; drop --stream to replay it)`);
+    loaded.splice(i, 1);
+    report.skipped.unshift({ file: shown, reason: 'no recorded stream (replayed without --stream)' });
+  }
+  if (loaded.length === 0) throw new CliInputError(`${target}: no recorded streams found (--stream replays streamed responses; drop it to replay the others)`);
 }
 
 async function replayFile(shown: string, recording: LoadedRecording, context: FileContext): Promise<ReplayFileRow> {
@@ -228,12 +285,17 @@ async function replayMessage(title: string, recorded: RecordedMessage, context: 
   const pending = new Map<string, number[]>();
   const tools = buildTools(recorded, entries, pending, context.delayMs);
   const outcomes: Array<CallOutcome | undefined> = calls.map(() => undefined);
-  const streamed: ToolResultMessage[] = [];
+  const results: ToolResultMessage[] = [];
   const { view } = context;
-  view.begin(title, calls);
+  const stream = context.stream === undefined ? undefined : recorded.stream;
+  const streamed: ToolCall[] = [];
+  const source = stream === undefined ? calls : pacedCalls(stream, context.stream!.eventDelayMs, context.signal, view, streamed);
+  // A streamed run starts with no calls: each appears when the stream completes it.
+  if (stream === undefined) view.begin(title, calls);
+  else view.begin(`${title} · streamed, ${stream.events.length} events ${context.stream!.eventDelayMs} ms apart`, []);
   let verdict: Verdict;
   try {
-    const run = runTools(calls, {
+    const run = runTools(source, {
       tools,
       ...(context.signal === undefined ? {} : { signal: context.signal }),
       // Runs serially in call order right before a call may execute (P1): the queue tells
@@ -254,14 +316,17 @@ async function replayMessage(title: string, recorded: RecordedMessage, context: 
       const event: ToolEvent = step.value;
       view.event(event);
       if (event.type === 'tool_execution_end') outcomes[event.index] = event.outcome;
-      else if (event.type === 'tool_result') streamed.push(event.message);
+      else if (event.type === 'tool_result') results.push(event.message);
     }
     verdict = judge(recorded, { messages: batch.messages, outcomes });
-    if (batch.messages.length !== streamed.length || batch.messages.some((m, i) => m !== streamed[i])) {
+    if (batch.messages.length !== results.length || batch.messages.some((m, i) => m !== results[i])) {
       verdict = {
         status: 'mismatched',
         reasons: ['runtime: the returned batch differs from the tool_result events (contract O6)', ...verdict.reasons],
       };
+    }
+    if (stream !== undefined && !sameCalls(streamed, calls)) {
+      verdict = { status: 'mismatched', reasons: ['stream: the streamed calls differ from the assembled message\'s calls', ...verdict.reasons] };
     }
     if (batch.aborted) verdict = { status: 'mismatched', reasons: ['the replay was aborted', ...verdict.reasons] };
   } catch (error) {
@@ -269,6 +334,61 @@ async function replayMessage(title: string, recorded: RecordedMessage, context: 
   }
   view.end(verdict.status === 'matched' ? 'matched' : `${verdict.status}: ${verdict.reasons.join('; ')}`);
   return { label: recorded.label, calls: calls.length, status: verdict.status, reasons: verdict.reasons };
+}
+
+const STREAM_ADAPTERS = {
+  anthropic: fromAnthropicStream,
+  'openai-chat': fromOpenAIChatStream,
+  'openai-responses': fromOpenAIResponsesStream,
+} as const;
+
+/**
+ * The calls of a recorded stream, fed to its adapter one event every `delayMs` ms; tells
+ * the view when each call is complete and when the message ends, and keeps the calls in
+ * `seen`.
+ */
+async function* pacedCalls(
+  stream: RecordedStream,
+  delayMs: number,
+  signal: AbortSignal | undefined,
+  view: RunView,
+  seen: ToolCall[],
+): AsyncGenerator<ToolCall, void, undefined> {
+  const total = stream.events.length;
+  const began = performance.now();
+  let read = 0;
+  const at = (): string => `  ⋯ ${((performance.now() - began) / 1000).toFixed(2)} s, event ${read}/${total}:`;
+  async function* paced(): AsyncGenerator<unknown, void, undefined> {
+    for (const event of stream.events) {
+      if (delayMs > 0) await sleep(delayMs, undefined, signal === undefined ? undefined : { signal });
+      read++;
+      yield event;
+    }
+  }
+  const onMessageEnd = (end: ToolCallStreamEnd): void => {
+    const reason = end.stopReason === null ? '' : `, ${stream.format === 'anthropic' ? 'stop_reason' : stream.format === 'openai-chat' ? 'finish_reason' : 'status'} "${end.stopReason}"`;
+    view.line(`${at()} the message ended (${end.status}${reason}): ${end.calls} call${end.calls === 1 ? '' : 's'}${end.incompleteCalls > 0 ? `, ${end.incompleteCalls} cut off` : ''}`);
+  };
+  for await (const call of STREAM_ADAPTERS[stream.format](paced(), { onMessageEnd })) {
+    seen.push(call);
+    const still = read < total ? ', the message is still streaming' : '';
+    view.line(`${at()} call #${seen.length} ${call.id || '""'} ${call.name} complete${still}`);
+    yield call;
+  }
+}
+
+/** Same ids, names and argument values (a JSON text and the object it encodes are the same). */
+function sameCalls(a: readonly ToolCall[], b: readonly ToolCall[]): boolean {
+  const value = (call: ToolCall): unknown => {
+    if (typeof call.arguments !== 'string') return call.arguments;
+    if (call.arguments.trim() === '') return {};
+    try {
+      return JSON.parse(call.arguments);
+    } catch {
+      return call.arguments;
+    }
+  };
+  return a.length === b.length && a.every((call, i) => call.id === b[i]!.id && call.name === b[i]!.name && call.incomplete === undefined && isDeepStrictEqual(value(call), value(b[i]!)));
 }
 
 /** The recorded result of each call (by call index), paired as `judge` pairs them. */

@@ -103,7 +103,11 @@ export function loadCassette(doc: { api: string; interactions: unknown[] }): Loa
     }
     // Missing or repeated ids, unless the history notes already say how they were paired.
     if (!notes.some((note) => note.includes('results paired by position'))) notes.unshift(...callNotes(calls));
-    messages.push({ label: `interaction ${n}`, calls, tools, followUp, notes });
+    const message: RecordedMessage = { label: `interaction ${n}`, calls, tools, followUp, notes };
+    if (response.stream === true && Array.isArray(response.events) && dialect.format !== 'gemini') {
+      message.stream = { format: dialect.format, events: response.events };
+    }
+    messages.push(message);
   });
   return { format: `${dialect.title} cassette`, messages, companions: [] };
 }
@@ -469,6 +473,7 @@ export function loadAnthropicStream(events: unknown[]): LoadedRecording {
       tools: undefined,
       followUp: { none: 'stream fixture: no request or follow-up recorded' },
       notes: callNotes(calls),
+      stream: { format: 'anthropic', events },
     }];
   return { format: 'Anthropic Messages stream events', messages, companions: [] };
 }

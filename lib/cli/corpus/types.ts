@@ -55,6 +55,14 @@ export interface RecordedMessage {
    * a message into `explained` (never a plain match).
    */
   notes: string[];
+  /** The response as it was streamed, when the recording kept the stream (`replay --stream` replays it). */
+  stream?: RecordedStream;
+}
+
+/** A streamed response as recorded: its server-sent events in order (`{ event?, data }` or bare event objects). */
+export interface RecordedStream {
+  format: 'anthropic' | 'openai-chat' | 'openai-responses';
+  events: unknown[];
 }
 
 /** A loaded recording file. */

@@ -1,0 +1,199 @@
+/**
+ * OpenAI Responses API streaming → tool calls as each completes (contract S4, F3; case
+ * C16).
+ *
+ * Event flow for function calls (OpenAI "Streaming API responses" docs; the `openai`
+ * SDK's `ResponseStreamEvent` types — the corpus has no streamed Responses recording):
+ *
+ * ```
+ * response.created / response.in_progress
+ * response.output_item.added {output_index, item: {type: 'function_call', id: 'fc_…', call_id: 'call_…', name, arguments: ''}}
+ * response.function_call_arguments.delta {item_id, output_index, delta}          × n
+ * response.function_call_arguments.done  {item_id, output_index, arguments}
+ * response.output_item.done {output_index, item: {…, arguments, status: 'completed'}}
+ * … more items …
+ * response.completed {response}    or  response.incomplete {response: {incomplete_details: {reason}}}
+ * ```
+ *
+ * @module
+ */
+import type { ToolCall } from '../tool.ts';
+import { asString, isRecord } from './shared.ts';
+import type { ProviderStream } from './sse.ts';
+import {
+  checkStreamArguments,
+  driveToolCallStream,
+  pendingCall,
+  StreamAssembler,
+  StreamBrokenError,
+  type PendingCall,
+  type ToolCallStreamEnd,
+  type ToolCallStreamOptions,
+} from './stream-calls.ts';
+
+/**
+ * Yields the function calls of a streamed Responses API response, each as soon as its
+ * item is done, while the response is still streaming — hand it to `runTools` and each
+ * call starts mid-response (contract S4).
+ *
+ * `stream` is what the `openai` SDK gives — `client.responses.create({ ...params, stream:
+ * true })` or `client.responses.stream(params)` — or the raw SSE body, or recorded
+ * `{ event, data }` pairs (see {@link ProviderStream}).
+ *
+ * A `function_call` output item becomes `{ id: call_id, name, arguments }` — keyed by
+ * `call_id`, never the item id `fc_…` (F3) — with `arguments` the raw JSON text (the
+ * `response.function_call_arguments.delta` fragments joined, replaced by the final text of
+ * `…arguments.done` / `output_item.done` when those come), or `{}` when empty. Other items
+ * (messages, reasoning, built-in tool calls) are not calls. A call is yielded at its
+ * `response.output_item.done` when the item's `status` is `completed` (or absent), in
+ * output order.
+ *
+ * The response's end: `response.completed`: any call not yet done is taken from the final
+ * `response.output`, else yielded as it is. `response.incomplete` (`max_output_tokens`,
+ * `content_filter`): calls whose item was done and completed run; the others — and an
+ * item done with `status: "incomplete"` — are yielded with `incomplete` naming the reason
+ * (`the output limit (response incomplete: "max_output_tokens")`), never run — not with
+ * `{}`, as one runner did (corpus SOURCES.md, section C). A break — the stream throws, an
+ * `error` or `response.failed` event, or it ends without `response.completed` /
+ * `response.incomplete`: likewise, then the error is thrown (the source's own, or a
+ * {@link StreamBrokenError}); `runTools` answers every call it received first, then
+ * rethrows it.
+ *
+ * After the end event the stream is read to its end, and the generator returns the
+ * {@link ToolCallStreamEnd} that `onMessageEnd` received; its `stopReason` is
+ * `"completed"`, the incomplete reason, or `"failed"`.
+ *
+ * @throws TypeError at once when `stream` is not iterable or `options` is malformed.
+ *
+ * @example
+ * ```ts
+ * const stream = await openai.responses.create({ model, input, tools: definitions, stream: true }, { signal });
+ * const results: ToolResultMessage[] = [];
+ * for await (const event of runTools(fromOpenAIResponsesStream(stream), { tools, signal })) {
+ *   if (event.type === 'tool_result') results.push(event.message);
+ * }
+ * input.push(...toOpenAIResponses(results));
+ * ```
+ */
+export function fromOpenAIResponsesStream(
+  stream: ProviderStream,
+  options: ToolCallStreamOptions = {},
+): AsyncGenerator<ToolCall, ToolCallStreamEnd, undefined> {
+  checkStreamArguments('fromOpenAIResponsesStream', stream, options);
+  return driveToolCallStream(stream, new OpenAIResponsesAssembler(), options);
+}
+
+class OpenAIResponsesAssembler extends StreamAssembler {
+  readonly provider = 'OpenAI Responses';
+  readonly stopEvent = 'response.completed or response.incomplete';
+  protected readonly objectArguments = false;
+  /** Calls by item id (`fc_…`), and by output index for events that name only that. */
+  readonly #byItem = new Map<string, PendingCall>();
+  readonly #byOutput = new Map<number, PendingCall>();
+
+  push(event: unknown): void {
+    if (!isRecord(event)) return;
+    switch (event.type) {
+      case 'response.output_item.added': {
+        const item = event.item;
+        if (!isRecord(item) || item.type !== 'function_call') return;
+        const call = pendingCall(asString(item.call_id), asString(item.name), typeof item.arguments === 'string' ? item.arguments : '');
+        this.calls.push(call);
+        if (typeof item.id === 'string') this.#byItem.set(item.id, call);
+        if (typeof event.output_index === 'number') this.#byOutput.set(event.output_index, call);
+        return;
+      }
+      case 'response.function_call_arguments.delta': {
+        const call = this.#find(event);
+        if (call !== undefined && !call.closed && typeof event.delta === 'string') call.text += event.delta;
+        return;
+      }
+      case 'response.function_call_arguments.done': {
+        const call = this.#find(event);
+        if (call !== undefined && typeof event.arguments === 'string') call.text = event.arguments;
+        return;
+      }
+      case 'response.output_item.done': {
+        const item = event.item;
+        if (!isRecord(item) || item.type !== 'function_call') return;
+        const call = (typeof item.id === 'string' ? this.#byItem.get(item.id) : undefined) ?? this.#find(event);
+        if (call === undefined) return;
+        this.#settle(call, item);
+        return;
+      }
+      case 'response.completed':
+        this.#fromFinalOutput(event.response);
+        this.#end('completed', undefined);
+        return;
+      case 'response.incomplete': {
+        const response = isRecord(event.response) ? event.response : {};
+        const details = isRecord(response.incomplete_details) ? response.incomplete_details : {};
+        const reason = typeof details.reason === 'string' ? details.reason : 'incomplete';
+        this.#end(reason, cutReason(reason));
+        return;
+      }
+      case 'response.failed': {
+        this.stopReason = 'failed';
+        const response = isRecord(event.response) ? event.response : {};
+        const error = isRecord(response.error) ? response.error : {};
+        throw new StreamBrokenError(`response.failed: ${asString(error.code) || 'error'}: ${asString(error.message) || '(no message)'}`, event);
+      }
+      case 'error':
+        throw new StreamBrokenError(`an error event: ${asString(event.code) || 'error'}: ${asString(event.message) || '(no message)'}`, event);
+      default:
+        return;
+    }
+  }
+
+  protected isReady(call: PendingCall): boolean {
+    return call.closed && !call.cut;
+  }
+
+  protected completeOnCut(call: PendingCall): boolean {
+    return call.closed && !call.cut;
+  }
+
+  #find(event: Record<string, unknown>): PendingCall | undefined {
+    if (typeof event.item_id === 'string') {
+      const byItem = this.#byItem.get(event.item_id);
+      if (byItem !== undefined) return byItem;
+    }
+    return typeof event.output_index === 'number' ? this.#byOutput.get(event.output_index) : undefined;
+  }
+
+  /** The item is done: its final fields win over what the deltas assembled. */
+  #settle(call: PendingCall, item: Record<string, unknown>): void {
+    if (typeof item.arguments === 'string') call.text = item.arguments;
+    if (typeof item.call_id === 'string' && item.call_id !== '') call.id = item.call_id;
+    if (typeof item.name === 'string' && item.name !== '') call.name = item.name;
+    call.closed = true;
+    call.cut = item.status === 'incomplete';
+  }
+
+  /** `response.completed` carries every item: a call whose `output_item.done` was not seen is settled from it (and added, if never announced). */
+  #fromFinalOutput(response: unknown): void {
+    if (!isRecord(response) || !Array.isArray(response.output)) return;
+    for (const item of response.output as unknown[]) {
+      if (!isRecord(item) || item.type !== 'function_call' || typeof item.id !== 'string') continue;
+      let call = this.#byItem.get(item.id);
+      if (call === undefined) {
+        // Never announced by output_item.added (a proxy that forwards only the final response).
+        call = pendingCall(asString(item.call_id), asString(item.name));
+        this.calls.push(call);
+        this.#byItem.set(item.id, call);
+      }
+      if (!call.closed) this.#settle(call, item);
+    }
+  }
+
+  #end(reason: string, cut: string | undefined): void {
+    this.stopReason = reason;
+    this.ending = { stopReason: reason, cut };
+  }
+}
+
+function cutReason(reason: string): string {
+  if (reason === 'max_output_tokens') return 'the output limit (response incomplete: "max_output_tokens")';
+  if (reason === 'content_filter') return 'the content filter (response incomplete: "content_filter")';
+  return `the response ending incomplete ("${reason}")`;
+}

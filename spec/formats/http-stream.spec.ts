@@ -1,0 +1,241 @@
+/**
+ * Contract S4 end to end, over a real socket: a `node:http` server on 127.0.0.1 serves a
+ * recorded SSE stream slowly (one event every {@link GAP_MS} ms, as a model would stream),
+ * the official `@anthropic-ai/sdk` and `openai` clients read it (pointed at the server
+ * with `baseURL`), the stream adapters turn it into calls and `runTools` runs them.
+ *
+ * What is asserted comes from timestamps the server and the tools write down — when each
+ * event was written, when each tool started — never from sleeps: the first tool starts
+ * after its call's last argument fragment was written and before the server wrote the
+ * message's last event.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  defineTool,
+  fromAnthropicStream,
+  fromOpenAIChatStream,
+  fromOpenAIResponsesStream,
+  runTools,
+  toAnthropic,
+  type ToolBatch,
+  type ToolCallStreamEnd,
+  type ToolEvent,
+} from '../../lib/index.ts';
+import { corpusSkipNote, hasCorpus, readCorpusJson } from './corpus.ts';
+import { toSSE } from './stream-helpers.ts';
+
+/** Time between two events the server writes, in ms. */
+const GAP_MS = 50;
+
+type Recorded = { event?: string; data: unknown };
+
+/** What the server serves next, and what it wrote when. */
+interface Script {
+  events: Recorded[];
+  /** performance.now() when event i was written. */
+  writtenAt: number[];
+  /** The request body the client sent. */
+  request?: unknown;
+  /** The client closed the connection before the last event. */
+  closedEarly: boolean;
+  /** Settles when the response's connection closes. */
+  closed: Promise<void>;
+  onClose: () => void;
+}
+
+let server: Server;
+let base = '';
+function newScript(events: Recorded[]): Script {
+  let onClose!: () => void;
+  const closed = new Promise<void>((resolve) => (onClose = resolve));
+  return { events, writtenAt: [], closedEarly: false, closed, onClose };
+}
+
+let script: Script = newScript([]);
+
+function serve(events: Recorded[]): Script {
+  script = newScript(events);
+  return script;
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const current = script;
+  current.request = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  let i = 0;
+  let done = false;
+  res.on('close', () => {
+    if (!done) current.closedEarly = true;
+    current.onClose();
+  });
+  const writeNext = (): void => {
+    if (res.destroyed) return;
+    const event = current.events[i];
+    if (event === undefined) {
+      done = true;
+      res.end();
+      return;
+    }
+    res.write(toSSE([event]));
+    current.writtenAt[i] = performance.now();
+    i++;
+    setTimeout(writeNext, GAP_MS);
+  };
+  writeNext();
+}
+
+beforeAll(async () => {
+  server = createServer((req, res) => void handle(req, res).catch(() => res.destroy()));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+/** Drives a run; notes when each tool_execution_start reached the consumer. */
+async function drive(run: AsyncGenerator<ToolEvent, ToolBatch, undefined>) {
+  const startedAt: number[] = [];
+  const events: ToolEvent[] = [];
+  for (;;) {
+    const step = await run.next();
+    if (step.done === true) return { batch: step.value, events, startedAt };
+    if (step.value.type === 'tool_execution_start') startedAt[step.value.index] = performance.now();
+    events.push(step.value);
+  }
+}
+
+function lookupTools(names: string[]) {
+  const bodyStartedAt: number[] = [];
+  const tools = names.map((name) =>
+    defineTool({
+      name,
+      input: { type: 'object' },
+      execute: (input, { index }) => {
+        bodyStartedAt[index] = performance.now();
+        return `${name}(${JSON.stringify(input)})`;
+      },
+    }),
+  );
+  return { tools, bodyStartedAt };
+}
+
+/** Index of the first recorded event whose data matches. */
+function indexOf(events: Recorded[], test: (data: any) => boolean): number {
+  const i = events.findIndex((e) => test(e.data));
+  if (i < 0) throw new Error('event not found');
+  return i;
+}
+
+describe.skipIf(!hasCorpus)(`S4 over real HTTP: the official SDKs read a slow recorded stream; tools start before it ends${corpusSkipNote}`, () => {
+  it('@anthropic-ai/sdk messages.stream(): the first tool starts before the stream ends, and finalMessage() still resolves', async () => {
+    const recorded = readCorpusJson('anthropic/openllmetry__anthropic_tools_streaming_legacy.json').interactions[0];
+    const s = serve(recorded.response.events);
+    const client = new Anthropic({ apiKey: 'test-key', baseURL: base, maxRetries: 0 });
+    const stream = client.messages.stream(recorded.request.body);
+    const { tools, bodyStartedAt } = lookupTools(['get_weather', 'get_time']);
+    let end: ToolCallStreamEnd | undefined;
+    const { batch, startedAt } = await drive(runTools(fromAnthropicStream(stream, { onMessageEnd: (e) => (end = e) }), { tools }));
+
+    const lastWrite = s.writtenAt.at(-1)!;
+    const firstArgsDone = s.writtenAt[indexOf(s.events, (d) => d.type === 'content_block_stop' && d.index === 1)]!;
+    expect(startedAt[0]).toBeGreaterThan(firstArgsDone);
+    expect(startedAt[0]).toBeLessThan(lastWrite);
+    expect(bodyStartedAt[0]).toBeLessThan(lastWrite);
+    // The second call, too, ran before the message's last event was written.
+    expect(startedAt[1]).toBeLessThan(lastWrite);
+
+    expect(batch.messages.map((m) => [m.toolCallId, m.isError])).toEqual([
+      ['toolu_014x5X91kx3fvdhpLvwXZWE2', false],
+      ['toolu_0121kXsENLvoDZ72LCuAnCCz', false],
+    ]);
+    expect(end).toEqual({ status: 'complete', stopReason: 'tool_use', calls: 2, incompleteCalls: 0 });
+    // The SDK's own message is complete: the adapter read the stream to its end.
+    const message = await stream.finalMessage();
+    expect(message.content.filter((b) => b.type === 'tool_use').map((b) => (b as { id: string }).id)).toEqual(toAnthropic(batch.messages).content.map((b) => b.tool_use_id));
+    expect(s.closedEarly).toBe(false);
+  });
+
+  it('@anthropic-ai/sdk messages.create({ stream: true }) with a signal: aborting mid-stream returns the aborted batch and closes the connection', async () => {
+    const recorded = readCorpusJson('anthropic/openllmetry__anthropic_tools_streaming_legacy.json').interactions[0];
+    const s = serve(recorded.response.events);
+    const client = new Anthropic({ apiKey: 'test-key', baseURL: base, maxRetries: 0 });
+    const controller = new AbortController();
+    const params = recorded.request.body as Anthropic.MessageCreateParamsNonStreaming;
+    const stream = await client.messages.create({ ...params, stream: true }, { signal: controller.signal });
+    const { tools } = lookupTools(['get_weather', 'get_time']);
+    const run = runTools(fromAnthropicStream(stream), { tools, signal: controller.signal });
+    const events: ToolEvent[] = [];
+    let batch: ToolBatch | undefined;
+    for (;;) {
+      const step = await run.next();
+      if (step.done === true) {
+        batch = step.value;
+        break;
+      }
+      events.push(step.value);
+      // The user presses Esc as soon as the first result is in.
+      if (step.value.type === 'tool_result') controller.abort();
+    }
+    expect(batch.aborted).toBe(true);
+    expect(batch.messages.map((m) => m.toolCallId)).toEqual(['toolu_014x5X91kx3fvdhpLvwXZWE2']);
+    // The SDK request was aborted with the same signal: the server sees the connection close early.
+    await s.closed;
+    expect(s.closedEarly).toBe(true);
+    expect(s.writtenAt.length).toBeLessThan(s.events.length);
+  });
+
+  it('openai chat.completions.create({ stream: true }): the first tool starts when the second call begins, before the stream ends', async () => {
+    const recorded = readCorpusJson('openai-chat/openllmetry__openai_streaming_parallel.json').interactions[0];
+    const s = serve(recorded.response.events);
+    const client = new OpenAI({ apiKey: 'test-key', baseURL: `${base}/v1`, maxRetries: 0 });
+    const params = recorded.request.body as OpenAI.ChatCompletionCreateParamsNonStreaming;
+    const stream = await client.chat.completions.create({ ...params, stream: true });
+    const { tools, bodyStartedAt } = lookupTools(['get_current_weather']);
+    const { batch, startedAt } = await drive(runTools(fromOpenAIChatStream(stream), { tools }));
+
+    const secondCallBegins = s.writtenAt[indexOf(s.events, (d) => d?.choices?.[0]?.delta?.tool_calls?.[0]?.index === 1)]!;
+    const finish = s.writtenAt[indexOf(s.events, (d) => d?.choices?.[0]?.finish_reason === 'tool_calls')]!;
+    expect(startedAt[0]).toBeGreaterThan(secondCallBegins);
+    expect(startedAt[0]).toBeLessThan(finish);
+    expect(bodyStartedAt[0]).toBeLessThan(s.writtenAt.at(-1)!);
+    expect(batch.messages.map((m) => [m.toolCallId, m.isError])).toEqual([
+      ['call_cCPjAyfwTzboEKjVlqFrArNF', false],
+      ['call_Zi4He1Ns0mozwT6f85nW1BOW', false],
+    ]);
+    expect((s.request as { stream: boolean }).stream).toBe(true);
+  });
+});
+
+describe('S4 over real HTTP with the openai SDK\'s Responses stream (synthetic events: the corpus has no streamed Responses recording)', () => {
+  it('responses.create({ stream: true }): the first call starts at its output_item.done, before response.completed', async () => {
+    let seq = 0;
+    const fc = (n: number, args: string, status: string) => ({ type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: 'lookup', arguments: args, status });
+    const ev = (type: string, fields: object): Recorded => ({ event: type, data: { type, sequence_number: seq++, ...fields } });
+    const events: Recorded[] = [ev('response.created', { response: { id: 'resp_1', object: 'response', status: 'in_progress', output: [] } })];
+    ['{"q":"a"}', '{"q":"b"}'].forEach((a, n) => {
+      events.push(ev('response.output_item.added', { output_index: n, item: fc(n, '', 'in_progress') }));
+      events.push(ev('response.function_call_arguments.delta', { item_id: `fc_${n}`, output_index: n, delta: a.slice(0, 4) }));
+      events.push(ev('response.function_call_arguments.delta', { item_id: `fc_${n}`, output_index: n, delta: a.slice(4) }));
+      events.push(ev('response.output_item.done', { output_index: n, item: fc(n, a, 'completed') }));
+    });
+    events.push(ev('response.completed', { response: { id: 'resp_1', object: 'response', status: 'completed', output: [fc(0, '{"q":"a"}', 'completed'), fc(1, '{"q":"b"}', 'completed')] } }));
+    const s = serve(events);
+    const client = new OpenAI({ apiKey: 'test-key', baseURL: `${base}/v1`, maxRetries: 0 });
+    const stream = await client.responses.create({ model: 'gpt-test', input: 'q', stream: true });
+    const { tools } = lookupTools(['lookup']);
+    const { batch, startedAt } = await drive(runTools(fromOpenAIResponsesStream(stream), { tools }));
+    const firstDone = s.writtenAt[indexOf(events, (d) => d.type === 'response.output_item.done')]!;
+    expect(startedAt[0]).toBeGreaterThan(firstDone);
+    expect(startedAt[0]).toBeLessThan(s.writtenAt.at(-1)!);
+    expect(batch.messages.map((m) => m.toolCallId)).toEqual(['call_0', 'call_1']);
+  });
+});
