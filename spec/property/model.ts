@@ -962,9 +962,9 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
         // the tool ended, not when its record is processed.
         // (A call its own timeout had given up on — timed out, grace over — before the stop
         // counts as ended too; at the same virtual time either order is possible.)
-        const s = log.signalAborted;
+        const limit = timeoutOf(sc, c);
         const stopAt = Math.min(runAbort?.at ?? Infinity, stopped?.at ?? Infinity);
-        const gaveUp = s !== undefined && s.reason instanceof DOMException && s.reason.name === 'TimeoutError' && s.at + grace <= stopAt;
+        const gaveUp = limit !== undefined && log.bodyStart !== undefined && log.bodyStart.at + limit + grace <= stopAt;
         check(a.seq < stopMark || gaveUp || (log.bodySettled !== undefined && log.bodySettled.seq < stopMark), () => `afterToolCall for call ${i} after the run stopped (stop mark ${stopMark}, hook at ${a.seq}, outcome ${endByIndex.get(i)?.outcome}, log ${JSON.stringify({ ...log, signal: undefined })}, call ${JSON.stringify(c)})`);
       }
       if (!verdict.ok) check(log.beforeCalls.length === 0, () => `C13: beforeToolCall ran for call ${i} with invalid input`);
