@@ -197,3 +197,139 @@ function resultText(block: Record<string, unknown>): string {
   if (!Array.isArray(content)) return '';
   return content.map((part) => (isRecord(part) && typeof part.text === 'string' ? part.text : '')).join('\n');
 }
+
+// ---------------------------------------------------------------------------------------
+// Whole conversations, for replaying a transcript through the agent loop (`runAgent`)
+
+/** One assistant message of a transcript: its content blocks gathered from every line that shares its `message.id`. */
+export interface TranscriptTurn {
+  /** `message.id` (or `line-<n>` when absent). */
+  id: string;
+  /** The line of its first block. */
+  line: number;
+  /** The Anthropic content blocks in log order: text, thinking, tool_use… */
+  content: Record<string, unknown>[];
+}
+
+/** A stretch of a conversation that one `runAgent` run replays: a user prompt, then the model's turns up to its answer. */
+export interface TranscriptRun {
+  /** The user text logged before the run's first turn (prompts, interruptions), joined; `''` when none. */
+  prompt: string;
+  turns: TranscriptTurn[];
+}
+
+/** A tool result as Claude Code logged it. */
+export interface TranscriptResult {
+  /** The `tool_result` block's `content`: a string or an array of content blocks. */
+  content: unknown;
+  isError: boolean;
+  line: number;
+}
+
+/** A subagent's conversation, embedded in the parent transcript's `agent_progress` lines. */
+export interface TranscriptSubagent {
+  agentId: string;
+  /** Its first user message. */
+  prompt: string;
+  turns: TranscriptTurn[];
+}
+
+/** A transcript read for the agent loop. */
+export interface ClaudeCodeConversation {
+  /** The main conversation, split into runs: a run ends at an answer without tool calls, or where the user spoke next. */
+  runs: TranscriptRun[];
+  /** Every logged tool result, the main conversation's and the subagents', by `tool_use_id` (the first one logged). */
+  results: Map<string, TranscriptResult>;
+  /** Subagents by the id of the tool call that ran them (the progress line's `parentToolUseID`). */
+  subagents: Map<string, TranscriptSubagent>;
+}
+
+/**
+ * Reads a Claude Code transcript as conversations the agent loop can replay: the main
+ * conversation's assistant messages (grouped by `message.id`, blocks in log order) split
+ * into runs, the logged tool results, and each subagent's own turns from the
+ * `agent_progress` lines (deduplicated by `uuid`, as {@link loadClaudeCode} does).
+ *
+ * Not recorded, so not returned: a subagent's final answer (it is the text of the result
+ * of the call that ran it), and tool definitions.
+ */
+export function loadClaudeCodeConversation(records: readonly JsonlRecord[]): ClaudeCodeConversation {
+  const main: Entry[] = [];
+  const embedded = new Map<string, { agentId: string; entries: Entry[] }>();
+  const seen = new Set<string>();
+  for (const { line, value } of records) {
+    if (!isRecord(value)) continue;
+    if (value.type === 'user' || value.type === 'assistant') {
+      const entry = toEntry(value, line);
+      if (entry !== undefined) main.push(entry);
+    } else if (value.type === 'progress' && isRecord(value.data) && value.data.type === 'agent_progress' && isRecord(value.data.message)) {
+      const message = value.data.message;
+      const uuid = asString(message.uuid);
+      if (uuid !== '') {
+        if (seen.has(uuid)) continue;
+        seen.add(uuid);
+      }
+      const entry = toEntry(message, line);
+      if (entry === undefined) continue;
+      const parent = asString(value.parentToolUseID) || asString(value.data.agentId) || 'subagent';
+      const agent = embedded.get(parent) ?? { agentId: asString(value.data.agentId), entries: [] };
+      agent.entries.push(entry);
+      embedded.set(parent, agent);
+    }
+  }
+  const results = new Map<string, TranscriptResult>();
+  const collectResults = (entries: readonly Entry[]): void => {
+    for (const entry of entries) {
+      if (entry.role !== 'user' || !Array.isArray(entry.message.content)) continue;
+      for (const block of entry.message.content as unknown[]) {
+        if (!isRecord(block) || block.type !== 'tool_result') continue;
+        const id = asString(block.tool_use_id);
+        if (!results.has(id)) results.set(id, { content: block.content, isError: block.is_error === true, line: entry.line });
+      }
+    }
+  };
+  collectResults(main);
+  const subagents = new Map<string, TranscriptSubagent>();
+  for (const [parent, { agentId, entries }] of embedded) {
+    collectResults(entries);
+    const runs = transcriptRuns(entries);
+    subagents.set(parent, { agentId, prompt: runs[0]?.prompt ?? '', turns: runs.flatMap((run) => run.turns) });
+  }
+  return { runs: transcriptRuns(main), results, subagents };
+}
+
+/** Groups assistant lines into turns and splits them into runs (see {@link ClaudeCodeConversation.runs}). */
+function transcriptRuns(entries: readonly Entry[]): TranscriptRun[] {
+  const turns = new Map<string, TranscriptTurn & { userBefore: string[] }>();
+  let userText: string[] = [];
+  for (const entry of entries) {
+    const content = entry.message.content;
+    if (entry.role === 'user') {
+      if (typeof content === 'string') userText.push(content);
+      else if (Array.isArray(content)) {
+        for (const block of content as unknown[]) if (isRecord(block) && block.type === 'text' && typeof block.text === 'string') userText.push(block.text);
+      }
+      continue;
+    }
+    const id = asString(entry.message.id) || `line-${entry.line}`;
+    let turn = turns.get(id);
+    if (turn === undefined) {
+      turn = { id, line: entry.line, content: [], userBefore: userText };
+      turns.set(id, turn);
+      userText = [];
+    }
+    if (Array.isArray(content)) for (const block of content as unknown[]) if (isRecord(block)) turn.content.push(block);
+  }
+  const runs: TranscriptRun[] = [];
+  let current: TranscriptRun | undefined;
+  let previousAnswered = true;
+  for (const { userBefore, ...turn } of turns.values()) {
+    if (current === undefined || previousAnswered || userBefore.length > 0) {
+      current = { prompt: userBefore.join('\n\n'), turns: [] };
+      runs.push(current);
+    }
+    current.turns.push(turn);
+    previousAnswered = !turn.content.some((block) => block.type === 'tool_use');
+  }
+  return runs;
+}

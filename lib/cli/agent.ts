@@ -1,0 +1,203 @@
+/**
+ * `npm start -- agent`: a scripted two-level agent run against this repository. A parent
+ * agent sends two explorer sub-agents (an `agentTool`) off in parallel; each explorer
+ * greps, lists and reads files with the ready-made tools; their calls show as a tree under
+ * the parent's call while they run; the parent answers from what they reported.
+ *
+ * The models are scripts (no network, no API key): each turn waits `thinkMs` (standing in
+ * for a model's latency, so the tree can be watched) and then plays its next reply. The
+ * explorers' and the parent's final answers are written from the tool results they got,
+ * so what they say is what the tools found in this checkout.
+ *
+ * @module
+ */
+import { delay } from 'abort-controller-x';
+import { agentTool } from '../agent-tool.ts';
+import { assistantText, runAgent, toolCallsOf, type AgentMessage, type AgentModel, type AgentResult, type AssistantMessage, type ModelContext } from '../agent.ts';
+import { grepTool, listFilesTool, readFileTool } from '../tools/index.ts';
+import type { ToolResultMessage } from '../tool.ts';
+import type { RunView } from './view.ts';
+
+/** Options of {@link runAgentDemo}. */
+export interface AgentDemoOptions {
+  /** The directory the tools work in: the repository root. */
+  root: string;
+  /** Aborts the run (Ctrl+C): the model turn or the tools in flight stop, every call still gets its result. */
+  signal?: AbortSignal;
+  /**
+   * How long each scripted model turn takes, in ms (a stand-in for a model's latency).
+   * @default 600
+   */
+  thinkMs?: number;
+}
+
+/** What the parent asks of each explorer (the scripts below are keyed by it). */
+const TASKS = {
+  loop: 'Find where the agent loop (runAgent) and the agent tool are defined, and what ends a run.',
+  cli: 'Find what the npm start program can do: its commands and the files under lib/cli.',
+} as const;
+
+type Reply = AssistantMessage | ((messages: readonly AgentMessage[]) => AssistantMessage);
+
+const text = (t: string): AssistantMessage['content'][number] => ({ type: 'text', text: t });
+const callBlock = (id: string, name: string, args: Record<string, unknown>): AssistantMessage['content'][number] => ({ type: 'toolCall', id, name, arguments: args });
+
+/** The explorers' scripts: turn by turn, by task. */
+const EXPLORER_SCRIPTS: Record<keyof typeof TASKS, Reply[]> = {
+  loop: [
+    {
+      role: 'assistant',
+      content: [
+        text('Searching for the loop and the agent tool.'),
+        callBlock('loop_1', 'grep', { pattern: 'export (async )?function\\*? ?(runAgent|agentTool)\\b', glob: 'lib/**/*.ts' }),
+        callBlock('loop_2', 'list_files', { pattern: 'agent*.ts', path: 'lib' }),
+      ],
+      stopReason: 'toolUse',
+    },
+    {
+      role: 'assistant',
+      content: [text('Reading how a run ends.'), callBlock('loop_3', 'grep', { pattern: "^ \\* - `(completed|terminated|max_turns|aborted|error)`", glob: 'lib/agent.ts' })],
+      stopReason: 'toolUse',
+    },
+    (messages) => answer(messages, 'The agent loop'),
+  ],
+  cli: [
+    {
+      role: 'assistant',
+      content: [
+        text('Listing the CLI and its commands.'),
+        callBlock('cli_1', 'list_files', { pattern: '*.ts', path: 'lib/cli' }),
+        callBlock('cli_2', 'grep', { pattern: "^    case '[a-z]+'", glob: 'lib/cli/main.ts' }),
+      ],
+      stopReason: 'toolUse',
+    },
+    {
+      role: 'assistant',
+      content: [text('Reading the top of the program.'), callBlock('cli_3', 'read_file', { path: 'lib/cli/main.ts', limit: 12 })],
+      stopReason: 'toolUse',
+    },
+    (messages) => answer(messages, 'The CLI'),
+  ],
+};
+
+/** The parent's script. */
+const PARENT_SCRIPT: Reply[] = [
+  {
+    role: 'assistant',
+    content: [
+      text('I will send two explorers off in parallel, and read the manifest myself meanwhile.'),
+      callBlock('toolu_explore_loop', 'explore', { prompt: TASKS.loop }),
+      callBlock('toolu_explore_cli', 'explore', { prompt: TASKS.cli }),
+      callBlock('toolu_manifest', 'read_file', { path: 'package.json', limit: 4 }),
+    ],
+    stopReason: 'toolUse',
+  },
+  (messages) => {
+    const reports = lastResults(messages)
+      .filter((r) => r.toolName === 'explore')
+      .map((r) => `- ${r.isError ? 'failed: ' : ''}${resultText(r)}`);
+    return { role: 'assistant', content: [text(`Here is what the explorers found:\n${reports.join('\n')}`)], stopReason: 'stop' };
+  },
+];
+
+/**
+ * Runs the demo: the parent agent's turns on `view` (one `begin`/`end` per tool batch, the
+ * explorers' calls drawn as a tree under each explorer call), its messages as lines.
+ *
+ * @returns the parent run's result (reason, turns, history).
+ */
+export async function runAgentDemo(view: RunView, options: AgentDemoOptions): Promise<AgentResult> {
+  const thinkMs = options.thinkMs ?? 600;
+  const tools = [readFileTool({ root: options.root }), grepTool({ root: options.root }), listFilesTool({ root: options.root })] as const;
+  const explore = agentTool({
+    name: 'explore',
+    description: 'Explores this repository read-only (grep, list_files, read_file) and reports what it found.',
+    model: scripted((messages) => {
+      const first = messages[0];
+      const prompt = first?.role === 'user' && typeof first.content === 'string' ? first.content : '';
+      const task = (Object.keys(TASKS) as Array<keyof typeof TASKS>).find((key) => TASKS[key] === prompt);
+      if (task === undefined) throw new Error(`the explorer's script has no task "${prompt}"`);
+      return EXPLORER_SCRIPTS[task];
+    }, thinkMs),
+    tools,
+    maxTurns: 5,
+  });
+  const run = runAgent({
+    model: scripted(() => PARENT_SCRIPT, thinkMs),
+    tools: [explore, tools[0]],
+    messages: [{ role: 'user', content: 'How is the agent loop of this repository built, and how do I try it?' }],
+    maxTurns: 4,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+  view.line(`agent demo: a parent agent with two explorer sub-agents, in ${options.root}`);
+  let batchOpen = false;
+  try {
+    for (;;) {
+      const step = await run.next();
+      if (step.done === true) return step.value;
+      const event = step.value;
+      switch (event.type) {
+        case 'message': {
+          const said = assistantText(event.message).trim();
+          if (said !== '') view.line(`assistant (turn ${event.turn}): ${said}`);
+          const calls = toolCallsOf(event.message);
+          if (calls.length > 0) {
+            view.begin(`parent agent, turn ${event.turn}`, calls);
+            batchOpen = true;
+          }
+          break;
+        }
+        case 'turn_end':
+          if (batchOpen) {
+            const errors = event.toolResults.filter((r) => r.isError).length;
+            view.end(`${event.toolResults.length} results, ${errors} errors`);
+            batchOpen = false;
+          }
+          break;
+        case 'agent_end':
+          view.line(`agent: ${event.reason} after ${event.turns} turns${event.reason === 'aborted' ? ' (Ctrl+C; every call still got its result)' : ''}`);
+          break;
+        case 'turn_start':
+        case 'message_update':
+          break;
+        default:
+          view.event(event);
+      }
+    }
+  } finally {
+    if (batchOpen) view.end('the run stopped early');
+  }
+}
+
+/** A model that waits `thinkMs`, then plays the script's reply for this turn. */
+function scripted(script: (messages: readonly AgentMessage[]) => readonly Reply[], thinkMs: number): AgentModel {
+  return async (messages: readonly AgentMessage[], context: ModelContext): Promise<AssistantMessage> => {
+    if (thinkMs > 0) await delay(context.signal, thinkMs);
+    const reply = script(messages)[context.turn - 1];
+    if (reply === undefined) throw new Error(`the script has no reply for turn ${context.turn}`);
+    return typeof reply === 'function' ? reply(messages) : structuredClone(reply);
+  };
+}
+
+/** An explorer's final answer, written from the first line of each of its tool results. */
+function answer(messages: readonly AgentMessage[], subject: string): AssistantMessage {
+  const findings = messages
+    .filter((m): m is ToolResultMessage => m.role === 'tool')
+    .map((r) => {
+      const lines = resultText(r).split('\n').filter((l) => l.trim() !== '');
+      const first = (lines[0] ?? '').trim();
+      return `${r.toolName} → ${first.length > 90 ? `${first.slice(0, 89)}…` : first}${lines.length > 1 ? ` (+${lines.length - 1} lines)` : ''}`;
+    });
+  return { role: 'assistant', content: [text(`${subject}: ${findings.join('; ')}`)], stopReason: 'stop' };
+}
+
+/** The tool results after the last assistant message. */
+function lastResults(messages: readonly AgentMessage[]): ToolResultMessage[] {
+  const out: ToolResultMessage[] = [];
+  for (let i = messages.length - 1; i >= 0 && messages[i]!.role === 'tool'; i--) out.unshift(messages[i] as ToolResultMessage);
+  return out;
+}
+
+function resultText(result: ToolResultMessage): string {
+  return result.content.map((b) => (b.type === 'text' ? b.text : `[image ${b.mimeType}]`)).join('\n');
+}

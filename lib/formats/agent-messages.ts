@@ -1,0 +1,247 @@
+/**
+ * The agent loop's provider-neutral messages ({@link AgentMessage}) to and from the
+ * providers' own: what a model function for `runAgent` needs around its request.
+ *
+ * | provider | reply → neutral | history → request |
+ * | --- | --- | --- |
+ * | Anthropic Messages | {@link fromAnthropicMessage} | {@link toAnthropicMessages} |
+ * | OpenAI Chat Completions | {@link fromOpenAIChatMessage} | {@link toOpenAIChatMessages} |
+ *
+ * Tool results go through the batch adapters (`toAnthropic`, `toOpenAIChat`), so the
+ * provider rules of F1–F2 hold: results right after their assistant message, in call order.
+ *
+ * @module
+ */
+import type { AgentMessage, AssistantContent, AssistantMessage, StopReason, ToolCallContent } from '../agent.ts';
+import type { ContentBlock, ToolResultMessage } from '../tool.ts';
+import { describeValue } from '../tool.ts';
+import { toAnthropic, type AnthropicTextBlock } from './anthropic.ts';
+import { toOpenAIChat, type OpenAIChatToolMessage } from './openai-chat.ts';
+import { asString, isRecord } from './shared.ts';
+
+// ---------------------------------------------------------------------------------------
+// Anthropic
+
+/** An assistant content block of an Anthropic request. */
+export type AnthropicAssistantBlock =
+  | { type: 'text'; text: string }
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+
+/** The image types the Messages API accepts. */
+export type AnthropicImageMediaType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
+
+/**
+ * An image block of a request. `media_type` is typed as the API's four types, as the SDK
+ * types it; the value is the content block's `mimeType` as it is (the API rejects others).
+ */
+export interface AnthropicRequestImageBlock {
+  type: 'image';
+  source: { type: 'base64'; media_type: AnthropicImageMediaType; data: string };
+}
+
+/** A `tool_result` block of a request. */
+export interface AnthropicRequestToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content?: Array<AnthropicTextBlock | AnthropicRequestImageBlock>;
+  is_error?: true;
+}
+
+/**
+ * One message of an Anthropic Messages request (`messages[]`), assignable to the SDK's
+ * `MessageParam`.
+ */
+export type AnthropicMessageParam =
+  | { role: 'user'; content: string | Array<AnthropicTextBlock | AnthropicRequestImageBlock | AnthropicRequestToolResultBlock> }
+  | { role: 'assistant'; content: AnthropicAssistantBlock[] };
+
+/**
+ * An Anthropic assistant message or Messages response body → an {@link AssistantMessage}:
+ * `text` → text, `thinking` / `redacted_thinking` → thinking (signature and data kept, so
+ * they can be sent back), `tool_use` → a `toolCall` block (`input` as `arguments`). Other
+ * blocks (`server_tool_use` and its results) are dropped. `stop_reason`: `tool_use` →
+ * `toolUse`, `max_tokens` / `model_context_window_exceeded` → `length`, anything else →
+ * `stop`.
+ *
+ * @throws TypeError when `message.content` is not an array or a string.
+ */
+export function fromAnthropicMessage(message: { content?: unknown; stop_reason?: unknown }): AssistantMessage {
+  const content = message?.content;
+  if (typeof content === 'string') return withStop({ role: 'assistant', content: content === '' ? [] : [{ type: 'text', text: content }] }, anthropicStop(message.stop_reason));
+  if (!Array.isArray(content)) throw new TypeError(`fromAnthropicMessage: expected a message with a content array, received ${describeValue(message)}`);
+  const blocks: AssistantContent[] = [];
+  for (const block of content as unknown[]) {
+    if (!isRecord(block)) continue;
+    switch (block.type) {
+      case 'text':
+        blocks.push({ type: 'text', text: asString(block.text) });
+        break;
+      case 'thinking': {
+        const thinking: AssistantContent = { type: 'thinking', thinking: asString(block.thinking) };
+        if (typeof block.signature === 'string') thinking.signature = block.signature;
+        blocks.push(thinking);
+        break;
+      }
+      case 'redacted_thinking':
+        blocks.push({ type: 'thinking', thinking: '', redacted: asString(block.data) });
+        break;
+      case 'tool_use': {
+        const call: ToolCallContent = { type: 'toolCall', id: asString(block.id), name: asString(block.name) };
+        if ('input' in block) call.arguments = block.input;
+        blocks.push(call);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return withStop({ role: 'assistant', content: blocks }, anthropicStop(message.stop_reason));
+}
+
+function anthropicStop(reason: unknown): StopReason | undefined {
+  if (reason === 'tool_use') return 'toolUse';
+  if (reason === 'max_tokens' || reason === 'model_context_window_exceeded') return 'length';
+  return typeof reason === 'string' ? 'stop' : undefined;
+}
+
+/**
+ * A neutral history → the `messages` of an Anthropic Messages request. Consecutive tool
+ * results become one user message of `tool_result` blocks (`toAnthropic`, F1). Empty text
+ * blocks are dropped (the API rejects them); a call's arguments are sent as an object —
+ * a JSON text is parsed, and text that is not a JSON object is sent as `{}` (the call's
+ * result already told the model its arguments were invalid).
+ */
+export function toAnthropicMessages(history: readonly AgentMessage[]): AnthropicMessageParam[] {
+  const out: AnthropicMessageParam[] = [];
+  let results: ToolResultMessage[] = [];
+  const flush = (): void => {
+    // toAnthropic types media_type as any string; the request type narrows it (same value).
+    if (results.length > 0) out.push(toAnthropic(results) as { role: 'user'; content: AnthropicRequestToolResultBlock[] });
+    results = [];
+  };
+  for (const message of history) {
+    if (message.role === 'tool') {
+      results.push(message);
+      continue;
+    }
+    flush();
+    if (message.role === 'user') {
+      out.push({ role: 'user', content: typeof message.content === 'string' ? message.content : message.content.flatMap(anthropicUserBlock) });
+      continue;
+    }
+    const blocks: AnthropicAssistantBlock[] = [];
+    for (const block of message.content) {
+      if (block.type === 'text') {
+        if (block.text !== '') blocks.push({ type: 'text', text: block.text });
+      } else if (block.type === 'thinking') {
+        if (block.redacted !== undefined) blocks.push({ type: 'redacted_thinking', data: block.redacted });
+        else blocks.push({ type: 'thinking', thinking: block.thinking, signature: block.signature ?? '' });
+      } else {
+        blocks.push({ type: 'tool_use', id: block.id, name: block.name, input: argumentsObject(block.arguments) });
+      }
+    }
+    if (blocks.length > 0) out.push({ role: 'assistant', content: blocks });
+  }
+  flush();
+  return out;
+}
+
+function anthropicUserBlock(block: ContentBlock): Array<AnthropicTextBlock | AnthropicRequestImageBlock> {
+  if (block.type === 'text') return block.text === '' ? [] : [{ type: 'text', text: block.text }];
+  return [{ type: 'image', source: { type: 'base64', media_type: block.mimeType as AnthropicImageMediaType, data: block.data } }];
+}
+
+function argumentsObject(args: unknown): Record<string, unknown> {
+  if (isRecord(args)) return args;
+  if (typeof args === 'string') {
+    try {
+      const parsed: unknown = JSON.parse(args);
+      if (isRecord(parsed)) return parsed;
+    } catch {
+      // sent as {} below
+    }
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------
+// OpenAI Chat Completions
+
+/** One message of an OpenAI Chat Completions request. */
+export type OpenAIChatMessageParam =
+  | { role: 'user'; content: string | Array<{ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } }> }
+  | { role: 'assistant'; content: string | null; tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> }
+  | OpenAIChatToolMessage;
+
+/**
+ * An OpenAI Chat assistant message, or a response body (`choices[0]`, whose
+ * `finish_reason` gives the stop reason) → an {@link AssistantMessage}: `content` → one text
+ * block, `tool_calls[]` → `toolCall` blocks with the raw `arguments` string (validated when
+ * the call runs, P5). `finish_reason`: `tool_calls` → `toolUse`, `length` → `length`,
+ * anything else → `stop`.
+ *
+ * @throws TypeError when no message can be found.
+ */
+export function fromOpenAIChatMessage(reply: { choices?: readonly unknown[]; role?: unknown; content?: unknown; tool_calls?: unknown }): AssistantMessage {
+  let message: unknown = reply;
+  let finish: unknown;
+  if (isRecord(reply) && Array.isArray(reply.choices)) {
+    const choice: unknown = reply.choices[0];
+    message = isRecord(choice) ? choice.message : undefined;
+    finish = isRecord(choice) ? choice.finish_reason : undefined;
+  }
+  if (!isRecord(message)) throw new TypeError(`fromOpenAIChatMessage: expected an assistant message or a response with choices, received ${describeValue(reply)}`);
+  const blocks: AssistantContent[] = [];
+  if (typeof message.content === 'string' && message.content !== '') blocks.push({ type: 'text', text: message.content });
+  if (Array.isArray(message.tool_calls)) {
+    for (const entry of message.tool_calls as unknown[]) {
+      if (!isRecord(entry)) continue;
+      const fn = isRecord(entry.function) ? entry.function : {};
+      const call: ToolCallContent = { type: 'toolCall', id: asString(entry.id), name: asString(fn.name) };
+      if (fn.arguments !== undefined) call.arguments = fn.arguments;
+      blocks.push(call);
+    }
+  }
+  const stop: StopReason | undefined = finish === 'tool_calls' ? 'toolUse' : finish === 'length' ? 'length' : typeof finish === 'string' ? 'stop' : undefined;
+  return withStop({ role: 'assistant', content: blocks }, stop);
+}
+
+/**
+ * A neutral history → the `messages` of an OpenAI Chat Completions request (after your
+ * system message). Tool results become `role: "tool"` messages (`toOpenAIChat`, F2);
+ * thinking blocks are dropped; arguments are sent as JSON text (a string as it is).
+ */
+export function toOpenAIChatMessages(history: readonly AgentMessage[]): OpenAIChatMessageParam[] {
+  const out: OpenAIChatMessageParam[] = [];
+  for (const message of history) {
+    if (message.role === 'tool') {
+      out.push(...toOpenAIChat([message]));
+    } else if (message.role === 'user') {
+      out.push({
+        role: 'user',
+        content:
+          typeof message.content === 'string'
+            ? message.content
+            : message.content.map((b) => (b.type === 'text' ? { type: 'text' as const, text: b.text } : { type: 'image_url' as const, image_url: { url: `data:${b.mimeType};base64,${b.data}` } })),
+      });
+    } else {
+      const text = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+      const calls = message.content.flatMap((b) =>
+        b.type === 'toolCall'
+          ? [{ id: b.id, type: 'function' as const, function: { name: b.name, arguments: typeof b.arguments === 'string' ? b.arguments : JSON.stringify(b.arguments ?? {}) } }]
+          : [],
+      );
+      const param: OpenAIChatMessageParam = { role: 'assistant', content: text === '' ? null : text };
+      if (calls.length > 0) param.tool_calls = calls;
+      out.push(param);
+    }
+  }
+  return out;
+}
+
+function withStop(message: AssistantMessage, stop: StopReason | undefined): AssistantMessage {
+  if (stop !== undefined) message.stopReason = stop;
+  return message;
+}
