@@ -42,3 +42,60 @@ export { ReorderBuffer } from './streams/reorder-buffer.ts';
 export { fromAnthropic, toAnthropic } from './formats/anthropic.ts';
 export { fromOpenAIChat, toOpenAIChat } from './formats/openai-chat.ts';
 export { fromOpenAIResponses, toOpenAIResponses } from './formats/openai-responses.ts';
+export {
+  PROVIDER_TOOL_NAME,
+  providerToolNames,
+  toAnthropicTools,
+  toOpenAIChatTools,
+  toOpenAIResponsesTools,
+} from './formats/tool-definitions.ts';
+export type {
+  AnthropicToolDefinition,
+  ObjectJsonSchema,
+  OpenAIChatToolDefinition,
+  OpenAIResponsesToolDefinition,
+  OpenAIToolDefinitionsOptions,
+  ToolDefinitionsOptions,
+  ToolNames,
+} from './formats/tool-definitions.ts';
+export { inputJsonSchema, toolJsonSchema } from './schemas/json-schema.ts';
+export { bfclGroundTruthArguments, convertBfclSchema } from './schemas/bfcl.ts';
+export { mcpContent, mcpTools } from './mcp.ts';
+export type { McpCallToolResult, McpClientLike, McpProgress, McpRequestOptions, McpToolInfo, McpToolsOptions } from './mcp.ts';
+export { fromAnthropicStream } from './formats/anthropic-stream.ts';
+export { fromOpenAIChatStream } from './formats/openai-chat-stream.ts';
+export { fromOpenAIResponsesStream } from './formats/openai-responses-stream.ts';
+export { StreamBrokenError } from './formats/stream-calls.ts';
+export type { ToolCallStreamEnd, ToolCallStreamOptions, ToolCallStreamStatus } from './formats/stream-calls.ts';
+export { parseSSE } from './formats/sse.ts';
+export type { ProviderStream, ServerSentEvent, SSEChunks } from './formats/sse.ts';
+export { callTool, mapProgress, pipeEvents, resultText, ToolInputError, withRetry, withTimeout } from './compose.ts';
+export type { CallToolOptions, NormalizedOutput, RetryOptions, ToolInputOf, ToolOutputOf, ToolProgressOf } from './compose.ts';
+export { assistantText, DEFAULT_MAX_TURNS, runAgent, scriptedModel, toolCallsOf } from './agent.ts';
+export type {
+  AgentEndEvent,
+  AgentEndReason,
+  AgentEvent,
+  AgentMessage,
+  AgentMessageEvent,
+  AgentModel,
+  AgentResult,
+  AssistantContent,
+  AssistantMessage,
+  MessageUpdateEvent,
+  ModelContext,
+  ModelReply,
+  ModelStream,
+  ModelStreamEvent,
+  RunAgentOptions,
+  StopReason,
+  ThinkingContent,
+  ToolCallContent,
+  TurnEndEvent,
+  TurnStartEvent,
+  UserMessage,
+} from './agent.ts';
+export { agentTool, agentToolInput } from './agent-tool.ts';
+export type { AgentToolDetails, AgentToolOptions, AgentToolProgress, AgentToolProgressOf } from './agent-tool.ts';
+export { fromAnthropicMessage, fromOpenAIChatMessage, toAnthropicMessages, toOpenAIChatMessages } from './formats/agent-messages.ts';
+export type { AnthropicAssistantBlock, AnthropicImageMediaType, AnthropicMessageParam, AnthropicRequestImageBlock, AnthropicRequestToolResultBlock, OpenAIChatMessageParam } from './formats/agent-messages.ts';

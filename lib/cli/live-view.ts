@@ -30,6 +30,7 @@ import { createLogUpdate } from 'log-update';
 import picocolors from 'picocolors';
 import type { CallOutcome, ToolEvent } from '../events.ts';
 import type { ContentBlock, ToolCall, ToolResultMessage } from '../tool.ts';
+import { applyAgentProgress, isAgentProgress, newAgentState, type AgentState, type TreeChange, type TreeNode } from './agent-tree.ts';
 import type { RunView } from './view.ts';
 
 /** Options of {@link createRunView}. */
@@ -71,6 +72,8 @@ interface CallRecord {
   resultMore?: number;
   /** TTY: the last non-empty progress line, already sanitized. */
   latest?: string;
+  /** A call that runs a sub-agent (an agent tool): the tree of its nested calls (`agent_progress` values). */
+  agent?: AgentState;
   /** Partial (unterminated) text of streamed chunks, per stream name, so lines are not cut mid-way. */
   partial: Map<string, string>;
   /** Plain mode: progress lines printed and skipped (over the cap). */
@@ -79,6 +82,9 @@ interface CallRecord {
   /** The `tool_result` message, when it arrived. */
   message?: ToolResultMessage;
 }
+
+/** Most nested calls drawn per sub-agent in the live frame (the latest ones). */
+const TREE_CHILDREN = 6;
 
 /** The spinner drawn next to running calls (`dots` from cli-spinners, 80 ms a frame). */
 const SPINNER = cliSpinners.dots;
@@ -140,6 +146,11 @@ abstract class BaseView implements RunView {
         return;
       case 'tool_execution_update':
         if (record.state === 'ended') return;
+        if (isAgentProgress(event.progress)) {
+          record.agent ??= newAgentState();
+          this.onAgentProgress(record, applyAgentProgress(record.agent, event.progress, this.now()));
+          return;
+        }
         this.onProgress(record, event.progress);
         return;
       case 'tool_execution_end':
@@ -165,6 +176,8 @@ abstract class BaseView implements RunView {
 
   protected abstract onStart(record: CallRecord): void;
   protected abstract onProgress(record: CallRecord, progress: unknown): void;
+  /** A sub-agent's event changed the call's tree; `change` says what, when it is worth a line. */
+  protected abstract onAgentProgress(record: CallRecord, change: TreeChange | undefined): void;
   protected abstract onEnd(record: CallRecord): void;
   protected abstract onResult(record: CallRecord): void;
   /** A streamed chunk's last partial line, released when its call ends. */
@@ -213,7 +226,8 @@ class PlainView extends BaseView {
 
   override begin(title: string, calls: readonly ToolCall[]): void {
     super.begin(title, calls);
-    this.write(`run ${this.title} (${plural(calls.length, 'call')})\n`);
+    // A streamed run lists no calls up front: they appear as the stream completes them.
+    this.write(`run ${this.title}${calls.length === 0 ? '' : ` (${plural(calls.length, 'call')})`}\n`);
   }
 
   override end(summary?: string): void {
@@ -266,6 +280,30 @@ class PlainView extends BaseView {
 
   protected onResult(): void {
     // Results are printed together, in call order, when the run ends.
+  }
+
+  /**
+   * One line per nested start, end, sub-agent message and sub-agent end, indented by depth
+   * under the call's id (`  toolu_1 |   start c1 read_file {…}`). Not capped like progress
+   * lines: they are the record of what the sub-agent did.
+   */
+  protected onAgentProgress(record: CallRecord, change: TreeChange | undefined): void {
+    if (change === undefined) return;
+    const indent = '  '.repeat(change.depth - 1);
+    let text: string;
+    if (change.kind === 'start') {
+      const args = compactJson(change.node.args);
+      text = `start ${change.node.id || '""'} ${change.node.name}${args === '' ? '' : ` ${truncate(args, 120)}`}`;
+    } else if (change.kind === 'end') {
+      const node = change.node;
+      const outcome = node.outcome === 'ok' || node.outcome === 'error' ? '' : ` (${node.outcome})`;
+      text = `end ${node.id || '""'} ${node.isError === true ? 'error' : 'ok'} ${node.durationMs}ms${outcome}`;
+    } else if (change.kind === 'said') {
+      text = `says: ${truncate(sanitize(change.text), 160)}`;
+    } else {
+      text = `sub-agent done: ${change.text}`;
+    }
+    this.write(`  ${record.id || '""'} | ${indent}${text}\n`);
   }
 
   private progressLine(record: CallRecord, text: string): void {
@@ -371,6 +409,16 @@ class LiveView extends BaseView {
     // The result line of the frame comes from the end event; result messages are listed at end().
   }
 
+  protected onAgentProgress(record: CallRecord, change: TreeChange | undefined): void {
+    const agent = record.agent;
+    if (agent === undefined) return;
+    // The call's own line shows where its sub-agent is; its nested calls are drawn below it.
+    const said = agent.said === undefined ? '' : ` · ${sanitize(agent.said)}`;
+    record.latest = agent.ended === undefined ? `turn ${agent.turn}${said}` : `done: ${agent.ended}`;
+    if (change?.kind === 'start' || change?.kind === 'end') this.ensureTimer();
+    // Drawn by the next spinner tick, as other progress.
+  }
+
   private ensureTimer(): void {
     if (this.timer !== undefined || this.closed) return;
     this.timer = setInterval(() => {
@@ -405,7 +453,10 @@ class LiveView extends BaseView {
     const nameWidth = Math.min(16, Math.max(0, ...this.calls.map((r) => displayWidth(r.name))));
     const argsWidth = Math.min(Math.floor(width * 0.3), Math.max(0, ...this.calls.map((r) => displayWidth(argsSummary(r.args)))));
     const t = this.now();
-    for (const record of this.calls) lines.push(this.callLine(record, { nameWidth, argsWidth, width, t }));
+    for (const record of this.calls) {
+      lines.push(this.callLine(record, { nameWidth, argsWidth, width, t }));
+      if (record.agent !== undefined) lines.push(...this.treeLines(record.agent, '  ', width, t));
+    }
     if (withFooter) {
       const running = this.calls.filter((r) => r.state === 'running').length;
       const done = this.calls.filter((r) => r.state === 'ended').length;
@@ -415,6 +466,38 @@ class LiveView extends BaseView {
       lines.push(c.dim(truncateWidth(parts.join(' · '), width)));
     }
     return lines.join('\n');
+  }
+
+  /**
+   * A sub-agent's calls under its call line, `├ ✓ name args time text`, nested sub-agents
+   * indented further. Only the last {@link TREE_CHILDREN} calls of each sub-agent are drawn
+   * (with a line counting the others), so a long sub-agent keeps the frame short.
+   */
+  private treeLines(agent: AgentState, indent: string, width: number, t: number): string[] {
+    const c = this.colors;
+    const lines: string[] = [];
+    const shown = agent.children.slice(-TREE_CHILDREN);
+    const hidden = agent.children.length - shown.length;
+    if (hidden > 0) lines.push(c.dim(truncateWidth(`${indent}│ … ${plural(hidden, 'earlier call')}`, width)));
+    shown.forEach((node, i) => {
+      const last = i === shown.length - 1;
+      const branch = `${indent}${last ? '└' : '├'} `;
+      lines.push(this.nodeLine(node, branch, width, t));
+      if (node.agent !== undefined) lines.push(...this.treeLines(node.agent, `${indent}${last ? '  ' : '│ '}`, width, t));
+    });
+    return lines;
+  }
+
+  private nodeLine(node: TreeNode, branch: string, width: number, t: number): string {
+    const c = this.colors;
+    const ms = node.state === 'running' ? `${((t - node.startedAt) / 1000).toFixed(1)}s` : `${node.durationMs ?? 0}ms`;
+    const head = `${node.name} ${argsSummary(node.args)}`;
+    const headText = truncateWidth(head, Math.max(8, Math.floor(width * 0.45) - displayWidth(branch)));
+    const rest = width - displayWidth(branch) - 2 - displayWidth(headText) - 1 - ms.length - 1;
+    const detail = node.state === 'running' ? (node.agent !== undefined ? `turn ${node.agent.turn}${node.agent.said === undefined ? '' : ` · ${node.agent.said}`}` : (node.latest ?? '')) : (node.resultLine ?? '');
+    const text = truncateWidth(sanitize(detail), rest);
+    const mark = node.state === 'running' ? c.cyan(SPINNER.frames[this.frame] ?? '*') : node.isError === true ? c.red('✗') : c.green('✓');
+    return `${c.dim(branch)}${mark} ${headText} ${c.dim(ms)} ${node.isError === true ? c.red(text) : text}`;
   }
 
   /**

@@ -4,6 +4,10 @@
  * ```
  * toolrun                                      run the demo
  * toolrun replay <file-or-folder> [--delay ms] replay recorded assistant messages
+ * toolrun replay --stream [--event-delay ms] <file-or-folder>
+ *                                              replay recorded streams: calls start mid-message
+ * toolrun mcp [options] <command...>           run calls against an MCP server's tools
+ * toolrun agent                                a scripted agent with sub-agents, drawn as a tree
  * toolrun --help
  * ```
  *
@@ -33,11 +37,20 @@ commands:
                               grep, list_files, shell) against this repository, live
   replay <file-or-folder>     run the tool calls of recorded conversations and compare the
                               results with what the recording's framework sent
+  mcp [options] <command...>  start <command> as an MCP server (stdio), list its tools, run one
+                              message of calls to them, live (see toolrun mcp --help)
+  agent                       a scripted agent loop against this repository: a parent agent
+                              sends two explorer sub-agents (grep, list_files, read_file); their
+                              calls show live as a tree under the parent's calls
   help                        show this text
 
 options:
   --delay <ms>                replay: longest fake latency of one recorded tool body, so the
                               live view shows calls finishing out of order (default: 40; 0: none)
+  --stream                    replay: replay the recorded streams event by event, so calls
+                              start while the message is still streaming (streamed recordings only)
+  --event-delay <ms>          replay --stream: time between two recorded events (default: 50;
+                              recordings keep no timestamps)
   -h, --help                  show this text
 
 Ctrl+C during the demo aborts the run (every call still gets its result); press it again to quit.
@@ -82,6 +95,8 @@ export async function main(argv: readonly string[], io: MainIo = { stdout: proce
 }
 
 async function dispatch(argv: readonly string[], io: MainIo): Promise<number> {
+  // Everything after `mcp` is parsed by lib/cli/mcp.ts: the server's command line is not toolrun's.
+  if (argv[0] === 'mcp') return await mcpCommand(argv.slice(1), io);
   const { values, positionals } = parseCommandLine(argv);
   const [command = 'demo', ...rest] = positionals;
   if (values.help === true || command === 'help') {
@@ -92,6 +107,7 @@ async function dispatch(argv: readonly string[], io: MainIo): Promise<number> {
     case 'demo': {
       expectNoMore(command, rest);
       if (values.delay !== undefined) throw new CliInputError(`--delay applies to replay only, not to demo (see toolrun --help)`);
+      if (values.stream === true || values['event-delay'] !== undefined) throw new CliInputError(`--stream and --event-delay apply to replay only (see toolrun --help)`);
       return await demoCommand(io);
     }
     case 'replay': {
@@ -101,10 +117,17 @@ async function dispatch(argv: readonly string[], io: MainIo): Promise<number> {
       }
       expectNoMore(`replay ${target}`, extra);
       const delayMs = values.delay === undefined ? undefined : parseDelay(values.delay);
-      return await replayCommand(target, delayMs, io);
+      if (values['event-delay'] !== undefined && values.stream !== true) throw new CliInputError('--event-delay applies to replay --stream only (see toolrun --help)');
+      const stream = values.stream === true ? { stream: true, ...(values['event-delay'] === undefined ? {} : { eventDelayMs: parseDelay(values['event-delay'], '--event-delay') }) } : {};
+      return await replayCommand(target, delayMs, io, stream);
+    }
+    case 'agent': {
+      expectNoMore(command, rest);
+      if (values.delay !== undefined || values.stream === true || values['event-delay'] !== undefined) throw new CliInputError('--delay, --stream and --event-delay apply to replay only (see toolrun --help)');
+      return await agentCommand(io);
     }
     default:
-      throw new CliInputError(`unknown command '${command}' (commands: demo, replay, help; see toolrun --help)`);
+      throw new CliInputError(`unknown command '${command}' (commands: demo, replay, mcp, agent, help; see toolrun --help)`);
   }
 }
 
@@ -116,6 +139,8 @@ function parseCommandLine(argv: readonly string[]) {
       options: {
         help: { type: 'boolean', short: 'h' },
         delay: { type: 'string' },
+        stream: { type: 'boolean' },
+        'event-delay': { type: 'string' },
       },
       allowPositionals: true,
       strict: true,
@@ -135,10 +160,10 @@ function expectNoMore(after: string, extra: readonly string[]): void {
   if (extra.length > 0) throw new CliInputError(`unexpected argument '${extra[0]}' after '${after}' (see toolrun --help)`);
 }
 
-function parseDelay(text: string): number {
+function parseDelay(text: string, option = '--delay'): number {
   const ms = Number(text);
   if (text.trim() === '' || !Number.isFinite(ms) || ms < 0) {
-    throw new CliInputError(`--delay must be a number of ms >= 0, received '${text}'`);
+    throw new CliInputError(`${option} must be a number of ms >= 0, received '${text}'`);
   }
   return ms;
 }
@@ -157,16 +182,38 @@ async function demoCommand(io: MainIo): Promise<number> {
   }
 }
 
+/** Runs the agent demo (lib/cli/agent.ts); Ctrl+C aborts it (130). */
+async function agentCommand(io: MainIo): Promise<number> {
+  const { runAgentDemo } = await import('./agent.ts');
+  const view = createRunView({ stream: io.stdout });
+  try {
+    return await withCtrlC(view, io, async (signal) => ((await runAgentDemo(view, { root: repoRoot, signal })).reason === 'aborted' ? 130 : 0));
+  } finally {
+    view.close();
+  }
+}
+
 /** Replays recordings, prints the report table, and returns the report's exit code; Ctrl+C stops the replay. */
-async function replayCommand(target: string, delayMs: number | undefined, io: MainIo): Promise<number> {
+async function replayCommand(target: string, delayMs: number | undefined, io: MainIo, stream: { stream?: boolean; eventDelayMs?: number } = {}): Promise<number> {
   const { replay, formatReportTable } = await import('./replay.ts');
   const view: RunView = createRunView({ stream: io.stdout });
   try {
     return await withCtrlC(view, io, async (signal) => {
-      const report = await replay(target, delayMs === undefined ? { view, signal } : { view, signal, delayMs });
+      const report = await replay(target, delayMs === undefined ? { view, signal, ...stream } : { view, signal, delayMs, ...stream });
       view.line(formatReportTable(report));
       return signal.aborted ? 130 : report.exitCode;
     });
+  } finally {
+    view.close();
+  }
+}
+
+/** Runs `toolrun mcp …` (lib/cli/mcp.ts) and returns its exit code; Ctrl+C aborts the run. */
+async function mcpCommand(argv: readonly string[], io: MainIo): Promise<number> {
+  const { runMcpCommand } = await import('./mcp.ts');
+  const view = createRunView({ stream: io.stdout });
+  try {
+    return await withCtrlC(view, io, (signal) => runMcpCommand(argv, { view, signal, env: io.env }));
   } finally {
     view.close();
   }
