@@ -35,11 +35,13 @@ describe('B1 releases the longest ready prefix in index order, immediately', () 
 describe('B2 O(1) amortized, holds only what arrived ahead of a gap', () => {
   it('holds nothing when values arrive in order', () => {
     const buffer = new ReorderBuffer<number>();
+    let held = 0;
     for (let i = 0; i < 10_000; i++) {
       buffer.push(i, i);
-      expect(buffer.held).toBe(0);
-      expect(buffer.shift()).toBe(i);
+      held += buffer.held;
+      if (buffer.shift() !== i) throw new Error(`value ${i} not handed out in order`);
     }
+    expect(held).toBe(0);
   });
 
   it('holds exactly the values ahead of the gap', () => {
@@ -56,7 +58,9 @@ describe('B2 O(1) amortized, holds only what arrived ahead of a gap', () => {
     const buffer = new ReorderBuffer<number>({ size: n });
     for (let i = n - 1; i >= 0; i--) buffer.push(i, i);
     let expected = 0;
-    for (const v of buffer.drain()) expect(v).toBe(expected++);
+    let outOfOrder = 0;
+    for (const v of buffer.drain()) if (v !== expected++) outOfOrder++;
+    expect(outOfOrder).toBe(0);
     expect(expected).toBe(n);
   });
 });
