@@ -39,6 +39,9 @@ import { MergeEngine, Slot, Step, type MergeRecord } from './streams/merge.ts';
 import { ReorderBuffer } from './streams/reorder-buffer.ts';
 import type { ToolCall, ToolResultMessage } from './tool.ts';
 
+/** Most calls handed out in one `pump()` pass. */
+const HAND_OUT_SLICE = 64;
+
 type Phase = 'preparing' | 'waiting' | 'running' | 'finalizing' | 'ended';
 
 /** One call's state. Invariant: `scope` and `slot` are set only while `phase` is `running`. */
@@ -127,7 +130,11 @@ export class Scheduler {
       return;
     }
     const sequential = run.options.mode === 'sequential';
-    while (this.#preparing === undefined && this.#exclusive === undefined && this.#active < run.concurrency) {
+    // At most HAND_OUT_SLICE calls per pass: the run loop delivers their events before the
+    // next slice, so a 100,000-call batch does not keep every call's state alive at once
+    // (the young-generation gc copies all of it; see docs/bench/findings.md).
+    for (let handed = 0; this.#preparing === undefined && this.#exclusive === undefined && this.#active < run.concurrency; handed++) {
+      if (handed === HAND_OUT_SLICE) return;
       if (this.#next === run.received.length) {
         this.#readInput();
         return;

@@ -100,6 +100,7 @@ function errorExecuted(outcome: Executed['outcome'], text: string): Executed {
  * a marker that states the original size (case C20).
  */
 export function boundResult<R extends { content: { type: string }[] }>(result: R, maxChars: number): R {
+  if (!result.content.some((block) => block.type === 'text' && ((block as unknown as { text: unknown }).text as string)?.length > maxChars)) return result;
   let changed = false;
   const content = result.content.map((block) => {
     if (block.type !== 'text') return block;
