@@ -1,0 +1,84 @@
+/**
+ * What every scenario returns: one {@link Row} per implementation and size, plus the
+ * targets it checks. The terminal table, `docs/benchmarks.md` and the SVG charts are all
+ * made from these.
+ *
+ * @module
+ */
+
+/** The named scenarios, in the order `npm run bench` runs them. */
+export const SCENARIO_NAMES = ['overhead', 'progress', 'scaling', 'release-latency', 'memory', 'abort', 'stream-start'] as const;
+export type ScenarioName = (typeof SCENARIO_NAMES)[number];
+
+/** One table row: one implementation at one size. */
+export interface Row {
+  scenario: ScenarioName;
+  /** A sub-table: `parallel`, `runTools K=10`, `cooperative`… */
+  series: string;
+  /** The implementation: `toolrun`, `floor (Promise.all)`, `pi-agent-core 0.73.1`, … */
+  impl: string;
+  /** The size on the chart's x axis (calls, sources). */
+  n: number;
+  /** The unit of `value`, e.g. `µs/call`, `events/s`, `ns/item`, `ms`, `B/call`. */
+  unit: string;
+  /** The headline figure (a median); `null` when this implementation did not run here. */
+  value: number | null;
+  /** Lowest and highest of the medians it is the median of (same unit), when there are several. */
+  lo?: number;
+  hi?: number;
+  /** How many measurements `value` summarizes. */
+  samples?: number;
+  /** What the chart plots (log scale): ns per item, or bytes per call for `memory`. */
+  chart: number | null;
+  /** Further columns, already formatted: ratios, max latency… */
+  cols: Record<string, string>;
+  /** Why `value` is null, or anything a reader must know about this row. */
+  note?: string;
+}
+
+/** A target from the issue, checked against the rows. */
+export interface Target {
+  target: string;
+  measured: string;
+  /** `null` when the sizes needed were not run (e.g. a filtered or smoke run). */
+  met: boolean | null;
+}
+
+/** What one scenario produced. */
+export interface ScenarioResult {
+  name: ScenarioName;
+  title: string;
+  /** What the scenario measures and how, one paragraph of Markdown. */
+  description: string;
+  /** Label of the chart's y axis. */
+  chartLabel: string;
+  rows: Row[];
+  targets: Target[];
+}
+
+/** Options every scenario function takes. */
+export interface ScenarioOptions {
+  /** Sizes to run (overrides the scenario's defaults). */
+  sizes?: readonly number[];
+  /** Progress message sink (the terminal); silent when absent. */
+  log?: (line: string) => void;
+}
+
+/** The implementation names used across scenarios (one spelling everywhere). */
+export const IMPL = {
+  toolrun: 'toolrun',
+  toolrunDefault: 'toolrun (maxConcurrency 10)',
+  floor: 'floor (Promise.all)',
+  floorSeq: 'floor (for…await)',
+  pi: 'pi-agent-core 0.73.1',
+  merge: 'toolrun mergeGenerators',
+  ix: 'ix merge 7.0.0',
+  itMerge: 'it-merge 3.0.15',
+  repeater: 'Repeater.merge 3.1.0',
+  race: 'Promise.race baseline',
+} as const;
+
+/** The row of `impl` at `n` in `series`, if any. */
+export function findRow(rows: readonly Row[], series: string, impl: string, n: number): Row | undefined {
+  return rows.find((r) => r.series === series && r.impl === impl && r.n === n);
+}

@@ -1,0 +1,36 @@
+/**
+ * The registry of named scenarios: `npm run bench -- <name>…` picks from it.
+ *
+ * Each scenario is a function `(budget, options) => Promise<ScenarioResult>` that returns its
+ * rows, so the smoke spec (`spec/bench/scenarios.spec.ts`) can run it in-process at tiny sizes.
+ *
+ * @module
+ */
+import type { Budget } from '../harness.ts';
+import type { ScenarioName, ScenarioOptions, ScenarioResult } from '../rows.ts';
+import { abort, ABORT_SIZES } from './abort.ts';
+import { memory, MEMORY_SIZES } from './memory.ts';
+import { overhead, OVERHEAD_SIZES } from './overhead.ts';
+import { progress, PROGRESS_SIZES } from './progress.ts';
+import { releaseLatency, RELEASE_SIZES } from './release-latency.ts';
+import { scaling, SCALING_SIZES } from './scaling.ts';
+import { streamStart, STREAM_START_SIZES } from './stream-start.ts';
+
+export { abort, memory, overhead, progress, releaseLatency, scaling, streamStart };
+
+/** A scenario function and its sizes in a default run and in a `--full` run. */
+export interface ScenarioEntry {
+  run: (budget: Budget, options?: ScenarioOptions) => Promise<ScenarioResult>;
+  sizes: readonly number[];
+  fullSizes: readonly number[];
+}
+
+export const SCENARIOS: Record<ScenarioName, ScenarioEntry> = {
+  overhead: { run: overhead, sizes: OVERHEAD_SIZES, fullSizes: OVERHEAD_SIZES },
+  progress: { run: progress, sizes: PROGRESS_SIZES, fullSizes: [...PROGRESS_SIZES, 10_000] },
+  scaling: { run: scaling, sizes: SCALING_SIZES, fullSizes: SCALING_SIZES },
+  'release-latency': { run: releaseLatency, sizes: RELEASE_SIZES, fullSizes: [...RELEASE_SIZES, 5_000] },
+  memory: { run: memory, sizes: MEMORY_SIZES, fullSizes: [1_000, 10_000, ...MEMORY_SIZES] },
+  abort: { run: abort, sizes: ABORT_SIZES, fullSizes: [...ABORT_SIZES, 30_000] },
+  'stream-start': { run: streamStart, sizes: STREAM_START_SIZES, fullSizes: [...STREAM_START_SIZES, 64] },
+};

@@ -1,0 +1,248 @@
+/**
+ * The work every implementation runs: the same tool bodies (async generators), and a
+ * driver per implementation that runs one batch of calls through them.
+ *
+ * - toolrun: `runTools(calls, options)`, drained with `next()`.
+ * - floor: the bodies driven by a bare `Promise.all` (or a `for` loop in sequential mode):
+ *   no events, no validation, no result messages. Nothing can run the same bodies cheaper.
+ * - pi-agent-core 0.73.1: its `executeToolCalls` is not exported, so `runAgentLoop` is
+ *   driven with a fake `streamFn` that answers one assistant message holding the N
+ *   `toolCall` blocks, and `shouldStopAfterTurn: () => true`. The time reported is its own
+ *   window, from the first `tool_execution_start` to `turn_end`
+ *   (`../shared/research/pi-agent-core.md` §3). Its tools are the same bodies behind an
+ *   adapter that drains the generator and passes each yielded value to `onUpdate`.
+ * - a `Promise.race` merge over the pending `next()` of every source: the textbook merge,
+ *   written here as the baseline it is (O(N) per item).
+ *
+ * @module
+ */
+import { merge as ixMerge } from 'ix/asynciterable';
+import * as v from 'valibot';
+import { defineTool, runTools, type RunToolsOptions, type Tool, type ToolCall, type ToolEvent } from '../lib/index.ts';
+import { cpuNs, nowNs, type Window } from './harness.ts';
+import type { PiEvent, Peers, PiTool, PiToolResult } from './peers.ts';
+
+// ---------------------------------------------------------------------------------------
+// Tool bodies
+
+/**
+ * A tool body: what `execute` returns for one call. It gets the context object itself and
+ * reads `signal` only if it needs it: toolrun makes a call's AbortSignal on first read (an
+ * AbortSignal costs several µs on Node 20), and a tool that never looks at it should not
+ * pay for it here either.
+ */
+export type Body = (args: { i: number }, ctx: BodyContext) => AsyncGenerator<unknown, string, undefined>;
+
+/** What a body may read from its context. */
+export interface BodyContext {
+  readonly signal: AbortSignal;
+}
+
+/** A no-op call: returns at once. */
+export const noopBody: Body = async function* () {
+  return 'ok';
+};
+
+/** A call that yields `k` progress values, then returns. */
+export function progressBody(k: number): Body {
+  return async function* () {
+    for (let j = 0; j < k; j++) yield j;
+    return 'ok';
+  };
+}
+
+/** Drains a body; returns its return value. */
+export async function drain<R>(it: AsyncIterator<unknown, R, undefined>): Promise<R> {
+  for (;;) {
+    const step = await it.next();
+    if (step.done === true) return step.value;
+  }
+}
+
+/** `n` calls to tool `name`, with ids `call_0…` and arguments `{ i }`. */
+export function makeCalls(n: number, name = 'work'): ToolCall[] {
+  return Array.from({ length: n }, (_, i) => ({ id: `call_${i}`, name, arguments: { i } }));
+}
+
+// ---------------------------------------------------------------------------------------
+// toolrun
+
+const argsSchema = v.object({ i: v.number() });
+
+/** A toolrun tool running `body`, with the valibot schema every call is validated against. */
+export function toolrunTool(body: Body, name = 'work'): Tool {
+  return defineTool({
+    name,
+    input: argsSchema,
+    execute: (args, ctx) => body(args, ctx),
+  });
+}
+
+/** Runs one batch through `runTools` and drains it; `onEvent` sees every event. */
+export async function runToolrun(calls: ToolCall[], options: RunToolsOptions, onEvent?: (event: ToolEvent) => void): Promise<void> {
+  const run = runTools(calls, options);
+  for (;;) {
+    const step = await run.next();
+    if (step.done === true) return;
+    onEvent?.(step.value);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// floor
+
+/** The floor in parallel: every body started at once, awaited with `Promise.all`. */
+export async function runFloorParallel(calls: readonly ToolCall[], body: Body, signal: AbortSignal = neverAborted): Promise<void> {
+  const ctx: BodyContext = { signal };
+  await Promise.all(calls.map((c) => drain(body(c.arguments as { i: number }, ctx))));
+}
+
+/** The floor in sequence: one body after the other. */
+export async function runFloorSequential(calls: readonly ToolCall[], body: Body, signal: AbortSignal = neverAborted): Promise<void> {
+  const ctx: BodyContext = { signal };
+  for (const c of calls) await drain(body(c.arguments as { i: number }, ctx));
+}
+
+const neverAborted = new AbortController().signal;
+
+// ---------------------------------------------------------------------------------------
+// pi-agent-core
+
+/** The prepared input of one pi-agent-core batch: build it outside the timed window. */
+export interface PiBatch {
+  prompt: unknown;
+  message: unknown;
+  tools: PiTool[];
+  ids: Map<string, number>;
+}
+
+/** The assistant message with `n` `toolCall` blocks, and the pi tool running `body`. */
+export function makePiBatch(peers: Peers, n: number, body: Body): PiBatch {
+  const { Type } = peers.piAi;
+  const tool: PiTool = {
+    name: 'work',
+    label: 'work',
+    description: 'bench tool',
+    parameters: Type.Object({ i: Type.Number() }),
+    execute: async (_id, params, signal, onUpdate) => {
+      const it = body(params as { i: number }, { signal: signal ?? neverAborted });
+      for (;;) {
+        const step = await it.next();
+        if (step.done === true) return textResult(step.value);
+        onUpdate({ content: [], details: step.value });
+      }
+    },
+  };
+  const content = Array.from({ length: n }, (_, i) => ({ type: 'toolCall', id: `call_${i}`, name: 'work', arguments: { i } }));
+  const message = {
+    role: 'assistant',
+    content,
+    api: 'bench',
+    provider: 'bench',
+    model: 'bench',
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    stopReason: 'toolUse',
+    timestamp: 0,
+  };
+  const ids = new Map(content.map((c, i) => [c.id, i]));
+  return { prompt: { role: 'user', content: 'go', timestamp: 0 }, message, tools: [tool], ids };
+}
+
+function textResult(text: string): PiToolResult {
+  return { content: [{ type: 'text', text }], details: undefined };
+}
+
+const piModel = { id: 'bench', name: 'bench', api: 'bench', provider: 'bench', baseUrl: '', reasoning: false, input: ['text'], contextWindow: 1e6, maxTokens: 1e6, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } };
+
+/**
+ * Runs one batch through pi-agent-core's `runAgentLoop`; returns its window (CPU and wall
+ * ns), from the first `tool_execution_start` to `turn_end`. `onEvent` sees every event.
+ */
+export async function runPi(
+  peers: Peers,
+  batch: PiBatch,
+  options: { mode: 'parallel' | 'sequential'; signal?: AbortSignal; onEvent?: (event: PiEvent) => void },
+): Promise<Window> {
+  let t0 = 0;
+  let t1 = 0;
+  let c0 = 0;
+  let c1 = 0;
+  const onEvent = options.onEvent;
+  const emit = (event: PiEvent): void => {
+    if (t0 === 0 && event.type === 'tool_execution_start') {
+      c0 = cpuNs();
+      t0 = nowNs();
+    } else if (t1 === 0 && event.type === 'turn_end') {
+      t1 = nowNs();
+      c1 = cpuNs();
+    }
+    onEvent?.(event);
+  };
+  const streamFn = () => {
+    const stream = peers.piAi.createAssistantMessageEventStream();
+    stream.push({ type: 'done', reason: 'toolUse', message: batch.message });
+    return stream;
+  };
+  await peers.piAgentCore.runAgentLoop(
+    [batch.prompt],
+    { systemPrompt: '', messages: [], tools: batch.tools },
+    { model: piModel, convertToLlm: (m: unknown) => m, toolExecution: options.mode, shouldStopAfterTurn: () => true },
+    emit,
+    options.signal,
+    streamFn,
+  );
+  if (t0 === 0 || t1 === 0) throw new Error('pi-agent-core run ended without tool_execution_start or turn_end');
+  return { cpu: c1 - c0, wall: t1 - t0 };
+}
+
+// ---------------------------------------------------------------------------------------
+// merges
+
+/** The textbook merge: `Promise.race` over every source's pending `next()`, once per item. */
+export async function* raceMerge<T>(sources: readonly AsyncIterator<T>[]): AsyncGenerator<T, void, undefined> {
+  const pending = new Map<number, Promise<{ i: number; step: IteratorResult<T> }>>();
+  const pull = (i: number): void => {
+    pending.set(
+      i,
+      sources[i]!.next().then((step) => ({ i, step })),
+    );
+  };
+  for (let i = 0; i < sources.length; i++) pull(i);
+  while (pending.size > 0) {
+    const { i, step } = await Promise.race(pending.values());
+    if (step.done === true) {
+      pending.delete(i);
+      continue;
+    }
+    pull(i);
+    yield step.value;
+  }
+}
+
+/** ix's `merge(first, ...rest)` over a list of sources. */
+export function ixMergeAll<T>(list: readonly AsyncIterable<T>[]): AsyncIterable<T> {
+  const [first, ...rest] = list;
+  if (first === undefined) throw new RangeError('ix merge needs at least one source');
+  return ixMerge(first, ...rest);
+}
+
+/** Drains an async iterable and returns how many items it gave. */
+export async function count(it: AsyncIterable<unknown>): Promise<number> {
+  let n = 0;
+  for await (const _ of it) n++;
+  return n;
+}
+
+/** Drains a `mergeGenerators` stream and returns how many values (not return values) it gave. */
+export async function countMerged(it: AsyncIterable<{ done: boolean }>): Promise<number> {
+  let n = 0;
+  for await (const item of it) if (!item.done) n++;
+  return n;
+}
+
+/** `n` fresh sources, each yielding `k` values. */
+export function sources(n: number, k: number): AsyncGenerator<number, string, undefined>[] {
+  const body = progressBody(k);
+  const ctx: BodyContext = { signal: neverAborted };
+  return Array.from({ length: n }, (_, i) => body({ i }, ctx) as AsyncGenerator<number, string, undefined>);
+}

@@ -1,0 +1,121 @@
+/**
+ * Smoke spec of the benchmark scenarios (`bench/`): each runs in-process at its smallest
+ * size with a tiny budget and returns well-formed rows. No timing is asserted — the numbers
+ * of a run this short mean nothing — only that every scenario works and reports toolrun.
+ *
+ * The peers (pi-agent-core, it-merge, Repeater, vega) live in `bench/node_modules`, which
+ * `npm run bench` installs; without it the peer checks are skipped, the toolrun checks not.
+ */
+import { describe, expect, it } from 'vitest';
+import { chartSpec, renderChart } from '../../bench/chart.ts';
+import { SMOKE_BUDGET } from '../../bench/harness.ts';
+import { loadPeers, peersInstalled } from '../../bench/peers.ts';
+import { markdownTable, renderMarkdown, runMeta, textTable } from '../../bench/report.ts';
+import { IMPL, SCENARIO_NAMES, type Row, type ScenarioName, type ScenarioResult } from '../../bench/rows.ts';
+import { abort, memory, overhead, progress, releaseLatency, scaling, streamStart } from '../../bench/scenarios/index.ts';
+
+/** Each scenario at its smallest size (tinier still for the slow ones). */
+const RUN: Record<ScenarioName, () => Promise<ScenarioResult>> = {
+  overhead: () => overhead(SMOKE_BUDGET, { sizes: [10] }),
+  progress: () => progress(SMOKE_BUDGET, { sizes: [10], ks: [10] }),
+  scaling: () => scaling(SMOKE_BUDGET, { sizes: [10] }),
+  'release-latency': () => releaseLatency(SMOKE_BUDGET, { sizes: [10] }),
+  memory: () => memory(SMOKE_BUDGET, { sizes: [100], signalRuns: 200 }),
+  abort: () => abort(SMOKE_BUDGET, { sizes: [100], holdMs: 150 }),
+  'stream-start': () => streamStart(SMOKE_BUDGET, { sizes: [4], gapMs: 1, toolMs: 2 }),
+};
+
+/** The implementation that stands for toolrun in each scenario's series. */
+function toolrunImpl(row: Row): boolean {
+  return row.impl === IMPL.toolrun || row.impl === IMPL.merge;
+}
+
+function expectWellFormed(row: Row, name: ScenarioName): void {
+  expect(row.scenario).toBe(name);
+  expect(row.series).toMatch(/\S/);
+  expect(row.impl).toMatch(/\S/);
+  expect(Number.isInteger(row.n) && row.n > 0, `n = ${row.n}`).toBe(true);
+  expect(row.unit).toMatch(/\S/);
+  if (row.value === null) {
+    // A row without a figure must say why (capped, failed, not applicable).
+    expect(row.note ?? '').toMatch(/\S/);
+    expect(row.chart).toBeNull();
+  } else {
+    expect(Number.isFinite(row.value), `${row.impl} value ${row.value}`).toBe(true);
+    if (row.lo !== undefined && row.hi !== undefined) expect(row.lo).toBeLessThanOrEqual(row.hi);
+  }
+  if (row.chart !== null) expect(Number.isFinite(row.chart) && row.chart > 0, `${row.impl} chart ${row.chart}`).toBe(true);
+  for (const value of Object.values(row.cols)) expect(typeof value).toBe('string');
+}
+
+const results = new Map<ScenarioName, ScenarioResult>();
+
+describe('bench scenarios run at their smallest size and return well-formed rows', () => {
+  for (const name of SCENARIO_NAMES) {
+    it(`${name}`, async () => {
+      const result = await RUN[name]();
+      results.set(name, result);
+      expect(result.name).toBe(name);
+      expect(result.rows.length).toBeGreaterThan(0);
+      for (const row of result.rows) expectWellFormed(row, name);
+      // toolrun has a measured row in every series (the peers may be capped or absent).
+      const series = [...new Set(result.rows.map((r) => r.series))];
+      for (const s of series) {
+        const ours = result.rows.filter((r) => r.series === s && toolrunImpl(r));
+        expect(ours.length, `toolrun rows in series "${s}"`).toBeGreaterThan(0);
+        for (const r of ours) expect(r.value, `toolrun ${s} N=${r.n}`).not.toBeNull();
+      }
+      for (const t of result.targets) {
+        expect(t.target).toMatch(/\S/);
+        expect(t.measured).toMatch(/\S/);
+      }
+      // Every row appears in both tables.
+      const text = textTable(result);
+      const md = markdownTable(result);
+      expect(text.split('\n').length).toBeGreaterThanOrEqual(result.rows.length + 2);
+      expect(md.split('\n').length).toBe(result.rows.length + 2);
+      expect(chartSpec(result).points).toBeGreaterThan(0);
+    }, 120_000);
+  }
+
+  it('renders docs/benchmarks.md from the results, with one section per scenario', () => {
+    const meta = runMeta('npm run bench', false);
+    const md = renderMarkdown({
+      version: 1,
+      scenarios: Object.fromEntries([...results].map(([name, result]) => [name, { meta, result, chart: `bench/${name}.svg` }])),
+    });
+    for (const [name, result] of results) {
+      expect(md).toContain(result.title);
+      expect(md).toContain(`](bench/${name}.svg)`);
+    }
+    expect(md).toContain(meta.cpu);
+    expect(md).toContain(process.version);
+  });
+});
+
+describe.skipIf(!peersInstalled())('bench peers (skipped: bench/node_modules is absent; `npm run bench` installs it)', () => {
+  it('pi-agent-core runs in overhead, progress, release-latency, memory and abort', () => {
+    for (const name of ['overhead', 'progress', 'release-latency', 'memory', 'abort'] as const) {
+      const result = results.get(name);
+      expect(result, `${name} ran`).toBeDefined();
+      const pi = result!.rows.filter((r) => r.impl === IMPL.pi);
+      expect(pi.length, `${name} pi-agent-core rows`).toBeGreaterThan(0);
+      for (const r of pi) expect(r.value, `${name} ${r.series}`).not.toBeNull();
+    }
+  });
+
+  it('the merge peers run in progress and scaling', () => {
+    for (const name of ['progress', 'scaling'] as const) {
+      const impls = new Set(results.get(name)?.rows.filter((r) => r.value !== null).map((r) => r.impl));
+      for (const peer of [IMPL.ix, IMPL.itMerge, IMPL.repeater, IMPL.race]) expect(impls.has(peer), `${name}: ${peer}`).toBe(true);
+    }
+  });
+
+  it('renders a chart to SVG with vega, without a browser', async () => {
+    const peers = await loadPeers();
+    const result = results.get('scaling');
+    expect(result).toBeDefined();
+    const svg = await renderChart(peers!, result!);
+    expect(svg).toMatch(/^<svg[\s\S]*<\/svg>\s*$/);
+  });
+});
