@@ -11,12 +11,10 @@
 import { createReadStream } from 'node:fs';
 import { lstat, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { glob } from 'tinyglobby';
 import * as v from 'valibot';
 import { defineTool, describeValue } from '../tool.ts';
 import type { Tool, ToolResult } from '../tool.ts';
-import { compareCodeUnits } from './list-files.ts';
-import { DEFAULT_IGNORE, assertRelativePattern, displayPath, isInside } from './workspace.ts';
+import { DEFAULT_IGNORE, assertRelativePattern, displayPath, findFiles, isInside } from './workspace.ts';
 
 /** Options of {@link grepTool}. */
 export interface GrepToolOptions {
@@ -161,19 +159,7 @@ export function grepTool(options: GrepToolOptions = {}): GrepTool {
       const regex = compilePattern(input.pattern, input.ignoreCase ?? false);
       const globPattern = input.glob ?? '**/*';
       assertRelativePattern(globPattern, 'glob');
-      const found = await glob(globPattern, {
-        cwd: root,
-        dot: true,
-        onlyFiles: true,
-        followSymbolicLinks: false,
-        ignore,
-        signal,
-      });
-      signal.throwIfAborted();
-      const files = found
-        .map((entry) => path.resolve(root, entry))
-        .filter((absolute) => isInside(root, absolute))
-        .sort(compareCodeUnits);
+      const files = await findFiles(root, root, globPattern, ignore, signal);
       const realRoot = await realpath(root);
 
       const lines: string[] = [];

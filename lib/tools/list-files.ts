@@ -5,7 +5,6 @@
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { glob } from 'tinyglobby';
 import * as v from 'valibot';
 import { defineTool, describeValue } from '../tool.ts';
 import type { Tool, ToolResult } from '../tool.ts';
@@ -14,7 +13,7 @@ import {
   assertRelativePattern,
   displayPath,
   errorCode,
-  isInside,
+  findFiles,
   resolveInsideRoot,
 } from './workspace.ts';
 
@@ -113,21 +112,7 @@ export function listFilesTool(options: ListFilesToolOptions = {}): ListFilesTool
       assertRelativePattern(input.pattern, 'pattern');
       const dir = resolveInsideRoot(root, input.path ?? '.');
       await assertDirectory(dir, input.path ?? '.', root);
-      const found = await glob(input.pattern, {
-        cwd: dir,
-        dot: true,
-        onlyFiles: true,
-        followSymbolicLinks: false,
-        ignore,
-        signal,
-      });
-      // tinyglobby ends the crawl early on abort and resolves with what it had.
-      signal.throwIfAborted();
-      const files = found
-        .map((entry) => path.resolve(dir, entry))
-        .filter((absolute) => isInside(root, absolute))
-        .map((absolute) => displayPath(root, absolute))
-        .sort(compareCodeUnits);
+      const files = (await findFiles(root, dir, input.pattern, ignore, signal)).map((absolute) => displayPath(root, absolute));
       const where = input.path === undefined ? 'the workspace root' : JSON.stringify(input.path);
       let text: string;
       if (files.length === 0) {
@@ -162,7 +147,4 @@ async function assertDirectory(dir: string, requested: string, root: string): Pr
   throw new Error(`${JSON.stringify(requested)} is a file, not a directory; use read_file to read it, or give its directory as path`);
 }
 
-/** Orders strings by UTF-16 code units, independent of locale. */
-export function compareCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
+

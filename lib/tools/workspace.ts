@@ -6,6 +6,7 @@
  */
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { glob } from 'tinyglobby';
 
 /** Directories the file tools skip unless told otherwise (tinyglobby `ignore` patterns). */
 export const DEFAULT_IGNORE: readonly string[] = ['**/node_modules/**', '**/.git/**'];
@@ -87,4 +88,25 @@ export function errorCode(error: unknown): string | undefined {
     return typeof code === 'string' ? code : undefined;
   }
   return undefined;
+}
+
+/**
+ * The files under `dir` matching the glob `pattern` (tinyglobby; dot files included,
+ * symbolic links neither followed nor listed, `ignore` patterns left out), as absolute
+ * paths inside `root`, sorted by UTF-16 code units so the order is the same on every
+ * machine. Throws the signal's reason when it aborts (tinyglobby ends its crawl early and
+ * resolves with what it had, so the check after it matters).
+ */
+export async function findFiles(root: string, dir: string, pattern: string, ignore: readonly string[], signal: AbortSignal): Promise<string[]> {
+  const found = await glob(pattern, { cwd: dir, dot: true, onlyFiles: true, followSymbolicLinks: false, ignore: [...ignore], signal });
+  signal.throwIfAborted();
+  return found
+    .map((entry) => path.resolve(dir, entry))
+    .filter((absolute) => isInside(root, absolute))
+    .sort(compareCodeUnits);
+}
+
+/** Orders strings by UTF-16 code units, independent of the locale. */
+export function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
