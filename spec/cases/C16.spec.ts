@@ -23,11 +23,12 @@ function writeNoteTool() {
 
 const cut = '{"path":"n.txt","content":"line1\\nline2';
 
-// Documented decision: stream adapters (which know the stop reason `length`) are a later
-// issue. A call handed over without `incomplete` set is answered as invalid JSON — with the
-// parser's "Unterminated string" message — rather than CASES.md's "incomplete / cut off by
-// the output limit" wording; that wording comes with `ToolCall.incomplete` (test below).
-// What matters holds either way: it never runs, nothing is repaired.
+// runTools alone does not know the message's stop reason: a call handed over without
+// `incomplete` set is answered as invalid JSON — with the parser's "Unterminated string"
+// message. The stream adapters (lib/formats/*-stream.ts, which see `max_tokens`/`length`)
+// set `incomplete`, and then the text says the call was cut off (test below; the
+// adapters' own truncation specs are in spec/formats/*-stream.spec.ts). What matters holds
+// either way: it never runs, nothing is repaired.
 function expectTruncatedRejected(message: string): void {
   expect(message).toContain('are not valid JSON');
   expect(message).toContain('Unterminated string');
