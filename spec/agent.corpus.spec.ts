@@ -10,9 +10,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { agentTool, runAgent, scriptedModel, type AgentEvent, type AgentMessage, type AgentToolProgress, type AssistantMessage, type ToolResultMessage } from '../lib/index.ts';
-import { loadClaudeCodeConversation, type ClaudeCodeConversation, type TranscriptTurn } from '../lib/cli/corpus/claude-code.ts';
-import { recordedContent, recordedText, replayConversation, replayModel, replayTools } from '../lib/cli/corpus/agent-replay.ts';
-import { readRecordingFile } from '../lib/cli/corpus/read.ts';
+import { loadClaudeCodeConversation, type ClaudeCodeConversation, type TranscriptTurn } from '../lib/cli/recordings/claude-code.ts';
+import { recordedContent, recordedText, replayConversation, replayModel, replayTools } from '../lib/cli/recordings/agent-replay.ts';
+import { readRecordingFile } from '../lib/cli/recordings/read.ts';
 import { corpusDir, corpusSkipNote, hasCorpus } from './formats/corpus.ts';
 import { text } from './helpers.ts';
 

@@ -40,9 +40,9 @@ import { fromOpenAIResponsesStream } from '../formats/openai-responses-stream.ts
 import type { ToolCallStreamEnd } from '../formats/stream-calls.ts';
 import { runTools } from '../run-tools.ts';
 import { defineTool, type Tool, type ToolCall, type ToolResultMessage } from '../tool.ts';
-import { judge, pairRecorded, readWire, type Verdict, type WireEntry } from './corpus/compare.ts';
-import { KNOWN_FORMATS, listRecordingFiles, loadRecording, statOrUndefined, unknownFormatMessage } from './corpus/load.ts';
-import { ANY_OBJECT_SCHEMA, type LoadedRecording, type RecordedMessage, type RecordedStream, type RecordedTool } from './corpus/types.ts';
+import { judge, pairRecorded, readWire, type Verdict, type WireEntry } from './recordings/compare.ts';
+import { KNOWN_FORMATS, listRecordingFiles, loadRecording, statOrUndefined, unknownFormatMessage } from './recordings/load.ts';
+import { ANY_OBJECT_SCHEMA, type LoadedRecording, type RecordedMessage, type RecordedStream, type RecordedTool } from './recordings/types.ts';
 import { CliInputError } from './errors.ts';
 import type { RunView } from './view.ts';
 

@@ -6,7 +6,7 @@
  */
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { assembleAnthropicStream } from '../../lib/cli/corpus/streams.ts';
+import { assembleAnthropicStream } from '../../lib/cli/recordings/streams.ts';
 import {
   defineTool,
   fromAnthropic,

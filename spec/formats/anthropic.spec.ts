@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assembleAnthropicStream } from '../../lib/cli/corpus/streams.ts';
+import { assembleAnthropicStream } from '../../lib/cli/recordings/streams.ts';
 import { fromAnthropic, toAnthropic, type ToolResultMessage } from '../../lib/index.ts';
 import { corpusSkipNote, hasCorpus, readCorpusJson, readCorpusLines, runWithOutputs } from './corpus.ts';
 

@@ -7,7 +7,7 @@
  */
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { assembleOpenAIChatStream } from '../../lib/cli/corpus/streams.ts';
+import { assembleOpenAIChatStream } from '../../lib/cli/recordings/streams.ts';
 import {
   defineTool,
   fromOpenAIChat,

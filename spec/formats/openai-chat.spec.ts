@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assembleOpenAIChatStream } from '../../lib/cli/corpus/streams.ts';
+import { assembleOpenAIChatStream } from '../../lib/cli/recordings/streams.ts';
 import { fromOpenAIChat, toOpenAIChat, type ToolResultMessage } from '../../lib/index.ts';
 import { corpusSkipNote, hasCorpus, readCorpusJson, runWithOutputs } from './corpus.ts';
 
