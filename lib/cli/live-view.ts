@@ -603,7 +603,7 @@ function moreLines(more: number | undefined): string {
 
 /**
  * A call's arguments in a few words: an object's values joined by spaces (strings as they
- * are, other values as compact JSON), e.g. `package.json` or `TODO src true`;
+ * are, other values as compact JSON), e.g. `package.json` or `error lib true`;
  * any other value as compact JSON.
  */
 function argsSummary(args: unknown): string {

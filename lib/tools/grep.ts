@@ -82,7 +82,7 @@ export const grepInput = v.strictObject({
     v.minLength(1),
     v.description(
       'A JavaScript regular expression, without slashes, matched against each line, e.g. "function\\s+\\w+" ' +
-        'or "TODO|FIXME". Escape ( [ { . * + ? | \\ to match them literally.',
+        'or "error|warning". Escape ( [ { . * + ? | \\ to match them literally.',
     ),
   ),
   glob: v.optional(
