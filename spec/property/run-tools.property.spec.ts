@@ -18,7 +18,14 @@ import { describe, expect, it } from 'vitest';
 import { Coverage, propertyParameters, runToolsProperty, type Focus } from './model.ts';
 
 const total = Number(process.env.TOOLRUN_PROPERTY_RUNS ?? 2000);
-const seed = process.env.TOOLRUN_PROPERTY_SEED === undefined ? undefined : Number(process.env.TOOLRUN_PROPERTY_SEED);
+/**
+ * A fresh seed on every local run (fast-check prints it on failure), a fixed one under CI
+ * (`CI=true`, as `.ci/run` is started): a submission lands on what was checked, and
+ * exploration is the job of local runs and `npm run soak` (100,000 cases, fresh seed).
+ */
+const CI_SEED = 20_261_129;
+const seed =
+  process.env.TOOLRUN_PROPERTY_SEED !== undefined ? Number(process.env.TOOLRUN_PROPERTY_SEED) : process.env.CI === 'true' ? CI_SEED : undefined;
 const path = process.env.TOOLRUN_PROPERTY_PATH;
 const replaying = path !== undefined;
 
