@@ -19,6 +19,7 @@ import type { ToolBatch, ToolEvent } from './events.ts';
 import type { RunToolsOptions } from './options.ts';
 import { runTools } from './run-tools.ts';
 import { notRunText } from './stages/prepare.ts';
+import { isPromiseLike } from './stages/execute.ts';
 import { closeWithoutWaiting, mergeGenerators } from './streams/merge.ts';
 import { describeValue, textContent, type ContentBlock, type TextContent, type Tool, type ToolCall, type ToolResultMessage } from './tool.ts';
 
@@ -653,9 +654,6 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 }
 
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
-}
 
 /**
  * A model that plays a script: reply *i* for the *i*-th call, whatever the history — for

@@ -24,6 +24,7 @@
 import { retry } from 'abort-controller-x';
 import { timeoutReason } from './abort.ts';
 import { parseArguments, validateArguments } from './schema.ts';
+import { isAsyncIterator } from './stages/execute.ts';
 import { closeWithoutWaiting } from './streams/merge.ts';
 import { describeValue, normalizeToolOutput, type ContentBlock, type Tool, type ToolContext, type ToolResult } from './tool.ts';
 
@@ -354,8 +355,8 @@ export async function* pipeEvents<T, Ret, R>(
       // The run is suspended at a yield (return() finishes it now: consumer exit, A5), or
       // parked in an await because an operator abandoned a pending next(): then return()
       // is queued behind that step, and the abort below is what reaches the tools.
-      letGo(tapped);
-      letGo(run);
+      closeWithoutWaiting(tapped);
+      closeWithoutWaiting(run);
       controller.abort(new DOMException('The consumer stopped iterating the event pipeline before the run ended', 'AbortError'));
     }
   }
@@ -645,7 +646,7 @@ async function* retrying<I, P, O>(
         }
       } finally {
         // The consumer left while this attempt waited in put(): invoke's cleanup stops the tool.
-        if (!settled) letGo(iterator);
+        if (!settled) closeWithoutWaiting(iterator);
       }
     },
     {
@@ -710,11 +711,4 @@ function checkGraceMs(where: string, ms: unknown): void {
   }
 }
 
-/** `return()` without awaiting it (see `closeWithoutWaiting` in the merge). */
-function letGo(iterator: AsyncIterator<unknown, unknown, undefined>): void {
-  closeWithoutWaiting(iterator);
-}
 
-function isAsyncIterator(value: unknown): value is AsyncIterator<unknown, unknown, undefined> {
-  return typeof value === 'object' && value !== null && typeof (value as AsyncIterator<unknown>).next === 'function' && Symbol.asyncIterator in value;
-}

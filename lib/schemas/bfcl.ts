@@ -23,6 +23,7 @@
  * @module
  */
 import type { JsonSchema } from '../tool.ts';
+import { isRecord } from '../formats/shared.ts';
 
 /**
  * Converts a BFCL parameter schema into JSON Schema (draft-07 and 2020-12 alike):
@@ -141,6 +142,3 @@ function convertType(type: unknown): unknown {
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

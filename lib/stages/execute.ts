@@ -146,7 +146,8 @@ function asReturn(value: unknown): IteratorResult<unknown, unknown> {
   return { done: true, value };
 }
 
-function isAsyncIterator(value: unknown): value is AsyncIterator<unknown, unknown, undefined> {
+/** True for async iterators (async generators included). */
+export function isAsyncIterator(value: unknown): value is AsyncIterator<unknown, unknown, undefined> {
   return (
     typeof value === 'object' &&
     value !== null &&

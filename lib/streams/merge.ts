@@ -102,11 +102,6 @@ export class MergeEngine<T = unknown> {
   #closed = false;
   readonly active = new Set<Slot<T>>();
 
-  /** Number of records waiting for `take()`. */
-  get queued(): number {
-    return this.#queue.length - this.#head;
-  }
-
   /** Starts a source: pulls its first step at once. */
   add(tag: T, iterator: AsyncIterator<unknown, unknown, undefined>): Slot<T> {
     const slot = new Slot(this, tag, iterator);
@@ -367,7 +362,7 @@ function toIterator(source: Source<unknown, unknown>): AsyncIterator<unknown, un
  * `await` that never settles: its `return()` is queued behind that pending step. Its
  * rejection, if any, is swallowed on purpose: the consumer already left or failed.
  */
-export function closeWithoutWaiting(iterator: { return?: (value?: never) => unknown }): void {
+export function closeWithoutWaiting(iterator: { return?: (...args: never[]) => unknown }): void {
   try {
     const r = iterator.return?.();
     if (r !== undefined && r !== null && typeof (r as Promise<unknown>).then === 'function') {
