@@ -2,7 +2,6 @@
  * `npm start -- agent` (lib/cli/agent.ts) and the live view's tree of sub-agent calls
  * (lib/cli/agent-tree.ts, drawn by lib/cli/live-view.ts).
  */
-import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -10,6 +9,7 @@ import type { AgentEvent } from '../../lib/agent.ts';
 import type { AgentToolProgress } from '../../lib/agent-tool.ts';
 import { runAgentDemo } from '../../lib/cli/agent.ts';
 import { createRunView } from '../../lib/cli/live-view.ts';
+import { interruptWhen } from './support.ts';
 import type { ToolEvent } from '../../lib/events.ts';
 
 class FakeStream extends Writable {
@@ -140,20 +140,8 @@ describe('npm start -- agent', () => {
   });
 
   it('Ctrl+C mid-run aborts the parent, the explorers and their tools: exit 130, the run ends aborted', { timeout: 60_000 }, async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'lib/cli/main.ts', 'agent'], { cwd: root, env: { ...process.env, NO_COLOR: '1' } });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    await new Promise<void>((resolve) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        // Interrupt while the explorers are working (their first calls have started).
-        if (stdout.includes('| start cli_1 list_files')) resolve();
-      });
-    });
-    child.kill('SIGINT');
-    const code = await exited;
+    // Interrupt while the explorers are working (their first calls have started).
+    const { code, stdout, stderr } = await interruptWhen(['agent'], '| start cli_1 list_files');
     expect(code, `stderr: ${stderr}`).toBe(130);
     expect(stdout).toContain('Ctrl+C: aborting the run');
     expect(stdout).toMatch(/^end toolu_explore_loop error \d+ms \(interrupted\)$/m);
