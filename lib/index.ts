@@ -3,7 +3,7 @@
  *
  * @module
  */
-export { defineTool, normalizeToolOutput, textContent } from './tool.ts';
+export { defineTool, normalizeToolOutput, textContent } from './core/tool.ts';
 export type {
   ContentBlock,
   ImageContent,
@@ -18,7 +18,7 @@ export type {
   ToolExecute,
   ToolResult,
   ToolResultMessage,
-} from './tool.ts';
+} from './core/tool.ts';
 export type {
   CallOutcome,
   ToolBatch,
@@ -27,18 +27,18 @@ export type {
   ToolExecutionStartEvent,
   ToolExecutionUpdateEvent,
   ToolResultEvent,
-} from './events.ts';
+} from './core/events.ts';
 export type {
   AfterToolCallContext,
   AfterToolCallResult,
   BeforeToolCallContext,
   BeforeToolCallResult,
   RunToolsOptions,
-} from './options.ts';
-export { runTools } from './run-tools.ts';
-export { mergeGenerators } from './streams/merge.ts';
-export type { MergeItem, MergeOptions } from './streams/merge.ts';
-export { ReorderBuffer } from './streams/reorder-buffer.ts';
+} from './core/options.ts';
+export { runTools } from './core/run-tools.ts';
+export { mergeGenerators } from './core/streams/merge.ts';
+export type { MergeItem, MergeOptions } from './core/streams/merge.ts';
+export { ReorderBuffer } from './core/streams/reorder-buffer.ts';
 export { fromAnthropic, toAnthropic } from './formats/anthropic.ts';
 export { fromOpenAIChat, toOpenAIChat } from './formats/openai-chat.ts';
 export { fromOpenAIResponses, toOpenAIResponses } from './formats/openai-responses.ts';
@@ -60,8 +60,8 @@ export type {
 } from './formats/tool-definitions.ts';
 export { inputJsonSchema, toolJsonSchema } from './schemas/json-schema.ts';
 export { bfclGroundTruthArguments, convertBfclSchema } from './schemas/bfcl.ts';
-export { mcpContent, mcpTools } from './mcp.ts';
-export type { McpCallToolResult, McpClientLike, McpProgress, McpRequestOptions, McpToolInfo, McpToolsOptions } from './mcp.ts';
+export { mcpContent, mcpTools } from './extras/mcp.ts';
+export type { McpCallToolResult, McpClientLike, McpProgress, McpRequestOptions, McpToolInfo, McpToolsOptions } from './extras/mcp.ts';
 export { fromAnthropicStream } from './formats/anthropic-stream.ts';
 export { fromOpenAIChatStream } from './formats/openai-chat-stream.ts';
 export { fromOpenAIResponsesStream } from './formats/openai-responses-stream.ts';
@@ -69,9 +69,9 @@ export { StreamBrokenError } from './formats/stream-calls.ts';
 export type { ToolCallStreamEnd, ToolCallStreamOptions, ToolCallStreamStatus } from './formats/stream-calls.ts';
 export { parseSSE } from './formats/sse.ts';
 export type { ProviderStream, ServerSentEvent, SSEChunks } from './formats/sse.ts';
-export { callTool, mapProgress, pipeEvents, resultText, ToolInputError, withRetry, withTimeout } from './compose.ts';
-export type { CallToolOptions, NormalizedOutput, RetryOptions, ToolInputOf, ToolOutputOf, ToolProgressOf } from './compose.ts';
-export { assistantText, DEFAULT_MAX_TURNS, runAgent, scriptedModel, toolCallsOf } from './agent.ts';
+export { callTool, mapProgress, pipeEvents, resultText, ToolInputError, withRetry, withTimeout } from './extras/compose.ts';
+export type { CallToolOptions, NormalizedOutput, RetryOptions, ToolInputOf, ToolOutputOf, ToolProgressOf } from './extras/compose.ts';
+export { assistantText, DEFAULT_MAX_TURNS, runAgent, scriptedModel, toolCallsOf } from './extras/agent.ts';
 export type {
   AgentEndEvent,
   AgentEndReason,
@@ -94,8 +94,8 @@ export type {
   TurnEndEvent,
   TurnStartEvent,
   UserMessage,
-} from './agent.ts';
-export { agentTool, agentToolInput } from './agent-tool.ts';
-export type { AgentToolDetails, AgentToolOptions, AgentToolProgress, AgentToolProgressOf } from './agent-tool.ts';
+} from './extras/agent.ts';
+export { agentTool, agentToolInput } from './extras/agent-tool.ts';
+export type { AgentToolDetails, AgentToolOptions, AgentToolProgress, AgentToolProgressOf } from './extras/agent-tool.ts';
 export { fromAnthropicMessage, fromOpenAIChatMessage, toAnthropicMessages, toOpenAIChatMessages } from './formats/agent-messages.ts';
 export type { AnthropicAssistantBlock, AnthropicImageMediaType, AnthropicMessageParam, AnthropicRequestImageBlock, AnthropicRequestToolResultBlock, OpenAIChatMessageParam } from './formats/agent-messages.ts';

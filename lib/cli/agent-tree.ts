@@ -1,22 +1,22 @@
 /**
  * The tree of a sub-agent's work, built from the `agent_progress` values an agent tool
- * yields (see `lib/agent-tool.ts`), for the live view: under the call that ran the
+ * yields (see `lib/extras/agent-tool.ts`), for the live view: under the call that ran the
  * sub-agent, one node per nested call, nested again under a sub-agent's own sub-agents.
  *
  * ```
  * ⠋ explore  find the agent loop        1.2s  turn 2 · Reading the two files.
  *   ├ ✓ list_files **\/*.ts lib          3ms  14 files
- *   └ ⠋ read_file lib/agent.ts          0.1s
+ *   └ ⠋ read_file lib/extras/agent.ts          0.1s
  * ```
  *
  * Nodes are keyed by their position (turn and index), never by id alone: ids can repeat.
  *
  * @module
  */
-import type { AgentEvent } from '../agent.ts';
-import type { AgentToolProgress } from '../agent-tool.ts';
-import type { CallOutcome } from '../events.ts';
-import type { ContentBlock } from '../tool.ts';
+import type { AgentEvent } from '../extras/agent.ts';
+import type { AgentToolProgress } from '../extras/agent-tool.ts';
+import type { CallOutcome } from '../core/events.ts';
+import type { ContentBlock } from '../core/tool.ts';
 
 /** One call inside a sub-agent's run; states only move forward (running → ended). */
 export interface TreeNode {

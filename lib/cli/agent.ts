@@ -12,10 +12,10 @@
  * @module
  */
 import { delay } from 'abort-controller-x';
-import { agentTool } from '../agent-tool.ts';
-import { assistantText, runAgent, toolCallsOf, type AgentMessage, type AgentModel, type AgentResult, type AssistantMessage, type ModelContext } from '../agent.ts';
+import { agentTool } from '../extras/agent-tool.ts';
+import { assistantText, runAgent, toolCallsOf, type AgentMessage, type AgentModel, type AgentResult, type AssistantMessage, type ModelContext } from '../extras/agent.ts';
 import { grepTool, listFilesTool, readFileTool } from '../tools/index.ts';
-import type { ToolResultMessage } from '../tool.ts';
+import type { ToolResultMessage } from '../core/tool.ts';
 import type { RunView } from './view.ts';
 
 /** Options of {@link runAgentDemo}. */
@@ -50,13 +50,13 @@ const EXPLORER_SCRIPTS: Record<keyof typeof TASKS, Reply[]> = {
       content: [
         text('Searching for the loop and the agent tool.'),
         callBlock('loop_1', 'grep', { pattern: 'export (async )?function\\*? ?(runAgent|agentTool)\\b', glob: 'lib/**/*.ts' }),
-        callBlock('loop_2', 'list_files', { pattern: 'agent*.ts', path: 'lib' }),
+        callBlock('loop_2', 'list_files', { pattern: 'agent*.ts', path: 'lib/extras' }),
       ],
       stopReason: 'toolUse',
     },
     {
       role: 'assistant',
-      content: [text('Reading how a run ends.'), callBlock('loop_3', 'grep', { pattern: "^ \\* - `(completed|terminated|max_turns|aborted|error)`", glob: 'lib/agent.ts' })],
+      content: [text('Reading how a run ends.'), callBlock('loop_3', 'grep', { pattern: "^ \\* - `(completed|terminated|max_turns|aborted|error)`", glob: 'lib/extras/agent.ts' })],
       stopReason: 'toolUse',
     },
     (messages) => answer(messages, 'The agent loop'),

@@ -6,9 +6,9 @@
  *
  * @module
  */
-import type { ToolBatch } from '../events.ts';
+import type { ToolBatch } from '../core/events.ts';
 import { fromAnthropic } from '../formats/anthropic.ts';
-import { runTools } from '../run-tools.ts';
+import { runTools } from '../core/run-tools.ts';
 import { codingTools } from '../tools/index.ts';
 import type { RunView } from './view.ts';
 

@@ -28,8 +28,8 @@ import type { Writable } from 'node:stream';
 import cliSpinners from 'cli-spinners';
 import { createLogUpdate } from 'log-update';
 import picocolors from 'picocolors';
-import type { CallOutcome, ToolEvent } from '../events.ts';
-import type { ContentBlock, ToolCall, ToolResultMessage } from '../tool.ts';
+import type { CallOutcome, ToolEvent } from '../core/events.ts';
+import type { ContentBlock, ToolCall, ToolResultMessage } from '../core/tool.ts';
 import { applyAgentProgress, isAgentProgress, newAgentState, type AgentState, type TreeChange, type TreeNode } from './agent-tree.ts';
 import type { RunView } from './view.ts';
 

@@ -22,21 +22,21 @@
  * Chat message or completion with `tool_calls`, a Responses `output` array or response).
  *
  * The MCP SDK is imported here, at run time, and only here in the CLI: the library itself
- * (`lib/mcp.ts`) needs none of it.
+ * (`lib/extras/mcp.ts`) needs none of it.
  *
  * @module
  */
 import { readFile } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { ToolBatch } from '../events.ts';
+import type { ToolBatch } from '../core/events.ts';
 import { fromAnthropic } from '../formats/anthropic.ts';
 import { fromOpenAIChat } from '../formats/openai-chat.ts';
 import { fromOpenAIResponses } from '../formats/openai-responses.ts';
 import { isRecord } from '../formats/shared.ts';
-import { mcpTools, type McpToolInfo } from '../mcp.ts';
-import { runTools } from '../run-tools.ts';
-import type { ToolCall } from '../tool.ts';
+import { mcpTools, type McpToolInfo } from '../extras/mcp.ts';
+import { runTools } from '../core/run-tools.ts';
+import type { ToolCall } from '../core/tool.ts';
 import { CliInputError } from './errors.ts';
 import type { RunView } from './view.ts';
 

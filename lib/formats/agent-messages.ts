@@ -12,9 +12,9 @@
  *
  * @module
  */
-import type { AgentMessage, AssistantContent, AssistantMessage, StopReason, ToolCallContent } from '../agent.ts';
-import type { ContentBlock, ToolResultMessage } from '../tool.ts';
-import { describeValue } from '../tool.ts';
+import type { AgentMessage, AssistantContent, AssistantMessage, StopReason, ToolCallContent } from '../extras/agent.ts';
+import type { ContentBlock, ToolResultMessage } from '../core/tool.ts';
+import { describeValue } from '../core/tool.ts';
 import { toAnthropic, type AnthropicTextBlock } from './anthropic.ts';
 import { toOpenAIChat, type OpenAIChatToolMessage } from './openai-chat.ts';
 import { asString, isRecord } from './shared.ts';

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import type { ToolCall } from '../tool.ts';
+import type { ToolCall } from '../core/tool.ts';
 import { asString, isRecord } from './shared.ts';
 import type { ProviderStream } from './sse.ts';
 import {

@@ -13,8 +13,8 @@
  *
  * @module
  */
-import type { ContentBlock, ToolCall, ToolResultMessage } from '../tool.ts';
-import { describeValue } from '../tool.ts';
+import type { ContentBlock, ToolCall, ToolResultMessage } from '../core/tool.ts';
+import { describeValue } from '../core/tool.ts';
 import { asString } from './shared.ts';
 
 /**

@@ -11,8 +11,8 @@
  *
  * @module
  */
-import type { ToolCall, ToolResultMessage } from '../tool.ts';
-import { describeValue } from '../tool.ts';
+import type { ToolCall, ToolResultMessage } from '../core/tool.ts';
+import { describeValue } from '../core/tool.ts';
 import { asString, contentToText, isRecord } from './shared.ts';
 
 /**

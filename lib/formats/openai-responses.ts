@@ -12,8 +12,8 @@
  *
  * @module
  */
-import type { ToolCall, ToolResultMessage } from '../tool.ts';
-import { describeValue } from '../tool.ts';
+import type { ToolCall, ToolResultMessage } from '../core/tool.ts';
+import { describeValue } from '../core/tool.ts';
 import { asString, contentToText } from './shared.ts';
 
 /**

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ContentBlock, ImageContent } from '../tool.ts';
+import type { ContentBlock, ImageContent } from '../core/tool.ts';
 
 /**
  * The text an OpenAI tool result carries for `content`: text blocks as they are, each image

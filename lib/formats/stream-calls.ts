@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { describeValue, type ToolCall } from '../tool.ts';
+import { describeValue, type ToolCall } from '../core/tool.ts';
 import { providerEvents, type ProviderStream } from './sse.ts';
 
 /**

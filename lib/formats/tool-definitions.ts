@@ -21,7 +21,7 @@
  * @module
  */
 import { toolJsonSchema } from '../schemas/json-schema.ts';
-import { describeValue, type JsonSchema, type Tool, type ToolCall } from '../tool.ts';
+import { describeValue, type JsonSchema, type Tool, type ToolCall } from '../core/tool.ts';
 
 /**
  * The tool-name rule every supported provider accepts: 1–64 characters, each an ASCII

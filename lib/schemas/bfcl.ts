@@ -22,7 +22,7 @@
  *
  * @module
  */
-import type { JsonSchema } from '../tool.ts';
+import type { JsonSchema } from '../core/tool.ts';
 import { isRecord } from '../formats/shared.ts';
 
 /**

@@ -12,8 +12,8 @@ import { createReadStream } from 'node:fs';
 import { lstat, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
-import { defineTool, describeValue } from '../tool.ts';
-import type { Tool, ToolResult } from '../tool.ts';
+import { defineTool, describeValue } from '../core/tool.ts';
+import type { Tool, ToolResult } from '../core/tool.ts';
 import { DEFAULT_IGNORE, assertRelativePattern, displayPath, findFiles, isInside } from './workspace.ts';
 
 /** Options of {@link grepTool}. */

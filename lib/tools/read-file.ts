@@ -8,8 +8,8 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
-import { defineTool, describeValue } from '../tool.ts';
-import type { Tool, ToolResult } from '../tool.ts';
+import { defineTool, describeValue } from '../core/tool.ts';
+import type { Tool, ToolResult } from '../core/tool.ts';
 import { completeUtf8Prefix } from './bounded-output.ts';
 import { displayPath, errorCode, realpathInsideRoot, resolveInsideRoot } from './workspace.ts';
 

@@ -8,8 +8,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
-import { defineTool, describeValue } from '../tool.ts';
-import type { Tool, ToolResult } from '../tool.ts';
+import { defineTool, describeValue } from '../core/tool.ts';
+import type { Tool, ToolResult } from '../core/tool.ts';
 import { BoundedOutput } from './bounded-output.ts';
 
 /** Options of {@link shellTool}. */

@@ -5,12 +5,12 @@
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { AgentEvent } from '../../lib/agent.ts';
-import type { AgentToolProgress } from '../../lib/agent-tool.ts';
+import type { AgentEvent } from '../../lib/extras/agent.ts';
+import type { AgentToolProgress } from '../../lib/extras/agent-tool.ts';
 import { runAgentDemo } from '../../lib/cli/agent.ts';
 import { createRunView } from '../../lib/cli/live-view.ts';
 import { interruptWhen } from './support.ts';
-import type { ToolEvent } from '../../lib/events.ts';
+import type { ToolEvent } from '../../lib/core/events.ts';
 
 class FakeStream extends Writable {
   output = '';
@@ -135,7 +135,7 @@ describe('npm start -- agent', () => {
     // Nested lines of a call come before that call's own end line.
     expect(out.indexOf('toolu_explore_loop | sub-agent done')).toBeLessThan(out.indexOf('end toolu_explore_loop ok'));
     // The explorers report what the tools found in this checkout.
-    expect(out).toMatch(/assistant \(turn 2\): Here is what the explorers found:\n- The agent loop: grep → lib\/agent(-tool)?\.ts:\d+:export function/);
+    expect(out).toMatch(/assistant \(turn 2\): Here is what the explorers found:\n- The agent loop: grep → lib\/extras\/agent(-tool)?\.ts:\d+:export function/);
     expect(out).toMatch(/^agent: completed after 2 turns$/m);
   });
 

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { CallOutcome, ToolEvent } from '../../lib/events.ts';
-import type { ToolCall } from '../../lib/tool.ts';
+import type { CallOutcome, ToolEvent } from '../../lib/core/events.ts';
+import type { ToolCall } from '../../lib/core/tool.ts';
 import { createRunView } from '../../lib/cli/live-view.ts';
 
 /** A Writable that keeps everything written to it; `columns` makes it look like a terminal of that width. */

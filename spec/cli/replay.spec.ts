@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliInputError } from '../../lib/cli/errors.ts';
 import { formatReportTable, replay, type ReplayFileRow, type ReplayReport } from '../../lib/cli/replay.ts';
 import type { RunView } from '../../lib/cli/view.ts';
-import type { ToolEvent } from '../../lib/events.ts';
-import type { ToolCall } from '../../lib/tool.ts';
+import type { ToolEvent } from '../../lib/core/events.ts';
+import type { ToolCall } from '../../lib/core/tool.ts';
 import { corpusDir, corpusSkipNote, hasCorpus } from '../formats/corpus.ts';
 
 /** A view that draws nothing and remembers what it was told. */

@@ -6,7 +6,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import { describe, expect, it, vi } from 'vitest';
 import { shellTool } from '../../lib/tools/shell.ts';
 import type { ShellDetails, ShellProgress } from '../../lib/tools/shell.ts';
-import type { ToolResult } from '../../lib/tool.ts';
+import type { ToolResult } from '../../lib/core/tool.ts';
 import { asGenerator, contextFor, drain, isGone, pollUntil, readPids, tempDir, textOf } from './support.ts';
 
 type ShellGen = AsyncGenerator<ShellProgress, ToolResult<ShellDetails>, undefined>;

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
-import type { ContentBlock, ToolContext, ToolResult } from '../../lib/tool.ts';
+import type { ContentBlock, ToolContext, ToolResult } from '../../lib/core/tool.ts';
 
 /** A context for calling `execute` directly. */
 export function contextFor(toolName: string, signal: AbortSignal = new AbortController().signal): ToolContext {

@@ -14,11 +14,11 @@
  * @module
  */
 import { delay } from 'abort-controller-x';
-import { agentTool } from '../../agent-tool.ts';
-import { runAgent, scriptedModel, type AgentEvent, type AgentMessage, type AgentResult, type AssistantMessage } from '../../agent.ts';
+import { agentTool } from '../../extras/agent-tool.ts';
+import { runAgent, scriptedModel, type AgentEvent, type AgentMessage, type AgentResult, type AssistantMessage } from '../../extras/agent.ts';
 import { fromAnthropicMessage } from '../../formats/agent-messages.ts';
 import { isRecord } from '../../formats/shared.ts';
-import { defineTool, type ContentBlock, type Tool, type ToolContext } from '../../tool.ts';
+import { defineTool, type ContentBlock, type Tool, type ToolContext } from '../../core/tool.ts';
 import type { ClaudeCodeConversation, TranscriptResult, TranscriptTurn } from './claude-code.ts';
 import { ANY_OBJECT_SCHEMA } from './types.ts';
 

@@ -14,7 +14,7 @@
 import { basename, dirname, join } from 'node:path';
 import { isRecord } from '../../formats/shared.ts';
 import { bfclGroundTruthArguments, convertBfclSchema } from '../../schemas/bfcl.ts';
-import type { ToolCall } from '../../tool.ts';
+import type { ToolCall } from '../../core/tool.ts';
 import type { JsonlRecord } from './read.ts';
 import type { LoadedRecording, RecordedMessage, RecordedTool } from './types.ts';
 

@@ -13,7 +13,7 @@ import { fromAnthropic } from '../../formats/anthropic.ts';
 import { fromOpenAIChat } from '../../formats/openai-chat.ts';
 import { fromOpenAIResponses } from '../../formats/openai-responses.ts';
 import { asString, isRecord } from '../../formats/shared.ts';
-import type { JsonSchema, ToolCall } from '../../tool.ts';
+import type { JsonSchema, ToolCall } from '../../core/tool.ts';
 import { assembleAnthropicStream, assembleOpenAIChatStream } from './streams.ts';
 import { ANY_OBJECT_SCHEMA, type LoadedRecording, type RecordedMessage, type RecordedTool, type WireFormat } from './types.ts';
 

@@ -18,7 +18,7 @@
  */
 import { fromAnthropic } from '../../formats/anthropic.ts';
 import { asString, isRecord } from '../../formats/shared.ts';
-import type { ToolCall } from '../../tool.ts';
+import type { ToolCall } from '../../core/tool.ts';
 import type { JsonlRecord } from './read.ts';
 import { callNotes } from './cassette.ts';
 import type { LoadedRecording, RecordedMessage } from './types.ts';

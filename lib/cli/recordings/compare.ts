@@ -11,12 +11,12 @@
  *
  * @module
  */
-import type { CallOutcome } from '../../events.ts';
+import type { CallOutcome } from '../../core/events.ts';
 import { toAnthropic } from '../../formats/anthropic.ts';
 import { toOpenAIChat } from '../../formats/openai-chat.ts';
 import { toOpenAIResponses } from '../../formats/openai-responses.ts';
 import { asString, isRecord } from '../../formats/shared.ts';
-import type { ContentBlock, ToolCall, ToolResultMessage } from '../../tool.ts';
+import type { ContentBlock, ToolCall, ToolResultMessage } from '../../core/tool.ts';
 import type { RecordedFollowUp, RecordedMessage, WireFormat } from './types.ts';
 
 /** One result as a wire format carries it, normalized for comparison. */

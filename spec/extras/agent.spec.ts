@@ -1,5 +1,5 @@
 /**
- * The agent loop (lib/agent.ts) and sub-agents as tools (lib/agent-tool.ts), with a
+ * The agent loop (lib/extras/agent.ts) and sub-agents as tools (lib/extras/agent-tool.ts), with a
  * scripted model: every way a run ends, streaming replies, nesting two levels deep, and a
  * retried tool — each ending with a history that is valid to send again.
  */
@@ -27,8 +27,8 @@ import {
   type AssistantMessage,
   type ModelStreamEvent,
   type ToolCall,
-} from '../lib/index.ts';
-import { gate, settle, text } from './helpers.ts';
+} from '../../lib/index.ts';
+import { gate, settle, text } from '../helpers.ts';
 
 afterEach(() => {
   vi.useRealTimers();

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { defineTool, runTools, type ToolCall } from '../../lib/index.ts';
-import { collect, expectRunInvariants, gate, ofType, settle, text } from '../helpers.ts';
+import { defineTool, runTools, type ToolCall } from '../../../lib/index.ts';
+import { collect, expectRunInvariants, gate, ofType, settle, text } from '../../helpers.ts';
 
 const echo = defineTool({ name: 'echo', input: v.object({ say: v.string() }), execute: ({ say }) => say });
 

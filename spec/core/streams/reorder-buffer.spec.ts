@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ReorderBuffer } from '../../lib/streams/reorder-buffer.ts';
+import { ReorderBuffer } from '../../../lib/core/streams/reorder-buffer.ts';
 
 describe('B1 releases the longest ready prefix in index order, immediately', () => {
   it('holds values ahead of a gap and releases them when the gap fills', () => {

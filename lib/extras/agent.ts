@@ -15,13 +15,13 @@
  */
 import { abortable } from 'abort-controller-x';
 import type { ToolProgressOf } from './compose.ts';
-import type { ToolBatch, ToolEvent } from './events.ts';
-import type { RunToolsOptions } from './options.ts';
-import { runTools } from './run-tools.ts';
-import { notRunText } from './stages/prepare.ts';
-import { isPromiseLike } from './stages/execute.ts';
-import { closeWithoutWaiting, mergeGenerators } from './streams/merge.ts';
-import { describeValue, textContent, type ContentBlock, type TextContent, type Tool, type ToolCall, type ToolResultMessage } from './tool.ts';
+import type { ToolBatch, ToolEvent } from '../core/events.ts';
+import type { RunToolsOptions } from '../core/options.ts';
+import { runTools } from '../core/run-tools.ts';
+import { notRunText } from '../core/stages/prepare.ts';
+import { isPromiseLike } from '../core/stages/execute.ts';
+import { closeWithoutWaiting, mergeGenerators } from '../core/streams/merge.ts';
+import { describeValue, textContent, type ContentBlock, type TextContent, type Tool, type ToolCall, type ToolResultMessage } from '../core/tool.ts';
 
 // ---------------------------------------------------------------------------------------
 // Messages

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { defineTool, runTools, type ToolCall } from '../../lib/index.ts';
-import { collect, expectRunInvariants, text } from '../helpers.ts';
+import { defineTool, runTools, type ToolCall } from '../../../lib/index.ts';
+import { collect, expectRunInvariants, text } from '../../helpers.ts';
 
 describe('P4 any throw becomes that call’s error result, never the batch’s', () => {
   const throwers = [

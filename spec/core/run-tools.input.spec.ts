@@ -10,8 +10,8 @@
 import { getEventListeners } from 'node:events';
 import * as v from 'valibot';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { defineTool, runTools, type RunToolsOptions, type Tool, type ToolCall } from '../lib/index.ts';
-import { collect, expectRunInvariants, ofType, text } from './helpers.ts';
+import { defineTool, runTools, type RunToolsOptions, type Tool, type ToolCall } from '../../lib/index.ts';
+import { collect, expectRunInvariants, ofType, text } from '../helpers.ts';
 
 /** Spies: a tool body or a hook running means something started. */
 function probes() {

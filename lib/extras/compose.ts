@@ -14,7 +14,7 @@
  * });
  * ```
  *
- * Cancellation follows `lib/abort.ts`: a child gets its own `AbortController` fed by one
+ * Cancellation follows `lib/core/abort.ts`: a child gets its own `AbortController` fed by one
  * listener on the parent's signal, removed when the child is done — never
  * `AbortSignal.any`, whose dependants Node 20 never prunes on a long-lived signal
  * (`../shared/research/libraries.md` §3).
@@ -22,11 +22,11 @@
  * @module
  */
 import { retry } from 'abort-controller-x';
-import { timeoutReason } from './abort.ts';
-import { parseArguments, validateArguments } from './schema.ts';
-import { isAsyncIterator } from './stages/execute.ts';
-import { closeWithoutWaiting } from './streams/merge.ts';
-import { describeValue, normalizeToolOutput, type ContentBlock, type Tool, type ToolContext, type ToolResult } from './tool.ts';
+import { timeoutReason } from '../core/abort.ts';
+import { parseArguments, validateArguments } from '../core/schema.ts';
+import { isAsyncIterator } from '../core/stages/execute.ts';
+import { closeWithoutWaiting } from '../core/streams/merge.ts';
+import { describeValue, normalizeToolOutput, type ContentBlock, type Tool, type ToolContext, type ToolResult } from '../core/tool.ts';
 
 /** The validated input type of a tool. */
 export type ToolInputOf<T> = T extends Tool<infer I, unknown, unknown> ? I : never;
@@ -285,7 +285,7 @@ export function mapProgress<I, P, O, Q>(tool: Tool<I, P, O>, fn: (progress: P, c
  * `withAbort`, `first`, `toArray`): the `return()` travels down to the run. Operators that
  * drive their source by hand and stop without calling `return()` — ix 7's `takeUntil` does
  * exactly that — leave the run suspended: tools keep their resources, their `finally`
- * never runs, their signals never abort (see `spec/compose.spec.ts`). This helper sits at
+ * never runs, their signals never abort (see `spec/extras/compose.spec.ts`). This helper sits at
  * the consumer's end of the pipeline: when the loop over it ends (done, `break`, throw),
  * it returns the run (not awaited) and aborts the signal it gave `start`, which reaches a
  * tool even while the run waits in an `await`.

@@ -5,10 +5,10 @@
  */
 import * as v from 'valibot';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { defineTool, runTools, type ToolCall, type ToolEvent } from '../lib/index.ts';
-import { Scheduler } from '../lib/scheduler.ts';
-import { MergeEngine } from '../lib/streams/merge.ts';
-import { collect, expectRunInvariants, gate, ofType, settle, text, type Gate } from './helpers.ts';
+import { defineTool, runTools, type ToolCall, type ToolEvent } from '../../lib/index.ts';
+import { Scheduler } from '../../lib/core/scheduler.ts';
+import { MergeEngine } from '../../lib/core/streams/merge.ts';
+import { collect, expectRunInvariants, gate, ofType, settle, text, type Gate } from '../helpers.ts';
 
 /**
  * A stream of calls the test feeds by hand: `push` delivers a call, `fail` makes the next

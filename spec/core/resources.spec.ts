@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 describe('A6 10,000 runs on one long-lived signal: no listener, no warning, no heap growth', () => {
   it('leaves the signal and the heap as they were (child process with --expose-gc)', () => {
-    const script = fileURLToPath(new URL('./fixtures/long-lived-signal.ts', import.meta.url));
+    const script = fileURLToPath(new URL('../fixtures/long-lived-signal.ts', import.meta.url));
     const child = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', script], { encoding: 'utf8', timeout: 120_000 });
     expect(child.stderr).toBe('');
     expect(child.status).toBe(0);

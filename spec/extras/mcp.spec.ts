@@ -23,9 +23,9 @@ import {
   type McpToolInfo,
   type ToolCall,
   type ToolEvent,
-} from '../lib/index.ts';
-import { collect, text } from './helpers.ts';
-import { isAlive, startServer, type StartedServer } from './mcp-servers.ts';
+} from '../../lib/index.ts';
+import { collect, text } from '../helpers.ts';
+import { isAlive, startServer, type StartedServer } from '../mcp-servers.ts';
 
 const EVERYTHING = '@modelcontextprotocol/server-everything';
 const FILESYSTEM = '@modelcontextprotocol/server-filesystem';

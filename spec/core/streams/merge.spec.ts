@@ -1,8 +1,8 @@
 import { getEventListeners } from 'node:events';
 import { merge as ixMerge } from 'ix/asynciterable';
 import { describe, expect, it } from 'vitest';
-import { mergeGenerators, type MergeItem } from '../../lib/streams/merge.ts';
-import { gate, settle } from '../helpers.ts';
+import { mergeGenerators, type MergeItem } from '../../../lib/core/streams/merge.ts';
+import { gate, settle } from '../../helpers.ts';
 
 async function* counted(label: string, n: number, log: string[], returnValue: string = `${label}:done`) {
   try {

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { defineTool, runTools, type ToolCall } from '../lib/index.ts';
-import { collect, expectRunInvariants, gate, settle, type Gate } from './helpers.ts';
+import { defineTool, runTools, type ToolCall } from '../../lib/index.ts';
+import { collect, expectRunInvariants, gate, settle, type Gate } from '../helpers.ts';
 
 /** Tools that log when they run and wait on a gate per call id; counts concurrency. */
 function harness() {

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { defineTool, normalizeToolOutput } from '../lib/index.ts';
+import { defineTool, normalizeToolOutput } from '../../lib/index.ts';
 
 describe('defineTool', () => {
   it('infers the input type from a Standard Schema and returns the definition', () => {

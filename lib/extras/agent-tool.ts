@@ -28,8 +28,8 @@ import {
   type AssistantMessage,
 } from './agent.ts';
 import type { ToolProgressOf } from './compose.ts';
-import type { RunToolsOptions } from './options.ts';
-import { describeValue, textContent, type InferInput, type InputSchema, type Tool, type ToolResult } from './tool.ts';
+import type { RunToolsOptions } from '../core/options.ts';
+import { describeValue, textContent, type InferInput, type InputSchema, type Tool, type ToolResult } from '../core/tool.ts';
 
 /**
  * One event of a sub-agent's run, as the progress of the call that runs it.

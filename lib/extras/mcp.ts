@@ -36,8 +36,8 @@
  *
  * @module
  */
-import { imagePlaceholder } from './formats/shared.ts';
-import { defineTool, describeValue, type ContentBlock, type JsonSchema, type Tool, type ToolResult } from './tool.ts';
+import { imagePlaceholder } from '../formats/shared.ts';
+import { defineTool, describeValue, type ContentBlock, type JsonSchema, type Tool, type ToolResult } from '../core/tool.ts';
 
 /** One MCP progress notification's payload, as yielded by an MCP tool (`tool_execution_update.progress`). */
 export interface McpProgress {

@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { delay } from 'abort-controller-x';
 import * as v from 'valibot';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { defineTool, runTools, type ToolCall } from '../lib/index.ts';
-import { collect, expectRunInvariants, gate, ofType, settle, text } from './helpers.ts';
+import { defineTool, runTools, type ToolCall } from '../../lib/index.ts';
+import { collect, expectRunInvariants, gate, ofType, settle, text } from '../helpers.ts';
 
 /** An abort-aware sleep tool: `ms` from its arguments. */
 const sleeper = defineTool({
@@ -310,7 +310,7 @@ describe('A5 when the consumer stops, every running tool is aborted and every ge
   });
 
   it('lets the process exit on its own after a run (no open handle)', () => {
-    const script = fileURLToPath(new URL('./fixtures/exit-after-run.ts', import.meta.url));
+    const script = fileURLToPath(new URL('../fixtures/exit-after-run.ts', import.meta.url));
     const child = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 15_000 });
     expect(child.stderr).toBe('');
     expect(child.stdout.trim()).toBe('results: 3');

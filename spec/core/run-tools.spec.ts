@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { defineTool, runTools, type ToolCall } from '../lib/index.ts';
-import { collect, expectRunInvariants, gate, ofType, settle, text, type Gate } from './helpers.ts';
+import { defineTool, runTools, type ToolCall } from '../../lib/index.ts';
+import { collect, expectRunInvariants, gate, ofType, settle, text, type Gate } from '../helpers.ts';
 
 /** A tool whose calls each wait on their own gate, keyed by the `key` argument. */
 function gatedTool(gates: Map<string, Gate<string>>, log: string[] = []) {

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { defineTool, runTools, type AfterToolCallContext } from '../../lib/index.ts';
-import { collect, ofType, text } from '../helpers.ts';
+import { defineTool, runTools, type AfterToolCallContext } from '../../../lib/index.ts';
+import { collect, ofType, text } from '../../helpers.ts';
 
 const ok = defineTool({ name: 'ok', input: v.object({}), execute: () => ({ content: [{ type: 'text' as const, text: 'orig' }], details: { d: 1 } }) });
 const boom = defineTool({

@@ -1,5 +1,5 @@
 /**
- * Composition (lib/compose.ts): callTool, withTimeout, withRetry, mapProgress, and event
+ * Composition (lib/extras/compose.ts): callTool, withTimeout, withRetry, mapProgress, and event
  * pipelines through ix operators that keep the run's cleanup (A5).
  */
 import { getEventListeners } from 'node:events';
@@ -24,8 +24,8 @@ import {
   type ToolEvent,
   type ToolOutputOf,
   type ToolResult,
-} from '../lib/index.ts';
-import { collect, gate, ofType, settle, text } from './helpers.ts';
+} from '../../lib/index.ts';
+import { collect, gate, ofType, settle, text } from '../helpers.ts';
 
 afterEach(() => {
   vi.useRealTimers();
