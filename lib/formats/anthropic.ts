@@ -37,7 +37,8 @@ export interface AnthropicTextBlock {
 /** An image block of a `tool_result`, base64-encoded. */
 export interface AnthropicImageBlock {
   type: 'image';
-  source: { type: 'base64'; media_type: string; data: string };
+  /** `media_type` has the API's type (so the message fits the SDK's `MessageParam`); other image types are sent as they are, and the API rejects them. */
+  source: { type: 'base64'; media_type: 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp'; data: string };
 }
 
 /** One `tool_result` block, answering the `tool_use` block whose id is `tool_use_id`. */
@@ -140,5 +141,5 @@ export function toAnthropic(results: readonly ToolResultMessage[]): AnthropicToo
 
 function toAnthropicContent(block: ContentBlock): Array<AnthropicTextBlock | AnthropicImageBlock> {
   if (block.type === 'text') return block.text === '' ? [] : [{ type: 'text', text: block.text }];
-  return [{ type: 'image', source: { type: 'base64', media_type: block.mimeType, data: block.data } }];
+  return [{ type: 'image', source: { type: 'base64', media_type: block.mimeType as AnthropicImageBlock['source']['media_type'], data: block.data } }];
 }

@@ -1,113 +1,323 @@
 /**
- * The examples of `docs/tools.md` are real code: each code block there is a `#region` of a
- * file under `docs/examples/`, checked here to be identical, and those files are imported
- * and run here (the MCP one against the real filesystem server on a temp folder).
+ * Docs that run. Every ```ts and ```js code block of README.md and docs/*.md is taken out of
+ * its page, typechecked against the package, and — when it is a whole program — run, offline
+ * (no API key, no network; servers only on 127.0.0.1).
+ *
+ * How a block is treated is said by an HTML comment on the line right before its fence:
+ *
+ * | comment                         | the block is                                   | typechecked | run |
+ * | ------------------------------- | ---------------------------------------------- | ----------- | --- |
+ * | (none)                          | a whole program                                | yes         | yes |
+ * | `<!-- no-run: <reason> -->`     | a whole program that needs what CI has not got (an API key, a model) | yes | no |
+ * | `<!-- fragment: a, b -->`       | part of a program that uses `a` and `b` without defining them; the spec prepends their declarations from {@link PRELUDE} | yes | no |
+ * | `<!-- continues -->`            | the next part of the previous ts/js block of the same page: both are joined into one program, treated as the first part says | yes | as the first part |
+ *
+ * Any other comment right before a ts/js fence, an unknown fragment name, or a `no-run` without
+ * a reason fails the spec: no block is ever skipped silently. A new block with no comment is a
+ * whole program and must run.
+ *
+ * Typechecking uses one TypeScript Program over all blocks (the project's compiler options,
+ * plus `checkJs` for the JavaScript blocks), with `toolrun`, `toolrun/tools` and
+ * `toolrun/testing` mapped to `lib/index.ts`, `lib/tools/index.ts` and `lib/testing.ts` by
+ * `paths`. Programs run inside this test process, imported once each, with their console
+ * output captured; {@link EXPECTED_OUTPUT} says what some of them must print. The generated
+ * files go to `.tmp/docs-examples/` (ignored by git).
  */
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it, vi } from 'vitest';
-import { text } from '../helpers.ts';
-import * as jsonSchemaExample from '../../docs/examples/json-schema-tools.ts';
-import { readThroughMcp } from '../../docs/examples/mcp-tools.ts';
-import * as schemaExample from '../../docs/examples/schema-tools.ts';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import ts from 'typescript';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+const outDir = join(root, '.tmp/docs-examples');
 
-/** The code between `// #region name` and `// #endregion name` of a file. */
-function region(file: string, name: string): string {
-  const source = readFileSync(join(root, file), 'utf8');
-  const match = new RegExp(`// #region ${name}\\n([\\s\\S]*?)// #endregion ${name}\\n`).exec(source);
-  if (match === null) throw new Error(`${file} has no region ${name}`);
-  return match[1]!;
+/** Declarations for the names a `fragment` block may use without defining them. */
+const PRELUDE: Record<string, string> = {
+  assistantMessage: "declare const assistantMessage: Parameters<typeof import('toolrun').fromAnthropic>[0];",
+  signal: 'declare const signal: AbortSignal;',
+  calls: "declare const calls: import('toolrun').ToolCall[];",
+  tools: "declare const tools: import('toolrun').Tool[];",
+  download: "declare const download: import('toolrun').Tool;",
+  now: "declare const now: import('toolrun').Tool;",
+  lookup: "declare const lookup: import('toolrun').Tool;",
+  fetchTool: "declare const fetchTool: import('toolrun').Tool;",
+  history: "declare const history: import('toolrun').ToolResultMessage[];",
+  messages: "declare const messages: import('@anthropic-ai/sdk').default.MessageParam[];",
+  anthropic: "declare const anthropic: import('@anthropic-ai/sdk').default;",
+  model: 'declare const model: string;',
+  max_tokens: 'declare const max_tokens: number;',
+  definitions: "declare const definitions: import('toolrun').AnthropicToolDefinition[];",
+  ui: 'declare const ui: { add(index: number, name: string, args: unknown): void; progress(index: number, progress: unknown): void; done(index: number, isError: boolean, outcome: string): void };',
+  askUser: 'declare function askUser(question: string, options: { signal: AbortSignal }): Promise<boolean>;',
+  done: 'declare function done(progress: unknown): boolean;',
+  isUpdate: "declare function isUpdate(event: import('toolrun').ToolEvent): event is import('toolrun').ToolExecutionUpdateEvent;",
+  stopPressed: 'declare const stopPressed: Promise<void>;',
+  draw: 'declare function draw(value: unknown): void;',
+};
+
+/** Lines (as regular expressions) that a program must print, by its label. */
+const EXPECTED_OUTPUT: Record<string, RegExp[]> = {
+  'README.md § In 30 seconds': [
+    /^ {2}countdown: 3\b/m,
+    /^ended count_primes: ok$/m,
+    /"tool_use_id": "toolu_01"[\s\S]*"tool_use_id": "toolu_02"[\s\S]*"tool_use_id": "toolu_03"/,
+    /9592 primes below 100000/,
+  ],
+  'docs/tools.md § 1. Tools in code: valibot, zod, arktype': [
+    /^ {2}forecast: looking up Rome$/m,
+    /"text": "Rome: sunny for the next 3 days"/,
+    /"text": "294.15"/,
+    /Invalid arguments for tool \\"distance_km\\":\\n- to: to must be a string \(was missing\)[\s\S]*"is_error": true/,
+  ],
+  'docs/tools.md § 2. Tools from JSON Schema': [
+    /^call_1 ok: Bogotá, Colombia: 21 degrees celsius$/m,
+    /^call_2 error: Invalid arguments for tool "get_weather":$/m,
+    /^- unit: must be one of "celsius", "fahrenheit"$/m,
+    /^sent as math_power$/m,
+    /^math\.power: 8, 5$/m,
+  ],
+  'docs/guide.md § The agent loop (3)': [/^list_files: ok$/m, /^grep: ok$/m, /^completed after 2 turns$/m],
+  'docs/tools.md § 3. Tools from an MCP server': [/^\d+ tools, e\.g\. fs_/m, /^call_0 ok: one$/m, /^call_1 ok: two$/m],
+};
+
+type Kind = 'program' | 'no-run' | 'fragment';
+
+/** One ts/js code block of a page. */
+interface Block {
+  file: string;
+  /** 1-based line of the block's first code line in the page. */
+  line: number;
+  lang: 'ts' | 'js';
+  code: string;
+  /** The comment right before the fence, if any. */
+  annotation: string | undefined;
+  /** The nearest heading above the block. */
+  heading: string;
 }
 
-describe('docs/tools.md shows the example files as they are', () => {
-  const doc = readFileSync(join(root, 'docs/tools.md'), 'utf8');
-  const blocks = [...doc.matchAll(/<!-- example: (\S+?)#(\S+?) -->\n```ts\n([\s\S]*?)```/g)];
+/** What is checked (and maybe run) as one file: one block, or a block and its continuations. */
+interface Unit {
+  label: string;
+  kind: Kind;
+  lang: 'ts' | 'js';
+  /** The source written for the typechecker: prelude + code. */
+  source: string;
+  /** For each line of `source`, where it comes from in the docs (`undefined` for prelude lines). */
+  origins: Array<{ file: string; line: number } | undefined>;
+  /** `file:line` of each block of the unit. */
+  blocks: string[];
+  fileName: string;
+}
 
-  it('has one marked block per region, six in all, and every example file is used', () => {
-    expect(blocks.map((b) => `${b[1]}#${b[2]}`)).toEqual([
-      'docs/examples/schema-tools.ts#define',
-      'docs/examples/schema-tools.ts#definitions',
-      'docs/examples/schema-tools.ts#run',
-      'docs/examples/json-schema-tools.ts#json-schema',
-      'docs/examples/json-schema-tools.ts#bfcl',
-      'docs/examples/mcp-tools.ts#mcp',
-    ]);
-    const used = new Set(blocks.map((b) => b[1]));
-    for (const file of readdirSync(join(root, 'docs/examples'))) expect(used.has(`docs/examples/${file}`), file).toBe(true);
+/** The pages whose blocks are checked: README.md and every docs/*.md. */
+function pages(): string[] {
+  const docs = readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`);
+  return ['README.md', ...docs];
+}
+
+const ANNOTATION = /^<!--\s*(.*?)\s*-->$/;
+
+/** The ts/js blocks of one page, and how many ts/js fences it opens (to prove none is missed). */
+function blocksOf(file: string): { blocks: Block[]; fences: number } {
+  const lines = readFileSync(join(root, file), 'utf8').split('\n');
+  const blocks: Block[] = [];
+  let fences = 0;
+  let heading = '';
+  for (let i = 0; i < lines.length; i++) {
+    const text = lines[i]!;
+    const open = /^(`{3,})(\S*)/.exec(text);
+    if (open === null) {
+      const title = /^#{1,6}\s+(.*)$/.exec(text);
+      if (title !== null) heading = title[1]!.trim();
+      continue;
+    }
+    const lang = open[2]!.toLowerCase();
+    const code = ['ts', 'typescript', 'js', 'javascript', 'mjs'].includes(lang);
+    if (code) fences++;
+    let end = i + 1;
+    while (end < lines.length && lines[end]!.trim() !== open[1]) end++;
+    if (code) {
+      const previous = lines[i - 1]?.trim() ?? '';
+      const annotation = ANNOTATION.exec(previous)?.[1];
+      blocks.push({
+        file,
+        line: i + 2,
+        lang: lang.startsWith('t') ? 'ts' : 'js',
+        code: lines.slice(i + 1, end).join('\n'),
+        annotation,
+        heading,
+      });
+    }
+    i = end;
+  }
+  return { blocks, fences };
+}
+
+/** Parses an annotation; throws on anything that is not the convention. */
+function parseAnnotation(block: Block): { kind: Kind | 'continues'; names: string[] } {
+  const where = `${block.file}:${block.line}`;
+  const text = block.annotation;
+  if (text === undefined) return { kind: 'program', names: [] };
+  if (text === 'continues') return { kind: 'continues', names: [] };
+  const noRun = /^no-run:\s*(\S.*)$/.exec(text);
+  if (noRun !== null) return { kind: 'no-run', names: [] };
+  const fragment = /^fragment:\s*(.+)$/.exec(text);
+  if (fragment !== null) {
+    const names = fragment[1]!.split(',').map((name) => name.trim()).filter((name) => name !== '');
+    const unknown = names.filter((name) => PRELUDE[name] === undefined);
+    if (names.length === 0 || unknown.length > 0) {
+      throw new Error(`${where}: fragment names ${unknown.join(', ') || '(none)'} have no declaration in PRELUDE of spec/docs/examples.spec.ts`);
+    }
+    return { kind: 'fragment', names };
+  }
+  throw new Error(`${where}: unknown annotation <!-- ${text} --> before a code block (use none, "no-run: <reason>", "fragment: <names>" or "continues")`);
+}
+
+/** Groups the blocks of every page into units. */
+function collectUnits(): { units: Unit[]; fences: number; blocks: number } {
+  const units: Unit[] = [];
+  const labels = new Map<string, number>();
+  let fences = 0;
+  let blockCount = 0;
+  for (const file of pages()) {
+    const found = blocksOf(file);
+    fences += found.fences;
+    blockCount += found.blocks.length;
+    let current: Unit | undefined;
+    for (const block of found.blocks) {
+      const { kind, names } = parseAnnotation(block);
+      const lines = block.code.split('\n');
+      const origins = lines.map((_, i) => ({ file, line: block.line + i }));
+      if (kind === 'continues') {
+        if (current === undefined || current.lang !== block.lang) throw new Error(`${file}:${block.line}: "continues" needs a previous ${block.lang} block on the same page`);
+        current.source += `\n${block.code}`;
+        current.origins.push(...origins);
+        current.blocks.push(`${file}:${block.line}`);
+        continue;
+      }
+      const prelude = names.map((name) => PRELUDE[name]!);
+      let label = `${file} § ${block.heading}`;
+      const seen = labels.get(label) ?? 0;
+      labels.set(label, seen + 1);
+      if (seen > 0) label += ` (${seen + 1})`;
+      current = {
+        label,
+        kind,
+        lang: block.lang,
+        source: [...prelude, block.code].join('\n'),
+        origins: [...prelude.map(() => undefined), ...origins],
+        blocks: [`${file}:${block.line}`],
+        fileName: join(outDir, `${file.replace(/[^A-Za-z0-9]+/g, '-')}-${block.line}.${block.lang === 'ts' ? 'ts' : 'mjs'}`),
+      };
+      // A fragment is a script as far as TypeScript is concerned unless it imports; make
+      // every unit a module so the declarations of two units never meet.
+      current.source += '\nexport {};\n';
+      units.push(current);
+    }
+  }
+  return { units, fences, blocks: blockCount };
+}
+
+/** The project's compiler options, plus JavaScript checking and the package's own names. */
+function compilerOptions(): ts.CompilerOptions {
+  const configPath = join(root, 'tsconfig.json');
+  const config = ts.readConfigFile(configPath, (path) => ts.sys.readFile(path));
+  if (config.error !== undefined) throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, '\n'));
+  const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, root);
+  return {
+    ...parsed.options,
+    allowJs: true,
+    checkJs: true,
+    noEmit: true,
+    baseUrl: root,
+    paths: {
+      toolrun: ['./lib/index.ts'],
+      'toolrun/tools': ['./lib/tools/index.ts'],
+      'toolrun/testing': ['./lib/testing.ts'],
+    },
+  };
+}
+
+/** The file a program is imported from: the same code with the package's names pointing at lib/. */
+function runnableCopy(unit: Unit): string {
+  const target = unit.fileName.replace(/\.(m?[jt]s)$/, '.run.$1');
+  const fromDir = dirname(target);
+  const entry = (path: string) => relative(fromDir, join(root, path)).split('\\').join('/');
+  const code = unit.source.replace(/(from\s+|import\s*\(\s*)(['"])toolrun(\/tools|\/testing)?\2/g, (_all, lead: string, quote: string, sub: string | undefined) => {
+    const path = sub === '/tools' ? 'lib/tools/index.ts' : sub === '/testing' ? 'lib/testing.ts' : 'lib/index.ts';
+    return `${lead}${quote}${entry(path)}${quote}`;
+  });
+  writeFileSync(target, code);
+  return target;
+}
+
+const { units, fences, blocks: blockCount } = collectUnits();
+rmSync(outDir, { recursive: true, force: true });
+mkdirSync(outDir, { recursive: true });
+for (const unit of units) writeFileSync(unit.fileName, unit.source);
+
+describe('docs that run: every ts/js block of README.md and docs/*.md', () => {
+  let diagnostics = new Map<string, string[]>();
+  let checkMs = 0;
+
+  beforeAll(() => {
+    const started = performance.now();
+    const program = ts.createProgram(units.map((unit) => unit.fileName), compilerOptions());
+    const global = [...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics()];
+    diagnostics = new Map(units.map((unit) => {
+      const file = program.getSourceFile(unit.fileName);
+      if (file === undefined) return [unit.label, [`${unit.fileName} is not in the program`]];
+      const found = [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)];
+      return [unit.label, found.map((d) => describeDiagnostic(unit, file, d))];
+    }));
+    if (global.length > 0) diagnostics.set('(compiler options)', global.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')));
+    checkMs = performance.now() - started;
+  }, 60_000);
+
+  it('finds every ts/js fence, and each one follows the annotation convention', () => {
+    expect(blockCount).toBe(fences);
+    expect(units.length).toBeGreaterThan(10);
+    expect(units.some((unit) => unit.kind === 'program')).toBe(true);
   });
 
-  it.each(blocks.map((b) => [`${b[1]}#${b[2]}`, b[1]!, b[2]!, b[3]!]))('%s is identical to its region', (_label, file, name, code) => {
-    expect(code).toBe(region(file, name));
+  it('typechecks the options in one Program, in reasonable time', () => {
+    expect(diagnostics.get('(compiler options)')).toBeUndefined();
+    expect(checkMs).toBeLessThan(60_000);
+  });
+
+  it.each(units.map((unit) => [unit.label, unit] as const))('%s typechecks', (_label, unit) => {
+    expect(diagnostics.get(unit.label), `${unit.blocks.join(', ')} (${unit.kind})`).toEqual([]);
   });
 });
 
-describe('the examples run', () => {
-  it('schema-tools: valibot, zod and arktype tools give definitions for every provider and run the response', async () => {
-    expect(schemaExample.anthropicTools.map((t) => t.name)).toEqual(['forecast', 'convert_temperature', 'distance_km']);
-    expect(schemaExample.anthropicTools[0]).toEqual({
-      name: 'forecast',
-      description: 'Weather forecast for a city, 1 to 7 days',
-      input_schema: {
-        type: 'object',
-        properties: {
-          city: { type: 'string', minLength: 1 },
-          days: { type: 'integer', default: 3, minimum: 1, maximum: 7 },
-        },
-        required: ['city'],
-      },
-    });
-    expect(schemaExample.chatTools[1]?.function.parameters).toEqual({
-      type: 'object',
-      properties: { celsius: { type: 'number' }, to: { type: 'string', enum: ['fahrenheit', 'kelvin'] } },
-      required: ['celsius', 'to'],
-    });
-    expect(schemaExample.responsesTools[2]).toMatchObject({ type: 'function', name: 'distance_km', strict: false });
+describe('the programs of the docs run offline', () => {
+  const programs = units.filter((unit) => unit.kind === 'program');
+  let output: string[] = [];
 
-    const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
-    const message = await schemaExample.runResponse();
-    expect(log).toHaveBeenCalledWith('  forecast: looking up Rome');
-    log.mockRestore();
-    expect(message.content.map((b) => [b.tool_use_id, b.is_error ?? false, b.content?.[0]?.type === 'text' ? b.content[0].text : undefined])).toEqual([
-      ['toolu_1', false, 'Rome: sunny for the next 3 days'],
-      ['toolu_2', false, '294.15'],
-      ['toolu_3', true, expect.stringMatching(/^Invalid arguments for tool "distance_km":\n- to: to must be a string \(was missing\)\n/)],
-    ]);
+  afterEach(() => {
+    vi.restoreAllMocks();
   });
 
-  it('json-schema-tools: a JSON Schema tool validates with Ajv; a BFCL function runs under a mapped name', async () => {
-    const [ok, bad] = await jsonSchemaExample.runJsonTools();
-    expect(ok).toMatchObject({ isError: false, content: [{ type: 'text', text: 'Bogotá, Colombia: 21 degrees celsius' }] });
-    expect(text(bad!)).toMatch(/^Invalid arguments for tool "get_weather":\n- unit: must be one of "celsius", "fahrenheit"\n/);
-
-    expect(jsonSchemaExample.bfclChatTools[0]?.function.name).toBe('math_power');
-    expect(jsonSchemaExample.bfclChatTools[0]?.function.parameters).toMatchObject({ type: 'object', properties: { mod: { type: 'number' } } });
-    const results = await jsonSchemaExample.runBfcl();
-    expect(results.map((r) => [r.toolName, r.isError, text(r)])).toEqual([
-      ['math.power', false, '8'],
-      ['math.power', false, '5'],
-    ]);
+  it('every label with expected output is a program of the docs', () => {
+    for (const label of Object.keys(EXPECTED_OUTPUT)) expect(programs.map((unit) => unit.label)).toContain(label);
   });
 
-  describe('mcp-tools: against the real filesystem server', () => {
-    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'toolrun-docs-mcp-')));
-    afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-    it('reads two files in parallel, results in call order', async () => {
-      writeFileSync(join(dir, 'one.txt'), 'one\n');
-      writeFileSync(join(dir, 'two.txt'), 'two\n');
-      const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
-      const events = await readThroughMcp(dir, ['one.txt', 'two.txt']);
-      expect(log).toHaveBeenCalledWith(expect.stringMatching(/^\d+ tools, e\.g\. fs_/));
-      log.mockRestore();
-      const results = events.flatMap((e) => (e.type === 'tool_result' ? [e.message] : []));
-      expect(results.map((m) => [m.toolCallId, m.isError, text(m)])).toEqual([
-        ['call_0', false, 'one\n'],
-        ['call_1', false, 'two\n'],
-      ]);
-    });
+  it.each(programs.map((unit) => [unit.label, unit] as const))('%s runs', async (_label, unit) => {
+    output = [];
+    const capture = (...args: unknown[]) => void output.push(args.map((arg) => (typeof arg === 'string' ? arg : JSON.stringify(arg))).join(' '));
+    for (const method of ['log', 'info', 'warn', 'error'] as const) vi.spyOn(console, method).mockImplementation(capture);
+    await import(pathToFileURL(runnableCopy(unit)).href);
+    const printed = output.join('\n');
+    for (const pattern of EXPECTED_OUTPUT[unit.label] ?? []) expect(printed, `${unit.label} printed:\n${printed}`).toMatch(pattern);
   });
 });
+
+/** One diagnostic as `page:line: message`, at the line of the docs it comes from. */
+function describeDiagnostic(unit: Unit, file: ts.SourceFile, diagnostic: ts.Diagnostic): string {
+  const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
+  if (diagnostic.start === undefined) return message;
+  const { line } = file.getLineAndCharacterOfPosition(diagnostic.start);
+  const origin = unit.origins[line];
+  return origin === undefined ? `(prelude of ${unit.label}) ${message}` : `${origin.file}:${origin.line}: ${message}`;
+}
