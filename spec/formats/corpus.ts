@@ -18,6 +18,9 @@ export const hasCorpus = existsSync(corpusDir);
 /** Appended to the names of corpus specs: empty when the corpus is there, else the skip reason. */
 export const corpusSkipNote = hasCorpus ? '' : ' [skipped: ../shared/corpus is absent]';
 
+// The default reporter does not print the names of skipped specs: say it once per spec file.
+if (!hasCorpus) console.warn('corpus specs skipped: ../shared/corpus (the recorded conversations kept beside the repository) is absent');
+
 /** Parses a corpus JSON file. */
 export function readCorpusJson(relative: string): any {
   return JSON.parse(readFileSync(`${corpusDir}${relative}`, 'utf8'));
