@@ -22,6 +22,7 @@ import type { ToolCall } from '../core/tool.ts';
 import { asString, isRecord } from './shared.ts';
 import type { ProviderStream } from './sse.ts';
 import {
+  appendArguments,
   checkStreamArguments,
   completeJson,
   driveToolCallStream,
@@ -113,21 +114,35 @@ class OpenAIChatAssembler extends StreamAssembler {
   #part(part: Record<string, unknown>): void {
     const index = typeof part.index === 'number' ? part.index : this.#indexWithoutOne(part);
     let call = this.#byIndex.get(index);
-    if (call === undefined) {
-      // A new call: the model has moved past every call before it (or, interleaving, not yet:
-      // the JSON check in isReady decides). The calls before the last were marked already.
-      const previous = this.calls.at(-1);
-      if (previous !== undefined) previous.later = true;
-      call = pendingCall('', '');
-      this.calls.push(call);
-      this.#byIndex.set(index, call);
+    const id = typeof part.id === 'string' && part.id !== '' ? part.id : undefined;
+    if (call !== undefined && id !== undefined && call.id !== '' && id !== call.id) {
+      // The index is reused with a new id: a new call. Some providers send every call at
+      // index 0, each whole in one chunk; then the earlier call is complete JSON and is kept.
+      // If it is not, its remaining fragments and the new call's cannot be told apart: both
+      // are answered incomplete, never run.
+      const reason = `the stream reusing index ${index} for a new tool call (id ${JSON.stringify(id)}) before call ${JSON.stringify(call.id)} was complete`;
+      const kept = this.orphan(call, reason);
+      call = this.#start(index);
+      if (!kept) this.breakCall(call, reason);
     }
-    if (call.id === '' && typeof part.id === 'string') call.id = part.id;
+    call ??= this.#start(index);
+    if (call.id === '' && id !== undefined) call.id = id;
     const fn = part.function;
     if (isRecord(fn)) {
+      // A name that is not a string stays '' (no tool has that name): never coerced.
       if (call.name === '' && typeof fn.name === 'string') call.name = fn.name;
-      if (typeof fn.arguments === 'string') call.text += fn.arguments;
+      if (typeof fn.arguments === 'string') appendArguments(call, fn.arguments); // ignored once sealed
     }
+  }
+
+  /** A new call at `index`: the model has moved past every call before it (or, interleaving, not yet: the JSON check in isReady decides). */
+  #start(index: number): PendingCall {
+    // The calls before the last were marked already.
+    const previous = this.calls.at(-1);
+    if (previous !== undefined) previous.later = true;
+    const call = this.add(pendingCall('', ''));
+    this.#byIndex.set(index, call);
+    return call;
   }
 
   /** A provider that omits `index`: a new non-empty `id` starts a new call, anything else continues the last one. */
@@ -139,12 +154,22 @@ class OpenAIChatAssembler extends StreamAssembler {
     return lastIndex;
   }
 
+  /**
+   * A later call has started and this call's text is one complete JSON value. (Text that
+   * is not complete JSON waits for the finish: it is then passed raw, and `runTools` says
+   * it is not valid JSON.)
+   */
   protected isReady(call: PendingCall): boolean {
     return call.later && completeJson(call) !== undefined;
   }
 
   protected completeOnCut(call: PendingCall): boolean {
-    return completeJson(call) !== undefined;
+    return completeJson(call, true) !== undefined;
+  }
+
+  /** Chat has no per-call end event: when the model finished, each call's text is what it sent. */
+  protected unfinishedOnEnd(): string | undefined {
+    return undefined;
   }
 }
 
