@@ -19,7 +19,7 @@
  * @module
  */
 import type { ToolCall } from '../core/tool.ts';
-import { asString, isRecord } from './shared.ts';
+import { asString, isRecord, toolCallId } from './shared.ts';
 import type { ProviderStream } from './sse.ts';
 import {
   appendArguments,
@@ -114,7 +114,7 @@ class OpenAIChatAssembler extends StreamAssembler {
   #part(part: Record<string, unknown>): void {
     const index = typeof part.index === 'number' ? part.index : this.#indexWithoutOne(part);
     let call = this.#byIndex.get(index);
-    const id = typeof part.id === 'string' && part.id !== '' ? part.id : undefined;
+    const id = toolCallId(part.id) || undefined; // a number is its text; null, '' and the rest: no id
     if (call !== undefined && id !== undefined && call.id !== '' && id !== call.id) {
       // The index is reused with a new id: a new call. Some providers send every call at
       // index 0, each whole in one chunk; then the earlier call is complete JSON and is kept.

@@ -99,6 +99,28 @@ export function imagePlaceholder(image: ImageContent): string {
   return `[image omitted: ${image.mimeType}, ${bytes} bytes; this tool result format carries text only]`;
 }
 
+/** The fields of one tool result message the converters send, read at run time (see {@link resultContent}). */
+export interface CheckedResult {
+  toolCallId: string;
+  content: ContentBlock[];
+  isError: boolean;
+}
+
+/**
+ * Reads `results[i]` for a converter: `toolCallId` through {@link toolCallId}, `content`
+ * through {@link resultContent}, `isError` true only when it is `true`.
+ *
+ * @throws TypeError when `results` is not an array, or an entry is not an object — the
+ *   caller passed something other than tool result messages (named, with its position).
+ */
+export function checkedResults(where: string, results: unknown): CheckedResult[] {
+  if (!Array.isArray(results)) throw new TypeError(`${where}: expected an array of tool result messages, received ${describeValue(results)}`);
+  return (results as unknown[]).map((result, i) => {
+    if (!isRecord(result)) throw new TypeError(`${where}: results[${i}] must be a tool result message object, received ${describeValue(result)}`);
+    return { toolCallId: toolCallId(result.toolCallId), content: resultContent(result.content), isError: result.isError === true };
+  });
+}
+
 /** A provider field as a string: strings as they are, `undefined`/`null` as `''`, anything else through `String`. */
 export function asString(value: unknown): string {
   if (typeof value === 'string') return value;
