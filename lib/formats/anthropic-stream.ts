@@ -52,8 +52,20 @@ const FINISHED = new Set(['tool_use', 'end_turn', 'pause_turn']);
  * call, corpus "Format observations" 2). Other blocks (text, thinking, `server_tool_use`,
  * …) are not calls. When a call is yielded:
  * - at its `content_block_stop`, when the fragments parse as JSON;
- * - else (an empty or unparsable text) when the next content block starts, or at the
- *   message's end, because a `max_tokens` cut also ends with `content_block_stop`.
+ * - else (an empty or unparsable text) when, after its `content_block_stop`, the next
+ *   content block starts, or at the message's end, because a `max_tokens` cut also ends
+ *   with `content_block_stop`.
+ *
+ * Out-of-order events (issue 12, item 4; the rule is in `stream-calls.ts`): blocks may
+ * interleave — each call is assembled by its `index` and goes only once its own
+ * `content_block_stop` arrived, never with `{}` because a later block started; deltas after a
+ * block's stop are ignored. A second `content_block_start` at an index whose block is still
+ * open: the open call keeps its text only if it is already complete JSON, else it is
+ * yielded `incomplete`; the new call is yielded `incomplete` either way (the deltas and stop
+ * that follow cannot be told apart), never run. A block never closed when the model says it
+ * finished runs only if its text is complete JSON, else it is `incomplete`. A `tool_use`
+ * block after the stop event is yielded `incomplete` at once: every call seen gets a result
+ * (O1). A `name` that is not a string becomes `''` (answered "no tool name", never run).
  *
  * The message's end:
  * - `message_delta` with `stop_reason` `tool_use`, `end_turn` or `pause_turn` (or a

@@ -57,6 +57,15 @@ const FINISHED = new Set(['tool_calls', 'stop', 'function_call']);
  *   complete waits, and calls are still yielded in call order;
  * - else at the choice's `finish_reason`.
  *
+ * Out-of-order chunks (issue 12, item 4; the rule is in `stream-calls.ts`): an index
+ * reused with a new `id` starts a new call — never merged into the first. The earlier call
+ * keeps its text if it is complete JSON (servers that send each call whole at index 0);
+ * else both are yielded `incomplete`, never run. Fragments for a call already yielded, and a
+ * call that starts after `finish_reason`, are not added to any running call: the late call
+ * is yielded `incomplete` at once (O1). The message ends at `finish_reason`: a call with no
+ * argument text by then is a no-argument call (`{}`). A `function.name` that is not a
+ * string leaves the name `''` (answered "no tool name", never run).
+ *
  * The message's end: `finish_reason` `tool_calls`, `stop` or `function_call`: the rest are
  * yielded as they are. `length` (the output limit), `content_filter` or another reason: a
  * call whose text parses runs, the others are yielded with `incomplete` naming the reason

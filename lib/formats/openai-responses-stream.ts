@@ -50,6 +50,15 @@ import {
  * `response.output_item.done` when the item's `status` is `completed` (or absent), in
  * output order.
  *
+ * Out-of-order events (issue 12, item 4; the rule is in `stream-calls.ts`): an
+ * `output_item.done` before (or without) its `output_item.added` is the whole call and runs
+ * with the done item's arguments; the late `added` is a repeat. Deltas and
+ * `…arguments.done` after the item is done are ignored; so is a second `done`. At
+ * `response.completed`, an item never done and absent from the final `output` is yielded
+ * `incomplete` (its deltas may be partial), never run with them or with `{}`. A call that
+ * starts after the end event is yielded `incomplete` at once (O1). A `name` that is not a
+ * string becomes `''` (answered "no tool name", never run).
+ *
  * The response's end: `response.completed`: any call not yet done is taken from the final
  * `response.output`, else yielded as it is. `response.incomplete` (`max_output_tokens`,
  * `content_filter`): calls whose item was done and completed run; the others — and an

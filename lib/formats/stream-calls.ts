@@ -64,7 +64,11 @@ export interface ToolCallStreamEnd {
    * (`"max_output_tokens"`, `"content_filter"`) or `"failed"`. `null` when none arrived.
    */
   stopReason: string | null;
-  /** Tool calls in the message, all yielded (or being yielded) by the adapter. */
+  /**
+   * Tool calls in the message, all yielded (or being yielded) by the adapter. In the
+   * generator's return value this also counts calls that started after the stop event
+   * (each yielded `incomplete`); `onMessageEnd`, called at the stop event, cannot.
+   */
   calls: number;
   /** Those of them yielded with `incomplete` set (never run by `runTools`). */
   incompleteCalls: number;
