@@ -70,7 +70,8 @@ const FINISHED = new Set(['tool_use', 'end_turn', 'pause_turn']);
  * The message's end:
  * - `message_delta` with `stop_reason` `tool_use`, `end_turn` or `pause_turn` (or a
  *   `message_stop` without a reason): the rest are yielded as they are — unparsable text
- *   raw, so `runTools` tells the model it is not valid JSON;
+ *   raw, so `runTools` tells the model it is not valid JSON — except a block never closed
+ *   whose text is not complete JSON, which is `incomplete` (see above);
  * - any other `stop_reason` (`max_tokens`, `model_context_window_exceeded`, `refusal`,
  *   `stop_sequence`): a call whose text parses is complete and runs; the others are
  *   yielded with `incomplete` naming the reason (e.g. `the output limit (stop_reason

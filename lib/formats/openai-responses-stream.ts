@@ -60,7 +60,7 @@ import {
  * string becomes `''` (answered "no tool name", never run).
  *
  * The response's end: `response.completed`: any call not yet done is taken from the final
- * `response.output`, else yielded as it is. `response.incomplete` (`max_output_tokens`,
+ * `response.output`, else yielded `incomplete` (see above). `response.incomplete` (`max_output_tokens`,
  * `content_filter`): calls whose item was done and completed run; the others — and an
  * item done with `status: "incomplete"` — are yielded with `incomplete` naming the reason
  * (`the output limit (response incomplete: "max_output_tokens")`), never run — not with
