@@ -17,7 +17,7 @@ import type { ContentBlock, ToolResultMessage } from '../core/tool.ts';
 import { describeValue } from '../core/tool.ts';
 import { toAnthropic, type AnthropicTextBlock } from './anthropic.ts';
 import { toOpenAIChat, type OpenAIChatToolMessage } from './openai-chat.ts';
-import { asString, isRecord } from './shared.ts';
+import { asString, isRecord, toolCallId, toolName } from './shared.ts';
 
 // ---------------------------------------------------------------------------------------
 // Anthropic
@@ -60,7 +60,9 @@ export type AnthropicMessageParam =
 /**
  * An Anthropic assistant message or Messages response body → an {@link AssistantMessage}:
  * `text` → text, `thinking` / `redacted_thinking` → thinking (signature and data kept, so
- * they can be sent back), `tool_use` → a `toolCall` block (`input` as `arguments`). Other
+ * they can be sent back), `tool_use` → a `toolCall` block (`input` as `arguments`; a name
+ * that is not a string becomes `''` and an id as in `fromAnthropic`, so the call is answered,
+ * never run). Other
  * blocks (`server_tool_use` and its results) are dropped. `stop_reason`: `tool_use` →
  * `toolUse`, `max_tokens` / `model_context_window_exceeded` → `length`, anything else →
  * `stop`.
@@ -88,7 +90,7 @@ export function fromAnthropicMessage(message: { content?: unknown; stop_reason?:
         blocks.push({ type: 'thinking', thinking: '', redacted: asString(block.data) });
         break;
       case 'tool_use': {
-        const call: ToolCallContent = { type: 'toolCall', id: asString(block.id), name: asString(block.name) };
+        const call: ToolCallContent = { type: 'toolCall', id: toolCallId(block.id), name: toolName(block.name) };
         if ('input' in block) call.arguments = block.input;
         blocks.push(call);
         break;
@@ -179,7 +181,7 @@ export type OpenAIChatMessageParam =
  * An OpenAI Chat assistant message, or a response body (`choices[0]`, whose
  * `finish_reason` gives the stop reason) → an {@link AssistantMessage}: `content` → one text
  * block, `tool_calls[]` → `toolCall` blocks with the raw `arguments` string (validated when
- * the call runs, P5). `finish_reason`: `tool_calls` → `toolUse`, `length` → `length`,
+ * the call runs, P5; names and ids read as in `fromOpenAIChat`). `finish_reason`: `tool_calls` → `toolUse`, `length` → `length`,
  * anything else → `stop`.
  *
  * @throws TypeError when no message can be found.
@@ -199,7 +201,7 @@ export function fromOpenAIChatMessage(reply: { choices?: readonly unknown[]; rol
     for (const entry of message.tool_calls as unknown[]) {
       if (!isRecord(entry)) continue;
       const fn = isRecord(entry.function) ? entry.function : {};
-      const call: ToolCallContent = { type: 'toolCall', id: asString(entry.id), name: asString(fn.name) };
+      const call: ToolCallContent = { type: 'toolCall', id: toolCallId(entry.id), name: toolName(fn.name) };
       if (fn.arguments !== undefined) call.arguments = fn.arguments;
       blocks.push(call);
     }

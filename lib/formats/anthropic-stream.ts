@@ -18,9 +18,10 @@
  * @module
  */
 import type { ToolCall } from '../core/tool.ts';
-import { asString, isRecord } from './shared.ts';
+import { asString, isRecord, toolCallId, toolName } from './shared.ts';
 import type { ProviderStream } from './sse.ts';
 import {
+  appendArguments,
   checkStreamArguments,
   completeJson,
   driveToolCallStream,
@@ -51,13 +52,26 @@ const FINISHED = new Set(['tool_use', 'end_turn', 'pause_turn']);
  * call, corpus "Format observations" 2). Other blocks (text, thinking, `server_tool_use`,
  * …) are not calls. When a call is yielded:
  * - at its `content_block_stop`, when the fragments parse as JSON;
- * - else (an empty or unparsable text) when the next content block starts, or at the
- *   message's end, because a `max_tokens` cut also ends with `content_block_stop`.
+ * - else (an empty or unparsable text) when, after its `content_block_stop`, the next
+ *   content block starts, or at the message's end, because a `max_tokens` cut also ends
+ *   with `content_block_stop`.
+ *
+ * Out-of-order events (issue 12, item 4; the rule is in `stream-calls.ts`): blocks may
+ * interleave — each call is assembled by its `index` and goes only once its own
+ * `content_block_stop` arrived, never with `{}` because a later block started; deltas after a
+ * block's stop are ignored. A second `content_block_start` at an index whose block is still
+ * open: the open call keeps its text only if it is already complete JSON, else it is
+ * yielded `incomplete`; the new call is yielded `incomplete` either way (the deltas and stop
+ * that follow cannot be told apart), never run. A block never closed when the model says it
+ * finished runs only if its text is complete JSON, else it is `incomplete`. A `tool_use`
+ * block after the stop event is yielded `incomplete` at once: every call seen gets a result
+ * (O1). A `name` that is not a string becomes `''` (answered "no tool name", never run).
  *
  * The message's end:
  * - `message_delta` with `stop_reason` `tool_use`, `end_turn` or `pause_turn` (or a
  *   `message_stop` without a reason): the rest are yielded as they are — unparsable text
- *   raw, so `runTools` tells the model it is not valid JSON;
+ *   raw, so `runTools` tells the model it is not valid JSON — except a block never closed
+ *   whose text is not complete JSON, which is `incomplete` (see above);
  * - any other `stop_reason` (`max_tokens`, `model_context_window_exceeded`, `refusal`,
  *   `stop_sequence`): a call whose text parses is complete and runs; the others are
  *   yielded with `incomplete` naming the reason (e.g. `the output limit (stop_reason
@@ -94,7 +108,7 @@ class AnthropicAssembler extends StreamAssembler {
   readonly provider = 'Anthropic';
   readonly stopEvent = 'message_delta with a stop_reason, or message_stop';
   protected readonly objectArguments = true;
-  /** The `tool_use` blocks by content block index. */
+  /** The `tool_use` blocks by content block index: the latest block started at each index. */
   readonly #blocks = new Map<number, PendingCall>();
 
   push(event: unknown): void {
@@ -105,24 +119,38 @@ class AnthropicAssembler extends StreamAssembler {
         // last were marked when it started).
         const previous = this.calls.at(-1);
         if (previous !== undefined) previous.later = true;
+        const index = typeof event.index === 'number' ? event.index : undefined;
+        // A second start at an index whose block is still open: the deltas and the stop that
+        // follow cannot be told apart, so the open call is kept only if its JSON was already
+        // complete, and the new one is never run.
+        const open = index === undefined ? undefined : this.#blocks.get(index);
+        const duplicate = open !== undefined && !open.closed && !open.sealed;
+        const reason = `the stream starting a second content block at index ${index} while block ${index} was still open`;
+        if (duplicate) this.orphan(open, reason);
         const block = event.content_block;
-        if (!isRecord(block) || block.type !== 'tool_use') return;
-        const call = pendingCall(asString(block.id), asString(block.name), '', block.input);
-        this.calls.push(call);
-        if (typeof event.index === 'number') this.#blocks.set(event.index, call);
+        if (!isRecord(block) || block.type !== 'tool_use') {
+          if (index !== undefined) this.#blocks.delete(index);
+          return;
+        }
+        const call = this.add(pendingCall(toolCallId(block.id), toolName(block.name), '', block.input));
+        if (duplicate) this.breakCall(call, reason);
+        if (index !== undefined) this.#blocks.set(index, call);
         return;
       }
       case 'content_block_delta': {
         const call = this.#block(event.index);
         const delta = event.delta;
         if (call !== undefined && isRecord(delta) && delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
-          call.text += delta.partial_json;
+          appendArguments(call, delta.partial_json); // ignored once the call is sealed (closed, yielded or broken)
         }
         return;
       }
       case 'content_block_stop': {
         const call = this.#block(event.index);
-        if (call !== undefined) call.closed = true;
+        if (call !== undefined && !call.sealed) {
+          call.closed = true;
+          call.sealed = true;
+        }
         return;
       }
       case 'message_delta': {
@@ -142,12 +170,24 @@ class AnthropicAssembler extends StreamAssembler {
     }
   }
 
+  /**
+   * Closed by its `content_block_stop`, and either complete JSON or followed by another
+   * block (an empty text is then a no-argument call; an unparsable one is passed raw). A
+   * block that is still open never goes, even when later blocks have started (interleaved
+   * blocks): its fragments may still be coming.
+   */
   protected isReady(call: PendingCall): boolean {
-    return (call.closed && completeJson(call) !== undefined) || call.later;
+    return call.closed && (call.later || completeJson(call) !== undefined);
   }
 
   protected completeOnCut(call: PendingCall): boolean {
-    return completeJson(call) !== undefined;
+    return completeJson(call, true) !== undefined;
+  }
+
+  /** The model finished, but this block was never closed: its text is used only when it is one complete JSON value. */
+  protected unfinishedOnEnd(call: PendingCall): string | undefined {
+    if (call.closed || completeJson(call, true) !== undefined) return undefined;
+    return 'the stream ending the message before this tool_use block was closed (no content_block_stop)';
   }
 
   #block(index: unknown): PendingCall | undefined {

@@ -15,7 +15,7 @@
  */
 import type { ContentBlock, ToolCall, ToolResultMessage } from '../core/tool.ts';
 import { describeValue } from '../core/tool.ts';
-import { asString } from './shared.ts';
+import { checkedResults, toolCallId, toolName } from './shared.ts';
 
 /**
  * What {@link fromAnthropic} accepts: an assistant message `{ role, content }` or a whole
@@ -61,7 +61,10 @@ export interface AnthropicToolResultMessage {
  * Reads the tool calls of an Anthropic assistant message.
  *
  * Returns one {@link ToolCall} per `tool_use` block, in content order: `id` and `name`
- * copied (a missing one becomes `''`), `arguments` = the block's `input` as is (an object in
+ * copied; a `name` that is not a string (missing, `["echo"]`, a number) becomes `''`, never
+ * its `String()`, so `runTools` answers that call "The tool call has no tool name" and runs
+ * nothing; an `id` that is a number becomes its text, any other non-string `''` (results
+ * pair by position, O1). `arguments` = the block's `input` as is (an object in
  * non-streamed bodies and Claude Code transcripts; a joined `partial_json` string, possibly
  * `""`, when a caller assembled a stream — see `../shared/corpus/SOURCES.md`, "Format
  * observations" 1–2).
@@ -101,7 +104,7 @@ export function fromAnthropic(message: AnthropicMessageInput): ToolCall[] {
     if (typeof block !== 'object' || block === null) continue;
     const b = block as Record<string, unknown>;
     if (b.type !== 'tool_use') continue;
-    const call: ToolCall = { id: asString(b.id), name: asString(b.name) };
+    const call: ToolCall = { id: toolCallId(b.id), name: toolName(b.name) };
     if ('input' in b) call.arguments = b.input;
     calls.push(call);
   }
@@ -116,9 +119,18 @@ export function fromAnthropic(message: AnthropicMessageInput): ToolCall[] {
  * Content mapping: a text block → `{ type: 'text', text }` (empty text blocks are dropped,
  * and `content` is omitted when nothing is left, because the API rejects empty text blocks);
  * an image block → `{ type: 'image', source: { type: 'base64', media_type, data } }`.
+ *
+ * Content is checked at run time, whatever the type says (a hook may return anything): a
+ * string `content` becomes one text block; a malformed block (a text block whose `text` is
+ * not a string, an image block without `data` or `mimeType`, an unknown type, a non-object)
+ * becomes a text block `[invalid content block omitted: …]` describing it; any other
+ * non-array `content` one text block saying so. A non-string `toolCallId` is sent as its
+ * number text or `''`. So this never throws on a result message's fields.
  * `is_error: true` is set only on error results (F1). `details` is never sent. To say more
  * in the same turn, append text blocks after these: the API wants the `tool_result` blocks
  * first.
+ *
+ * @throws TypeError when `results` is not an array, or an entry is not an object.
  *
  * @example
  * ```ts
@@ -129,7 +141,7 @@ export function fromAnthropic(message: AnthropicMessageInput): ToolCall[] {
 export function toAnthropic(results: readonly ToolResultMessage[]): AnthropicToolResultMessage {
   return {
     role: 'user',
-    content: results.map((result) => {
+    content: checkedResults('toAnthropic', results).map((result) => {
       const block: AnthropicToolResultBlock = { type: 'tool_result', tool_use_id: result.toolCallId };
       const content = result.content.flatMap(toAnthropicContent);
       if (content.length > 0) block.content = content;

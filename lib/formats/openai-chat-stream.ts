@@ -19,9 +19,10 @@
  * @module
  */
 import type { ToolCall } from '../core/tool.ts';
-import { asString, isRecord } from './shared.ts';
+import { asString, isRecord, toolCallId } from './shared.ts';
 import type { ProviderStream } from './sse.ts';
 import {
+  appendArguments,
   checkStreamArguments,
   completeJson,
   driveToolCallStream,
@@ -55,6 +56,15 @@ const FINISHED = new Set(['tool_calls', 'stop', 'function_call']);
  *   interleave (allowed by the format, not seen in any recording), a call that is not yet
  *   complete waits, and calls are still yielded in call order;
  * - else at the choice's `finish_reason`.
+ *
+ * Out-of-order chunks (issue 12, item 4; the rule is in `stream-calls.ts`): an index
+ * reused with a new `id` starts a new call — never merged into the first. The earlier call
+ * keeps its text if it is complete JSON (servers that send each call whole at index 0);
+ * else both are yielded `incomplete`, never run. Fragments for a call already yielded, and a
+ * call that starts after `finish_reason`, are not added to any running call: the late call
+ * is yielded `incomplete` at once (O1). The message ends at `finish_reason`: a call with no
+ * argument text by then is a no-argument call (`{}`). A `function.name` that is not a
+ * string leaves the name `''` (answered "no tool name", never run).
  *
  * The message's end: `finish_reason` `tool_calls`, `stop` or `function_call`: the rest are
  * yielded as they are. `length` (the output limit), `content_filter` or another reason: a
@@ -113,21 +123,35 @@ class OpenAIChatAssembler extends StreamAssembler {
   #part(part: Record<string, unknown>): void {
     const index = typeof part.index === 'number' ? part.index : this.#indexWithoutOne(part);
     let call = this.#byIndex.get(index);
-    if (call === undefined) {
-      // A new call: the model has moved past every call before it (or, interleaving, not yet:
-      // the JSON check in isReady decides). The calls before the last were marked already.
-      const previous = this.calls.at(-1);
-      if (previous !== undefined) previous.later = true;
-      call = pendingCall('', '');
-      this.calls.push(call);
-      this.#byIndex.set(index, call);
+    const id = toolCallId(part.id) || undefined; // a number is its text; null, '' and the rest: no id
+    if (call !== undefined && id !== undefined && call.id !== '' && id !== call.id) {
+      // The index is reused with a new id: a new call. Some providers send every call at
+      // index 0, each whole in one chunk; then the earlier call is complete JSON and is kept.
+      // If it is not, its remaining fragments and the new call's cannot be told apart: both
+      // are answered incomplete, never run.
+      const reason = `the stream reusing index ${index} for a new tool call (id ${JSON.stringify(id)}) before call ${JSON.stringify(call.id)} was complete`;
+      const kept = this.orphan(call, reason);
+      call = this.#start(index);
+      if (!kept) this.breakCall(call, reason);
     }
-    if (call.id === '' && typeof part.id === 'string') call.id = part.id;
+    call ??= this.#start(index);
+    if (call.id === '' && id !== undefined) call.id = id;
     const fn = part.function;
     if (isRecord(fn)) {
+      // A name that is not a string stays '' (no tool has that name): never coerced.
       if (call.name === '' && typeof fn.name === 'string') call.name = fn.name;
-      if (typeof fn.arguments === 'string') call.text += fn.arguments;
+      if (typeof fn.arguments === 'string') appendArguments(call, fn.arguments); // ignored once sealed
     }
+  }
+
+  /** A new call at `index`: the model has moved past every call before it (or, interleaving, not yet: the JSON check in isReady decides). */
+  #start(index: number): PendingCall {
+    // The calls before the last were marked already.
+    const previous = this.calls.at(-1);
+    if (previous !== undefined) previous.later = true;
+    const call = this.add(pendingCall('', ''));
+    this.#byIndex.set(index, call);
+    return call;
   }
 
   /** A provider that omits `index`: a new non-empty `id` starts a new call, anything else continues the last one. */
@@ -139,12 +163,22 @@ class OpenAIChatAssembler extends StreamAssembler {
     return lastIndex;
   }
 
+  /**
+   * A later call has started and this call's text is one complete JSON value. (Text that
+   * is not complete JSON waits for the finish: it is then passed raw, and `runTools` says
+   * it is not valid JSON.)
+   */
   protected isReady(call: PendingCall): boolean {
     return call.later && completeJson(call) !== undefined;
   }
 
   protected completeOnCut(call: PendingCall): boolean {
-    return completeJson(call) !== undefined;
+    return completeJson(call, true) !== undefined;
+  }
+
+  /** Chat has no per-call end event: when the model finished, each call's text is what it sent. */
+  protected unfinishedOnEnd(): string | undefined {
+    return undefined;
   }
 }
 

@@ -13,7 +13,7 @@
  */
 import type { ToolCall, ToolResultMessage } from '../core/tool.ts';
 import { describeValue } from '../core/tool.ts';
-import { asString, contentToText, isRecord } from './shared.ts';
+import { checkedResults, contentToText, isRecord, toolCallId, toolName } from './shared.ts';
 
 /**
  * What {@link fromOpenAIChat} accepts, any of:
@@ -40,7 +40,9 @@ export interface OpenAIChatToolMessage {
  * Reads the tool calls of an OpenAI Chat Completions assistant message.
  *
  * Returns one {@link ToolCall} per `tool_calls` entry, in order: `id` and
- * `function.name` copied (missing → `''`), `arguments` = `function.arguments` as is — a
+ * `function.name` copied (missing → `''`; a name that is not a string → `''`, never its
+ * `String()`, so `runTools` answers "no tool name" and runs nothing; a numeric id → its text,
+ * any other non-string id → `''`), `arguments` = `function.arguments` as is — a
  * JSON string in every recording of the corpus, `"{}"` for no arguments (DeepSeek, OpenAI),
  * kept raw so that toolrun's parser reports invalid JSON to the model (contract P5). Entries
  * of type `custom` (free-form tools) give `custom.name` and the raw `custom.input`.
@@ -74,7 +76,7 @@ export function fromOpenAIChat(message: OpenAIChatMessageInput): ToolCall[] {
     if (typeof entry !== 'object' || entry === null) continue;
     const e = entry as Record<string, unknown>;
     const fn = (isRecord(e.function) ? e.function : isRecord(e.custom) ? e.custom : {}) as Record<string, unknown>;
-    const call: ToolCall = { id: asString(e.id), name: asString(fn.name) };
+    const call: ToolCall = { id: toolCallId(e.id), name: toolName(fn.name) };
     const args = 'arguments' in fn ? fn.arguments : fn.input;
     if (args !== undefined) call.arguments = args;
     calls.push(call);
@@ -93,6 +95,12 @@ export function fromOpenAIChat(message: OpenAIChatMessageInput): ToolCall[] {
  * Chat Completions has no error flag: an error result is sent as its text (toolrun writes
  * error texts for the model to act on, contract P5). `details` is never sent.
  *
+ * Content is checked at run time as in `toAnthropic`: a string `content` is the text, a
+ * malformed block becomes `[invalid content block omitted: …]`; never throws on a result
+ * message's fields.
+ *
+ * @throws TypeError when `results` is not an array, or an entry is not an object.
+ *
  * @example
  * ```ts
  * toOpenAIChat([{ role: 'tool', toolCallId: 'call_1', toolName: 'get_time', content: [{ type: 'text', text: '12:00' }], isError: false }]);
@@ -100,7 +108,7 @@ export function fromOpenAIChat(message: OpenAIChatMessageInput): ToolCall[] {
  * ```
  */
 export function toOpenAIChat(results: readonly ToolResultMessage[]): OpenAIChatToolMessage[] {
-  return results.map((result) => ({ role: 'tool', tool_call_id: result.toolCallId, content: contentToText(result.content) }));
+  return checkedResults('toOpenAIChat', results).map((result) => ({ role: 'tool', tool_call_id: result.toolCallId, content: contentToText(result.content) }));
 }
 
 function assistantMessage(input: OpenAIChatMessageInput): { tool_calls?: unknown } {

@@ -18,12 +18,14 @@
  * @module
  */
 import type { ToolCall } from '../core/tool.ts';
-import { asString, isRecord } from './shared.ts';
+import { asString, isRecord, toolCallId, toolName } from './shared.ts';
 import type { ProviderStream } from './sse.ts';
 import {
+  appendArguments,
   checkStreamArguments,
   driveToolCallStream,
   pendingCall,
+  replaceArguments,
   StreamAssembler,
   StreamBrokenError,
   type PendingCall,
@@ -48,8 +50,17 @@ import {
  * `response.output_item.done` when the item's `status` is `completed` (or absent), in
  * output order.
  *
+ * Out-of-order events (issue 12, item 4; the rule is in `stream-calls.ts`): an
+ * `output_item.done` before (or without) its `output_item.added` is the whole call and runs
+ * with the done item's arguments; the late `added` is a repeat. Deltas and
+ * `…arguments.done` after the item is done are ignored; so is a second `done`. At
+ * `response.completed`, an item never done and absent from the final `output` is yielded
+ * `incomplete` (its deltas may be partial), never run with them or with `{}`. A call that
+ * starts after the end event is yielded `incomplete` at once (O1). A `name` that is not a
+ * string becomes `''` (answered "no tool name", never run).
+ *
  * The response's end: `response.completed`: any call not yet done is taken from the final
- * `response.output`, else yielded as it is. `response.incomplete` (`max_output_tokens`,
+ * `response.output`, else yielded `incomplete` (see above). `response.incomplete` (`max_output_tokens`,
  * `content_filter`): calls whose item was done and completed run; the others — and an
  * item done with `status: "incomplete"` — are yielded with `incomplete` naming the reason
  * (`the output limit (response incomplete: "max_output_tokens")`), never run — not with
@@ -97,27 +108,27 @@ class OpenAIResponsesAssembler extends StreamAssembler {
       case 'response.output_item.added': {
         const item = event.item;
         if (!isRecord(item) || item.type !== 'function_call') return;
-        const call = pendingCall(asString(item.call_id), asString(item.name), typeof item.arguments === 'string' ? item.arguments : '');
-        this.calls.push(call);
-        if (typeof item.id === 'string') this.#byItem.set(item.id, call);
-        if (typeof event.output_index === 'number') this.#byOutput.set(event.output_index, call);
+        // A second announcement of an item already seen (or already done) adds nothing.
+        if (typeof item.id === 'string' && this.#byItem.has(item.id)) return;
+        this.#announce(item, event.output_index);
         return;
       }
       case 'response.function_call_arguments.delta': {
         const call = this.#find(event);
-        if (call !== undefined && !call.closed && typeof event.delta === 'string') call.text += event.delta;
+        if (call !== undefined && typeof event.delta === 'string') appendArguments(call, event.delta); // ignored once the item is done
         return;
       }
       case 'response.function_call_arguments.done': {
         const call = this.#find(event);
-        if (call !== undefined && typeof event.arguments === 'string') call.text = event.arguments;
+        if (call !== undefined && typeof event.arguments === 'string') replaceArguments(call, event.arguments); // ignored once done
         return;
       }
       case 'response.output_item.done': {
         const item = event.item;
         if (!isRecord(item) || item.type !== 'function_call') return;
-        const call = (typeof item.id === 'string' ? this.#byItem.get(item.id) : undefined) ?? this.#find(event);
-        if (call === undefined) return;
+        // Done before (or without) its `added`: the done item carries the whole call, so it is
+        // taken from it — the later `added` is then a repeat and ignored.
+        const call = (typeof item.id === 'string' ? this.#byItem.get(item.id) : this.#find(event)) ?? this.#announce(item, event.output_index);
         this.#settle(call, item);
         return;
       }
@@ -153,6 +164,21 @@ class OpenAIResponsesAssembler extends StreamAssembler {
     return call.closed && !call.cut;
   }
 
+  /** The response completed, but this item was never done (and not in the final output), or was done `incomplete`. */
+  protected unfinishedOnEnd(call: PendingCall): string | undefined {
+    if (call.cut) return 'the response marking this function_call item "incomplete"';
+    if (!call.closed) return 'the stream completing the response without this function_call item being done (no response.output_item.done)';
+    return undefined;
+  }
+
+  /** A new call for a `function_call` item, keyed by its item id and output index. */
+  #announce(item: Record<string, unknown>, outputIndex: unknown): PendingCall {
+    const call = this.add(pendingCall(toolCallId(item.call_id), toolName(item.name), typeof item.arguments === 'string' ? item.arguments : ''));
+    if (typeof item.id === 'string') this.#byItem.set(item.id, call);
+    if (typeof outputIndex === 'number') this.#byOutput.set(outputIndex, call);
+    return call;
+  }
+
   #find(event: Record<string, unknown>): PendingCall | undefined {
     if (typeof event.item_id === 'string') {
       const byItem = this.#byItem.get(event.item_id);
@@ -161,12 +187,14 @@ class OpenAIResponsesAssembler extends StreamAssembler {
     return typeof event.output_index === 'number' ? this.#byOutput.get(event.output_index) : undefined;
   }
 
-  /** The item is done: its final fields win over what the deltas assembled. */
+  /** The item is done: its final fields win over what the deltas assembled. A second `done` changes nothing. */
   #settle(call: PendingCall, item: Record<string, unknown>): void {
-    if (typeof item.arguments === 'string') call.text = item.arguments;
+    if (call.sealed) return;
+    if (typeof item.arguments === 'string') replaceArguments(call, item.arguments);
     if (typeof item.call_id === 'string' && item.call_id !== '') call.id = item.call_id;
     if (typeof item.name === 'string' && item.name !== '') call.name = item.name;
     call.closed = true;
+    call.sealed = true;
     call.cut = item.status === 'incomplete';
   }
 
@@ -175,14 +203,9 @@ class OpenAIResponsesAssembler extends StreamAssembler {
     if (!isRecord(response) || !Array.isArray(response.output)) return;
     for (const item of response.output as unknown[]) {
       if (!isRecord(item) || item.type !== 'function_call' || typeof item.id !== 'string') continue;
-      let call = this.#byItem.get(item.id);
-      if (call === undefined) {
-        // Never announced by output_item.added (a proxy that forwards only the final response).
-        call = pendingCall(asString(item.call_id), asString(item.name));
-        this.calls.push(call);
-        this.#byItem.set(item.id, call);
-      }
-      if (!call.closed) this.#settle(call, item);
+      // Never announced by output_item.added (a proxy that forwards only the final response).
+      const call = this.#byItem.get(item.id) ?? this.#announce(item, undefined);
+      this.#settle(call, item);
     }
   }
 

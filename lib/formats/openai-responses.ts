@@ -14,7 +14,7 @@
  */
 import type { ToolCall, ToolResultMessage } from '../core/tool.ts';
 import { describeValue } from '../core/tool.ts';
-import { asString, contentToText } from './shared.ts';
+import { checkedResults, contentToText, toolCallId, toolName } from './shared.ts';
 
 /**
  * What {@link fromOpenAIResponses} accepts: a response's `output` array, or the whole
@@ -33,7 +33,9 @@ export interface OpenAIResponsesFunctionCallOutput {
  * Reads the function calls of a Responses API output.
  *
  * Returns one {@link ToolCall} per `function_call` item, in output order: `id` = the item's
- * `call_id` (never the item `id` `fc_…`), `name`, and `arguments` = the raw JSON string
+ * `call_id` (never the item `id` `fc_…`; a number → its text, another non-string → `''`),
+ * `name` (not a string → `''`, never its `String()`: `runTools` answers "no tool name" and
+ * runs nothing), and `arguments` = the raw JSON string
  * (always a string in the corpus). Other items (messages, reasoning, built-in tool calls
  * such as `web_search_call`) are skipped. `call_id`s are not checked for uniqueness: AWS
  * Bedrock's Responses endpoint returned `call_0` in consecutive turns (corpus file
@@ -62,7 +64,7 @@ export function fromOpenAIResponses(items: OpenAIResponsesInput): ToolCall[] {
     if (typeof item !== 'object' || item === null) continue;
     const i = item as Record<string, unknown>;
     if (i.type !== 'function_call') continue;
-    const call: ToolCall = { id: asString(i.call_id), name: asString(i.name) };
+    const call: ToolCall = { id: toolCallId(i.call_id), name: toolName(i.name) };
     if (i.arguments !== undefined) call.arguments = i.arguments;
     calls.push(call);
   }
@@ -79,6 +81,12 @@ export function fromOpenAIResponses(items: OpenAIResponsesInput): ToolCall[] {
  * carries text only]`. The Responses API has no error flag: an error result is sent as its
  * text. `details` is never sent.
  *
+ * Content is checked at run time as in `toAnthropic`: a string `content` is the text, a
+ * malformed block (e.g. an image without `data`) becomes `[invalid content block omitted:
+ * …]`; never throws on a result message's fields.
+ *
+ * @throws TypeError when `results` is not an array, or an entry is not an object.
+ *
  * @example
  * ```ts
  * toOpenAIResponses([{ role: 'tool', toolCallId: 'call_1', toolName: 'get_time', content: [{ type: 'text', text: '12:00' }], isError: false }]);
@@ -86,7 +94,7 @@ export function fromOpenAIResponses(items: OpenAIResponsesInput): ToolCall[] {
  * ```
  */
 export function toOpenAIResponses(results: readonly ToolResultMessage[]): OpenAIResponsesFunctionCallOutput[] {
-  return results.map((result) => ({
+  return checkedResults('toOpenAIResponses', results).map((result) => ({
     type: 'function_call_output',
     call_id: result.toolCallId,
     output: contentToText(result.content),

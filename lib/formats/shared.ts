@@ -1,22 +1,92 @@
 /**
- * Helpers shared by the format adapters: how result content becomes the one string an
- * OpenAI tool result carries, and lenient reads of provider fields.
+ * Helpers shared by the format adapters: how result content becomes what a provider
+ * carries (checked at run time: a tool result message is whatever the application and its
+ * hooks produced), how a model's tool name and call id are read, and lenient reads of
+ * provider fields.
  *
  * @module
  */
-import type { ContentBlock, ImageContent } from '../core/tool.ts';
+import { describeValue, type ContentBlock, type ImageContent } from '../core/tool.ts';
+
+/**
+ * The tool name of a call as the model sent it: a string as it is; anything else (an
+ * array, a number, `null`, a missing field) becomes `''`, never its `String()` — a model
+ * that sends `["echo"]` must not reach the tool `echo`. `''` matches no tool (a tool's name
+ * is a non-empty string), so `runTools` answers the call "The tool call has no tool name.
+ * Available tools: …" and runs nothing (contract O1, P5). See `docs/decisions.md`,
+ * "Format converters: malformed input".
+ */
+export function toolName(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/**
+ * A call id as the model sent it: a string as it is, a finite number as its decimal text
+ * (the id is only echoed back in the result), anything else — missing, `null`, an object —
+ * `''`. toolrun pairs results with calls by position, never by id (contract O1), so an
+ * empty id still gets its result; the provider may reject the follow-up request, as it
+ * would have rejected the id.
+ */
+export function toolCallId(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return '';
+}
+
+/**
+ * A tool result message's `content`, checked at run time, as valid {@link ContentBlock}s.
+ * A `ToolResultMessage` holds an array of text and image blocks; what a hook or tool really
+ * put there is not checked by the type, so:
+ * - an array: each valid block is kept as it is; each malformed one (not an object, an
+ *   unknown `type`, a text block whose `text` is not a string, an image block without a
+ *   non-empty string `data` and `mimeType`) becomes a text block describing it,
+ *   `[invalid content block omitted: …]`, so the model sees that something was there;
+ * - a string: one text block with it (the same rule as a tool's string return value);
+ * - anything else: one text block `[invalid tool result content omitted: …]`.
+ *
+ * Never throws. The converters (`toAnthropic`, `toOpenAIChat`, `toOpenAIResponses`) read
+ * content only through this.
+ */
+export function resultContent(content: unknown): ContentBlock[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  if (!Array.isArray(content)) {
+    return [{ type: 'text', text: `[invalid tool result content omitted: expected an array of content blocks, received ${describeValue(content, 80)}]` }];
+  }
+  return (content as unknown[]).map(checkedBlock);
+}
+
+function checkedBlock(block: unknown): ContentBlock {
+  const problem = blockProblem(block);
+  if (problem === undefined) return block as ContentBlock;
+  return { type: 'text', text: `[invalid content block omitted: ${problem}: ${describeValue(block, 80)}]` };
+}
+
+/** Why `block` is not a valid content block, or `undefined` when it is one. */
+function blockProblem(block: unknown): string | undefined {
+  if (!isRecord(block)) return 'not a content block';
+  if (block.type === 'text') return typeof block.text === 'string' ? undefined : 'a text block whose text is not a string';
+  if (block.type === 'image') {
+    if (typeof block.data !== 'string' || block.data === '') return 'an image block without base64 data';
+    if (typeof block.mimeType !== 'string' || block.mimeType === '') return 'an image block without a MIME type';
+    return undefined;
+  }
+  return 'a block of unknown type';
+}
 
 /**
  * The text an OpenAI tool result carries for `content`: text blocks as they are, each image
- * block as {@link imagePlaceholder}, blocks joined with `"\n"`.
+ * block as {@link imagePlaceholder}, blocks joined with `"\n"`. `content` is checked first
+ * ({@link resultContent}), so this never throws.
  *
  * Why a placeholder: a Chat Completions `role: "tool"` message and a Responses
  * `function_call_output` with a string `output` carry text only, so an image cannot be
  * passed through; the placeholder tells the model that an image existed, and how big it was,
  * instead of dropping it silently.
  */
-export function contentToText(content: readonly ContentBlock[]): string {
-  return content.map((block) => (block.type === 'text' ? block.text : imagePlaceholder(block))).join('\n');
+export function contentToText(content: unknown): string {
+  return resultContent(content)
+    .map((block) => (block.type === 'text' ? block.text : imagePlaceholder(block)))
+    .join('\n');
 }
 
 /**
@@ -27,6 +97,28 @@ export function imagePlaceholder(image: ImageContent): string {
   const padding = image.data.endsWith('==') ? 2 : image.data.endsWith('=') ? 1 : 0;
   const bytes = Math.max(0, Math.floor((image.data.length * 3) / 4) - padding);
   return `[image omitted: ${image.mimeType}, ${bytes} bytes; this tool result format carries text only]`;
+}
+
+/** The fields of one tool result message the converters send, read at run time (see {@link resultContent}). */
+export interface CheckedResult {
+  toolCallId: string;
+  content: ContentBlock[];
+  isError: boolean;
+}
+
+/**
+ * Reads `results[i]` for a converter: `toolCallId` through {@link toolCallId}, `content`
+ * through {@link resultContent}, `isError` true only when it is `true`.
+ *
+ * @throws TypeError when `results` is not an array, or an entry is not an object — the
+ *   caller passed something other than tool result messages (named, with its position).
+ */
+export function checkedResults(where: string, results: unknown): CheckedResult[] {
+  if (!Array.isArray(results)) throw new TypeError(`${where}: expected an array of tool result messages, received ${describeValue(results)}`);
+  return (results as unknown[]).map((result, i) => {
+    if (!isRecord(result)) throw new TypeError(`${where}: results[${i}] must be a tool result message object, received ${describeValue(result)}`);
+    return { toolCallId: toolCallId(result.toolCallId), content: resultContent(result.content), isError: result.isError === true };
+  });
 }
 
 /** A provider field as a string: strings as they are, `undefined`/`null` as `''`, anything else through `String`. */

@@ -1,0 +1,183 @@
+/**
+ * The format converters on what the type system does not stop (issue 12, item 5): result
+ * content that a hook or tool really produced at run time (`to*` never throw on a result
+ * message's fields, and never send a malformed block), and tool names and call ids from the
+ * model that are not strings (`from*`, batch and streamed: a non-string name is never
+ * coerced into a tool's name — the call is answered, never run; O1).
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  defineTool,
+  fromAnthropic,
+  fromAnthropicMessage,
+  fromAnthropicStream,
+  fromOpenAIChat,
+  fromOpenAIChatMessage,
+  fromOpenAIChatStream,
+  fromOpenAIResponses,
+  fromOpenAIResponsesStream,
+  runTools,
+  toAnthropic,
+  toOpenAIChat,
+  toOpenAIResponses,
+  type ToolCall,
+  type ToolResultMessage,
+} from '../../lib/index.ts';
+import { collect, text } from '../helpers.ts';
+import { anthropic, chat, responses } from './stream-events.ts';
+
+/** The results of one `echo` call whose afterToolCall hook (or tool) put `content` in the result. */
+async function resultsWith(options: { hookContent?: unknown; toolReturns?: unknown }): Promise<ToolResultMessage[]> {
+  const echo = defineTool({ name: 'echo', input: { type: 'object' }, execute: () => options.toolReturns ?? 'ok' });
+  const run = runTools([{ id: 'call_1', name: 'echo', arguments: {} }], {
+    tools: [echo],
+    ...(options.hookContent === undefined ? {} : { afterToolCall: () => ({ content: options.hookContent as never }) }),
+  });
+  return (await collect(run)).batch.messages;
+}
+
+/** The three converters' texts for `results`, one string per result and converter (a throw fails the spec). */
+function sent(results: ToolResultMessage[]) {
+  const anthropicMessage = toAnthropic(results);
+  return {
+    anthropic: anthropicMessage.content.map((b) => (b.content ?? []).map((c) => (c.type === 'text' ? c.text : `[image ${c.source.media_type}]`)).join('\n')),
+    anthropicBlocks: anthropicMessage.content.flatMap((b) => b.content ?? []),
+    chat: toOpenAIChat(results).map((m) => m.content),
+    responses: toOpenAIResponses(results).map((m) => m.output),
+  };
+}
+
+describe("afterToolCall returning { content: 'str' }: toAnthropic threw \"flatMap is not a function\" (issue 12.5)", () => {
+  it('every converter sends the string as the result text', async () => {
+    const out = sent(await resultsWith({ hookContent: 'the hook text' }));
+    expect(out.anthropic).toEqual(['the hook text']);
+    expect(out.chat).toEqual(['the hook text']);
+    expect(out.responses).toEqual(['the hook text']);
+  });
+
+  it('content that is neither an array nor a string (a number, null, an object) is described, not thrown on', () => {
+    for (const content of [5, null, { type: 'text', text: 'x' }]) {
+      const results = [{ role: 'tool', toolCallId: 'call_1', toolName: 'echo', content, isError: false }] as unknown as ToolResultMessage[];
+      const out = sent(results);
+      for (const t of [out.anthropic[0], out.chat[0], out.responses[0]]) expect(t).toMatch(/^\[invalid tool result content omitted: expected an array of content blocks, received /);
+    }
+  });
+});
+
+describe('an image block with no data: toOpenAIResponses threw (issue 12.5)', () => {
+  it('a tool returning { content: [{ type: "image" }] }: each converter sends a text block describing it, no image without data', async () => {
+    const out = sent(await resultsWith({ toolReturns: { content: [{ type: 'text', text: 'before' }, { type: 'image' }, { type: 'image', data: 'AAAA' }] } }));
+    for (const t of [out.anthropic[0], out.chat[0], out.responses[0]]) {
+      expect(t).toContain('before\n[invalid content block omitted: an image block without base64 data');
+      expect(t).toContain('[invalid content block omitted: an image block without a MIME type');
+    }
+    expect(out.anthropicBlocks.every((b) => b.type === 'text')).toBe(true);
+  });
+
+  it('a valid image still goes through (Anthropic as an image block, OpenAI as the placeholder)', async () => {
+    const out = sent(await resultsWith({ toolReturns: { content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }] } }));
+    expect(out.anthropicBlocks).toEqual([{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }]);
+    expect(out.chat[0]).toBe('[image omitted: image/png, 3 bytes; this tool result format carries text only]');
+  });
+});
+
+describe('{ type: "text", text: 5 } passed unchecked (issue 12.5)', () => {
+  it('a text block whose text is not a string, a null block and an unknown type become described text blocks; the API never sees text: 5', async () => {
+    const out = sent(await resultsWith({ hookContent: [{ type: 'text', text: 5 }, null, { type: 'audio', data: 'x' }, { type: 'text', text: 'fine' }] }));
+    const expected = [
+      '[invalid content block omitted: a text block whose text is not a string: object {"type":"text","text":5}]',
+      '[invalid content block omitted: not a content block: null]',
+      '[invalid content block omitted: a block of unknown type: object {"type":"audio","data":"x"}]',
+      'fine',
+    ].join('\n');
+    expect(out.anthropic).toEqual([expected]);
+    expect(out.chat).toEqual([expected]);
+    expect(out.responses).toEqual([expected]);
+    expect(out.anthropicBlocks.every((b) => b.type === 'text' && typeof b.text === 'string')).toBe(true);
+  });
+
+  it('a non-string toolCallId is sent as its number text or "", a non-boolean isError is not an error; results that are not an array throw a TypeError', () => {
+    const results = [
+      { role: 'tool', toolCallId: 7, toolName: 'echo', content: [], isError: 'yes' },
+      { role: 'tool', toolName: 'echo', content: [{ type: 'text', text: 'x' }], isError: true },
+    ] as unknown as ToolResultMessage[];
+    expect(toAnthropic(results).content).toEqual([
+      { type: 'tool_result', tool_use_id: '7' },
+      { type: 'tool_result', tool_use_id: '', content: [{ type: 'text', text: 'x' }], is_error: true },
+    ]);
+    expect(toOpenAIChat(results).map((m) => m.tool_call_id)).toEqual(['7', '']);
+    expect(toOpenAIResponses(results).map((m) => m.call_id)).toEqual(['7', '']);
+    expect(() => toAnthropic('x' as never)).toThrow(/toAnthropic: expected an array of tool result messages, received string "x"/);
+    expect(() => toOpenAIChat([null] as never)).toThrow(/toOpenAIChat: results\[0\] must be a tool result message object, received null/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// Tool names and ids from the model
+
+async function runEcho(calls: Iterable<ToolCall> | AsyncIterable<ToolCall>) {
+  const ran: string[] = [];
+  const echo = defineTool({ name: 'echo', input: { type: 'object' }, execute: (_a, { toolCallId }) => void ran.push(toolCallId) });
+  const results: ToolResultMessage[] = [];
+  try {
+    for await (const e of runTools(calls as AsyncIterable<ToolCall>, { tools: [echo] })) if (e.type === 'tool_result') results.push(e.message);
+  } catch {
+    // a broken stream is rethrown after every result; the results are what is checked
+  }
+  return { ran, results };
+}
+
+function expectAnsweredNotRun(run: { ran: string[]; results: ToolResultMessage[] }, ids: string[]) {
+  expect(run.ran).toEqual([]);
+  expect(run.results.map((r) => r.toolCallId)).toEqual(ids);
+  for (const r of run.results) {
+    expect(r.isError).toBe(true);
+    expect(text(r)).toContain('The tool call has no tool name. Available tools: echo');
+  }
+}
+
+describe("a non-string tool name from the model (['echo']) was coerced and ran (issue 12.5, O1)", () => {
+  const names: unknown[] = [['echo'], { toString: () => 'echo' }, 5, null];
+
+  it('fromAnthropic, fromOpenAIChat, fromOpenAIResponses: the name becomes "", so the call is answered "no tool name", never run', async () => {
+    const anthropicCalls = fromAnthropic({ content: names.map((name, i) => ({ type: 'tool_use', id: `toolu_${i}`, name, input: {} })) });
+    const chatCalls = fromOpenAIChat({ tool_calls: names.map((name, i) => ({ id: `call_${i}`, type: 'function', function: { name, arguments: '{}' } })) });
+    const responsesCalls = fromOpenAIResponses(names.map((name, i) => ({ type: 'function_call', id: `fc_${i}`, call_id: `call_${i}`, name, arguments: '{}' })));
+    expectAnsweredNotRun(await runEcho(anthropicCalls), names.map((_, i) => `toolu_${i}`));
+    expectAnsweredNotRun(await runEcho(chatCalls), names.map((_, i) => `call_${i}`));
+    expectAnsweredNotRun(await runEcho(responsesCalls), names.map((_, i) => `call_${i}`));
+  });
+
+  it('the agent-loop readers (fromAnthropicMessage, fromOpenAIChatMessage) do not coerce either', () => {
+    const a = fromAnthropicMessage({ content: [{ type: 'tool_use', id: 'toolu_1', name: ['echo'], input: {} }] });
+    const c = fromOpenAIChatMessage({ role: 'assistant', content: null, tool_calls: [{ id: 'call_1', function: { name: ['echo'], arguments: '{}' } }] });
+    expect(a.content).toEqual([{ type: 'toolCall', id: 'toolu_1', name: '', arguments: {} }]);
+    expect(c.content).toEqual([{ type: 'toolCall', id: 'call_1', name: '', arguments: '{}' }]);
+  });
+
+  it('the stream adapters: a streamed call with a non-string name is answered "no tool name", never run', async () => {
+    const a = await runEcho(
+      fromAnthropicStream([anthropic.start(0, 'toolu_1', ['echo'] as never), anthropic.delta(0, '{}'), anthropic.stop(0), ...anthropic.end()]),
+    );
+    expectAnsweredNotRun(a, ['toolu_1']);
+    const c = await runEcho(fromOpenAIChatStream([chat.first(0, 'call_1', '{}', ['echo']), ...chat.end()]));
+    expectAnsweredNotRun(c, ['call_1']);
+    const r = await runEcho(fromOpenAIResponsesStream([responses.added(0, 'call_1', ['echo']), responses.done(0, 'call_1', '{}', ['echo']), ...responses.end()]));
+    expectAnsweredNotRun(r, ['call_1']);
+  });
+});
+
+describe('non-string and missing call ids from the model: a number is its text, anything else "" — every call still gets its result (O1)', () => {
+  it('batch and streamed readers agree', async () => {
+    const ids: unknown[] = [42, { id: 'x' }, null, undefined];
+    const expected = ['42', '', '', ''];
+    expect(fromAnthropic({ content: ids.map((id) => ({ type: 'tool_use', id, name: 'echo', input: {} })) }).map((c) => c.id)).toEqual(expected);
+    expect(fromOpenAIChat({ tool_calls: ids.map((id) => ({ id, function: { name: 'echo', arguments: '{}' } })) }).map((c) => c.id)).toEqual(expected);
+    expect(fromOpenAIResponses(ids.map((call_id) => ({ type: 'function_call', call_id, name: 'echo', arguments: '{}' }))).map((c) => c.id)).toEqual(expected);
+    const streamed = await runEcho(
+      fromAnthropicStream([...ids.flatMap((id, i) => [anthropic.start(i, id as never), anthropic.delta(i, '{}'), anthropic.stop(i)]), ...anthropic.end()]),
+    );
+    expect(streamed.results.map((r) => r.toolCallId)).toEqual(expected);
+    expect(streamed.ran).toEqual(expected);
+  });
+});
