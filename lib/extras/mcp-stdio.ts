@@ -24,6 +24,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
+import { describeValue } from '../core/tool.ts';
+import { isRecord } from '../formats/shared.ts';
 
 /** A JSON-RPC message as this transport passes it on (the client validates the rest). */
 export type JsonRpcMessage = { [key: string]: unknown };
@@ -162,15 +164,14 @@ export class McpStdioTransport {
       this.onerror?.(error as Error);
       return;
     }
-    if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+    if (!isRecord(message)) {
       this.onerror?.(new Error(`McpStdioTransport: the server sent a line that is not a JSON-RPC message: ${line.slice(0, 200)}`));
       return;
     }
-    const m = message as JsonRpcMessage;
+    const m: JsonRpcMessage = message;
     // A response whose result is not an object: the SDK would drop it and let the request time out.
-    if ('id' in m && 'result' in m && !('method' in m) && (typeof m.result !== 'object' || m.result === null || Array.isArray(m.result))) {
-      const received = JSON.stringify(m.result) ?? String(m.result);
-      this.#answerWithError(m.id, `The MCP server answered without a result object (result: ${received.slice(0, 100)}); a JSON-RPC result must be an object.`);
+    if ('id' in m && 'result' in m && !('method' in m) && !isRecord(m.result)) {
+      this.#answerWithError(m.id, `The MCP server answered without a result object (result: ${describeValue(m.result, 100)}); a JSON-RPC result must be an object.`);
       return;
     }
     this.onmessage?.(m);

@@ -37,7 +37,7 @@
  * @module
  */
 import { Channel } from '../core/streams/channel.ts';
-import { contentToText } from '../formats/shared.ts';
+import { contentToText, isRecord } from '../formats/shared.ts';
 import { defineTool, describeValue, type ContentBlock, type JsonSchema, type Tool, type ToolResult } from '../core/tool.ts';
 
 /** One MCP progress notification's payload, as yielded by an MCP tool (`tool_execution_update.progress`). */
@@ -257,7 +257,7 @@ function mcpTool(client: McpClientLike, info: McpToolInfo, name: string, options
       const done = outcome!;
       if (!done.ok) throw done.error;
       const result = done.result;
-      if (typeof result !== 'object' || result === null || Array.isArray(result)) {
+      if (!isRecord(result)) {
         throw new Error(`MCP tool "${serverName}" was answered without a result object (received ${describeValue(result)}); the server broke the protocol.`);
       }
       const answer = result as McpCallToolResult;

@@ -17,6 +17,7 @@
 import { parseArguments, validateArguments } from '../../core/schema.ts';
 import { isPromiseLike } from '../../core/stages/execute.ts';
 import { errorText } from '../../core/stages/outcome.ts';
+import { isRecord } from '../../formats/shared.ts';
 import { normalizeToolOutput, type ContentBlock, type Tool, type ToolContext } from '../../core/tool.ts';
 import { checkGraceMs, checkTimeoutMs, DEFAULT_GRACE_MS, invoke } from './child-call.ts';
 import type { NormalizedOutput } from './types.ts';
@@ -147,7 +148,7 @@ async function checkInput<I>(tool: Tool<I, unknown, unknown>, args: unknown): Pr
     } catch (error) {
       throw new ToolInputError(`Tool "${tool.name}" could not read its arguments: ${errorText(error)}`, tool.name);
     }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    if (!isRecord(value)) {
       throw new ToolInputError(`Tool "${tool.name}" could not read its arguments: prepareArguments returned a non-object.`, tool.name);
     }
   }
