@@ -28,7 +28,7 @@ import { describeValue } from '../core/tool.ts';
 import { isRecord } from '../formats/shared.ts';
 
 /** A JSON-RPC message as this transport passes it on (the client validates the rest). */
-export type JsonRpcMessage = { [key: string]: unknown };
+export type McpJsonRpcMessage = { [key: string]: unknown };
 
 /** Options of {@link McpStdioTransport}. */
 export interface McpStdioTransportOptions {
@@ -73,7 +73,7 @@ const INHERITED_ENV = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'];
  */
 export class McpStdioTransport {
   /** Set by the client: each message read. */
-  onmessage?: (message: JsonRpcMessage) => void;
+  onmessage?: (message: McpJsonRpcMessage) => void;
   /** Set by the client: a problem that did not close the connection (a bad line, a dropped message, a write error). */
   onerror?: (error: Error) => void;
   /** Set by the client: the connection closed (the process exited or `close()` was called). */
@@ -130,7 +130,7 @@ export class McpStdioTransport {
   }
 
   /** Writes one message as a line. Rejects when the server is not running. */
-  send(message: JsonRpcMessage): Promise<void> {
+  send(message: McpJsonRpcMessage): Promise<void> {
     const stdin = this.#process?.stdin;
     if (stdin === undefined || stdin === null) return Promise.reject(new Error('Not connected'));
     return new Promise<void>((resolve, reject) => {
@@ -168,7 +168,7 @@ export class McpStdioTransport {
       this.onerror?.(new Error(`McpStdioTransport: the server sent a line that is not a JSON-RPC message: ${line.slice(0, 200)}`));
       return;
     }
-    const m: JsonRpcMessage = message;
+    const m: McpJsonRpcMessage = message;
     // A response whose result is not an object: the SDK would drop it and let the request time out.
     if ('id' in m && 'result' in m && !('method' in m) && !isRecord(m.result)) {
       this.#answerWithError(m.id, `The MCP server answered without a result object (result: ${describeValue(m.result, 100)}); a JSON-RPC result must be an object.`);

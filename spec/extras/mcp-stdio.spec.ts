@@ -5,7 +5,7 @@
  * is in `mcp.spec.ts`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { McpStdioTransport, type JsonRpcMessage } from '../../lib/index.ts';
+import { McpStdioTransport, type McpJsonRpcMessage } from '../../lib/index.ts';
 import { isAlive } from '../mcp-servers.ts';
 
 /** A child that writes each string of `pieces` with its own write, then waits for stdin to end. */
@@ -28,10 +28,10 @@ afterEach(async () => {
 });
 
 /** Starts a writer of `pieces`; resolves once `expected` messages and errors together arrived. */
-async function read(pieces: string[], expected: number, maxMessageBytes?: number): Promise<{ messages: JsonRpcMessage[]; errors: Error[] }> {
+async function read(pieces: string[], expected: number, maxMessageBytes?: number): Promise<{ messages: McpJsonRpcMessage[]; errors: Error[] }> {
   const transport = new McpStdioTransport({ command: process.execPath, args: ['-e', WRITER, JSON.stringify(pieces)], ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }) });
   opened.push(transport);
-  const messages: JsonRpcMessage[] = [];
+  const messages: McpJsonRpcMessage[] = [];
   const errors: Error[] = [];
   let done!: () => void;
   const all = new Promise<void>((resolve) => (done = resolve));
