@@ -415,6 +415,15 @@ describe('mcpTools against a misbehaving server (the SDK’s server classes over
     expect(after.batch.messages.map((m) => text(m))).toEqual(['still here', 'released']);
   }, 10_000);
 
+  it('why the transport exists (result: null): the SDK’s own stdio transport drops that answer, so the call waits for the request timeout', async () => {
+    const server = await startTestServer('sdk');
+    started.push(server);
+    const tools = await mcpTools(server.client, { requestTimeoutMs: 200 });
+    const { batch } = await collect(runTools([{ id: 'n', name: 'null_result', arguments: {} }], { tools }));
+    expect(text(batch.messages[0]!)).toBe('McpError: MCP error -32001: Request timed out');
+    expect(server.errors.length).toBeGreaterThan(0);
+  });
+
   it('defect "a response over 10 MB fails every call in flight": the big response fails only its own call; its siblings and later calls go on', async () => {
     const server = await startTestServer('toolrun', 1024 * 1024);
     started.push(server);
