@@ -111,13 +111,21 @@ async function* streamedTurn(stream: ModelStream, setup: TurnSetup): AsyncGenera
   const leftovers = builder.calls.slice(results.length);
   if (leftovers.length > 0) {
     const offset = results.length;
-    const notRun = runTools(leftovers.map(asCall), { ...setup.batchOptions, tools, signal });
-    for (let step = await notRun.next(); ; step = await notRun.next()) {
-      if (step.done === true) {
-        results.push(...step.value.messages);
-        break;
+    // Only an abort leaves calls unread; the fallback signal makes sure none of them can run.
+    const stopped = signal.aborted ? signal : AbortSignal.abort(new DOMException('The batch stopped reading calls', 'AbortError'));
+    const notRun = runTools(leftovers.map(asCall), { ...setup.batchOptions, tools, signal: stopped });
+    let answered = false;
+    try {
+      for (let step = await notRun.next(); ; step = await notRun.next()) {
+        if (step.done === true) {
+          answered = true;
+          results.push(...step.value.messages);
+          break;
+        }
+        yield { ...step.value, index: step.value.index + offset };
       }
-      yield { ...step.value, index: step.value.index + offset };
+    } finally {
+      if (!answered) closeWithoutWaiting(notRun);
     }
   }
   if (streamEnd!.kind !== 'ended') {
