@@ -53,9 +53,14 @@ type State = (typeof State)[keyof typeof State];
  * ```
  */
 export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined> {
-  /** Buffered values from `#head` on; slots before it were read (kept across cycles, compacted when drained). */
-  readonly #buffer: T[] = [];
+  /**
+   * A ring of slots: the buffered values are `#size` slots from `#head` on, wrapping around.
+   * Its length is a power of two that only grows, so a channel that fills and drains over
+   * and over reuses the same storage; a read slot is cleared at once.
+   */
+  #slots: Array<T | undefined> = new Array<T | undefined>(4);
   #head = 0;
+  #size = 0;
   readonly #highWaterMark: number;
   #state: State = State.Open;
   /** Set by `close(error)`: what the consumer's `next()` rejects with after the buffer. */
@@ -76,7 +81,7 @@ export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined
 
   /** Values buffered and not read yet. */
   get size(): number {
-    return this.#buffer.length - this.#head;
+    return this.#size;
   }
 
   /** True once `close()` was called or the consumer left: pushes are ignored. */
@@ -96,7 +101,7 @@ export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined
       this.#waiting = this.#rejectWaiting = undefined;
       waiting({ done: false, value });
     } else {
-      this.#buffer.push(value);
+      this.#enqueue(value);
     }
     return this.#wantsMore();
   }
@@ -126,12 +131,10 @@ export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined
   /** The next value; waits while the buffer is empty and the channel open. */
   next(): Promise<IteratorResult<T, undefined>> {
     if (this.size > 0) {
-      const value = this.#buffer[this.#head]!;
-      this.#buffer[this.#head++] = undefined as T; // let go of the value now
-      if (this.#head === this.#buffer.length) {
-        this.#buffer.length = 0;
-        this.#head = 0;
-      }
+      const value = this.#slots[this.#head] as T;
+      this.#slots[this.#head] = undefined; // let go of the value now
+      this.#head = (this.#head + 1) & (this.#slots.length - 1);
+      this.#size--;
       if (this.#wantsMore()) this.#releaseProducers();
       return Promise.resolve({ done: false, value });
     }
@@ -147,8 +150,8 @@ export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined
   /** The consumer leaves: buffered values are dropped, producers released, later pushes ignored. */
   return(): Promise<IteratorResult<T, undefined>> {
     this.#state = State.Done;
-    this.#buffer.length = 0;
-    this.#head = 0;
+    this.#slots.fill(undefined);
+    this.#size = 0;
     this.#error = undefined;
     this.#releaseProducers();
     if (this.#waiting !== undefined) this.#finish();
@@ -157,6 +160,19 @@ export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined
 
   [Symbol.asyncIterator](): this {
     return this;
+  }
+
+  #enqueue(value: T): void {
+    const capacity = this.#slots.length;
+    if (this.#size === capacity) {
+      // Full: double the ring, unwrapping the values in order.
+      const grown = new Array<T | undefined>(capacity * 2);
+      for (let i = 0; i < this.#size; i++) grown[i] = this.#slots[(this.#head + i) & (capacity - 1)];
+      this.#slots = grown;
+      this.#head = 0;
+    }
+    this.#slots[(this.#head + this.#size) & (this.#slots.length - 1)] = value;
+    this.#size++;
   }
 
   #wantsMore(): boolean {
