@@ -19,15 +19,15 @@
 import * as v from 'valibot';
 import {
   assistantText,
-  DEFAULT_MAX_TURNS,
-  runAgent,
   type AgentEndReason,
   type AgentEvent,
   type AgentMessage,
   type AgentModel,
   type AssistantMessage,
-} from './agent.ts';
-import type { ToolProgressOf } from './compose.ts';
+} from './agent/messages.ts';
+import { DEFAULT_MAX_TURNS, runAgent } from './agent/loop.ts';
+import { resultText } from './compose/call-tool.ts';
+import type { ToolProgressOf } from './compose/types.ts';
 import type { RunToolsOptions } from '../core/options.ts';
 import { describeValue, textContent, type InferInput, type InputSchema, type Tool, type ToolResult } from '../core/tool.ts';
 
@@ -204,7 +204,7 @@ function answer(name: string, maxTurns: number, result: { reason: AgentEndReason
       for (let i = result.messages.length - 1; i >= 0; i--) {
         const message = result.messages[i]!;
         if (message.role !== 'tool') break;
-        tail.unshift(message.content.map((b) => (b.type === 'text' ? b.text : `[image ${b.mimeType}]`)).join('\n'));
+        tail.unshift(resultText(message));
       }
       return { content: textContent(tail.join('\n')), details };
     }

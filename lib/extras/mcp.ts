@@ -14,6 +14,11 @@
  * | `isError: true` (Tools → Error handling) | a throw whose message is the result's text: an error result (`isError: true`) for the model |
  * | `content` blocks | result content, see {@link mcpContent} |
  *
+ * Over stdio, connect the client with {@link McpStdioTransport} rather than the SDK's
+ * `StdioClientTransport` when a server may misbehave: the SDK's transport closes the whole
+ * connection on one message over 10 MiB, and lets a request answered with `result: null`
+ * wait for its timeout; toolrun's fails only that request, at once (`lib/extras/mcp-stdio.ts`).
+ *
  * The MCP SDK is not a runtime dependency of toolrun: this module calls only methods of the
  * client object it is given (`listTools`, `callTool`), typed structurally by
  * {@link McpClientLike}, which the `Client` class of `@modelcontextprotocol/sdk` (1.x)
@@ -36,8 +41,10 @@
  *
  * @module
  */
-import { imagePlaceholder } from '../formats/shared.ts';
+import { Channel } from '../core/streams/channel.ts';
+import { contentToText, isRecord } from '../formats/shared.ts';
 import { defineTool, describeValue, type ContentBlock, type JsonSchema, type Tool, type ToolResult } from '../core/tool.ts';
+import type { McpStdioTransport } from './mcp-stdio.ts';
 
 /** One MCP progress notification's payload, as yielded by an MCP tool (`tool_execution_update.progress`). */
 export interface McpProgress {
@@ -119,9 +126,18 @@ export interface McpToolsOptions {
    * @default 60_000 (the SDK's default)
    */
   requestTimeoutMs?: number;
+  /**
+   * How many progress notifications of one call may wait for the consumer; beyond that,
+   * only the newest one is kept (see {@link mcpTools}). A positive integer.
+   * @default 16
+   */
+  progressHighWaterMark?: number;
   /** Aborts the listing (`tools/list`). */
   signal?: AbortSignal;
 }
+
+/** Default of {@link McpToolsOptions.progressHighWaterMark}. */
+const DEFAULT_PROGRESS_HIGH_WATER_MARK = 16;
 
 /**
  * Lists the tools of a connected MCP client (following `nextCursor` pages) and returns one
@@ -134,11 +150,16 @@ export interface McpToolsOptions {
  * - yields each progress notification as an {@link McpProgress}, while the call runs (the
  *   SDK (1.x) may drop a notification that arrives right before the response: it runs
  *   notification handlers a microtask after response handlers, and the response removes the
- *   progress handler — so a server's final "100 %" notification is often not seen);
+ *   progress handler — so a server's final "100 %" notification is often not seen). The
+ *   queue between the client and a slow consumer is bounded: past `progressHighWaterMark`
+ *   waiting notifications, only the newest is kept (intermediate ones are dropped; progress
+ *   is cumulative, so only their messages are lost);
  * - returns the result's content mapped by {@link mcpContent}, with `details`
  *   `{ structuredContent }` when the server sent structured content;
  * - throws an `Error` whose message is that text when the result has `isError: true` (the
  *   MCP result is the error's `cause`), so the call ends as an error result;
+ * - throws an `Error` at once when the server answers without a result object (e.g.
+ *   `result: null`, from a client that lets it through), so the call ends as an error result;
  * - throws the SDK's error when the request fails (server gone, protocol error, the SDK's
  *   own timeout), which toolrun turns into an error result (contract P4).
  *
@@ -150,6 +171,10 @@ export interface McpToolsOptions {
  */
 export async function mcpTools(client: McpClientLike, options: McpToolsOptions = {}): Promise<Tool<Record<string, unknown>, McpProgress, ToolResult>[]> {
   const prefix = options.prefix ?? '';
+  const hwm = options.progressHighWaterMark;
+  if (hwm !== undefined && !(Number.isInteger(hwm) && hwm > 0)) {
+    throw new TypeError(`mcpTools: options.progressHighWaterMark must be a positive integer, received ${describeValue(hwm)}`);
+  }
   const listed: McpToolInfo[] = [];
   let cursor: string | undefined;
   do {
@@ -201,6 +226,7 @@ function mcpTool(client: McpClientLike, info: McpToolInfo, name: string, options
   const description = info.description ?? info.title;
   const executionMode = typeof options.executionMode === 'function' ? options.executionMode(info) : options.executionMode;
   const requestTimeoutMs = options.requestTimeoutMs;
+  const highWaterMark = options.progressHighWaterMark ?? DEFAULT_PROGRESS_HIGH_WATER_MARK;
   return defineTool({
     name,
     ...(description === undefined ? {} : { description }),
@@ -208,13 +234,7 @@ function mcpTool(client: McpClientLike, info: McpToolInfo, name: string, options
     ...(executionMode === undefined ? {} : { executionMode }),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     async *execute(args, { signal }): AsyncGenerator<McpProgress, ToolResult, undefined> {
-      const updates: McpProgress[] = [];
-      let wake: (() => void) | undefined;
-      const notify = (): void => {
-        const w = wake;
-        wake = undefined;
-        w?.();
-      };
+      const progress = new ProgressQueue(highWaterMark);
       const request: McpRequestOptions = {
         signal,
         resetTimeoutOnProgress: true,
@@ -222,37 +242,86 @@ function mcpTool(client: McpClientLike, info: McpToolInfo, name: string, options
           const update: McpProgress = { progress: p.progress };
           if (typeof p.total === 'number') update.total = p.total;
           if (typeof p.message === 'string') update.message = p.message;
-          updates.push(update);
-          notify();
+          progress.offer(update);
         },
       };
       if (requestTimeoutMs !== undefined) request.timeout = requestTimeoutMs;
       // Never rejects: a generator abandoned by toolrun (A3) must leave no unhandled rejection.
-      let outcome: { ok: true; result: McpCallToolResult } | { ok: false; error: unknown } | undefined;
-      const settled = client.callTool({ name: serverName, arguments: args }, undefined, request).then(
-        (result) => void (outcome = { ok: true, result }),
-        (error: unknown) => void (outcome = { ok: false, error }),
+      let outcome: { ok: true; result: unknown } | { ok: false; error: unknown } | undefined;
+      void client.callTool({ name: serverName, arguments: args }, undefined, request).then(
+        (result) => {
+          outcome = { ok: true, result };
+          progress.end();
+        },
+        (error: unknown) => {
+          outcome = { ok: false, error };
+          progress.end();
+        },
       );
-      void settled.then(notify);
-      for (;;) {
-        const update = updates.shift();
-        if (update !== undefined) {
-          yield update;
-          continue;
-        }
-        if (outcome !== undefined) break;
-        await new Promise<void>((resolve) => (wake = resolve));
-      }
-      const done = outcome;
+      // One notification per step of the consumer (the merge pulls one step ahead, M3).
+      yield* progress.channel;
+      const done = outcome!;
       if (!done.ok) throw done.error;
-      const content = mcpContent(done.result);
-      if (done.result.isError === true) {
-        const text = content.map((block) => (block.type === 'text' ? block.text : imagePlaceholder(block))).join('\n');
-        throw new Error(text === '' ? `MCP tool "${serverName}" reported an error without any text` : text, { cause: done.result });
+      const result = done.result;
+      if (!isRecord(result)) {
+        throw new Error(`MCP tool "${serverName}" was answered without a result object (received ${describeValue(result)}); the server broke the protocol.`);
       }
-      return done.result.structuredContent === undefined ? { content } : { content, details: { structuredContent: done.result.structuredContent } };
+      const answer = result as McpCallToolResult;
+      const content = mcpContent(answer);
+      if (answer.isError === true) {
+        const text = contentToText(content);
+        throw new Error(text === '' ? `MCP tool "${serverName}" reported an error without any text` : text, { cause: answer });
+      }
+      return answer.structuredContent === undefined ? { content } : { content, details: { structuredContent: answer.structuredContent } };
     },
   });
+}
+
+/**
+ * The progress notifications of one call, on their way to the tool's generator.
+ *
+ * The MCP client's progress callback cannot be paused, so the queue is bounded instead:
+ * up to `highWaterMark` notifications wait in the {@link Channel}; beyond that, only the
+ * newest one is held back (each newer one replaces it) and goes in as soon as the consumer
+ * has read one. A slow consumer therefore sees the first notifications, then the latest
+ * one each time it asks; memory stays bounded whatever the server sends. MCP progress is
+ * cumulative (its `progress` value only increases), so a dropped intermediate notification
+ * loses its `message` only. When the call settles, a held notification is delivered before
+ * the end.
+ */
+class ProgressQueue {
+  readonly channel: Channel<McpProgress>;
+  /** The newest notification not in the channel yet; set only while the channel is full. */
+  #held: McpProgress | undefined;
+  /** True while a `ready()` wait is pending (the channel reached its high-water mark). */
+  #full = false;
+
+  constructor(highWaterMark: number) {
+    this.channel = new Channel<McpProgress>({ highWaterMark });
+  }
+
+  offer(update: McpProgress): void {
+    if (this.#full) {
+      this.#held = update;
+      return;
+    }
+    if (this.channel.push(update)) return;
+    this.#full = true;
+    void this.channel.ready().then(() => {
+      this.#full = false;
+      const held = this.#held;
+      this.#held = undefined;
+      if (held !== undefined) this.offer(held);
+    });
+  }
+
+  /** The call settled: the held notification (if any) goes in, then the end. */
+  end(): void {
+    const held = this.#held;
+    this.#held = undefined;
+    if (held !== undefined) this.channel.push(held);
+    this.channel.close();
+  }
 }
 
 function contentBlock(block: unknown): ContentBlock {

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { AgentMessage, AssistantContent, AssistantMessage, StopReason, ToolCallContent } from '../extras/agent.ts';
+import type { AgentMessage, AssistantContent, AssistantMessage, StopReason, ToolCallContent } from '../extras/agent/messages.ts';
 import type { ContentBlock, ToolResultMessage } from '../core/tool.ts';
 import { describeValue } from '../core/tool.ts';
 import { toAnthropic, type AnthropicTextBlock } from './anthropic.ts';

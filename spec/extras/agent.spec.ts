@@ -247,6 +247,10 @@ describe('runAgent: the loop around runTools (seed 000 runLoop)', () => {
     expect(() => runAgent({ model: 'gpt' as never, tools: [], messages: [] })).toThrow(/options\.model must be a function/);
     expect(() => runAgent({ model: scriptedModel([]), tools: [], messages: [], maxTurns: 0 })).toThrow('runAgent: options.maxTurns must be a positive integer or Infinity, received number 0');
     expect(() => runAgent({ model: scriptedModel([]), tools: [echo, echo], messages: [] })).toThrow(/two tools named "echo"/);
+    // The batch options get runTools' own checks, before any run exists.
+    expect(() => runAgent({ model: scriptedModel([]), tools: [echo], messages: [], mode: 'fast' as never })).toThrow("runTools: options.mode must be 'parallel' or 'sequential', received string \"fast\"");
+    expect(() => runAgent({ model: scriptedModel([]), tools: [{ name: 'x' } as never], messages: [] })).toThrow('runTools: options.tools[0]: tool "x".execute must be a function, received undefined');
+    expect(() => runAgent({ model: scriptedModel([]), tools: 'echo' as never, messages: [] })).toThrow(/options\.tools must be an array/);
   });
 });
 

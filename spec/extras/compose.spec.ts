@@ -392,6 +392,28 @@ describe('withRetry (abort-controller-x retry)', () => {
     expect(attemptSignal?.aborted).toBe(true);
   });
 
+  it('forwards progress with backpressure: an attempt is pulled at most one step ahead of the consumer (M3)', async () => {
+    let pulled = 0;
+    const counting = defineTool({
+      name: 'count',
+      input: v.object({}),
+      async *execute() {
+        for (let i = 0; i < 4; i++) {
+          pulled++;
+          yield i;
+        }
+        return 'done';
+      },
+    });
+    const run = withRetry(counting, { retries: 1 }).execute({}, context()) as AsyncGenerator<number, string, undefined>;
+    for (let k = 0; k < 4; k++) {
+      expect(await run.next()).toEqual({ done: false, value: k });
+      await settle();
+      expect(pulled).toBe(k + 1);
+    }
+    expect(await run.next()).toEqual({ done: true, value: 'done' });
+  });
+
   it('rejects bad options at once', () => {
     expect(() => withRetry(reader, { retries: -1 })).toThrow('withRetry: options.retries must be a non-negative integer, received number -1');
     expect(() => withRetry(reader, { retries: 1, backoff: { baseMs: -5 } })).toThrow(/backoff\.baseMs/);

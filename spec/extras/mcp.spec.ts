@@ -11,9 +11,14 @@
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import {
   mcpContent,
+  McpStdioTransport,
   mcpTools,
   runTools,
   toAnthropicTools,
@@ -24,7 +29,7 @@ import {
   type ToolCall,
   type ToolEvent,
 } from '../../lib/index.ts';
-import { collect, text } from '../helpers.ts';
+import { collect, gate, text } from '../helpers.ts';
 import { isAlive, startServer, type StartedServer } from '../mcp-servers.ts';
 
 const EVERYTHING = '@modelcontextprotocol/server-everything';
@@ -302,10 +307,166 @@ describe('mcpTools mapping rules (a fake client)', () => {
     expect(text(batch.messages[1]!)).toBe('failed\n[image omitted: image/png, 3 bytes; this tool result format carries text only]');
   });
 
+  it('a client that resolves without a result object (null): an error result at once, saying so', async () => {
+    const client = fakeClient([[{ name: 'nothing', inputSchema: schema }]], () => null as unknown as McpCallToolResult);
+    const tools = await mcpTools(client);
+    const { batch } = await collect(runTools([{ id: '1', name: 'nothing' }], { tools }));
+    expect(batch.messages[0]).toMatchObject({ isError: true });
+    expect(text(batch.messages[0]!)).toBe('MCP tool "nothing" was answered without a result object (received null); the server broke the protocol.');
+  });
+
+  it('rejects a malformed progressHighWaterMark', async () => {
+    const client = fakeClient([[{ name: 'x', inputSchema: schema }]], () => ({ content: [] }));
+    await expect(mcpTools(client, { progressHighWaterMark: 0 })).rejects.toThrow('mcpTools: options.progressHighWaterMark must be a positive integer, received number 0');
+  });
+
   it('a request that fails (server gone) is an error result, not a crash', async () => {
     const client = fakeClient([[{ name: 'gone', inputSchema: schema }]], () => Promise.reject(new Error('Not connected')));
     const tools = await mcpTools(client);
     const { batch } = await collect(runTools([{ id: '1', name: 'gone' }], { tools }));
     expect(batch.messages[0]).toMatchObject({ isError: true, content: [{ type: 'text', text: 'Not connected' }] });
   });
+});
+
+/** The misbehaving server of `spec/fixtures/mcp-test-server.ts`, on the SDK's own server classes. */
+const TEST_SERVER = fileURLToPath(new URL('../fixtures/mcp-test-server.ts', import.meta.url));
+
+/** Starts the test server over stdio with toolrun's transport or the SDK's, and connects a client. */
+async function startTestServer(transportKind: 'toolrun' | 'sdk', maxMessageBytes?: number): Promise<StartedServer & { errors: Error[] }> {
+  const params = { command: process.execPath, args: ['--import', 'tsx', TEST_SERVER], cwd: process.cwd(), stderr: 'pipe' as const };
+  const transport =
+    transportKind === 'toolrun'
+      ? new McpStdioTransport({ ...params, ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }) })
+      : new StdioClientTransport(params);
+  const client = new Client({ name: 'toolrun-spec', version: '0.0.0' });
+  const errors: Error[] = [];
+  client.onerror = (error) => errors.push(error);
+  await client.connect(transport);
+  const pid = transport.pid;
+  if (pid === null) throw new Error('no server process');
+  return {
+    client,
+    pid,
+    sent: [],
+    errors,
+    async close() {
+      await client.close();
+      for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 20));
+    },
+  };
+}
+
+/** A context as the runtime would give. */
+function toolContext(name: string): { toolCallId: string; toolName: string; index: number; signal: AbortSignal } {
+  return { toolCallId: 'c1', toolName: name, index: 0, signal: new AbortController().signal };
+}
+
+describe('mcpTools against a misbehaving server (the SDK’s server classes over stdio)', () => {
+  const started: StartedServer[] = [];
+  afterAll(async () => {
+    for (const server of started) {
+      await server.close();
+      expect(isAlive(server.pid)).toBe(false);
+    }
+  });
+
+  it('defect "progress queue not backpressured": a slow consumer holds at most progressHighWaterMark notifications plus the newest', async () => {
+    const server = await startTestServer('sdk');
+    started.push(server);
+    const count = 500;
+    let received = 0;
+    const allReceived = gate();
+    const counting: McpClientLike = {
+      listTools: (params, options) => server.client.listTools(params, options),
+      callTool: (params, schema, options) =>
+        server.client.callTool(params, schema, {
+          ...options,
+          onprogress: (p) => {
+            options?.onprogress?.(p);
+            if (++received === count) allReceived.open();
+          },
+        }),
+    };
+    const tools = await mcpTools(counting, { progressHighWaterMark: 4 });
+    const flood = tools.find((t) => t.name === 'flood')!;
+    const run = flood.execute({ count }, toolContext('flood')) as AsyncGenerator<McpProgress, unknown, undefined>;
+    const yielded: McpProgress[] = [];
+    const first = await run.next();
+    yielded.push(first.value as McpProgress);
+    // The consumer stalls while the server sends every notification.
+    await allReceived.promise;
+    await server.client.callTool({ name: 'release', arguments: {} });
+    for (let step = await run.next(); step.done !== true; step = await run.next()) yielded.push(step.value);
+    // The first one taken, 4 queued, then only the newest: not 500.
+    expect(yielded.map((p) => p.progress)).toEqual([1, 2, 3, 4, 5, count]);
+    expect(yielded.at(-1)).toEqual({ progress: count, total: count, message: `step ${count} ${'.'.repeat(200)}` });
+  });
+
+  it('defect "result: null waits for the request timeout": the call ends at once as an error result; the connection stays usable', async () => {
+    const server = await startTestServer('toolrun');
+    started.push(server);
+    // The SDK's default request timeout (60 s) is left in place: only an immediate answer passes.
+    const tools = await mcpTools(server.client);
+    const { events, batch } = await collect(runTools([{ id: 'n', name: 'null_result', arguments: {} }], { tools }));
+    expect(batch.messages[0]?.isError).toBe(true);
+    expect(text(batch.messages[0]!)).toMatch(/The MCP server answered without a result object \(result: null\)/);
+    expect(ofType(events, 'tool_execution_end')[0]?.outcome).toBe('error');
+    const after = await collect(runTools([{ id: 'e', name: 'wait_echo', arguments: { text: 'still here' } }, { id: 'r', name: 'release', arguments: {} }], { tools }));
+    expect(after.batch.messages.map((m) => text(m))).toEqual(['still here', 'released']);
+  }, 10_000);
+
+  it('why the transport exists (result: null): the SDK’s own stdio transport drops that answer, so the call waits for the request timeout', async () => {
+    const server = await startTestServer('sdk');
+    started.push(server);
+    const tools = await mcpTools(server.client, { requestTimeoutMs: 200 });
+    const { batch } = await collect(runTools([{ id: 'n', name: 'null_result', arguments: {} }], { tools }));
+    expect(text(batch.messages[0]!)).toBe('McpError: MCP error -32001: Request timed out');
+    expect(server.errors.length).toBeGreaterThan(0);
+  });
+
+  it('defect "a response over 10 MB fails every call in flight": the big response fails only its own call; its siblings and later calls go on', async () => {
+    const server = await startTestServer('toolrun', 1024 * 1024);
+    started.push(server);
+    const tools = await mcpTools(server.client);
+    const calls: ToolCall[] = [
+      { id: 'sibling', name: 'wait_echo', arguments: { text: 'sibling done' } },
+      { id: 'big', name: 'huge', arguments: { bytes: 3 * 1024 * 1024 } },
+    ];
+    const events: ToolEvent[] = [];
+    for await (const event of runTools(calls, { tools })) {
+      events.push(event);
+      // The sibling is still in flight when the big answer has failed: now let it finish.
+      if (event.type === 'tool_execution_end' && event.toolCallId === 'big') await server.client.callTool({ name: 'release', arguments: {} });
+    }
+    const results = ofType(events, 'tool_result').map((e) => e.message);
+    expect(results.map((m) => [m.toolCallId, m.isError])).toEqual([
+      ['sibling', false],
+      ['big', true],
+    ]);
+    expect(text(results[0]!)).toBe('sibling done');
+    expect(text(results[1]!)).toMatch(/^McpError: MCP error -32603: The MCP server's message of \d+ bytes is over this transport's limit of 1048576 bytes/);
+    expect(isAlive(server.pid)).toBe(true);
+    const later = await collect(runTools([{ id: 'small', name: 'huge', arguments: { bytes: 1000 } }], { tools }));
+    expect(text(later.batch.messages[0]!)).toBe('x'.repeat(1000));
+  }, 20_000);
+
+  it('why the transport exists: the SDK’s own stdio transport closes the connection on a message over 10 MiB, failing every call in flight', async () => {
+    const server = await startTestServer('sdk');
+    started.push(server);
+    const tools = await mcpTools(server.client);
+    const { batch } = await collect(
+      runTools(
+        [
+          { id: 'sibling', name: 'wait_echo', arguments: { text: 'never' } },
+          { id: 'big', name: 'huge', arguments: { bytes: 11 * 1024 * 1024 } },
+        ],
+        { tools },
+      ),
+    );
+    expect(batch.messages.map((m) => [m.isError, text(m)])).toEqual([
+      [true, 'McpError: MCP error -32000: Connection closed'],
+      [true, 'McpError: MCP error -32000: Connection closed'],
+    ]);
+    expect(server.errors.map((e) => e.message)).toContain('ReadBuffer exceeded maximum size of 10485760 bytes');
+  }, 20_000);
 });

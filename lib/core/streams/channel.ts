@@ -1,0 +1,204 @@
+/**
+ * A single-consumer push channel: any number of producers `push` values, one consumer
+ * reads them with `for await` (or `next()`), in push order.
+ *
+ * ```
+ * producer ─ push(v) ─▶ [ buffer ] ─▶ next() ─▶ the one consumer
+ *          ◀─ false: at the high-water mark; await ready() before pushing more
+ * close(error?) ends it: the consumer reads what is buffered, then done (or the error)
+ * return() (the consumer left): buffer dropped, later pushes ignored, ready() resolves
+ * ```
+ *
+ * Backpressure is a signal, not a block: `push` never waits and never drops on its own;
+ * it returns `false` once the buffer reached `highWaterMark`, and {@link Channel.ready}
+ * resolves when the producer may go on. With `highWaterMark: 0` a producer that waits on
+ * `ready()` runs in lockstep with the consumer: it is released only while the consumer is
+ * waiting for a value, as a merge source is pulled at most one step ahead (contract M3).
+ *
+ * One consumer only: `next()` must not be called again before the previous call settled.
+ *
+ * @module
+ */
+
+/** Options of {@link Channel}. */
+export interface ChannelOptions {
+  /**
+   * How many values may wait in the buffer before `push` returns `false`; `0` means a
+   * producer waiting on `ready()` is released only while the consumer waits for a value.
+   * A non-negative integer or `Infinity`.
+   * @default 1
+   */
+  highWaterMark?: number;
+}
+
+/**
+ * Lifecycle; states only move forward. `Open`: values may be pushed. `Closing`: `close()`
+ * was called, buffered values are still read, then the end (or the error). `Done`: the end
+ * was read, or the consumer left; nothing more is buffered or handed out.
+ */
+const State = { Open: 0, Closing: 1, Done: 2 } as const;
+type State = (typeof State)[keyof typeof State];
+
+/**
+ * See the module comment.
+ *
+ * @example
+ * ```ts
+ * const channel = new Channel<number>({ highWaterMark: 16 });
+ * (async () => {
+ *   for (let i = 0; i < 100 && !channel.closed; i++) if (!channel.push(i)) await channel.ready();
+ *   channel.close();
+ * })();
+ * for await (const n of channel) console.log(n);
+ * ```
+ */
+export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined> {
+  /**
+   * A ring of slots: the buffered values are `#size` slots from `#head` on, wrapping around.
+   * Its length is a power of two that only grows, so a channel that fills and drains over
+   * and over reuses the same storage; a read slot is cleared at once.
+   */
+  #slots: Array<T | undefined> = new Array<T | undefined>(4);
+  #head = 0;
+  #size = 0;
+  readonly #highWaterMark: number;
+  #state: State = State.Open;
+  /** Set by `close(error)`: what the consumer's `next()` rejects with after the buffer. */
+  #error: { error: unknown } | undefined;
+  /** Invariant: set only while the consumer waits in `next()` on an empty buffer. */
+  #waiting: ((step: IteratorResult<T, undefined>) => void) | undefined;
+  #rejectWaiting: ((error: unknown) => void) | undefined;
+  /** Producers waiting in `ready()`; released together when the channel wants more or ends. */
+  #readyWaiters: Array<() => void> = [];
+
+  constructor(options: ChannelOptions = {}) {
+    const hwm = options.highWaterMark ?? 1;
+    if (!(hwm === Infinity || (Number.isInteger(hwm) && hwm >= 0))) {
+      throw new TypeError(`Channel: highWaterMark must be a non-negative integer or Infinity, received ${String(hwm)}`);
+    }
+    this.#highWaterMark = hwm;
+  }
+
+  /** Values buffered and not read yet. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** True once `close()` was called or the consumer left: pushes are ignored. */
+  get closed(): boolean {
+    return this.#state !== State.Open;
+  }
+
+  /**
+   * Hands `value` to the waiting consumer or buffers it. Ignored once {@link closed}.
+   * @returns `true` while the producer may go on pushing; `false` when the buffer reached
+   *   the high-water mark (await {@link ready}) or the channel is closed.
+   */
+  push(value: T): boolean {
+    if (this.#state !== State.Open) return false;
+    const waiting = this.#waiting;
+    if (waiting !== undefined) {
+      this.#waiting = this.#rejectWaiting = undefined;
+      waiting({ done: false, value });
+    } else {
+      this.#enqueue(value);
+    }
+    return this.#wantsMore();
+  }
+
+  /**
+   * Resolves once the producer may push again: the buffer is below the high-water mark
+   * (with `highWaterMark: 0`, the consumer waits for a value), or the channel is closed —
+   * check {@link closed} after it. Never rejects.
+   */
+  ready(): Promise<void> {
+    if (this.#state !== State.Open || this.#wantsMore()) return Promise.resolve();
+    return new Promise<void>((resolve) => this.#readyWaiters.push(resolve));
+  }
+
+  /**
+   * Ends the channel: the consumer reads the buffered values, then the end — or, with an
+   * `error` argument, a rejection with it. Later pushes are ignored; a second close is too.
+   */
+  close(...error: [] | [unknown]): void {
+    if (this.#state !== State.Open) return;
+    this.#state = State.Closing;
+    if (error.length > 0) this.#error = { error: error[0] };
+    this.#releaseProducers();
+    if (this.#waiting !== undefined) this.#finish();
+  }
+
+  /** The next value; waits while the buffer is empty and the channel open. */
+  next(): Promise<IteratorResult<T, undefined>> {
+    if (this.size > 0) {
+      const value = this.#slots[this.#head] as T;
+      this.#slots[this.#head] = undefined; // let go of the value now
+      this.#head = (this.#head + 1) & (this.#slots.length - 1);
+      this.#size--;
+      if (this.#wantsMore()) this.#releaseProducers();
+      return Promise.resolve({ done: false, value });
+    }
+    if (this.#state !== State.Open) return this.#end();
+    return new Promise<IteratorResult<T, undefined>>((resolve, reject) => {
+      this.#waiting = resolve;
+      this.#rejectWaiting = reject;
+      // An empty buffer and a waiting consumer: a lockstep producer may go on.
+      this.#releaseProducers();
+    });
+  }
+
+  /** The consumer leaves: buffered values are dropped, producers released, later pushes ignored. */
+  return(): Promise<IteratorResult<T, undefined>> {
+    this.#state = State.Done;
+    this.#slots.fill(undefined);
+    this.#size = 0;
+    this.#error = undefined;
+    this.#releaseProducers();
+    if (this.#waiting !== undefined) this.#finish();
+    return Promise.resolve({ done: true, value: undefined });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  #enqueue(value: T): void {
+    const capacity = this.#slots.length;
+    if (this.#size === capacity) {
+      // Full: double the ring, unwrapping the values in order.
+      const grown = new Array<T | undefined>(capacity * 2);
+      for (let i = 0; i < this.#size; i++) grown[i] = this.#slots[(this.#head + i) & (capacity - 1)];
+      this.#slots = grown;
+      this.#head = 0;
+    }
+    this.#slots[(this.#head + this.#size) & (this.#slots.length - 1)] = value;
+    this.#size++;
+  }
+
+  #wantsMore(): boolean {
+    return this.size < this.#highWaterMark || (this.size === 0 && this.#waiting !== undefined);
+  }
+
+  #releaseProducers(): void {
+    if (this.#readyWaiters.length === 0) return;
+    const waiters = this.#readyWaiters;
+    this.#readyWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  /** Settles the waiting consumer with the end (the buffer is empty). */
+  #finish(): void {
+    const resolve = this.#waiting!;
+    const reject = this.#rejectWaiting!;
+    this.#waiting = this.#rejectWaiting = undefined;
+    this.#end().then(resolve, reject);
+  }
+
+  /** The end, once: the close error (read once), then done forever. */
+  #end(): Promise<IteratorResult<T, undefined>> {
+    this.#state = State.Done;
+    const error = this.#error;
+    this.#error = undefined;
+    return error === undefined ? Promise.resolve({ done: true, value: undefined }) : Promise.reject(error.error);
+  }
+}

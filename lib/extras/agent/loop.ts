@@ -1,0 +1,171 @@
+/**
+ * The agent loop: model turn, tool batch, model turn, … until the model answers without
+ * tool calls — the outer loop around `runTools` that seed 000 calls `runLoop`.
+ *
+ * ```
+ * runAgent ─ turn 1: model(messages) ─▶ assistant message ─▶ runTools(its calls) ─▶ results
+ *          ─ turn 2: model(messages + message + results) ─▶ …
+ *          ─ agent_end { reason: completed | terminated | max_turns | aborted | error }
+ * ```
+ *
+ * One turn is `turn.ts`; the types are `messages.ts`.
+ *
+ * @module
+ */
+import type { RunToolsOptions } from '../../core/options.ts';
+import { checkRunToolsArguments } from '../../core/run-state.ts';
+import { assertToolShape, describeValue, type Tool } from '../../core/tool.ts';
+import type { ToolProgressOf } from '../compose/types.ts';
+import type { AgentEndReason, AgentEvent, AgentMessage, AgentModel, AgentResult } from './messages.ts';
+import { runTurn } from './turn.ts';
+
+/** Options of {@link runAgent}: the agent's own, plus every `runTools` option but `tools` and `signal`, applied to each batch. */
+export interface RunAgentOptions<T extends readonly Tool[] = readonly Tool[]> extends Omit<RunToolsOptions, 'tools' | 'signal'> {
+  /** The model; see {@link AgentModel}. */
+  model: AgentModel;
+  /** The tools the model may call. */
+  tools: T;
+  /** The conversation so far (not modified). */
+  messages: readonly AgentMessage[];
+  /**
+   * Most model turns; the run ends with reason `max_turns` after the last one's tool batch.
+   * A positive integer or `Infinity`.
+   * @default 10 (the OpenAI Agents SDK's default)
+   */
+  maxTurns?: number;
+  /** Aborts the model call in flight and the running tools; the run ends with reason `aborted`. */
+  signal?: AbortSignal;
+}
+
+/** Default of {@link RunAgentOptions.maxTurns}. */
+export const DEFAULT_MAX_TURNS = 10;
+
+/**
+ * Runs an agent: calls the model, runs the tool calls of its reply with `runTools`, feeds
+ * the results back, and repeats until the model answers without tool calls, a batch asks
+ * to terminate, `maxTurns` is reached, the signal aborts, or the model fails — never by
+ * throwing: the returned {@link AgentResult} says why, and its history is always valid to
+ * send again.
+ *
+ * - Abort during a tool batch: `runTools` answers every call (interrupted or not run),
+ *   the results join the history. Abort during the model call: no message is added (a
+ *   streamed reply keeps what had arrived, `stopReason: 'aborted'`, with every call in it
+ *   answered). The run puts one listener on `signal` and removes it when it ends.
+ * - A streamed reply (an async iterable) starts each complete call at once (S4); calls
+ *   the run could not take before an abort are answered as not run.
+ * - Leaving the loop early (`break`) aborts the model call and the running tools (A5);
+ *   nothing more is yielded.
+ *
+ * @throws TypeError at once when an option is malformed (no model function, a bad
+ *   `maxTurns`, `messages` not an array, or anything `runTools` would reject).
+ *
+ * @example
+ * ```ts
+ * const run = runAgent({ model, tools: codingTools({ root }), messages: [{ role: 'user', content: 'Where is runTools defined?' }], signal });
+ * for (let step = await run.next(); ; step = await run.next()) {
+ *   if (step.done) { history = step.value.messages; break; }
+ *   if (step.value.type === 'message') print(assistantText(step.value.message));
+ * }
+ * ```
+ */
+export function runAgent<const T extends readonly Tool[]>(
+  options: RunAgentOptions<T>,
+): AsyncGenerator<AgentEvent<ToolProgressOf<T[number]>>, AgentResult, undefined> {
+  checkRunAgentOptions(options);
+  return agentLoop(options) as AsyncGenerator<AgentEvent<ToolProgressOf<T[number]>>, AgentResult, undefined>;
+}
+
+function checkRunAgentOptions(options: unknown): asserts options is RunAgentOptions {
+  if (options === null || typeof options !== 'object') throw new TypeError(`runAgent: options must be an object, received ${describeValue(options)}`);
+  const o = options as Record<string, unknown>;
+  if (typeof o.model !== 'function') throw new TypeError(`runAgent: options.model must be a function (messages, context) => reply, received ${describeValue(o.model)}`);
+  if (!Array.isArray(o.messages)) throw new TypeError(`runAgent: options.messages must be an array of messages, received ${describeValue(o.messages)}`);
+  const max = o.maxTurns;
+  if (max !== undefined && !(max === Infinity || (Number.isInteger(max) && (max as number) > 0))) {
+    throw new TypeError(`runAgent: options.maxTurns must be a positive integer or Infinity, received ${describeValue(max)}`);
+  }
+  if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) {
+    throw new TypeError(`runAgent: options.signal must be an AbortSignal, received ${describeValue(o.signal)}`);
+  }
+  // Every batch option, with runTools' own checks and messages (the signal was checked above).
+  checkRunToolsArguments([], { ...o, signal: undefined });
+  checkToolTable(o.tools as readonly unknown[]);
+}
+
+/**
+ * What `runTools` checks of its tool list when a run is created (each tool's shape, unique
+ * names), with its messages: a malformed list fails at `runAgent()`, not at the first batch.
+ */
+function checkToolTable(tools: readonly unknown[]): void {
+  const names = new Map<string, number>();
+  tools.forEach((tool, i) => {
+    assertToolShape(tool, `runTools: options.tools[${i}]`);
+    const first = names.get(tool.name);
+    if (first !== undefined) throw new TypeError(`runTools: options.tools has two tools named "${tool.name}" (at ${first} and ${i}); names must be unique`);
+    names.set(tool.name, i);
+  });
+}
+
+async function* agentLoop(options: RunAgentOptions): AsyncGenerator<AgentEvent, AgentResult, undefined> {
+  const { model, tools, messages, maxTurns = DEFAULT_MAX_TURNS, signal: caller, ...batchOptions } = options;
+  const history: AgentMessage[] = [...messages];
+  // One internal controller: the model and every batch get its signal. It follows the
+  // caller's signal through one listener (A6), and aborts when the consumer leaves.
+  const controller = new AbortController();
+  const onCallerAbort = (): void => controller.abort(caller!.reason);
+  if (caller !== undefined) {
+    if (caller.aborted) controller.abort(caller.reason);
+    else caller.addEventListener('abort', onCallerAbort, { once: true });
+  }
+  const signal = controller.signal;
+  let turn = 0;
+  let completed = false;
+  try {
+    let reason: AgentEndReason;
+    let error: { error: unknown } | undefined;
+    for (;;) {
+      if (signal.aborted) {
+        reason = 'aborted';
+        break;
+      }
+      turn++;
+      yield { type: 'turn_start', turn };
+      const outcome = yield* runTurn(model, history, { turn, tools, signal, batchOptions });
+      if (outcome.message !== undefined) history.push(outcome.message);
+      history.push(...outcome.results);
+      yield { type: 'turn_end', turn, message: outcome.message, toolResults: outcome.results };
+      if (signal.aborted) {
+        reason = 'aborted';
+        break;
+      }
+      if (outcome.error !== undefined) {
+        reason = 'error';
+        error = outcome.error;
+        break;
+      }
+      if (outcome.results.length === 0) {
+        reason = outcome.message?.stopReason === 'aborted' ? 'aborted' : 'completed';
+        break;
+      }
+      if (outcome.terminate) {
+        reason = 'terminated';
+        break;
+      }
+      if (turn >= maxTurns) {
+        reason = 'max_turns';
+        break;
+      }
+    }
+    const result: AgentResult = { messages: history, reason, turns: turn };
+    if (error !== undefined) result.error = error.error;
+    yield { type: 'agent_end', ...result };
+    completed = true;
+    return result;
+  } finally {
+    caller?.removeEventListener('abort', onCallerAbort);
+    // The consumer left: the model call in flight and the running tools are stopped (A5).
+    if (!completed && !signal.aborted) {
+      controller.abort(new DOMException('The consumer stopped iterating runAgent before the run ended', 'AbortError'));
+    }
+  }
+}

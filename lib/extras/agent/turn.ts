@@ -1,0 +1,162 @@
+/**
+ * One turn of the agent loop: the model's reply, then its tool batch. A streamed reply and
+ * its batch run side by side (contract S4): `runTools` reads the calls from a
+ * {@link Channel} as the stream delivers them.
+ *
+ * @module
+ */
+import { abortable } from 'abort-controller-x';
+import type { ToolBatch } from '../../core/events.ts';
+import type { RunToolsOptions } from '../../core/options.ts';
+import { runTools } from '../../core/run-tools.ts';
+import { isPromiseLike } from '../../core/stages/execute.ts';
+import { Channel } from '../../core/streams/channel.ts';
+import { closeWithoutWaiting, mergeGenerators } from '../../core/streams/merge.ts';
+import { describeValue, type Tool, type ToolCall, type ToolResultMessage } from '../../core/tool.ts';
+import { toolCallsOf, type AgentEvent, type AgentMessage, type AgentModel, type AssistantMessage, type ModelReply, type ModelStream } from './messages.ts';
+import { isAssistantMessage, MessageBuilder, readModelStream, type StreamEnd } from './model-stream.ts';
+
+/** How one turn went. */
+export interface TurnOutcome {
+  message: AssistantMessage | undefined;
+  results: ToolResultMessage[];
+  terminate: boolean;
+  /** The model failed (reason `error`). */
+  error?: { error: unknown };
+}
+
+/** What a turn needs from the loop. */
+export interface TurnSetup {
+  turn: number;
+  tools: readonly Tool[];
+  signal: AbortSignal;
+  batchOptions: Omit<RunToolsOptions, 'tools' | 'signal'>;
+}
+
+/** One turn: the model's reply, then its tool batch. Yields the turn's events; returns what happened. */
+export async function* runTurn(model: AgentModel, history: readonly AgentMessage[], setup: TurnSetup): AsyncGenerator<AgentEvent, TurnOutcome, undefined> {
+  const { turn, tools, signal } = setup;
+  let reply: ModelReply;
+  try {
+    reply = model([...history], { signal, turn, tools });
+  } catch (error) {
+    return { message: undefined, results: [], terminate: false, error: { error } };
+  }
+  if (isAsyncIterable(reply) && !isPromiseLike(reply)) return yield* streamedTurn(reply as ModelStream, setup);
+
+  let resolved: AssistantMessage | ModelStream;
+  try {
+    resolved = await abortable(signal, Promise.resolve(reply as AssistantMessage | PromiseLike<AssistantMessage | ModelStream>));
+  } catch (error) {
+    if (signal.aborted) return { message: undefined, results: [], terminate: false };
+    return { message: undefined, results: [], terminate: false, error: { error } };
+  }
+  // An async model function that resolves to a stream.
+  if (isAsyncIterable(resolved)) return yield* streamedTurn(resolved as ModelStream, setup);
+  let message: AssistantMessage;
+  try {
+    message = checkAssistantMessage(resolved);
+  } catch (error) {
+    return { message: undefined, results: [], terminate: false, error: { error } };
+  }
+  yield { type: 'message', turn, message };
+  const calls = toolCallsOf(message);
+  if (calls.length === 0) return { message, results: [], terminate: false };
+  const batch: ToolBatch = yield* runTools(calls, { ...setup.batchOptions, tools, signal });
+  return { message, results: batch.messages, terminate: batch.terminate };
+}
+
+/**
+ * A streamed turn: the model's stream and the tool batch run side by side through one
+ * merge — `runTools` reads the calls from a channel as the stream delivers them (S4).
+ */
+async function* streamedTurn(stream: ModelStream, setup: TurnSetup): AsyncGenerator<AgentEvent, TurnOutcome, undefined> {
+  const { turn, tools, signal } = setup;
+  // Never signals backpressure: the reader must go on reading text while the batch is busy.
+  const channel = new Channel<ToolCall>({ highWaterMark: Infinity });
+  const builder = new MessageBuilder();
+  const reading = readModelStream(stream, turn, signal, channel, builder);
+  const batchRun = runTools(channel, { ...setup.batchOptions, tools, signal });
+  const merged = mergeGenerators<AgentEvent, StreamEnd | ToolBatch>([reading, batchRun]);
+  let streamEnd: StreamEnd | undefined;
+  let batch: ToolBatch | undefined;
+  let message: AssistantMessage | undefined;
+  let finished = false;
+  try {
+    for (;;) {
+      const step = await merged.next();
+      if (step.done === true) break;
+      const item = step.value;
+      if (!item.done) {
+        yield item.value;
+      } else if (item.index === 0) {
+        streamEnd = item.value as StreamEnd;
+        if (streamEnd.kind === 'ended') {
+          message = builder.message(streamEnd.stopReason, streamEnd.final);
+          yield { type: 'message', turn, message };
+        }
+      } else {
+        batch = item.value as ToolBatch;
+      }
+    }
+    finished = true;
+  } finally {
+    if (!finished) closeWithoutWaiting(merged);
+  }
+  const results = [...batch!.messages];
+  // Calls the stream delivered after runTools stopped reading them (an abort: runTools
+  // answers the calls it received and lets go of the channel, A2). runTools answers these
+  // too, on the turn's aborted signal, so they get the same not-run events (O1); only
+  // their indexes are shifted to follow the batch's.
+  const leftovers = builder.calls.slice(results.length);
+  if (leftovers.length > 0) {
+    const offset = results.length;
+    // Only an abort leaves calls unread; the fallback signal makes sure none of them can run.
+    const stopped = signal.aborted ? signal : AbortSignal.abort(new DOMException('The batch stopped reading calls', 'AbortError'));
+    const notRun = runTools(leftovers.map(asCall), { ...setup.batchOptions, tools, signal: stopped });
+    let answered = false;
+    try {
+      for (let step = await notRun.next(); ; step = await notRun.next()) {
+        if (step.done === true) {
+          answered = true;
+          results.push(...step.value.messages);
+          break;
+        }
+        yield { ...step.value, index: step.value.index + offset };
+      }
+    } finally {
+      if (!answered) closeWithoutWaiting(notRun);
+    }
+  }
+  if (streamEnd!.kind !== 'ended') {
+    // Aborted or broken mid-stream: keep what arrived (its calls are all answered), unless nothing did.
+    const partial = builder.message(streamEnd!.kind === 'aborted' ? 'aborted' : 'error');
+    if (partial.content.length > 0) {
+      message = partial;
+      yield { type: 'message', turn, message };
+    }
+  }
+  const outcome: TurnOutcome = { message, results, terminate: batch!.terminate && results.length === batch!.messages.length };
+  if (streamEnd!.kind === 'error') outcome.error = { error: streamEnd!.error };
+  return outcome;
+}
+
+/** Checks the model's reply is an assistant message; throws a TypeError that shows what came instead. */
+function checkAssistantMessage(value: unknown): AssistantMessage {
+  if (!isAssistantMessage(value)) {
+    throw new TypeError(
+      `runAgent: the model must return an assistant message { role: 'assistant', content: [...] } (convert provider replies with fromAnthropicMessage / fromOpenAIChatMessage), received ${describeValue(value)}`,
+    );
+  }
+  return value;
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+}
+
+/** A streamed call as `runTools` takes it from an array: string `id` and `name` (the stream path coerces them the same way). */
+function asCall(call: ToolCall): ToolCall {
+  if (typeof call.id === 'string' && typeof call.name === 'string') return call;
+  return { ...call, id: typeof call.id === 'string' ? call.id : '', name: typeof call.name === 'string' ? call.name : '' };
+}

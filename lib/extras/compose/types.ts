@@ -1,0 +1,21 @@
+/**
+ * Types that read a tool's own types back out of it, for wrappers and callers.
+ *
+ * @module
+ */
+import type { Tool, ToolResult } from '../../core/tool.ts';
+
+/** The validated input type of a tool. */
+export type ToolInputOf<T> = T extends Tool<infer I, unknown, unknown> ? I : never;
+/** What a tool yields as progress (`never` for a tool without progress). */
+export type ToolProgressOf<T> = T extends Tool<any, infer P, unknown> ? P : never;
+/** What a tool's `execute` returns, before normalization. */
+export type ToolOutputOf<T> = T extends Tool<any, unknown, infer O> ? O : never;
+
+/**
+ * What `callTool` returns for a tool whose `execute` returns `O`: the normalized
+ * {@link ToolResult} (the rule of `normalizeToolOutput`). A tool that already returns
+ * `ToolResult<D>` keeps its `details` type; any other output becomes `ToolResult<never>`
+ * (content only).
+ */
+export type NormalizedOutput<O> = O extends ToolResult<infer D> ? ToolResult<D> : ToolResult<never>;

@@ -1,0 +1,163 @@
+/**
+ * `withRetry`: a tool that runs again when a call fails, with exponential backoff
+ * (abort-controller-x's `retry`).
+ *
+ * @module
+ */
+import { retry } from 'abort-controller-x';
+import { Channel } from '../../core/streams/channel.ts';
+import { closeWithoutWaiting } from '../../core/streams/merge.ts';
+import { describeValue, type Tool, type ToolContext } from '../../core/tool.ts';
+import { ToolInputError } from './call-tool.ts';
+import { callerStopped, ChildLink, invoke } from './child-call.ts';
+
+/** Options of {@link withRetry}. */
+export interface RetryOptions {
+  /** How many times to try again after the first failure (so at most `retries + 1` attempts). */
+  retries: number;
+  /**
+   * Exponential backoff with jitter, from abort-controller-x's `retry`: before retry *n*
+   * (1-based) it waits a random time between half and all of
+   * `min(maxDelayMs, baseMs * 2^(n-1))` ms; the wait ends at once when the call's signal
+   * aborts.
+   * @default { baseMs: 1000, maxDelayMs: 30_000 } (abort-controller-x's defaults)
+   */
+  backoff?: { baseMs?: number; maxDelayMs?: number };
+  /**
+   * Decides whether an error is worth another attempt. Never consulted for an abort (an
+   * `AbortError`, or any error once the call's signal aborted) or a {@link ToolInputError}:
+   * those are never retried.
+   * @default every other error is retried
+   */
+  shouldRetry?: (error: unknown, attempt: number) => boolean;
+  /** Called before each wait, with the error, the failed attempt (0-based) and the wait in ms. Must not throw. */
+  onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
+}
+
+/**
+ * A tool like `tool` (same name, schema and types) that runs again when a call fails,
+ * with exponential backoff, using abort-controller-x's `retry`.
+ *
+ * - Never retried: an abort (the call's signal aborted — run abort, timeout, consumer exit —
+ *   or the tool threw an `AbortError`) and a {@link ToolInputError}. A `TimeoutError` from an
+ *   inner `withTimeout` is an ordinary failure and is retried.
+ * - Every attempt gets the call's signal (through one child controller) and the same
+ *   validated input. Progress of every attempt, failed ones included, is forwarded as it
+ *   comes, with backpressure (an attempt is pulled one step ahead of the consumer).
+ * - When the attempts run out, the last error is thrown.
+ *
+ * Retrying runs the tool's side effects again: wrap idempotent tools.
+ *
+ * @throws TypeError at once when `retries` is not a non-negative integer, or a backoff
+ *   field is not a non-negative number.
+ *
+ * @example
+ * ```ts
+ * const fetchPage = withRetry(withTimeout(fetchTool, 10_000), { retries: 2, backoff: { baseMs: 500 } });
+ * ```
+ */
+export function withRetry<I, P, O>(tool: Tool<I, P, O>, options: RetryOptions): Tool<I, P, O> {
+  const { retries, backoff = {}, shouldRetry, onRetry } = options ?? ({} as RetryOptions);
+  if (!(Number.isInteger(retries) && retries >= 0)) {
+    throw new TypeError(`withRetry: options.retries must be a non-negative integer, received ${describeValue(retries)}`);
+  }
+  for (const key of ['baseMs', 'maxDelayMs'] as const) {
+    const value = backoff[key];
+    if (value !== undefined && !(typeof value === 'number' && value >= 0)) {
+      throw new TypeError(`withRetry: options.backoff.${key} must be a non-negative number of ms, received ${describeValue(value)}`);
+    }
+  }
+  return {
+    ...tool,
+    execute: (input: I, context: ToolContext) =>
+      retrying(tool, input, context, {
+        retries,
+        backoff,
+        ...(shouldRetry === undefined ? {} : { shouldRetry }),
+        ...(onRetry === undefined ? {} : { onRetry }),
+      }),
+  };
+}
+
+/**
+ * The attempts run in abort-controller-x's `retry` and push their progress into a
+ * {@link Channel} with `highWaterMark: 0`: an attempt's tool is pulled again only once the
+ * consumer asked for the next value (one step ahead, as the merge's M3). The attempts'
+ * end closes the channel.
+ */
+async function* retrying<I, P, O>(
+  tool: Tool<I, P, O>,
+  input: I,
+  context: ToolContext,
+  options: Pick<RetryOptions, 'retries' | 'backoff' | 'shouldRetry' | 'onRetry'>,
+): AsyncGenerator<P, O, undefined> {
+  // One child controller for every attempt and every backoff wait, fed by one listener.
+  const link = new ChildLink(context.signal, tool.name, undefined, Infinity);
+  const channel = new Channel<P>({ highWaterMark: 0 });
+  /** How the attempts ended; set before the channel closes. */
+  let end: { ok: true; value: O } | { ok: false; error: unknown } | undefined;
+  const signal = link.signal;
+  const attempts = retry(
+    signal,
+    async (attemptSignal) => {
+      const iterator = invoke(tool, input, { ...context, signal: attemptSignal }, { timeoutMs: undefined, graceMs: Infinity, toolCallId: context.toolCallId });
+      /** True once the attempt's tool returned or threw; a consumer that left leaves it to be returned. */
+      let settled = false;
+      try {
+        for (;;) {
+          let step: IteratorResult<P, O>;
+          try {
+            step = await iterator.next();
+          } catch (error) {
+            settled = true;
+            throw error;
+          }
+          if (step.done === true) {
+            settled = true;
+            return step.value;
+          }
+          if (!channel.push(step.value)) await channel.ready();
+          // The consumer left while this attempt waited: end it (the signal aborted already).
+          if (channel.closed) throw callerStopped(tool.name);
+        }
+      } finally {
+        // invoke's cleanup stops the tool.
+        if (!settled) closeWithoutWaiting(iterator);
+      }
+    },
+    {
+      maxAttempts: options.retries,
+      ...(options.backoff?.baseMs === undefined ? {} : { baseMs: options.backoff.baseMs }),
+      ...(options.backoff?.maxDelayMs === undefined ? {} : { maxDelayMs: options.backoff.maxDelayMs }),
+      onError(error, attempt, delayMs) {
+        // Rethrowing here stops the retries (abort-controller-x's contract); an AbortError
+        // never gets here (`retry` rethrows it first).
+        if (signal.aborted || error instanceof ToolInputError) throw error;
+        if (options.shouldRetry !== undefined && !options.shouldRetry(error, attempt)) throw error;
+        options.onRetry?.(error, attempt, delayMs);
+      },
+    },
+  );
+  attempts.then(
+    (value) => {
+      end = { ok: true, value };
+      channel.close();
+    },
+    (error: unknown) => {
+      end = { ok: false, error };
+      channel.close();
+    },
+  );
+  let ended = false;
+  try {
+    for await (const value of channel) yield value;
+    ended = true;
+    if (end!.ok) return end!.value;
+    throw end!.error;
+  } finally {
+    // The caller left: abort the attempt in flight and any backoff wait; the `for await`
+    // exit already closed the channel, which releases an attempt waiting on ready().
+    if (!ended) link.stop(callerStopped(tool.name));
+    link.dispose();
+  }
+}

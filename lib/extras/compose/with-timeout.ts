@@ -1,0 +1,36 @@
+/**
+ * `withTimeout`: a tool whose every call is limited in time, wherever it runs.
+ *
+ * @module
+ */
+import type { Tool, ToolContext } from '../../core/tool.ts';
+import { checkGraceMs, checkTimeoutMs, DEFAULT_GRACE_MS, invoke } from './child-call.ts';
+
+/**
+ * A tool like `tool` (same name, schema, types, `executionMode`, `timeoutMs`) whose every
+ * call is limited to `ms` wherever it runs — under `runTools`, through `callTool`, or
+ * called directly. At `ms` the call's signal aborts with a `TimeoutError` DOMException
+ * whose message is the runtime's (`Tool "x" timed out after N ms`); if the tool has not
+ * ended `graceMs` later, it is let go of (`return()` not awaited). Either way the call
+ * then fails with that `TimeoutError`, even if the tool returned something after the
+ * timeout (its output is dropped).
+ *
+ * Under `runTools` the failure is an ordinary error result (`outcome: 'error'`), its text
+ * `TimeoutError: Tool "x" timed out after N ms`; the tool's own `timeoutMs` (if any) still
+ * applies as well and gives `outcome: 'timed_out'`. Use the wrapper for a limit on a
+ * child called with `callTool`, or to make a limit part of the tool itself.
+ *
+ * @param ms - the limit, in ms (> 0).
+ * @throws TypeError at once when `ms` or `options.graceMs` is not a valid number of ms.
+ */
+export function withTimeout<I, P, O>(tool: Tool<I, P, O>, ms: number, options: { graceMs?: number } = {}): Tool<I, P, O> {
+  if (ms === undefined) throw new TypeError('withTimeout: ms is required');
+  checkTimeoutMs('withTimeout', ms);
+  checkGraceMs('withTimeout', options.graceMs);
+  const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+  return {
+    ...tool,
+    execute: (input: I, context: ToolContext) => invoke(tool, input, context, { timeoutMs: ms, graceMs, toolCallId: context.toolCallId }),
+  };
+}
+
