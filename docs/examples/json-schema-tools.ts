@@ -33,7 +33,7 @@ export const jsonTools: Tool[] = definitions.map((definition) =>
   defineTool({
     name: definition.name,
     description: definition.description,
-    input: definition.parameters, // validated by Ajv; `execute` gets Record<string, unknown>
+    input: definition.parameters, // validated (JSON Schema); `execute` gets Record<string, unknown>
     execute: (args) => implementations[definition.name]!(args),
   }),
 );

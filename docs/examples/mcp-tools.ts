@@ -18,7 +18,7 @@ export async function readThroughMcp(folder: string, files: [string, string]): P
   const client = new Client({ name: 'toolrun-example', version: '1.0.0' });
   await client.connect(transport); // starts the server process
   try {
-    // One toolrun tool per server tool: input = the server's inputSchema (validated by Ajv),
+    // One toolrun tool per server tool: input = the server's inputSchema (validated as JSON Schema),
     // progress notifications → yields, the call's signal → notifications/cancelled.
     const tools = await mcpTools(client, { prefix: 'fs_' });
     console.log(`${tools.length} tools, e.g. ${toAnthropicTools(tools)[0]?.name}`); // ready for the model too

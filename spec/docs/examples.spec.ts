@@ -78,7 +78,7 @@ describe('the examples run', () => {
     ]);
   });
 
-  it('json-schema-tools: a JSON Schema tool validates with Ajv; a BFCL function runs under a mapped name', async () => {
+  it('json-schema-tools: a JSON Schema tool is validated (JSON Schema, no eval); a BFCL function runs under a mapped name', async () => {
     const [ok, bad] = await jsonSchemaExample.runJsonTools();
     expect(ok).toMatchObject({ isError: false, content: [{ type: 'text', text: 'Bogotá, Colombia: 21 degrees celsius' }] });
     expect(text(bad!)).toMatch(/^Invalid arguments for tool "get_weather":\n- unit: must be one of "celsius", "fahrenheit"\n/);
