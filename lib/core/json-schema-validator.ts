@@ -40,12 +40,13 @@ export function compileJsonSchema(schema: JsonSchema): CompiledJsonSchema {
   const cached = compiled.get(schema);
   if (cached !== undefined) return cached;
   const draft = draftOf(schema.$schema);
-  const prepared = prepareSchema(schema, []) as Schema;
   let validator: Validator;
   try {
-    validator = new Validator(prepared, draft, false);
+    validator = new Validator(prepareSchema(schema, []) as Schema, draft, false);
   } catch (error) {
-    throw new JsonSchemaStructureError(firstLine((error as Error).message));
+    // A structure problem, or one the walk cannot survive (a cyclic object, too deep).
+    if (error instanceof JsonSchemaStructureError) throw error;
+    throw new JsonSchemaStructureError(firstLine(String((error as Error)?.message ?? error)));
   }
   const result: CompiledJsonSchema = {
     issues(value) {
@@ -53,11 +54,12 @@ export function compileJsonSchema(schema: JsonSchema): CompiledJsonSchema {
       try {
         outcome = validator.validate(value);
       } catch (error) {
-        const message = (error as Error).message;
-        // The interpreter throws for a $ref it cannot resolve (the schema's fault) and for
-        // values JSON cannot carry (undefined, functions: the caller's object, not JSON).
-        if (message.startsWith('Unresolved $ref')) throw new JsonSchemaStructureError(firstLine(message));
-        return [`arguments: ${firstLine(message)} Send plain JSON values only.`];
+        const message = String((error as Error)?.message ?? error);
+        // The interpreter throws for values JSON cannot carry (undefined, functions: the
+        // caller's object, not JSON); anything else — a $ref it cannot resolve, a $ref loop
+        // that exhausts the stack — is the schema's fault.
+        if (message.startsWith('Instances of')) return [`arguments: ${firstLine(message)} Send plain JSON values only.`];
+        throw new JsonSchemaStructureError(firstLine(message));
       }
       return outcome.valid ? [] : issueLines(outcome.errors, value);
     },

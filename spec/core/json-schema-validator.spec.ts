@@ -29,6 +29,14 @@ describe('compileJsonSchema: the schema’s own structure (P5: the tool’s prob
     expect(() => compiled.issues({ a: 1 })).toThrow(/Unresolved \$ref "#\/\$defs\/missing"/);
   });
 
+  it('reports a cyclic schema object and a $ref loop as schema problems, not as a crash', () => {
+    const cyclic: Record<string, unknown> = { type: 'object' };
+    cyclic.properties = { self: cyclic };
+    expect(() => compileJsonSchema(cyclic)).toThrow(JsonSchemaStructureError);
+    const loop = compileJsonSchema({ $schema: 'https://json-schema.org/draft/2020-12/schema', $ref: '#' });
+    expect(() => loop.issues({})).toThrow(JsonSchemaStructureError);
+  });
+
   it('leaves the tool’s schema untouched (a frozen schema works) and caches per schema object', () => {
     const schema = Object.freeze({ type: 'object', properties: Object.freeze({ a: Object.freeze({ $ref: '#/$defs/n' }) }), $defs: Object.freeze({ n: Object.freeze({ type: 'number' }) }) });
     const before = JSON.stringify(schema);
