@@ -34,7 +34,15 @@ const compiled = new WeakMap<object, CompiledJsonSchema>();
  * `format` is not checked (as before: tool schemas use it loosely).
  *
  * @throws {JsonSchemaStructureError} when the schema is not a valid JSON Schema, naming
- *   where (`properties.when.type: …`).
+ *   where (`properties.when.type must be one of …`); `issues` throws it too for a `$ref`
+ *   that points nowhere.
+ *
+ * @example
+ * ```ts
+ * const schema = { type: 'object', properties: { days: { type: 'integer' } }, required: ['city'] };
+ * compileJsonSchema(schema).issues({ days: 'x' });
+ * // ['city: required', 'days: expected integer, got string']
+ * ```
  */
 export function compileJsonSchema(schema: JsonSchema): CompiledJsonSchema {
   const cached = compiled.get(schema);
