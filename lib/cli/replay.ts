@@ -4,7 +4,7 @@
  *
  * For each recorded assistant message with at least one tool call:
  * 1. tools are built from the recorded definitions (`defineTool` with the recorded JSON
- *    Schema, validated by the runtime's Ajv; `{ type: 'object' }` when the recording has
+ *    Schema, validated by toolrun's JSON Schema validator; `{ type: 'object' }` when the recording has
  *    none); each tool body yields one progress value, waits a random 0..`delayMs` ms (so the
  *    live view shows completion order differing from call order) and returns the output
  *    recorded for that call — or throws its text when the recording marked it `is_error`;

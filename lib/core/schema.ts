@@ -2,14 +2,14 @@
  * Argument parsing and validation, with error text a model can act on (contract P5).
  *
  * - Standard Schema (valibot, zod, arktype) through `~standard.validate`.
- * - Plain JSON Schema (draft-07, or 2020-12 when `$schema` says so) through Ajv, compiled
- *   once per schema object.
+ * - Plain JSON Schema (draft-07; 2020-12, 2019-09 or draft-04 when `$schema` says so) through
+ *   an interpreter that needs no `eval` (`json-schema-validator.ts`), prepared once per
+ *   schema object.
  *
  * @module
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { compileJsonSchema, JsonSchemaStructureError } from './json-schema-validator.ts';
 import { describeValue, type InputSchema, type JsonSchema } from './tool.ts';
 
 /** Longest raw argument text quoted back to the model, in characters. */
@@ -87,17 +87,21 @@ export function validateArguments(
     if (result instanceof Promise) return result.then((r) => fromStandardResult(r, args, toolName));
     return fromStandardResult(result, args, toolName);
   }
-  let validate: ValidateFunction;
-  try {
-    validate = compileJsonSchema(schema);
-  } catch (error) {
+  const schemaProblem = (error: unknown): Checked<unknown> => {
+    if (!(error instanceof JsonSchemaStructureError)) throw error;
     return {
       ok: false,
-      message: `Tool "${toolName}" cannot be called: its input JSON Schema is invalid (${(error as Error).message}). This is a problem in the tool definition, not in your call.`,
+      message: `Tool "${toolName}" cannot be called: its input JSON Schema is invalid (${error.message}). This is a problem in the tool definition, not in your call.`,
     };
+  };
+  let issues: string[];
+  try {
+    issues = compileJsonSchema(schema).issues(args);
+  } catch (error) {
+    return schemaProblem(error);
   }
-  if (validate(args)) return { ok: true, value: args };
-  return { ok: false, message: invalidArgumentsText(toolName, (validate.errors ?? []).map(ajvIssueLine), args) };
+  if (issues.length === 0) return { ok: true, value: args };
+  return { ok: false, message: invalidArgumentsText(toolName, issues, args) };
 }
 
 function fromStandardResult(
@@ -123,75 +127,6 @@ function invalidArgumentsText(toolName: string, issueLines: string[], args: unkn
 function pathText(path: StandardSchemaV1.Issue['path']): string {
   if (path === undefined || path.length === 0) return 'arguments';
   return path.map((p) => String(typeof p === 'object' ? p.key : p)).join('.');
-}
-
-// One Ajv per draft, shared: compiling is the expensive part and is cached per schema object.
-let ajv07: Ajv | undefined;
-let ajv2020: Ajv2020 | undefined;
-const compiled = new WeakMap<object, ValidateFunction>();
-
-function compileJsonSchema(schema: JsonSchema): ValidateFunction {
-  let validate = compiled.get(schema);
-  if (validate !== undefined) return validate;
-  const draft2020 = typeof schema.$schema === 'string' && schema.$schema.includes('2020-12');
-  // strict: false accepts the keywords real tool definitions carry (e.g. OpenAI's `strict`);
-  // verbose: true puts the offending value on each error, for "got string".
-  const options = { allErrors: true, strict: false, validateFormats: false, verbose: true } as const;
-  // Ajv refuses a second schema with the same $id; tool schemas are compiled standalone.
-  const { $id: _ignored, ...standalone } = schema;
-  validate = draft2020
-    ? (ajv2020 ??= new Ajv2020(options)).compile(standalone)
-    : (ajv07 ??= new Ajv(options)).compile(standalone);
-  compiled.set(schema, validate);
-  return validate;
-}
-
-/** One plain-words line for an Ajv error: `limit: expected integer, got string`. */
-function ajvIssueLine(error: ErrorObject): string {
-  const base = error.instancePath === '' ? [] : error.instancePath.slice(1).split('/').map(unescapePointer);
-  const at = (extra?: string): string => {
-    const parts = extra === undefined ? base : [...base, extra];
-    return parts.length === 0 ? 'arguments' : parts.join('.');
-  };
-  const p = error.params as Record<string, unknown>;
-  switch (error.keyword) {
-    case 'required':
-      return `${at(String(p.missingProperty))}: required`;
-    case 'additionalProperties':
-      return `${at(String(p.additionalProperty))}: not allowed`;
-    case 'unevaluatedProperties': // draft 2020-12
-      return `${at(String(p.unevaluatedProperty))}: not allowed`;
-    case 'dependencies': // draft-07
-    case 'dependentRequired': // draft 2020-12
-      return `${at(String(p.missingProperty))}: required when ${String(p.property)} is present`;
-    case 'type':
-      return `${at()}: expected ${String(p.type)}, got ${jsonType(error.data)}`;
-    case 'maximum':
-      return `${at()}: must be ≤ ${String(p.limit)}`;
-    case 'minimum':
-      return `${at()}: must be ≥ ${String(p.limit)}`;
-    case 'exclusiveMaximum':
-      return `${at()}: must be < ${String(p.limit)}`;
-    case 'exclusiveMinimum':
-      return `${at()}: must be > ${String(p.limit)}`;
-    case 'enum':
-      return `${at()}: must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
-    case 'const':
-      return `${at()}: must be ${JSON.stringify(p.allowedValue)}`;
-    default:
-      return `${at()}: ${error.message ?? error.keyword}`;
-  }
-}
-
-function unescapePointer(segment: string): string {
-  return segment.replace(/~1/g, '/').replace(/~0/g, '~');
-}
-
-function jsonType(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
-  return typeof value;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

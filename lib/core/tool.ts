@@ -87,7 +87,8 @@ export interface ToolContext {
 
 /**
  * A plain JSON Schema object (draft-07 or 2020-12), as tools from MCP servers, JSON files
- * or recorded requests describe their input. Validated with Ajv.
+ * or recorded requests describe their input. Validated without code generation
+ * (`@cfworker/json-schema`), so it also runs under a strict Content-Security-Policy.
  */
 export type JsonSchema = { readonly [key: string]: unknown };
 

@@ -8,7 +8,7 @@
  *
  * | MCP | toolrun |
  * | --- | --- |
- * | the tool's `inputSchema` | the tool's `input`: arguments are validated by toolrun's Ajv (JSON Schema path, contract P5) before the server is asked |
+ * | the tool's `inputSchema` | the tool's `input`: arguments are validated by toolrun's JSON Schema validator (contract P5) before the server is asked |
  * | `notifications/progress` (Utilities → Progress; requested with a progress token, which the SDK adds for `onprogress`) | one `yield` per notification: `tool_execution_update.progress` is an {@link McpProgress} |
  * | the call's `AbortSignal` (run abort, timeout, consumer exit) | the SDK's request `signal`: it sends `notifications/cancelled` (Utilities → Cancellation) and rejects, so the call ends `interrupted` / `timed_out` |
  * | `isError: true` (Tools → Error handling) | a throw whose message is the result's text: an error result (`isError: true`) for the model |
@@ -145,7 +145,7 @@ const DEFAULT_PROGRESS_HIGH_WATER_MARK = 16;
  *
  * Each tool: `name` = `prefix` + the server's name; `description` = the server's
  * description (or its `title`); `input` = the server's `inputSchema`, as is (validated by
- * Ajv; draft-07 or 2020-12 as its `$schema` says); `execute` calls `tools/call` with the
+ * toolrun's no-eval JSON Schema validator; draft-07 or 2020-12 as its `$schema` says); `execute` calls `tools/call` with the
  * validated arguments, the call's signal, and a progress callback, and:
  * - yields each progress notification as an {@link McpProgress}, while the call runs (the
  *   SDK (1.x) may drop a notification that arrives right before the response: it runs

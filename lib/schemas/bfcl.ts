@@ -5,7 +5,7 @@
  * BFCL function definitions (`{ name, description, parameters }`) describe their parameters
  * in a "JSON-Schema-like" dialect: the top level is `"type": "dict"`, and the types `float`,
  * `tuple` and `any` appear next to the standard ones (`../shared/corpus/SOURCES.md`, format
- * observation 10). Ajv, and every provider, rejects those types; {@link convertBfclSchema}
+ * observation 10). A JSON Schema validator, and every provider, rejects those types; {@link convertBfclSchema}
  * turns such a schema into JSON Schema that toolrun validates like any other (its `input`
  * can be the result as is).
  *
@@ -33,7 +33,7 @@ import { isRecord } from '../formats/shared.ts';
  * - type lists (`["string", "float"]`) are converted element by element (`any` in a list
  *   removes the whole constraint: any value is then accepted);
  * - the non-standard `optional` key is dropped (what is required is in `required`), and
- *   `format` is dropped (BFCL uses `"date"` loosely and toolrun's Ajv checks no formats);
+ *   `format` is dropped (BFCL uses `"date"` loosely and toolrun's validator checks no formats);
  * - `properties`, `items` and `additionalProperties` are converted recursively; every other
  *   key (`description`, `enum`, `default`, `required`, `maximum`, …) is kept as it is.
  *

@@ -28,7 +28,7 @@ describe('parseArguments (P5, cases C13–C15)', () => {
   });
 });
 
-describe('validateArguments: one path for every Standard Schema, Ajv for JSON Schema', () => {
+describe('validateArguments: one path for every Standard Schema, the no-eval validator for JSON Schema', () => {
   it('returns the valibot output (defaults applied) or one line per issue', () => {
     const schema = v.object({ city: v.string(), days: v.optional(v.number(), 3) });
     expect(validateArguments(schema, { city: 'Oslo' }, 'w')).toEqual({ ok: true, value: { city: 'Oslo', days: 3 } });

@@ -82,7 +82,7 @@ describe('mcpTools against @modelcontextprotocol/server-everything (a real serve
     expect(toAnthropicTools(tools).map((d) => d.name)).toEqual(listed.map((t) => t.name));
   });
 
-  it('validates arguments with the server’s schema (Ajv) before asking the server', async () => {
+  it('validates arguments with the server’s schema (JSON Schema validator) before asking the server', async () => {
     const before = spy.calls.length;
     const { batch } = await collect(runTools([{ id: 'c1', name: 'get-sum', arguments: '{"a":"one","b":2}' }], { tools }));
     expect(batch.messages[0]?.isError).toBe(true);

@@ -1455,7 +1455,7 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
   }
 }
 
-/** The tools' input schemas, shared by every case (Ajv compiles a schema object once). */
+/** The tools' input schemas, shared by every case (a JSON Schema object is prepared once). */
 const SCHEMAS = {
   valibot: v.object({ n: v.number() }),
   json: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },

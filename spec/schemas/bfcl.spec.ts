@@ -2,7 +2,7 @@
  * The BFCL dialect converter (`lib/schemas/bfcl.ts`), and the evidence that it is right:
  * every ground-truth call of the four BFCL parallel categories in `../shared/corpus/bfcl/`
  * runs through `runTools` against its entry's functions (converted schemas, validated by
- * Ajv) and passes — except the ground-truth entries that disagree with their own schema,
+ * toolrun's JSON Schema validator) and passes — except the ground-truth entries that disagree with their own schema,
  * listed below with the reason and asserted exactly. Mutated copies (a required parameter
  * removed, a parameter's type changed) fail with an error that names the parameter.
  */

@@ -155,8 +155,8 @@ describe('P5 error text the model can act on', () => {
       [
         'Invalid arguments for tool "grep_items":',
         '- pattern: required',
-        '- extra: not allowed',
         '- limit: expected integer, got string',
+        '- extra: not allowed',
         'Received arguments: {"limit":"ten","extra":1}',
         'Fix these and call the tool again.',
       ].join('\n'),

@@ -1,0 +1,114 @@
+/**
+ * The no-eval JSON Schema validator (`lib/core/json-schema-validator.ts`): its structural
+ * check of the schema, the private copy, and the P5 issue lines for each keyword family.
+ */
+import { describe, expect, it } from 'vitest';
+import { compileJsonSchema, JsonSchemaStructureError } from '../../lib/core/json-schema-validator.ts';
+
+const issues = (schema: Record<string, unknown>, value: unknown): string[] => compileJsonSchema(schema).issues(value);
+
+describe('compileJsonSchema: the schema’s own structure (P5: the tool’s problem, not the model’s)', () => {
+  it.each([
+    [{ type: 'no-such-type' }, 'type must be one of array, boolean, integer, null, number, object, string'],
+    [{ properties: { when: { type: 'date' } } }, 'properties.when.type must be one of'],
+    [{ properties: [] }, 'properties must be an object of schemas'],
+    [{ required: 'a' }, 'required must be a list of strings'],
+    [{ anyOf: [] }, 'anyOf must be a non-empty list of schemas'],
+    [{ properties: { a: 'string' } }, 'properties.a must be a schema'],
+    [{ properties: { a: { pattern: '(' } } }, 'properties.a.pattern is not a valid regular expression'],
+    [{ patternProperties: { '[': {} } }, 'patternProperties is not a valid regular expression'],
+    [{ maxLength: -1 }, 'maxLength must be a non-negative integer'],
+    [{ multipleOf: 0 }, 'multipleOf must be a positive number'],
+  ])('%j is refused: %s', (schema, reason) => {
+    expect(() => compileJsonSchema(schema)).toThrow(JsonSchemaStructureError);
+    expect(() => compileJsonSchema(schema)).toThrow(reason);
+  });
+
+  it('reports a $ref that points nowhere as a schema problem', () => {
+    const compiled = compileJsonSchema({ properties: { a: { $ref: '#/$defs/missing' } } });
+    expect(() => compiled.issues({ a: 1 })).toThrow(/Unresolved \$ref "#\/\$defs\/missing"/);
+  });
+
+  it('reports a cyclic schema object and a $ref loop as schema problems, not as a crash', () => {
+    const cyclic: Record<string, unknown> = { type: 'object' };
+    cyclic.properties = { self: cyclic };
+    expect(() => compileJsonSchema(cyclic)).toThrow(JsonSchemaStructureError);
+    const loop = compileJsonSchema({ $schema: 'https://json-schema.org/draft/2020-12/schema', $ref: '#' });
+    expect(() => loop.issues({})).toThrow(JsonSchemaStructureError);
+  });
+
+  it('leaves the tool’s schema untouched (a frozen schema works) and caches per schema object', () => {
+    const schema = Object.freeze({ type: 'object', properties: Object.freeze({ a: Object.freeze({ $ref: '#/$defs/n' }) }), $defs: Object.freeze({ n: Object.freeze({ type: 'number' }) }) });
+    const before = JSON.stringify(schema);
+    expect(issues(schema, { a: 'x' })).toEqual(['a: expected number, got string']);
+    expect(JSON.stringify(schema)).toBe(before);
+    expect(Object.getOwnPropertyNames(schema.properties.a)).toEqual(['$ref']);
+    expect(compileJsonSchema(schema)).toBe(compileJsonSchema(schema));
+  });
+
+  it('checks no `format` (tool schemas use it loosely), even for a property named "format"', () => {
+    const schema = { type: 'object', properties: { when: { type: 'string', format: 'date' }, format: { type: 'string' } }, required: ['format'] };
+    expect(issues(schema, { when: 'next tuesday', format: 'png' })).toEqual([]);
+    expect(issues(schema, { when: 'x' })).toEqual(['format: required']);
+  });
+
+  it('tells a caller-made object with undefined in it apart from a schema problem', () => {
+    expect(issues({ type: 'object', properties: { a: {} } }, { a: undefined })).toEqual([expect.stringMatching(/^arguments: .*Send plain JSON values only\.$/)]);
+  });
+});
+
+describe('issue lines: one per issue, dotted path, plain words (P5)', () => {
+  it('names types, limits, lengths, enum and const', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        n: { type: 'integer', minimum: 1 },
+        x: { type: 'number', exclusiveMaximum: 5, multipleOf: 2 },
+        s: { type: 'string', minLength: 3, pattern: '^[a-z]+$' },
+        list: { type: 'array', maxItems: 1, uniqueItems: true },
+        pick: { enum: ['a', 'b'] },
+        fixed: { const: 7 },
+        either: { type: ['string', 'null'] },
+      },
+    };
+    expect(issues(schema, { n: 0.5, x: 5, s: 'A', list: [1, 1], pick: 'c', fixed: 8, either: 3 })).toEqual([
+      'n: expected integer, got number',
+      'n: must be ≥ 1',
+      'x: must be < 5',
+      'x: must be a multiple of 2',
+      's: must have at least 3 characters, got 1',
+      's: must match the pattern of its schema',
+      'list: must have at most 1 items, got 2',
+      'list: items must be unique (duplicates at indexes 0 and 1)',
+      'pick: must be one of "a", "b"',
+      'fixed: must be 7',
+      'either: expected string or null, got integer',
+    ]);
+  });
+
+  it('reads draft-04 boolean exclusiveMinimum when $schema names draft-04', () => {
+    const schema = { $schema: 'http://json-schema.org/draft-04/schema#', properties: { n: { minimum: 1, exclusiveMinimum: true } } };
+    expect(issues(schema, { n: 1 })).toEqual(['n: must be > 1']);
+  });
+
+  it('decodes path segments with "/", "~", "#" and spaces', () => {
+    const schema = { properties: { 'a/b': { properties: { 'c~d #e': { type: 'string' } } } } };
+    expect(issues(schema, { 'a/b': { 'c~d #e': 1 } })).toEqual(['a/b.c~d #e: expected string, got integer']);
+  });
+
+  it('keeps the reasons inside anyOf, oneOf and not, with one line for the alternative itself', () => {
+    const schema = { properties: { v: { anyOf: [{ type: 'string' }, { type: 'number' }] }, w: { oneOf: [{ minimum: 0 }, { maximum: 10 }] }, z: { not: { type: 'null' } } } };
+    expect(issues(schema, { v: true, w: 5, z: null })).toEqual([
+      'v: must match at least one of the allowed shapes (anyOf)',
+      'v: expected string, got boolean',
+      'v: expected number, got boolean',
+      'w: must match exactly one of the allowed shapes (oneOf)',
+      'z: must not match the schema under "not"',
+    ]);
+  });
+
+  it('min/maxProperties say the bound', () => {
+    expect(issues({ maxProperties: 1 }, { a: 1, b: 2 })).toEqual(['arguments: must have at most 1 properties']);
+    expect(issues({ minProperties: 2 }, {})).toEqual(['arguments: must have at least 2 properties']);
+  });
+});
