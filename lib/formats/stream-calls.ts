@@ -15,6 +15,7 @@
  * @module
  */
 import { describeValue, type ToolCall } from '../core/tool.ts';
+import { emitWarning } from '../core/platform.ts';
 import { providerEvents, type ProviderStream } from './sse.ts';
 
 /**
@@ -274,7 +275,7 @@ function report(options: ToolCallStreamOptions, end: ToolCallStreamEnd): void {
   try {
     listener(end);
   } catch (error) {
-    process.emitWarning(`toolrun: onMessageEnd threw and was ignored: ${String(error)}`, 'ToolrunWarning');
+    emitWarning(`toolrun: onMessageEnd threw and was ignored: ${String(error)}`);
   }
 }
 
