@@ -23,6 +23,9 @@ export default defineConfig([
     ...common,
     entry: { index: 'lib/index.ts', 'tools/index': 'lib/tools/index.ts', testing: 'lib/testing.ts' },
     dts: { sourcemap: true },
+    // The maps point at lib/, which the package ships (the declaration maps need it for
+    // "go to definition"), so they need not carry a second copy of the sources.
+    outputOptions: { sourcemapExcludeSources: true },
     clean: true,
     deps: { onlyAllowBundle: false, skipNodeModulesBundle: true },
   },
