@@ -107,7 +107,7 @@ console.log(`INFO build ${((Date.now() - phase) / 1000).toFixed(1)} s`);
 phase = Date.now();
 const packed = JSON.parse(run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], root))[0];
 const tarball = join(work, packed.filename);
-console.log(`INFO tarball ${packed.filename}: ${(packed.size / 1024).toFixed(1)} kB packed, ${(packed.unpackedSize / 1024).toFixed(1)} kB unpacked, ${packed.entryCount} files`);
+console.log(`INFO tarball ${packed.filename}: ${(packed.size / 1000).toFixed(1)} kB packed, ${(packed.unpackedSize / 1000).toFixed(1)} kB unpacked, ${packed.entryCount} files`);
 
 mkdirSync(app);
 writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'toolrun-consumer', private: true, type: 'module' }, null, 2)}\n`);
