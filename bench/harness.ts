@@ -46,7 +46,7 @@ let gcFn: (() => void) | undefined;
  * `bench/run.ts` sets by re-executing itself); elsewhere (the vitest smoke spec) it turns
  * the flag on at run time and takes `gc` from a fresh context.
  */
-export function gc(): void {
+function gc(): void {
   if (gcFn === undefined) {
     const exposed = (globalThis as { gc?: () => void }).gc;
     if (typeof exposed === 'function') gcFn = exposed;
@@ -213,7 +213,7 @@ export async function compare(cases: readonly Case[], budget: Budget): Promise<M
 }
 
 /** Runs `fn` once and returns its wall time in ms (used to probe before measuring). */
-export async function timeOnce(fn: () => Promise<unknown>): Promise<number> {
+async function timeOnce(fn: () => Promise<unknown>): Promise<number> {
   const t0 = nowMs();
   await fn();
   return nowMs() - t0;
@@ -258,7 +258,7 @@ export class Cap {
 }
 
 /** An error as one line for a table note. */
-export function describeError(error: unknown): string {
+function describeError(error: unknown): string {
   const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   const line = text.split('\n')[0] ?? text;
   return line.length > 140 ? `${line.slice(0, 140)}…` : line;

@@ -55,7 +55,7 @@ function formatRange(row: Row): string {
 }
 
 /** The table of one scenario as a header and string cells. */
-export function tableCells(result: ScenarioResult): { header: string[]; cells: string[][] } {
+function tableCells(result: ScenarioResult): { header: string[]; cells: string[][] } {
   const extra: string[] = [];
   for (const r of result.rows) for (const k of Object.keys(r.cols)) if (!extra.includes(k)) extra.push(k);
   const units = [...new Set(result.rows.map((r) => r.unit))];

@@ -34,7 +34,7 @@ import type { PiEvent, Peers, PiTool, PiToolResult } from './peers.ts';
 export type Body = (args: { i: number }, ctx: BodyContext) => AsyncGenerator<unknown, string, undefined>;
 
 /** What a body may read from its context. */
-export interface BodyContext {
+interface BodyContext {
   readonly signal: AbortSignal;
 }
 

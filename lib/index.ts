@@ -73,7 +73,7 @@ export { parseSSE } from './formats/sse.ts';
 export type { ProviderStream, ServerSentEvent, SSEChunks } from './formats/sse.ts';
 export { callTool, mapProgress, pipeEvents, resultText, ToolInputError, withRetry, withTimeout } from './extras/compose.ts';
 export type { CallToolOptions, NormalizedOutput, RetryOptions, ToolInputOf, ToolOutputOf, ToolProgressOf } from './extras/compose.ts';
-export { assistantText, DEFAULT_MAX_TURNS, runAgent, scriptedModel, toolCallsOf } from './extras/agent.ts';
+export { assistantText, DEFAULT_MAX_TURNS, runAgent, toolCallsOf } from './extras/agent.ts';
 export type {
   AgentEndEvent,
   AgentEndReason,

@@ -1,6 +1,18 @@
 /**
- * toolrun/testing: helpers for tests, demos and replays. A minimal entry so the docs spec
- * can resolve `toolrun/testing`; the full version comes with the packaging work.
+ * `toolrun/testing`: test doubles for code built on toolrun. Kept out of the main entry so
+ * application bundles never carry them.
+ *
+ * - {@link scriptedModel}: an `AgentModel` that plays a list of replies in order, for specs
+ *   of `runAgent` / `agentTool` code without a provider, and for replays of recordings.
+ *
+ * @example
+ * ```ts
+ * import { runAgent } from 'toolrun';
+ * import { scriptedModel } from 'toolrun/testing';
+ *
+ * const model = scriptedModel([{ role: 'assistant', content: [{ type: 'text', text: 'done' }] }]);
+ * for await (const event of runAgent({ model, tools: [], messages: [] })) console.log(event.type);
+ * ```
  *
  * @module
  */

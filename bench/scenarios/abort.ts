@@ -12,9 +12,9 @@ import { drain, makeCalls, makePiBatch, runPi, runToolrun, toolrunTool, type Bod
 
 export const ABORT_SIZES = [100, 1_000, 10_000] as const;
 /** toolrun's `abortGraceMs` in this scenario (its default). */
-export const GRACE_MS = 100;
+const GRACE_MS = 100;
 /** When tools ignore the signal, the bench lets them finish this long after `abort()`. */
-export const HOLD_MS = 500;
+const HOLD_MS = 500;
 
 type Kind = 'cooperative' | 'ignores signal';
 

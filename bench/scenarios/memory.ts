@@ -17,13 +17,13 @@ import { makeCalls, makePiBatch, noopBody, runFloorParallel, runPi, runToolrun, 
 
 export const MEMORY_SIZES = [100_000] as const;
 /** Runs on one signal for the growth check. */
-export const SIGNAL_RUNS = 10_000;
+const SIGNAL_RUNS = 10_000;
 /**
  * Growth rate below which the heap "does not grow", in bytes per run: gc noise moves the
  * heap by tens of KB either way, which over 10,000 runs is a few bytes per run; the
  * smallest real leak (one listener or closure kept per run) is 100 bytes or more.
  */
-export const GROWTH_TOLERANCE = 8;
+const GROWTH_TOLERANCE = 8;
 
 interface Pending {
   retained: number;

@@ -12,7 +12,7 @@ import { findRow, IMPL, type Row, type ScenarioOptions, type ScenarioResult, typ
 import { count, countMerged, ixMergeAll, makeCalls, makePiBatch, progressBody, raceMerge, runFloorParallel, runPi, runToolrun, sources, toolrunTool } from '../workload.ts';
 
 export const PROGRESS_SIZES = [10, 100, 1_000] as const;
-export const PROGRESS_K = [10, 100] as const;
+const PROGRESS_K = [10, 100] as const;
 
 /** Implementations whose cost per item may grow with N: capped by predicted run time. */
 const CAPPED = new Set<string>([IMPL.ix, IMPL.itMerge, IMPL.repeater, IMPL.race, IMPL.pi]);

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { setMaxListeners } from 'node:events';
+import { allowManyListeners } from './platform.ts';
 
 /** Longest delay a Node timer honours, in ms; a longer limit (or `Infinity`) means none. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -147,7 +147,7 @@ export class RunAbort {
     this.#onStop = onStop;
     // Concurrent afterToolCall hooks each wait on this internal signal (one listener per
     // waiting hook, removed when it settles): legitimate, so no MaxListenersExceededWarning.
-    setMaxListeners(0, this.#controller.signal);
+    allowManyListeners(this.#controller.signal);
     if (caller === undefined) return;
     if (caller.aborted) this.abort('run', caller.reason);
     else caller.addEventListener('abort', this.#onCallerAbort, { once: true });

@@ -5,6 +5,7 @@
  * @module
  */
 import { RunAbort } from './abort.ts';
+import { emitWarning } from './platform.ts';
 import type { RunToolsOptions } from './options.ts';
 import { assertToolShape, describeValue, type Tool, type ToolCall } from './tool.ts';
 
@@ -81,7 +82,7 @@ export class RunState {
     try {
       listener(this.inProgress);
     } catch (error) {
-      process.emitWarning(`toolrun: onInProgressChange threw and was ignored: ${String(error)}`, 'ToolrunWarning');
+      emitWarning(`toolrun: onInProgressChange threw and was ignored: ${String(error)}`);
     }
   }
 

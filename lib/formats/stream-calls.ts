@@ -39,6 +39,7 @@
  * @module
  */
 import { describeValue, type ToolCall } from '../core/tool.ts';
+import { emitWarning } from '../core/platform.ts';
 import { providerEvents, type ProviderStream } from './sse.ts';
 
 /**
@@ -515,7 +516,7 @@ function report(options: ToolCallStreamOptions, end: ToolCallStreamEnd): void {
   try {
     listener(end);
   } catch (error) {
-    process.emitWarning(`toolrun: onMessageEnd threw and was ignored: ${String(error)}`, 'ToolrunWarning');
+    emitWarning(`toolrun: onMessageEnd threw and was ignored: ${String(error)}`);
   }
 }
 

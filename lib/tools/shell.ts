@@ -67,8 +67,8 @@ export type ShellKillReason = 'timeout' | 'run-timeout' | 'aborted';
 export interface ShellDetails {
   /** The shell's exit code; `null` when it ended by a signal (or could not be read). */
   exitCode: number | null;
-  /** The signal that ended the shell, e.g. `'SIGTERM'`, or `null`. */
-  signal: NodeJS.Signals | null;
+  /** The signal that ended the shell, by name (`NodeJS.Signals`, e.g. `'SIGTERM'`; typed `string` so the declarations need no @types/node), or `null`. */
+  signal: string | null;
   /** True when the tool killed the process group (timeout or abort). */
   killed: boolean;
   /** Why it was killed, or `null`. */

@@ -9,7 +9,8 @@
  *   replayed as the body of an `agentTool` called by a one-call parent.
  */
 import { describe, expect, it } from 'vitest';
-import { agentTool, runAgent, scriptedModel, type AgentEvent, type AgentMessage, type AgentToolProgress, type AssistantMessage, type ToolResultMessage } from '../../lib/index.ts';
+import { scriptedModel } from '../../lib/testing.ts';
+import { agentTool, runAgent, type AgentEvent, type AgentMessage, type AgentToolProgress, type AssistantMessage, type ToolResultMessage } from '../../lib/index.ts';
 import { loadClaudeCodeConversation, type ClaudeCodeConversation, type TranscriptTurn } from '../../lib/cli/recordings/claude-code.ts';
 import { recordedContent, recordedText, replayConversation, replayModel, replayTools } from '../../lib/cli/recordings/agent-replay.ts';
 import { readRecordingFile } from '../../lib/cli/recordings/read.ts';

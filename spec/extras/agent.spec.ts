@@ -16,7 +16,6 @@ import {
   fromAnthropicStream,
   fromOpenAIChatMessage,
   runAgent,
-  scriptedModel,
   toAnthropicMessages,
   toOpenAIChatMessages,
   withRetry,
@@ -28,6 +27,7 @@ import {
   type ModelStreamEvent,
   type ToolCall,
 } from '../../lib/index.ts';
+import { scriptedModel } from '../../lib/testing.ts';
 import { gate, settle, text } from '../helpers.ts';
 
 afterEach(() => {

@@ -15,7 +15,6 @@ import {
   resultText,
   runAgent,
   runTools,
-  scriptedModel,
   ToolInputError,
   withRetry,
   withTimeout,
@@ -25,6 +24,7 @@ import {
   type ToolOutputOf,
   type ToolResult,
 } from '../../lib/index.ts';
+import { scriptedModel } from '../../lib/testing.ts';
 import { collect, gate, ofType, settle, text } from '../helpers.ts';
 
 afterEach(() => {

@@ -15,7 +15,8 @@
  */
 import { delay } from 'abort-controller-x';
 import { agentTool } from '../../extras/agent-tool.ts';
-import { runAgent, scriptedModel, type AgentEvent, type AgentMessage, type AgentResult, type AssistantMessage } from '../../extras/agent.ts';
+import { scriptedModel } from '../../testing.ts';
+import { runAgent, type AgentEvent, type AgentMessage, type AgentResult, type AssistantMessage } from '../../extras/agent.ts';
 import { fromAnthropicMessage } from '../../formats/agent-messages.ts';
 import { isRecord } from '../../formats/shared.ts';
 import { defineTool, type ContentBlock, type Tool, type ToolContext } from '../../core/tool.ts';

@@ -1,0 +1,333 @@
+#!/usr/bin/env node
+/**
+ * `npm run test:package`: toolrun as its users get it. Packs the tarball (`prepack` builds
+ * dist/), installs it into a throwaway project in a temp folder (npm registry or cache
+ * only), and checks what a user would do with it, one PASS/FAIL line per check:
+ *
+ * - the README's "In 30 seconds" example runs with plain `node` (first ```js block there);
+ * - an ESM program of our own using all three entries runs with plain `node`;
+ * - `require('toolrun')` (and the other entries) works from a `.cjs` file (Node >= 20.19);
+ * - the CLI-only packages are not installed, and `import 'toolrun'` loads no `node:` module;
+ * - TypeScript with nodenext, node16, bundler and preserve, every one `strict` with
+ *   `skipLibCheck: false`, `exactOptionalPropertyTypes`, `noPropertyAccessFromIndexSignature`,
+ *   `noUncheckedIndexedAccess` and `types: []`, compiles a program using all entries;
+ * - `npx toolrun --help` and `npx toolrun replay <the package's examples/recordings>`;
+ * - publint (strict) and `attw --profile esm-only` on the tarball.
+ *
+ * Ends with `N passed, N failed`; exits 1 if any check failed. `KEEP=1` keeps the temp
+ * folder. Numbers printed as INFO lines are the ones docs/package.md reports.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+const started = Date.now();
+const work = mkdtempSync(join(tmpdir(), 'toolrun-package-'));
+const app = join(work, 'app');
+let passed = 0;
+let failed = 0;
+
+/** Runs a command; returns its output, or throws with the exit code and the output's tail. */
+function run(command, args, cwd, env = {}) {
+  const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
+  const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
+  if (result.error !== undefined) throw result.error;
+  if (result.status !== 0) {
+    throw new Error(`\`${[command, ...args].join(' ')}\` exited with ${result.status ?? result.signal}:\n${output.trim().split('\n').slice(-25).join('\n')}`);
+  }
+  return output;
+}
+
+/** Like {@link run}, without blocking: resolves to the exit status and the output. */
+function runAsync(command, args, cwd) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd, env: process.env });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('error', (error) => resolve({ status: -1, output: String(error) }));
+    child.on('close', (status, signal) => resolve({ status: status ?? signal, output }));
+  });
+}
+
+function check(name, body) {
+  const start = Date.now();
+  const took = () => `${((Date.now() - start) / 1000).toFixed(1)} s`;
+  try {
+    const detail = body();
+    passed++;
+    console.log(`PASS ${name} (${detail ? `${detail}; ` : ''}${took()})`);
+  } catch (error) {
+    failed++;
+    console.log(`FAIL ${name} (${took()}): ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function assert(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+/** Bytes and files under a folder, symbolic links not followed. */
+function footprint(dir) {
+  let bytes = 0;
+  let files = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      const inner = footprint(path);
+      bytes += inner.bytes;
+      files += inner.files;
+    } else if (entry.isFile()) {
+      bytes += statSync(path).size;
+      files++;
+    }
+  }
+  return { bytes, files };
+}
+
+/** The first ```js block under the README heading "In 30 seconds", or undefined. */
+function readmeExample() {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = /^##\s+In 30 seconds\s*$([\s\S]*?)(?=^##\s|(?![\s\S]))/m.exec(readme)?.[1];
+  if (section === undefined) return undefined;
+  return /^```(?:js|javascript|mjs)[ \t]*\n([\s\S]*?)^```/m.exec(section)?.[1];
+}
+
+// ---------------------------------------------------------------------------------------
+// Pack and install.
+
+// The build that `prepack` would run, first, so that `npm pack --json` prints only its JSON.
+let phase = Date.now();
+run('npm', ['run', 'build'], root);
+console.log(`INFO build ${((Date.now() - phase) / 1000).toFixed(1)} s`);
+phase = Date.now();
+const packed = JSON.parse(run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], root))[0];
+const tarball = join(work, packed.filename);
+console.log(`INFO tarball ${packed.filename}: ${(packed.size / 1000).toFixed(1)} kB packed, ${(packed.unpackedSize / 1000).toFixed(1)} kB unpacked, ${packed.entryCount} files`);
+
+mkdirSync(app);
+writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'toolrun-consumer', private: true, type: 'module' }, null, 2)}\n`);
+run('npm', ['install', tarball, '--no-audit', '--no-fund', '--loglevel=error'], app);
+console.log(`INFO pack and install ${((Date.now() - phase) / 1000).toFixed(1)} s`);
+const installed = run('npm', ['ls', '--all', '--parseable'], app).trim().split('\n').length - 1;
+const size = footprint(join(app, 'node_modules'));
+console.log(`INFO npm install <tarball> into an empty project: ${installed} packages, ${(size.bytes / 1e6).toFixed(1)} MB in ${size.files} files`);
+
+// ---------------------------------------------------------------------------------------
+// Runtime checks.
+
+check('CLI-only and dev packages are not installed for library users', () => {
+  const present = ['log-update', 'cli-spinners', 'picocolors', '@modelcontextprotocol/sdk', 'ix', '@types/node', 'tsx', 'typescript'].filter((name) =>
+    existsSync(join(app, 'node_modules', name)),
+  );
+  assert(present.length === 0, `installed: ${present.join(', ')}`);
+});
+
+check("README 'In 30 seconds' example runs with plain node", () => {
+  const code = readmeExample();
+  assert(code !== undefined, "README.md has no ```js block under the heading 'In 30 seconds': the README's first example must be plain ESM JavaScript importing from 'toolrun'");
+  assert(/from ['"]toolrun['"]/.test(code), "the README example does not import from 'toolrun'");
+  writeFileSync(join(app, 'readme-example.mjs'), code);
+  run('node', ['readme-example.mjs'], app);
+});
+
+const esmProgram = `
+import assert from 'node:assert/strict';
+import { defineTool, runTools, toAnthropic } from 'toolrun';
+import { readFileTool } from 'toolrun/tools';
+import { scriptedModel } from 'toolrun/testing';
+import * as toolrun from 'toolrun';
+
+assert.equal('scriptedModel' in toolrun, false, 'scriptedModel is only in toolrun/testing');
+assert.equal(typeof scriptedModel, 'function');
+
+const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const slow = defineTool({
+  name: 'slow',
+  input: { type: 'object', properties: { ms: { type: 'number' } }, required: ['ms'] },
+  async *execute({ ms }) {
+    yield 'waiting ' + ms;
+    await wait(ms);
+    return 'waited ' + ms;
+  },
+});
+const calls = [
+  { id: 'a', name: 'slow', arguments: { ms: 30 } },
+  { id: 'b', name: 'slow', arguments: { ms: 1 } },
+  { id: 'c', name: 'read_file', arguments: { path: 'package.json' } },
+  { id: 'd', name: 'slow', arguments: { ms: 'not a number' } },
+];
+const ended = [];
+const results = [];
+const run = runTools(calls, { tools: [slow, readFileTool({ root: process.cwd() })] });
+let step;
+while (!(step = await run.next()).done) {
+  if (step.value.type === 'tool_execution_end') ended.push(step.value.toolCallId);
+  if (step.value.type === 'tool_result') results.push(step.value.message.toolCallId);
+}
+assert.deepEqual(results, ['a', 'b', 'c', 'd'], 'results in call order');
+assert.notDeepEqual(ended, results, 'b ends before a');
+const batch = step.value;
+assert.equal(batch.messages[3].isError, true, 'invalid arguments give an error result');
+assert.match(JSON.stringify(batch.messages[2].content), /toolrun-consumer/, 'read_file read the consumer package.json');
+const message = toAnthropic(batch.messages);
+assert.equal(message.role, 'user');
+assert.equal(message.content.length, 4);
+console.log('ok');
+`;
+
+check('ESM program using toolrun, toolrun/tools and toolrun/testing runs with plain node', () => {
+  writeFileSync(join(app, 'index.mjs'), esmProgram);
+  const out = run('node', ['index.mjs'], app);
+  assert(out.trim() === 'ok', `unexpected output: ${out}`);
+});
+
+check("require('toolrun'), require('toolrun/tools'), require('toolrun/testing') from a .cjs file", () => {
+  writeFileSync(
+    join(app, 'index.cjs'),
+    `const assert = require('node:assert/strict');
+const toolrun = require('toolrun');
+assert.equal(typeof toolrun.runTools, 'function');
+assert.equal(typeof require('toolrun/tools').codingTools, 'function');
+assert.equal(typeof require('toolrun/testing').scriptedModel, 'function');
+assert.equal(require('toolrun/package.json').name, 'toolrun');
+console.log('ok');
+`,
+  );
+  const out = run('node', ['index.cjs'], app);
+  assert(out.trim() === 'ok', `unexpected output (a warning?): ${out}`);
+});
+
+check("import 'toolrun' loads no node: module and none of toolrun/tools or the CLI", () => {
+  // Node's loader hooks see every module the import graph resolves.
+  writeFileSync(
+    join(app, 'hooks.mjs'),
+    `export async function resolve(specifier, context, next) {
+  const result = await next(specifier, context);
+  console.log('LOADED ' + result.url);
+  return result;
+}
+`,
+  );
+  writeFileSync(join(app, 'register.mjs'), "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n");
+  writeFileSync(join(app, 'core.mjs'), "import 'toolrun';\n");
+  const lines = run('node', ['--import', './register.mjs', 'core.mjs'], app).split('\n');
+  const urls = [...new Set(lines.filter((line) => line.startsWith('LOADED ')).map((line) => line.slice('LOADED '.length)))];
+  const toolrunFiles = urls.filter((url) => url.includes('/node_modules/toolrun/'));
+  assert(toolrunFiles.length > 0, 'the hook saw no toolrun module');
+  const bad = urls.filter((url) => url.startsWith('node:') || /\/toolrun\/dist\/(cli|tools)\//.test(url));
+  assert(bad.length === 0, `loaded: ${bad.join(', ')}`);
+  return `${urls.length} ES modules resolved, ${toolrunFiles.length} of them toolrun's; CommonJS internals of ajv not counted`;
+});
+
+// ---------------------------------------------------------------------------------------
+// TypeScript consumers.
+
+const tsProgram = `
+import { defineTool, runTools, toAnthropic, type Tool, type ToolBatch, type ToolCall, type ToolEvent } from 'toolrun';
+import { codingTools, readFileTool, shellTool, type ShellToolOptions } from 'toolrun/tools';
+import { scriptedModel } from 'toolrun/testing';
+
+const echo = defineTool({
+  name: 'echo',
+  description: 'Echoes its text',
+  input: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  async *execute(args, { signal }) {
+    signal.throwIfAborted();
+    yield 'echoing';
+    return JSON.stringify(args);
+  },
+});
+
+export async function main(calls: ToolCall[]): Promise<ToolBatch> {
+  const options: ShellToolOptions = { cwd: '.' };
+  const tools: Tool[] = [echo, readFileTool({ root: '.' }), shellTool(options), ...codingTools({ root: '.' })];
+  const events: ToolEvent[] = [];
+  const run = runTools(calls, { tools, timeoutMs: 1_000 });
+  for (;;) {
+    const step = await run.next();
+    if (step.done === true) {
+      const message = toAnthropic(step.value.messages);
+      console.log(message.role, events.length);
+      return step.value;
+    }
+    events.push(step.value);
+  }
+}
+
+export const model = scriptedModel([{ role: 'assistant', content: [{ type: 'text', text: 'done' }] }]);
+`;
+
+const strictOptions = {
+  strict: true,
+  skipLibCheck: false,
+  exactOptionalPropertyTypes: true,
+  noPropertyAccessFromIndexSignature: true,
+  noUncheckedIndexedAccess: true,
+  types: [],
+  noEmit: true,
+  target: 'ES2022',
+};
+const tsSetups = [
+  ['nodenext', { module: 'nodenext', moduleResolution: 'nodenext' }],
+  ['node16', { module: 'node16', moduleResolution: 'node16' }],
+  ['bundler', { module: 'esnext', moduleResolution: 'bundler' }],
+  ['preserve', { module: 'preserve', moduleResolution: 'bundler' }],
+];
+writeFileSync(join(app, 'consumer.ts'), tsProgram);
+const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+// The four compilations run side by side (two at a time would do; they are mostly waiting
+// on the disk cache), then report in order.
+const tsStart = Date.now();
+const compiled = await Promise.all(
+  tsSetups.map(([name, moduleOptions]) => {
+    const config = `tsconfig.${name}.json`;
+    writeFileSync(join(app, config), JSON.stringify({ compilerOptions: { ...strictOptions, ...moduleOptions }, files: ['consumer.ts'] }, null, 2));
+    return runAsync('node', [tsc, '-p', config], app);
+  }),
+);
+tsSetups.forEach(([name], i) => {
+  check(`TypeScript ${name}: strict, skipLibCheck false, exactOptionalPropertyTypes, noPropertyAccessFromIndexSignature, noUncheckedIndexedAccess, types []`, () => {
+    const { status, output } = compiled[i];
+    assert(status === 0, `tsc exited with ${status}:\n${output.trim().split('\n').slice(-25).join('\n')}`);
+  });
+});
+console.log(`INFO the four compilations took ${((Date.now() - tsStart) / 1000).toFixed(1)} s together`);
+
+// ---------------------------------------------------------------------------------------
+// The program.
+
+check('npx toolrun --help', () => {
+  const out = run('npx', ['toolrun', '--help'], app);
+  assert(out.startsWith('usage: toolrun'), `unexpected output: ${out.slice(0, 200)}`);
+});
+
+check("npx toolrun replay <the package's examples/recordings>", () => {
+  const folder = join(app, 'node_modules', 'toolrun', 'examples', 'recordings');
+  assert(existsSync(folder) && readdirSync(folder).length > 0, 'the package has no examples/recordings');
+  const out = run('npx', ['toolrun', 'replay', 'node_modules/toolrun/examples/recordings', '--delay', '0'], app);
+  return out.trim().split('\n').at(-1);
+});
+
+// ---------------------------------------------------------------------------------------
+// Package linters.
+
+check('publint --strict on the tarball', () => {
+  const out = run(bin('publint'), ['run', tarball, '--strict'], work);
+  assert(out.includes('All good!'), out);
+  return 'All good!';
+});
+
+check('attw --profile esm-only on the tarball', () => {
+  const out = run(bin('attw'), [tarball, '--profile', 'esm-only', '--format', 'ascii', '--no-color'], work);
+  return out.includes('No problems found') ? 'No problems found' : 'no problem outside the ignored node10 / node16-cjs resolutions';
+});
+
+console.log(`INFO took ${((Date.now() - started) / 1000).toFixed(1)} s; work folder ${process.env.KEEP === '1' ? work : '(removed)'}`);
+if (process.env.KEEP !== '1') rmSync(work, { recursive: true, force: true });
+console.log(`${passed} passed, ${failed} failed`);
+process.exitCode = failed === 0 ? 0 : 1;

@@ -1,0 +1,51 @@
+/**
+ * The package build (`npm run build`, run by `prepack`): ESM JavaScript, declarations and
+ * maps under `dist/`. Why tsdown and why two builds: docs/decisions.md, "Package and build".
+ */
+import { defineConfig } from 'tsdown';
+
+/** Shared by both builds. */
+const common = {
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.19',
+  outDir: 'dist',
+  fixedExtension: false,
+  sourcemap: true,
+  // Size tables are noise in the test logs; docs/package.md measures the package instead.
+  report: false,
+  // Declaration bundling dominates the build time on purpose; no need to be told each run.
+  checks: { pluginTimings: false },
+} as const;
+
+export default defineConfig([
+  {
+    // The library: one file per entry plus shared chunks. Every runtime dependency stays an
+    // import (it is in `dependencies`); nothing from node_modules is bundled.
+    ...common,
+    entry: { index: 'lib/index.ts', 'tools/index': 'lib/tools/index.ts', testing: 'lib/testing.ts' },
+    dts: { sourcemap: true },
+    // The maps point at lib/, which the package ships (the declaration maps need it for
+    // "go to definition"), so they need not carry a second copy of the sources.
+    outputOptions: { sourcemapExcludeSources: true },
+    clean: true,
+    deps: { onlyAllowBundle: false, skipNodeModulesBundle: true },
+  },
+  {
+    // The `toolrun` program: the CLI-only packages (devDependencies) are bundled into it, so
+    // a library user installs none of them.
+    ...common,
+    // Its own folder: its chunks (the lazily loaded commands) never mix with the library's,
+    // and `lib/cli/main.ts`'s `new URL('../../', import.meta.url)` still means the package root.
+    entry: { main: 'lib/cli/main.ts' },
+    outDir: 'dist/cli',
+    banner: '#!/usr/bin/env node',
+    // No map: it would carry the bundled packages' sources, and Node reads maps only with
+    // --enable-source-maps; the library keeps its maps.
+    sourcemap: false,
+    dts: false,
+    clean: false,
+    // Bundling node_modules here is the point; the list of what was bundled is not news.
+    deps: { onlyAllowBundle: false },
+  },
+]);
