@@ -8,11 +8,16 @@
  *   tool's problem and not as the model's (the interpreter does not check schemas);
  * - a private copy of the schema (the interpreter writes bookkeeping properties onto the
  *   schema objects it is given; the tool's own schema stays untouched);
- * - issue lines in plain words with a dotted path (contract P5).
+ * - issue lines in plain words with a dotted path (contract P5);
+ * - `pattern` and `patternProperties` evaluated by a linear-time engine (RE2's algorithm, the
+ *   `re2js` package), never by the backtracking `RegExp`: schemas come from MCP servers and
+ *   arguments from the model, and `^([a-z]+)+$` against 30 letters and a `!` holds a
+ *   backtracking engine for seconds, with no timeout able to interrupt it (issue 12 item 11).
  *
  * @module
  */
 import { Validator, type OutputUnit, type Schema, type SchemaDraft } from '@cfworker/json-schema';
+import { RE2JS } from 're2js';
 import { describeValue, type JsonSchema } from './tool.ts';
 
 /** A JSON Schema ready to validate arguments: `issues(args)` is empty when they are valid. */
@@ -60,7 +65,7 @@ export function compileJsonSchema(schema: JsonSchema): CompiledJsonSchema {
     issues(value) {
       let outcome;
       try {
-        outcome = validator.validate(value);
+        outcome = withLinearPatterns(() => validator.validate(value));
       } catch (error) {
         const message = String((error as Error)?.message ?? error);
         // The interpreter throws for values JSON cannot carry (undefined, functions: the
@@ -127,7 +132,12 @@ function prepareSchema(node: unknown, at: string[]): unknown {
       out[key] = prepareSchema(value, here);
     } else if (SUBSCHEMA_MAP.has(key)) {
       if (!isPlainObject(value)) fail(here, `must be an object of schemas, got ${describeValue(value)}`);
-      if (key === 'patternProperties') for (const pattern of Object.keys(value)) checkPattern(pattern, here);
+      if (key === 'patternProperties') {
+        for (const pattern of Object.keys(value)) {
+          // Dropping a key would send its properties to additionalProperties: refuse instead.
+          if (!checkPattern(pattern, here)) fail(here, `has the key ${JSON.stringify(pattern)}, which uses lookaround or a backreference; toolrun evaluates patterns in linear time and cannot run it`);
+        }
+      }
       out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, prepareSchema(sub, [...here, name])]));
     } else if (SUBSCHEMA_LIST.has(key) || (key === 'items' && Array.isArray(value))) {
       if (!Array.isArray(value) || value.length === 0) fail(here, `must be a non-empty list of schemas, got ${describeValue(value)}`);
@@ -164,8 +174,9 @@ function prepareSchema(node: unknown, at: string[]): unknown {
       out[key] = value;
     } else if (key === 'pattern') {
       if (typeof value !== 'string') fail(here, `must be a regular expression string, got ${describeValue(value)}`);
-      checkPattern(value, here);
-      out[key] = value;
+      // A pattern the linear-time engine cannot run (lookaround, backreferences) is left to
+      // the tool or server to check: toolrun never runs it on a backtracking engine.
+      if (checkPattern(value, here)) out[key] = value;
     } else if (STRINGS.has(key)) {
       if (typeof value !== 'string') fail(here, `must be a string, got ${describeValue(value)}`);
       out[key] = value;
@@ -176,12 +187,60 @@ function prepareSchema(node: unknown, at: string[]): unknown {
   return out;
 }
 
-/** Patterns are evaluated as `new RegExp(pattern, 'u')`, like the interpreter does. */
-function checkPattern(pattern: string, at: string[]): void {
+/**
+ * Checks that `pattern` is an ECMAScript regular expression (`u` flag, as the interpreter reads
+ * it) and compiles it for the linear-time engine. Returns false when that engine cannot run it
+ * (lookaround, backreferences): such a `pattern` is dropped from the copy.
+ */
+function checkPattern(pattern: string, at: string[]): boolean {
   try {
-    new RegExp(pattern, 'u');
+    new RegExp(pattern, 'u'); // compiling is linear; only matching can backtrack
   } catch (error) {
     fail(at, `is not a valid regular expression (${(error as Error).message})`);
+  }
+  return linearPattern(pattern) !== undefined;
+}
+
+const linearPatterns = new Map<string, { test(text: string): boolean } | null>();
+
+/** The pattern compiled for the linear-time engine (cached), or undefined if it cannot run it. */
+function linearPattern(pattern: string): { test(text: string): boolean } | undefined {
+  let compiled = linearPatterns.get(pattern);
+  if (compiled === undefined) {
+    try {
+      const re = RE2JS.compile(pattern);
+      compiled = { test: (text: string) => re.matcher(text).find() };
+    } catch {
+      compiled = null;
+    }
+    if (linearPatterns.size >= 1_000) linearPatterns.clear(); // bounded: patterns come from servers
+    linearPatterns.set(pattern, compiled);
+  }
+  return compiled ?? undefined;
+}
+
+/**
+ * Runs `validate` with `new RegExp(p)` answering from the linear-time engine. The interpreter
+ * builds `new RegExp(pattern, 'u')` for `pattern` and `patternProperties` and calls `test`; it
+ * has no hook for another engine, so the global constructor is swapped for exactly the
+ * duration of one synchronous `validate` call (nothing else runs in between) and restored in
+ * `finally`. Regular-expression literals and other code are not affected.
+ */
+function withLinearPatterns<T>(validate: () => T): T {
+  const native = globalThis.RegExp;
+  const linear = function LinearRegExp(pattern: unknown): { test(text: string): boolean } {
+    const compiled = linearPattern(String(pattern));
+    // checkPattern let through only patterns the engine compiles (patternProperties keys
+    // that it cannot run are a structure error), so this is not reached with a schema that
+    // passed prepareSchema.
+    if (compiled === undefined) throw new JsonSchemaStructureError(`pattern ${JSON.stringify(String(pattern))} cannot be evaluated in linear time`);
+    return compiled;
+  } as unknown as RegExpConstructor;
+  globalThis.RegExp = linear;
+  try {
+    return validate();
+  } finally {
+    globalThis.RegExp = native;
   }
 }
 

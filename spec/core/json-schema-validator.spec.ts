@@ -112,3 +112,48 @@ describe('issue lines: one per issue, dotted path, plain words (P5)', () => {
     expect(issues({ minProperties: 2 }, {})).toEqual(['arguments: must have at least 2 properties']);
   });
 });
+
+describe('patterns run in linear time (issue 12: a schema pattern from an MCP server cannot freeze the event loop)', () => {
+  const catastrophic = { type: 'object', properties: { id: { type: 'string', pattern: '^([a-z]+)+$' } } } as const;
+
+  it('answers a catastrophic pattern against a long non-matching string at once (a backtracking engine would run for ages)', () => {
+    // 60 letters and a "!": a backtracking engine takes about 2^60 steps; this returns.
+    const issues = compileJsonSchema(catastrophic).issues({ id: `${'a'.repeat(60)}!` });
+    expect(issues).toEqual(['id: must match the pattern of its schema']);
+    expect(compileJsonSchema(catastrophic).issues({ id: 'abc' })).toEqual([]);
+  });
+
+  it('keeps the meaning of ordinary patterns: anchors, classes, Unicode properties, quantifiers', () => {
+    const cases: [string, string, boolean][] = [
+      ['^\\d{3}-\\d{4}$', '555-1234', true],
+      ['^\\d{3}-\\d{4}$', '555-12345', false],
+      ['b+', 'aabbb', true], // unanchored: a search, like RegExp#test
+      ['^\\p{L}+$', 'héllo', true],
+      ['^\\p{L}+$', 'h3llo', false],
+      ['^[A-Z][a-z]*(?: [A-Z][a-z]*)*$', 'New York', true],
+      ['^[A-Z][a-z]*(?: [A-Z][a-z]*)*$', 'new york', false],
+    ];
+    for (const [pattern, text, valid] of cases) {
+      const issues = compileJsonSchema({ type: 'string', pattern }).issues(text);
+      expect(issues.length === 0, `${pattern} on ${text}`).toBe(valid);
+    }
+  });
+
+  it('evaluates patternProperties keys in linear time too', () => {
+    const schema = { type: 'object', patternProperties: { '^(x+)+$': { type: 'number' } } };
+    expect(compileJsonSchema(schema).issues({ [`${'x'.repeat(60)}y`]: 'not checked', xx: 'nope' })).toEqual(['xx: expected number, got string']);
+  });
+
+  it('leaves a pattern with lookaround to the tool (never run on a backtracking engine); refuses such a patternProperties key', () => {
+    expect(compileJsonSchema({ type: 'string', pattern: '^(?=a)(a+)+$' }).issues(`${'a'.repeat(60)}!`)).toEqual([]);
+    expect(() => compileJsonSchema({ type: 'object', patternProperties: { '^(?!x)': {} } })).toThrow(/lookaround or a backreference/);
+  });
+
+  it('restores the global RegExp after validating, also when validation throws', () => {
+    const native = globalThis.RegExp;
+    compileJsonSchema(catastrophic).issues({ id: 'abc' });
+    expect(globalThis.RegExp).toBe(native);
+    expect(() => compileJsonSchema({ $ref: '#/nowhere' }).issues(1)).toThrow();
+    expect(globalThis.RegExp).toBe(native);
+  });
+});
