@@ -62,8 +62,6 @@ export { inputJsonSchema, toolJsonSchema } from './schemas/json-schema.ts';
 export { bfclGroundTruthArguments, convertBfclSchema } from './schemas/bfcl.ts';
 export { mcpContent, mcpTools } from './extras/mcp.ts';
 export type { McpCallToolResult, McpClientLike, McpProgress, McpRequestOptions, McpToolInfo, McpToolsOptions } from './extras/mcp.ts';
-export { McpStdioTransport } from './extras/mcp-stdio.ts';
-export type { McpJsonRpcMessage, McpStdioTransportOptions } from './extras/mcp-stdio.ts';
 export { fromAnthropicStream } from './formats/anthropic-stream.ts';
 export { fromOpenAIChatStream } from './formats/openai-chat-stream.ts';
 export { fromOpenAIResponsesStream } from './formats/openai-responses-stream.ts';

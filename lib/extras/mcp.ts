@@ -14,7 +14,7 @@
  * | `isError: true` (Tools → Error handling) | a throw whose message is the result's text: an error result (`isError: true`) for the model |
  * | `content` blocks | result content, see {@link mcpContent} |
  *
- * Over stdio, connect the client with {@link McpStdioTransport} rather than the SDK's
+ * Over stdio, connect the client with `McpStdioTransport` (from `toolrun/mcp`) rather than the SDK's
  * `StdioClientTransport` when a server may misbehave: the SDK's transport closes the whole
  * connection on one message over 10 MiB, and lets a request answered with `result: null`
  * wait for its timeout; toolrun's fails only that request, at once (`lib/extras/mcp-stdio.ts`).
@@ -44,7 +44,6 @@
 import { Channel } from '../core/streams/channel.ts';
 import { contentToText, isRecord } from '../formats/shared.ts';
 import { defineTool, describeValue, type ContentBlock, type JsonSchema, type Tool, type ToolResult } from '../core/tool.ts';
-import type { McpStdioTransport } from './mcp-stdio.ts';
 
 /** One MCP progress notification's payload, as yielded by an MCP tool (`tool_execution_update.progress`). */
 export interface McpProgress {

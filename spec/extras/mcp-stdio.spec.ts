@@ -5,7 +5,7 @@
  * is in `mcp.spec.ts`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { McpStdioTransport, type McpJsonRpcMessage } from '../../lib/index.ts';
+import { McpStdioTransport, type McpJsonRpcMessage } from '../../lib/mcp/index.ts';
 import { isAlive } from '../mcp-servers.ts';
 
 /** A child that writes each string of `pieces` with its own write, then waits for stdin to end. */

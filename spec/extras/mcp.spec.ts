@@ -15,10 +15,10 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { McpStdioTransport } from '../../lib/mcp/index.ts';
 
 import {
   mcpContent,
-  McpStdioTransport,
   mcpTools,
   runTools,
   toAnthropicTools,
