@@ -38,7 +38,7 @@ import { mcpTools, type McpToolInfo } from '../extras/mcp.ts';
 import { runTools } from '../core/run-tools.ts';
 import type { ToolCall } from '../core/tool.ts';
 import { CliInputError } from './errors.ts';
-import type { RunView } from './view.ts';
+import type { RunView } from './view/index.ts';
 
 /** The text of `toolrun mcp --help`. */
 export const MCP_USAGE = `usage: toolrun mcp [options] [--] <command> [args...]

@@ -44,7 +44,7 @@ import { judge, pairRecorded, readWire, type Verdict, type WireEntry } from './r
 import { KNOWN_FORMATS, listRecordingFiles, loadRecording, statOrUndefined, unknownFormatMessage } from './recordings/load.ts';
 import { ANY_OBJECT_SCHEMA, type LoadedRecording, type RecordedMessage, type RecordedStream, type RecordedTool } from './recordings/types.ts';
 import { CliInputError } from './errors.ts';
-import type { RunView } from './view.ts';
+import type { RunView } from './view/index.ts';
 
 export { KNOWN_FORMATS };
 

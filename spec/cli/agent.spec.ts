@@ -1,6 +1,6 @@
 /**
  * `npm start -- agent` (lib/cli/agent.ts) and the live view's tree of sub-agent calls
- * (lib/cli/agent-tree.ts, drawn by lib/cli/live-view.ts).
+ * (lib/cli/agent-tree.ts, drawn by lib/cli/view/index.ts).
  */
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AgentEvent } from '../../lib/extras/agent.ts';
 import type { AgentToolProgress } from '../../lib/extras/agent-tool.ts';
 import { runAgentDemo } from '../../lib/cli/agent.ts';
-import { createRunView } from '../../lib/cli/live-view.ts';
+import { createRunView } from '../../lib/cli/view/index.ts';
 import { interruptWhen } from './support.ts';
 import type { ToolEvent } from '../../lib/core/events.ts';
 

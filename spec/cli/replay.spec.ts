@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliInputError } from '../../lib/cli/errors.ts';
 import { formatReportTable, replay, type ReplayFileRow, type ReplayReport } from '../../lib/cli/replay.ts';
-import type { RunView } from '../../lib/cli/view.ts';
+import type { RunView } from '../../lib/cli/view/index.ts';
 import type { ToolEvent } from '../../lib/core/events.ts';
 import type { ToolCall } from '../../lib/core/tool.ts';
 import { corpusDir, corpusSkipNote, hasCorpus } from '../formats/corpus.ts';
