@@ -1,8 +1,10 @@
+#!/usr/bin/env node
 /**
- * The program of `npm start` (`tsx lib/cli/main.ts`).
+ * The `toolrun` program (`npm start` in a checkout runs it with `node --import tsx`; an
+ * installed package runs its compiled form).
  *
  * ```
- * toolrun                                      run the demo
+ * toolrun                                      run the demo (in a temp folder it creates)
  * toolrun replay <file-or-folder> [--delay ms] replay recorded assistant messages
  * toolrun replay --stream [--event-delay ms] <file-or-folder>
  *                                              replay recorded streams: calls start mid-message
@@ -13,11 +15,14 @@
  *
  * Exit codes: 0 done; the replay report's own code for `replay`; 2 bad input (one line on
  * stderr, `toolrun: <what and where>`); 1 an unexpected error (one line, the stack with
- * `TOOLRUN_DEBUG=1`); 130 the demo was interrupted with Ctrl+C.
+ * `TOOLRUN_DEBUG=1`); 130 interrupted with Ctrl+C.
  *
- * The program never calls `process.exit()` on a normal path: it sets `process.exitCode` and
- * lets Node exit once nothing is left to do, so a leaked timer or handle shows up as a hang
- * in the specs instead of being hidden. The one exception is a second Ctrl+C.
+ * {@link main} takes the arguments and an io object (stdout, stderr, environment, Ctrl+C,
+ * exit), so it runs in-process as well; {@link runAsProgram} is the thin command-line
+ * wrapper. The program never calls `process.exit()` on a normal path: it sets
+ * `process.exitCode` and lets Node exit once nothing is left to do, so a leaked timer or
+ * handle shows up as a hang in the specs instead of being hidden. The one exception is a
+ * second Ctrl+C.
  *
  * @module
  */
@@ -33,15 +38,17 @@ import type { RunView } from './view/index.ts';
 export const USAGE = `usage: toolrun [command] [options]
 
 commands:
-  demo (default)              run one assistant message of parallel tool calls (read_file,
-                              grep, list_files, shell) against this repository, live
+  demo (default)              run one assistant message of five parallel tool calls (shell,
+                              read_file, grep, list_files) on a small project it writes to a
+                              temp folder, live: they finish out of order, results come in order
   replay <file-or-folder>     run the tool calls of recorded conversations and compare the
                               results with what the recording's framework sent
+                              (try: toolrun replay examples/recordings)
   mcp [options] <command...>  start <command> as an MCP server (stdio), list its tools, run one
                               message of calls to them, live (see toolrun mcp --help)
-  agent                       a scripted agent loop against this repository: a parent agent
-                              sends two explorer sub-agents (grep, list_files, read_file); their
-                              calls show live as a tree under the parent's calls
+  agent                       a scripted agent loop on the demo's project: a parent agent sends
+                              two explorer sub-agents (grep, list_files, read_file); their calls
+                              show live as a tree under the parent's calls
   help                        show this text
 
 options:
@@ -53,7 +60,8 @@ options:
                               recordings keep no timestamps)
   -h, --help                  show this text
 
-Ctrl+C during the demo aborts the run (every call still gets its result); press it again to quit.
+Ctrl+C aborts the run (every call still gets its result, the summary says interrupted:);
+press it again to quit at once.
 Exit codes: 0 ok, 1 unexpected error, 2 bad input, 130 interrupted; replay exits with its report's code.
 Set TOOLRUN_DEBUG=1 to see the stack of an unexpected error.
 `;

@@ -28,8 +28,8 @@
  *
  * @module
  */
-import { existsSync } from 'node:fs';
-import { basename, isAbsolute, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
@@ -139,8 +139,10 @@ export const DEFAULT_EVENT_DELAY_MS = 50;
  * path; BFCL question files are paired with their `possible_answer_*` files by name; files
  * of unknown format under a folder are listed in `skipped`).
  *
- * A relative `target` is resolved from the working directory; `corpus` or `corpus/…` that
- * does not exist there is looked up in `../shared/corpus` next to the repository.
+ * A relative `target` is resolved from the working directory; `examples/…` that does not
+ * exist there is looked up in the installed package (`toolrun replay examples/recordings`
+ * works from any folder), and `corpus` or `corpus/…` in `../shared/corpus` next to the
+ * package's folder (a development checkout).
  *
  * @throws CliInputError (one line naming the file) for a missing path, a JSON syntax error
  *   (with line and column), a file of unknown format (listing the known formats), a BFCL
@@ -218,11 +220,37 @@ function isAborted(signal: AbortSignal | undefined): boolean {
 function resolveTarget(target: string): string {
   const path = resolve(target);
   if (existsSync(path) || isAbsolute(target)) return path;
+  // `toolrun replay examples/recordings` from any folder: the recordings the package ships.
+  if (target === 'examples' || target.startsWith('examples/')) {
+    const root = packageRoot();
+    if (root !== undefined && existsSync(join(root, target))) return join(root, target);
+  }
   if (target === 'corpus' || target.startsWith('corpus/')) {
-    const shared = fileURLToPath(new URL(`../../../shared/${target}`, import.meta.url));
-    if (existsSync(shared)) return shared;
+    const root = packageRoot();
+    const shared = root === undefined ? undefined : join(root, '..', 'shared', target);
+    if (shared !== undefined && existsSync(shared)) return shared;
   }
   return path;
+}
+
+/**
+ * The folder of this package (the nearest folder above this module whose package.json is
+ * named `toolrun`), wherever it is installed or built to; `undefined` if none is found.
+ */
+function packageRoot(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let up = 0; up < 6; up++) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown };
+      if (manifest.name === 'toolrun') return dir;
+    } catch {
+      // No package.json here (or not JSON): look one folder up.
+    }
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  return undefined;
 }
 
 interface FileContext {

@@ -6,6 +6,7 @@
  * dangling timers or handles" is checked.
  */
 import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,6 +95,24 @@ function resultIds(stdout: string): string[] {
   expect(at).toBeGreaterThan(-1);
   return lines.slice(at + 1, at + 1 + ids.length).map((line) => line.replace(/\x1b\[[0-9;]*m/g, '').trim().split(' ')[0]!);
 }
+
+describe.skipIf(!existsSync(join(repoRoot, 'examples/recordings')))('toolrun replay examples/recordings (the shipped recordings)', () => {
+  it('works from any folder: the path is looked up in the package when the working folder has no such path', async () => {
+    const elsewhere = await mkdtemp(join(tmpdir(), 'toolrun-elsewhere-'));
+    const before = process.cwd();
+    process.chdir(elsewhere);
+    try {
+      const io = memoryIo();
+      const code = await main(['replay', 'examples/recordings', '--delay', '0'], io);
+      expect(io.err()).toBe('');
+      expect(code).toBe(0);
+      expect(io.out()).toMatch(/^total: \d+ files?, /m);
+    } finally {
+      process.chdir(before);
+      await rm(elsewhere, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('the demo in process: Ctrl+C pressed at observed points (contract A2), any machine speed', () => {
   it('Ctrl+C while the slow shell call runs: it ends interrupted with the output it had, every call gets its result, exit 130', async () => {
