@@ -61,6 +61,11 @@ export function renderFrame(input: FrameInput, withFooter: boolean): string {
   return lines.join('\n');
 }
 
+/** A finished call's duration: `840ms`, `2.47s`. */
+function duration(ms: number): string {
+  return ms < 1000 ? `${ms}ms` : `${(ms / 1000).toFixed(2)}s`;
+}
+
 function spinner(input: FrameInput): string {
   return input.colors.cyan(SPINNER.frames[input.spinnerFrame % SPINNER.frames.length] ?? '*');
 }
@@ -75,7 +80,7 @@ function callLine(input: FrameInput, record: CallRecord, nameWidth: number, args
   const name = padWidth(truncateWidth(record.name, nameWidth), nameWidth);
   const args = padWidth(truncateWidth(argsSummary(record.args), argsWidth), argsWidth);
   const ms =
-    record.state === 'running' ? `${((t - (record.startedAt ?? t)) / 1000).toFixed(1)}s` : record.state === 'ended' ? `${record.durationMs ?? 0}ms` : '';
+    record.state === 'running' ? `${((t - (record.startedAt ?? t)) / 1000).toFixed(1)}s` : record.state === 'ended' ? duration(record.durationMs ?? 0) : '';
   const time = ms.padStart(7);
   // mark, name, args and time, each followed by one space.
   const rest = width - (2 + nameWidth + 1 + argsWidth + 1 + time.length + 1);
@@ -115,7 +120,7 @@ function treeLines(input: FrameInput, agent: AgentState, indent: string): string
 
 function nodeLine(input: FrameInput, node: TreeNode, branch: string): string {
   const { colors: c, width, t } = input;
-  const ms = node.state === 'running' ? `${((t - node.startedAt) / 1000).toFixed(1)}s` : `${node.durationMs ?? 0}ms`;
+  const ms = node.state === 'running' ? `${((t - node.startedAt) / 1000).toFixed(1)}s` : duration(node.durationMs ?? 0);
   const head = `${oneLine(node.name)} ${argsSummary(node.args)}`;
   const headText = truncateWidth(head, Math.max(8, Math.floor(width * 0.45) - displayWidth(branch)));
   const rest = width - displayWidth(branch) - 2 - displayWidth(headText) - 1 - ms.length - 1;
