@@ -18,7 +18,7 @@ import type { AgentToolProgress } from '../extras/agent-tool.ts';
 import type { CallOutcome } from '../core/events.ts';
 import type { ContentBlock } from '../core/tool.ts';
 import { count, oneLine } from './text.ts';
-import { contentLines, finishedLine } from './view/calls.ts';
+import { contentLines, finishedLine } from './view/lines.ts';
 
 /** One call inside a sub-agent's run; states only move forward (running → ended). */
 export interface TreeNode {

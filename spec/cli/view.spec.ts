@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CallOutcome, ToolEvent } from '../../lib/core/events.ts';
 import type { ToolCall } from '../../lib/core/tool.ts';
 import { createRunView } from '../../lib/cli/view/index.ts';
-import { finishedLine } from '../../lib/cli/view/calls.ts';
+import { finishedLine } from '../../lib/cli/view/lines.ts';
 import { argsSummary, oneLine, terminalSafe, truncateWidth } from '../../lib/cli/text.ts';
 
 /** A Writable that keeps everything written to it; `columns` makes it look like a terminal of that width. */

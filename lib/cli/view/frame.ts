@@ -19,7 +19,8 @@ import cliSpinners from 'cli-spinners';
 import type picocolors from 'picocolors';
 import type { AgentState, TreeNode } from '../agent-tree.ts';
 import { argsSummary, count, displayWidth, oneLine, padWidth, truncateWidth } from '../text.ts';
-import { moreLines, type CallRecord } from './calls.ts';
+import type { CallRecord } from './calls.ts';
+import { moreLines } from './lines.ts';
 
 /** The spinner drawn next to running calls (`dots` from cli-spinners, 80 ms a frame). */
 export const SPINNER = cliSpinners.dots;

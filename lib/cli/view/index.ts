@@ -1,7 +1,7 @@
 /**
  * The terminal view of the CLI: draws `runTools` runs as they happen — live on a TTY
  * (`tty.ts`, laid out by `frame.ts`), as plain lines anywhere else (`plain.ts`); both keep
- * one record per call (`calls.ts`).
+ * one record per call (`calls.ts`) and show results through `lines.ts`.
  *
  * @module
  */

@@ -19,7 +19,8 @@ import type { Writable } from 'node:stream';
 import type { ToolCall } from '../../core/tool.ts';
 import type { TreeChange } from '../agent-tree.ts';
 import { compactJson, count, oneLine, parsedArguments, terminalSafe, truncate } from '../text.ts';
-import { BaseView, moreLines, progressLines, type CallRecord } from './calls.ts';
+import { BaseView, progressLines, type CallRecord } from './calls.ts';
+import { moreLines } from './lines.ts';
 
 /** Plain lines: for pipes, files and CI logs. */
 export class PlainView extends BaseView {
