@@ -182,22 +182,17 @@ describe('toolrun mcp: the program (in process) against real servers', () => {
     const io = memoryIo();
     const done = main(['mcp', '--calls', message, process.execPath, everything, 'stdio'], io);
     // The call is running (it reported progress; it takes 20 s): find the server this process started, then press Ctrl+C.
-    await new Promise<void>((resolve) => {
-      const look = (): void => {
-        if (io.out().includes('| {"progress":2,')) resolve();
-        else setTimeout(look, 10);
-      };
-      look();
-    });
+    await io.whenOutput('| {"progress":2,');
     const serverPid = await childServerPid(process.pid);
     io.interrupt();
     expect(await done).toBe(130);
     const stdout = io.out();
     expect(stdout).toMatch(/results \(call order\):\n {2}call_1 error Interrupted: the run was aborted/);
     expect(stdout).toMatch(/\ninterrupted: 1 result, 1 error \(Ctrl\+C aborted the run; every call still got its result\)\n$/);
-    // main() returned after closing the client, which waits for the server process to end.
+    // Closing the client ends the server (stdin closed, then SIGTERM, then SIGKILL, which the
+    // SDK does not wait for): wait for it to be gone; a server left running fails on the spec timeout.
     expect(serverPid).toBeTypeOf('number');
-    while (isAlive(serverPid!)) await new Promise((r) => setTimeout(r, 20));
+    while (isAlive(serverPid!)) await new Promise((resolve) => setTimeout(resolve, 20));
   });
 
 });

@@ -25,6 +25,8 @@ export interface MemoryIo extends MainIo {
    * of the event loop (`setImmediate`) after the write that showed it, never inside it.
    */
   interruptWhen(marker: string): void;
+  /** Resolves once stdout contains `marker` (at once if it already does). */
+  whenOutput(marker: string): Promise<void>;
   /** Codes passed to `io.exit` (a second Ctrl+C). */
   exits: number[];
   /** How many Ctrl+C listeners are subscribed now. */
@@ -40,6 +42,7 @@ export function memoryIo(options: { env?: NodeJS.ProcessEnv; tty?: { columns: nu
   let err = '';
   const listeners = new Set<() => void>();
   const pending: string[] = [];
+  const watchers: Array<{ marker: string; resolve: () => void }> = [];
   const press = (): void => {
     for (const listener of [...listeners]) listener();
   };
@@ -57,6 +60,9 @@ export function memoryIo(options: { env?: NodeJS.ProcessEnv; tty?: { columns: nu
         pending.splice(i, 1);
         setImmediate(press);
       }
+    }
+    for (let i = watchers.length - 1; i >= 0; i--) {
+      if (out.includes(watchers[i]!.marker)) watchers.splice(i, 1)[0]!.resolve();
     }
   });
   if (options.tty !== undefined) Object.assign(stdout, { isTTY: true, columns: options.tty.columns, rows: options.tty.rows ?? 40 });
@@ -77,6 +83,11 @@ export function memoryIo(options: { env?: NodeJS.ProcessEnv; tty?: { columns: nu
       if (out.includes(marker)) setImmediate(press);
       else pending.push(marker);
     },
+    whenOutput: (marker) =>
+      new Promise<void>((resolve) => {
+        if (out.includes(marker)) resolve();
+        else watchers.push({ marker, resolve });
+      }),
     exits,
     listeners: () => listeners.size,
   };
