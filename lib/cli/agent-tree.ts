@@ -17,6 +17,8 @@ import type { AgentEvent } from '../extras/agent.ts';
 import type { AgentToolProgress } from '../extras/agent-tool.ts';
 import type { CallOutcome } from '../core/events.ts';
 import type { ContentBlock } from '../core/tool.ts';
+import { count, oneLine } from './text.ts';
+import { contentLines, finishedLine } from './view/lines.ts';
 
 /** One call inside a sub-agent's run; states only move forward (running → ended). */
 export interface TreeNode {
@@ -29,7 +31,7 @@ export interface TreeNode {
   durationMs?: number;
   isError?: boolean;
   outcome?: CallOutcome;
-  /** First line of its result text. */
+  /** The line its finished row shows (last line of its result; first for a failure). */
   resultLine?: string;
   /** Its latest progress, one line. */
   latest?: string;
@@ -106,11 +108,11 @@ export function applyAgentProgress(root: AgentState, progress: AgentToolProgress
       node.durationMs = Math.round(now - node.startedAt);
       node.isError = event.isError;
       node.outcome = event.outcome;
-      node.resultLine = firstLine(event.result.content).first;
+      node.resultLine = finishedLine(contentLines(event.result.content), event.outcome);
       return { kind: 'end', depth: progress.depth, node };
     }
     case 'agent_end':
-      state.ended = `${event.reason}, ${event.turns} turn${event.turns === 1 ? '' : 's'}`;
+      state.ended = `${event.reason}, ${count(event.turns, 'turn')}`;
       return { kind: 'agent_end', depth: progress.depth, text: state.ended };
     default:
       return undefined;
@@ -124,13 +126,9 @@ export type TreeChange =
   | { kind: 'said'; depth: number; text: string }
   | { kind: 'agent_end'; depth: number; text: string };
 
-/** The first non-empty line of a content list, and how many non-empty lines follow. */
+/** The first non-empty line of a content list (terminal-safe), and how many non-empty lines follow. */
 export function firstLine(content: readonly ContentBlock[]): { first: string; more: number } {
-  const lines: string[] = [];
-  for (const block of content) {
-    if (block.type === 'image') lines.push(`[image ${block.mimeType}]`);
-    else for (const line of block.text.split(/\r\n|\r|\n/)) if (line.trim() !== '') lines.push(line.trim());
-  }
+  const lines = contentLines(content);
   return { first: lines[0] ?? '', more: Math.max(0, lines.length - 1) };
 }
 
@@ -147,7 +145,7 @@ function progressLine(progress: unknown): string {
     }
   }
   const lines = text.split(/\r\n|\r|\n/).filter((line) => line.trim() !== '');
-  return (lines.at(-1) ?? '').trim();
+  return oneLine(lines.at(-1) ?? '');
 }
 
 function findLast<T>(items: readonly T[], test: (item: T) => boolean): T | undefined {

@@ -1,5 +1,6 @@
 /**
- * `npm start -- agent`: a scripted two-level agent run against this repository. A parent
+ * `toolrun agent`: a scripted two-level agent run against the demo's small project (written
+ * into a temp folder, as the demo does; see demo.ts). A parent
  * agent sends two explorer sub-agents (an `agentTool`) off in parallel; each explorer
  * greps, lists and reads files with the ready-made tools; their calls show as a tree under
  * the parent's call while they run; the parent answers from what they reported.
@@ -7,21 +8,30 @@
  * The models are scripts (no network, no API key): each turn waits `thinkMs` (standing in
  * for a model's latency, so the tree can be watched) and then plays its next reply. The
  * explorers' and the parent's final answers are written from the tool results they got,
- * so what they say is what the tools found in this checkout.
+ * so what they say is what the tools found in that folder.
  *
  * @module
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { delay } from 'abort-controller-x';
 import { agentTool } from '../extras/agent-tool.ts';
 import { assistantText, runAgent, toolCallsOf, type AgentMessage, type AgentModel, type AgentResult, type AssistantMessage, type ModelContext } from '../extras/agent.ts';
 import { grepTool, listFilesTool, readFileTool } from '../tools/index.ts';
 import type { ToolResultMessage } from '../core/tool.ts';
-import type { RunView } from './view.ts';
+import { writeDemoFiles } from './demo.ts';
+import { count } from './text.ts';
+import type { RunView } from './view/index.ts';
 
 /** Options of {@link runAgentDemo}. */
 export interface AgentDemoOptions {
-  /** The directory the tools work in: the repository root. */
-  root: string;
+  /**
+   * The folder the tools work in; the demo project's files (`demoFiles` of demo.ts) are
+   * written into it first.
+   * @default a new temp folder, removed when the run ends
+   */
+  root?: string;
   /** Aborts the run (Ctrl+C): the model turn or the tools in flight stop, every call still gets its result. */
   signal?: AbortSignal;
   /**
@@ -33,8 +43,8 @@ export interface AgentDemoOptions {
 
 /** What the parent asks of each explorer (the scripts below are keyed by it). */
 const TASKS = {
-  loop: 'Find where the agent loop (runAgent) and the agent tool are defined, and what ends a run.',
-  cli: 'Find what the npm start program can do: its commands and the files under lib/cli.',
+  todo: 'Find the TODOs in this project: which files, which lines, what they ask for.',
+  usage: 'Find how the program is run and what it prints.',
 } as const;
 
 type Reply = AssistantMessage | ((messages: readonly AgentMessage[]) => AssistantMessage);
@@ -44,39 +54,39 @@ const callBlock = (id: string, name: string, args: Record<string, unknown>): Ass
 
 /** The explorers' scripts: turn by turn, by task. */
 const EXPLORER_SCRIPTS: Record<keyof typeof TASKS, Reply[]> = {
-  loop: [
+  todo: [
     {
       role: 'assistant',
       content: [
-        text('Searching for the loop and the agent tool.'),
-        callBlock('loop_1', 'grep', { pattern: 'export (async )?function\\*? ?(runAgent|agentTool)\\b', glob: 'lib/**/*.ts' }),
-        callBlock('loop_2', 'list_files', { pattern: 'agent*.ts', path: 'lib/extras' }),
+        text('Searching the sources for TODO comments.'),
+        callBlock('todo_1', 'grep', { pattern: 'TODO', glob: 'src/**/*.ts' }),
+        callBlock('todo_2', 'list_files', { pattern: '*.ts', path: 'src' }),
       ],
       stopReason: 'toolUse',
     },
     {
       role: 'assistant',
-      content: [text('Reading how a run ends.'), callBlock('loop_3', 'grep', { pattern: "^ \\* - `(completed|terminated|max_turns|aborted|error)`", glob: 'lib/extras/agent.ts' })],
+      content: [text('Reading the unit conversion the second TODO is about.'), callBlock('todo_3', 'read_file', { path: 'src/units.ts', limit: 3 })],
       stopReason: 'toolUse',
     },
-    (messages) => answer(messages, 'The agent loop'),
+    (messages) => answer(messages, 'TODOs'),
   ],
-  cli: [
+  usage: [
     {
       role: 'assistant',
       content: [
-        text('Listing the CLI and its commands.'),
-        callBlock('cli_1', 'list_files', { pattern: '*.ts', path: 'lib/cli' }),
-        callBlock('cli_2', 'grep', { pattern: "^    case '[a-z]+'", glob: 'lib/cli/main.ts' }),
+        text('Looking for the entry point and its output.'),
+        callBlock('usage_1', 'grep', { pattern: 'console\\.log', glob: 'src/**/*.ts' }),
+        callBlock('usage_2', 'list_files', { pattern: '*' }),
       ],
       stopReason: 'toolUse',
     },
     {
       role: 'assistant',
-      content: [text('Reading the top of the program.'), callBlock('cli_3', 'read_file', { path: 'lib/cli/main.ts', limit: 12 })],
+      content: [text('Reading the entry point.'), callBlock('usage_3', 'read_file', { path: 'src/cli.ts' })],
       stopReason: 'toolUse',
     },
-    (messages) => answer(messages, 'The CLI'),
+    (messages) => answer(messages, 'Usage'),
   ],
 };
 
@@ -85,10 +95,10 @@ const PARENT_SCRIPT: Reply[] = [
   {
     role: 'assistant',
     content: [
-      text('I will send two explorers off in parallel, and read the manifest myself meanwhile.'),
-      callBlock('toolu_explore_loop', 'explore', { prompt: TASKS.loop }),
-      callBlock('toolu_explore_cli', 'explore', { prompt: TASKS.cli }),
-      callBlock('toolu_manifest', 'read_file', { path: 'package.json', limit: 4 }),
+      text('I will send two explorers off in parallel, and read the README myself meanwhile.'),
+      callBlock('toolu_explore_todo', 'explore', { prompt: TASKS.todo }),
+      callBlock('toolu_explore_usage', 'explore', { prompt: TASKS.usage }),
+      callBlock('toolu_readme', 'read_file', { path: 'README.md', limit: 3 }),
     ],
     stopReason: 'toolUse',
   },
@@ -106,12 +116,23 @@ const PARENT_SCRIPT: Reply[] = [
  *
  * @returns the parent run's result (reason, turns, history).
  */
-export async function runAgentDemo(view: RunView, options: AgentDemoOptions): Promise<AgentResult> {
+export async function runAgentDemo(view: RunView, options: AgentDemoOptions = {}): Promise<AgentResult> {
+  const temp = options.root === undefined ? await mkdtemp(join(tmpdir(), 'toolrun-agent-')) : undefined;
+  const root = options.root ?? temp!;
+  try {
+    await writeDemoFiles(root);
+    return await runAgents(view, root, options, temp !== undefined);
+  } finally {
+    if (temp !== undefined) await rm(temp, { recursive: true, force: true });
+  }
+}
+
+async function runAgents(view: RunView, root: string, options: AgentDemoOptions, inTemp: boolean): Promise<AgentResult> {
   const thinkMs = options.thinkMs ?? 600;
-  const tools = [readFileTool({ root: options.root }), grepTool({ root: options.root }), listFilesTool({ root: options.root })] as const;
+  const tools = [readFileTool({ root }), grepTool({ root }), listFilesTool({ root })] as const;
   const explore = agentTool({
     name: 'explore',
-    description: 'Explores this repository read-only (grep, list_files, read_file) and reports what it found.',
+    description: 'Explores the project read-only (grep, list_files, read_file) and reports what it found.',
     model: scripted((messages) => {
       const first = messages[0];
       const prompt = first?.role === 'user' && typeof first.content === 'string' ? first.content : '';
@@ -125,11 +146,11 @@ export async function runAgentDemo(view: RunView, options: AgentDemoOptions): Pr
   const run = runAgent({
     model: scripted(() => PARENT_SCRIPT, thinkMs),
     tools: [explore, tools[0]],
-    messages: [{ role: 'user', content: 'How is the agent loop of this repository built, and how do I try it?' }],
+    messages: [{ role: 'user', content: 'What is left to do in this project, and how do I run it?' }],
     maxTurns: 4,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
-  view.line(`agent demo: a parent agent with two explorer sub-agents, in ${options.root}`);
+  view.line(`agent demo: a parent agent with two explorer sub-agents, in ${inTemp ? `a temp folder (${root})` : root}`);
   let batchOpen = false;
   try {
     for (;;) {
@@ -149,13 +170,12 @@ export async function runAgentDemo(view: RunView, options: AgentDemoOptions): Pr
         }
         case 'turn_end':
           if (batchOpen) {
-            const errors = event.toolResults.filter((r) => r.isError).length;
-            view.end(`${event.toolResults.length} results, ${errors} errors`);
+            view.end(`${count(event.toolResults.length, 'result')}, ${count(event.toolResults.filter((r) => r.isError).length, 'error')}`);
             batchOpen = false;
           }
           break;
         case 'agent_end':
-          view.line(`agent: ${event.reason} after ${event.turns} turns${event.reason === 'aborted' ? ' (Ctrl+C; every call still got its result)' : ''}`);
+          view.line(`${event.reason === 'aborted' ? 'interrupted: ' : ''}agent: ${event.reason} after ${count(event.turns, 'turn')}${event.reason === 'aborted' ? ' (Ctrl+C; every call still got its result)' : ''}`);
           break;
         case 'turn_start':
         case 'message_update':
@@ -186,7 +206,7 @@ function answer(messages: readonly AgentMessage[], subject: string): AssistantMe
     .map((r) => {
       const lines = resultText(r).split('\n').filter((l) => l.trim() !== '');
       const first = (lines[0] ?? '').trim();
-      return `${r.toolName} → ${first.length > 90 ? `${first.slice(0, 89)}…` : first}${lines.length > 1 ? ` (+${lines.length - 1} lines)` : ''}`;
+      return `${r.toolName} → ${first.length > 90 ? `${first.slice(0, 89)}…` : first}${lines.length > 1 ? ` (+${count(lines.length - 1, 'line')})` : ''}`;
     });
   return { role: 'assistant', content: [text(`${subject}: ${findings.join('; ')}`)], stopReason: 'stop' };
 }

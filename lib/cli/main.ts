@@ -1,8 +1,10 @@
+#!/usr/bin/env node
 /**
- * The program of `npm start` (`tsx lib/cli/main.ts`).
+ * The `toolrun` program (`npm start` in a checkout runs it with `node --import tsx`; an
+ * installed package runs its compiled form).
  *
  * ```
- * toolrun                                      run the demo
+ * toolrun                                      run the demo (in a temp folder it creates)
  * toolrun replay <file-or-folder> [--delay ms] replay recorded assistant messages
  * toolrun replay --stream [--event-delay ms] <file-or-folder>
  *                                              replay recorded streams: calls start mid-message
@@ -13,35 +15,40 @@
  *
  * Exit codes: 0 done; the replay report's own code for `replay`; 2 bad input (one line on
  * stderr, `toolrun: <what and where>`); 1 an unexpected error (one line, the stack with
- * `TOOLRUN_DEBUG=1`); 130 the demo was interrupted with Ctrl+C.
+ * `TOOLRUN_DEBUG=1`); 130 interrupted with Ctrl+C.
  *
- * The program never calls `process.exit()` on a normal path: it sets `process.exitCode` and
- * lets Node exit once nothing is left to do, so a leaked timer or handle shows up as a hang
- * in the specs instead of being hidden. The one exception is a second Ctrl+C.
+ * {@link main} takes the arguments and an io object (stdout, stderr, environment, Ctrl+C,
+ * exit), so it runs in-process as well; {@link runAsProgram} is the thin command-line
+ * wrapper. The program never calls `process.exit()` on a normal path: it sets
+ * `process.exitCode` and lets Node exit once nothing is left to do, so a leaked timer or
+ * handle shows up as a hang in the specs instead of being hidden. The one exception is a
+ * second Ctrl+C.
  *
  * @module
  */
 import { realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CliInputError } from './errors.ts';
-import { createRunView } from './live-view.ts';
-import type { RunView } from './view.ts';
+import { oneLine, terminalSafe } from './text.ts';
+import { createRunView } from './view/index.ts';
+import type { RunView } from './view/index.ts';
 
 /** The text of `--help`. */
 export const USAGE = `usage: toolrun [command] [options]
 
 commands:
-  demo (default)              run one assistant message of parallel tool calls (read_file,
-                              grep, list_files, shell) against this repository, live
+  demo (default)              run one assistant message of five parallel tool calls (shell,
+                              read_file, grep, list_files) on a small project it writes to a
+                              temp folder, live: they finish out of order, results come in order
   replay <file-or-folder>     run the tool calls of recorded conversations and compare the
                               results with what the recording's framework sent
+                              (try: toolrun replay examples/recordings)
   mcp [options] <command...>  start <command> as an MCP server (stdio), list its tools, run one
                               message of calls to them, live (see toolrun mcp --help)
-  agent                       a scripted agent loop against this repository: a parent agent
-                              sends two explorer sub-agents (grep, list_files, read_file); their
-                              calls show live as a tree under the parent's calls
+  agent                       a scripted agent loop on the demo's project: a parent agent sends
+                              two explorer sub-agents (grep, list_files, read_file); their calls
+                              show live as a tree under the parent's calls
   help                        show this text
 
 options:
@@ -53,33 +60,68 @@ options:
                               recordings keep no timestamps)
   -h, --help                  show this text
 
-Ctrl+C during the demo aborts the run (every call still gets its result); press it again to quit.
+Ctrl+C aborts the run (every call still gets its result, the summary says interrupted:);
+press it again to quit at once.
 Exit codes: 0 ok, 1 unexpected error, 2 bad input, 130 interrupted; replay exits with its report's code.
 Set TOOLRUN_DEBUG=1 to see the stack of an unexpected error.
 `;
 
-/** Where the program writes; injectable so a caller can run it in-process. */
+/**
+ * Everything the program touches outside itself, so it can run in-process (specs, another
+ * program) as well as from the command line ({@link runAsProgram}).
+ */
 export interface MainIo {
+  /** Where runs, tables and `--help` go; a TTY gets the live view. */
   stdout: NodeJS.WriteStream;
+  /** Where one-line errors go. */
   stderr: NodeJS.WriteStream;
+  /** Read for `TOOLRUN_DEBUG` and `mcp --env NAME`. */
   env: NodeJS.ProcessEnv;
+  /**
+   * Subscribes `listener` to Ctrl+C and returns the unsubscribe function. The first Ctrl+C
+   * aborts the run (every call still gets its result); a second one ends the program at once
+   * through {@link MainIo.exit}.
+   * @default process SIGINT
+   */
+  onInterrupt?: (listener: () => void) => () => void;
+  /**
+   * Ends the program at once with `code` (a second Ctrl+C only).
+   * @default process.exit
+   */
+  exit?: (code: number) => void;
 }
 
-/** The repository root, found from this file's location (`lib/cli/main.ts`). */
-export const repoRoot: string = resolve(fileURLToPath(new URL('../../', import.meta.url)));
+/** The {@link MainIo} of the real process. */
+export function processIo(): MainIo {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    onInterrupt: (listener) => {
+      process.on('SIGINT', listener);
+      return () => process.off('SIGINT', listener);
+    },
+    exit: (code) => process.exit(code),
+  };
+}
 
 /**
  * Runs the program with `argv` (the arguments after the script name) and resolves to its
  * exit code. Never throws: every error becomes one line on `io.stderr` and a code.
  *
+ * Ctrl+C is listened to from the first moment (before any command module loads) until the
+ * returned promise settles: a Ctrl+C at any point ends in the command's own summary and
+ * exit code 130, never in a half-drawn screen.
+ *
  * @example
  * ```ts
- * process.exitCode = await main(['replay', 'corpus/anthropic', '--delay', '50']);
+ * process.exitCode = await main(['replay', 'examples/recordings', '--delay', '50']);
  * ```
  */
-export async function main(argv: readonly string[], io: MainIo = { stdout: process.stdout, stderr: process.stderr, env: process.env }): Promise<number> {
+export async function main(argv: readonly string[], io: MainIo = processIo()): Promise<number> {
+  const interrupt = new Interrupt(io);
   try {
-    return await dispatch(argv, io);
+    return await dispatch(argv, io, interrupt);
   } catch (error) {
     if (isInputError(error)) {
       io.stderr.write(`toolrun: ${oneLine(error.message)}\n`);
@@ -88,15 +130,17 @@ export async function main(argv: readonly string[], io: MainIo = { stdout: proce
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     io.stderr.write(`toolrun: unexpected error: ${oneLine(message)} (run with TOOLRUN_DEBUG=1 for the stack)\n`);
     if (io.env.TOOLRUN_DEBUG === '1' && error instanceof Error && error.stack !== undefined) {
-      io.stderr.write(`${error.stack}\n`);
+      io.stderr.write(`${terminalSafe(error.stack)}\n`);
     }
     return 1;
+  } finally {
+    interrupt.dispose();
   }
 }
 
-async function dispatch(argv: readonly string[], io: MainIo): Promise<number> {
+async function dispatch(argv: readonly string[], io: MainIo, interrupt: Interrupt): Promise<number> {
   // Everything after `mcp` is parsed by lib/cli/mcp.ts: the server's command line is not toolrun's.
-  if (argv[0] === 'mcp') return await mcpCommand(argv.slice(1), io);
+  if (argv[0] === 'mcp') return await mcpCommand(argv.slice(1), io, interrupt);
   const { values, positionals } = parseCommandLine(argv);
   const [command = 'demo', ...rest] = positionals;
   if (values.help === true || command === 'help') {
@@ -108,23 +152,25 @@ async function dispatch(argv: readonly string[], io: MainIo): Promise<number> {
       expectNoMore(command, rest);
       if (values.delay !== undefined) throw new CliInputError(`--delay applies to replay only, not to demo (see toolrun --help)`);
       if (values.stream === true || values['event-delay'] !== undefined) throw new CliInputError(`--stream and --event-delay apply to replay only (see toolrun --help)`);
-      return await demoCommand(io);
+      return await demoCommand(io, interrupt);
     }
     case 'replay': {
       const [target, ...extra] = rest;
       if (target === undefined || target === '') {
-        throw new CliInputError('replay needs a file or folder of recordings: toolrun replay <file-or-folder> [--delay ms]');
+        throw new CliInputError(
+          'replay needs a file or folder of recorded conversations: toolrun replay <file-or-folder> [--delay ms] (the package ships some: toolrun replay examples/recordings)',
+        );
       }
       expectNoMore(`replay ${target}`, extra);
       const delayMs = values.delay === undefined ? undefined : parseDelay(values.delay);
       if (values['event-delay'] !== undefined && values.stream !== true) throw new CliInputError('--event-delay applies to replay --stream only (see toolrun --help)');
       const stream = values.stream === true ? { stream: true, ...(values['event-delay'] === undefined ? {} : { eventDelayMs: parseDelay(values['event-delay'], '--event-delay') }) } : {};
-      return await replayCommand(target, delayMs, io, stream);
+      return await replayCommand(target, delayMs, io, interrupt, stream);
     }
     case 'agent': {
       expectNoMore(command, rest);
       if (values.delay !== undefined || values.stream === true || values['event-delay'] !== undefined) throw new CliInputError('--delay, --stream and --event-delay apply to replay only (see toolrun --help)');
-      return await agentCommand(io);
+      return await agentCommand(io, interrupt);
     }
     default:
       throw new CliInputError(`unknown command '${command}' (commands: demo, replay, mcp, agent, help; see toolrun --help)`);
@@ -168,113 +214,126 @@ function parseDelay(text: string, option = '--delay'): number {
   return ms;
 }
 
-/** Runs the demo; Ctrl+C aborts it (see {@link withCtrlC}). */
-async function demoCommand(io: MainIo): Promise<number> {
+/** Runs the demo in a temp workspace it creates and removes (lib/cli/demo.ts); Ctrl+C aborts it (130). */
+async function demoCommand(io: MainIo, interrupt: Interrupt): Promise<number> {
   const { runDemo } = await import('./demo.ts');
-  const view = createRunView({ stream: io.stdout });
-  try {
-    return await withCtrlC(view, io, async (signal) => {
-      const batch = await runDemo(view, { root: repoRoot, signal });
-      return batch.aborted ? 130 : 0;
-    });
-  } finally {
-    view.close();
-  }
+  return await interrupt.run(createRunView({ stream: io.stdout }), async (view, signal) => ((await runDemo(view, { signal })).aborted ? 130 : 0));
 }
 
 /** Runs the agent demo (lib/cli/agent.ts); Ctrl+C aborts it (130). */
-async function agentCommand(io: MainIo): Promise<number> {
+async function agentCommand(io: MainIo, interrupt: Interrupt): Promise<number> {
   const { runAgentDemo } = await import('./agent.ts');
-  const view = createRunView({ stream: io.stdout });
-  try {
-    return await withCtrlC(view, io, async (signal) => ((await runAgentDemo(view, { root: repoRoot, signal })).reason === 'aborted' ? 130 : 0));
-  } finally {
-    view.close();
-  }
+  return await interrupt.run(createRunView({ stream: io.stdout }), async (view, signal) => ((await runAgentDemo(view, { signal })).reason === 'aborted' ? 130 : 0));
 }
 
-/** Replays recordings, prints the report table, and returns the report's exit code; Ctrl+C stops the replay. */
-async function replayCommand(target: string, delayMs: number | undefined, io: MainIo, stream: { stream?: boolean; eventDelayMs?: number } = {}): Promise<number> {
+/** Replays recordings, prints the report table, and returns the report's exit code; Ctrl+C stops the replay (130). */
+async function replayCommand(
+  target: string,
+  delayMs: number | undefined,
+  io: MainIo,
+  interrupt: Interrupt,
+  stream: { stream?: boolean; eventDelayMs?: number } = {},
+): Promise<number> {
   const { replay, formatReportTable } = await import('./replay.ts');
-  const view: RunView = createRunView({ stream: io.stdout });
-  try {
-    return await withCtrlC(view, io, async (signal) => {
-      const report = await replay(target, delayMs === undefined ? { view, signal, ...stream } : { view, signal, delayMs, ...stream });
-      view.line(formatReportTable(report));
-      return signal.aborted ? 130 : report.exitCode;
-    });
-  } finally {
-    view.close();
-  }
+  return await interrupt.run(createRunView({ stream: io.stdout }), async (view, signal) => {
+    const report = await replay(target, delayMs === undefined ? { view, signal, ...stream } : { view, signal, delayMs, ...stream });
+    view.line(formatReportTable(report));
+    return signal.aborted ? 130 : report.exitCode;
+  });
 }
 
-/** Runs `toolrun mcp …` (lib/cli/mcp.ts) and returns its exit code; Ctrl+C aborts the run. */
-async function mcpCommand(argv: readonly string[], io: MainIo): Promise<number> {
+/** Runs `toolrun mcp …` (lib/cli/mcp.ts) and returns its exit code; Ctrl+C aborts the run (130). */
+async function mcpCommand(argv: readonly string[], io: MainIo, interrupt: Interrupt): Promise<number> {
   const { runMcpCommand } = await import('./mcp.ts');
-  const view = createRunView({ stream: io.stdout });
-  try {
-    return await withCtrlC(view, io, (signal) => runMcpCommand(argv, { view, signal, env: io.env }));
-  } finally {
-    view.close();
-  }
+  return await interrupt.run(createRunView({ stream: io.stdout }), (view, signal) => runMcpCommand(argv, { view, signal, env: io.env }));
 }
+
+/** The line printed at the first Ctrl+C. */
+export const CTRL_C_NOTICE = 'Ctrl+C: aborting the run (press Ctrl+C again to quit at once)';
 
 /**
- * Runs `task` with a signal that the first Ctrl+C (SIGINT) aborts: running calls are
- * interrupted and every call still gets its result. A second Ctrl+C exits at once (130).
- * Also aborts when stdout's reader goes away (EPIPE, e.g. `npm start | head -3`).
- * Both listeners are removed when `task` settles.
+ * Ctrl+C for one {@link main} call, listened to from its start to its end.
+ *
+ * The first Ctrl+C aborts {@link Interrupt.signal}: running calls are interrupted and
+ * every call still gets its result, and the command prints its summary. A second Ctrl+C
+ * ends the program at once (130). Also aborts when stdout's reader goes away (EPIPE, e.g.
+ * `toolrun | head -3`).
  */
-async function withCtrlC(view: RunView, io: MainIo, task: (signal: AbortSignal) => Promise<number>): Promise<number> {
-  const controller = new AbortController();
-  let firstAt = 0;
-  const onSigint = (): void => {
-    if (!controller.signal.aborted) {
-      firstAt = Date.now();
-      view.line('Ctrl+C: aborting the run (press Ctrl+C again to quit at once)');
-      controller.abort();
-      return;
-    }
-    // Why the 300 ms window: under `npm start` one keypress can reach this process twice
-    // (from the terminal and relayed by npm/tsx); only a deliberate second press quits.
-    if (Date.now() - firstAt < 300) return;
-    view.close();
-    io.stderr.write('toolrun: interrupted twice, exiting without waiting for the tools\n');
-    process.exit(130);
-  };
-  // The reader of stdout went away (`npm start | head -3`): stop the run, nothing more can
-  // be shown. Why this listener is never removed: a pipe can report EPIPE for writes made
-  // just before the run ended, after `task` settled; without a listener that would crash.
-  const onStdoutError = (error: NodeJS.ErrnoException): void => {
-    if (error.code === 'EPIPE') controller.abort();
+class Interrupt {
+  private readonly controller = new AbortController();
+  private readonly unsubscribe: () => void;
+  private firstAt = 0;
+  /** The view of the command running now, which the notice goes through. */
+  private view: RunView | undefined;
+  private readonly onStdoutError = (error: NodeJS.ErrnoException): void => {
+    if (error.code === 'EPIPE') this.controller.abort();
     else throw error;
   };
-  if (!stdoutGuarded.has(io.stdout)) {
-    stdoutGuarded.add(io.stdout);
-    io.stdout.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EPIPE') throw error;
-    });
+
+  constructor(private readonly io: MainIo) {
+    this.unsubscribe = (io.onInterrupt ?? processIo().onInterrupt!)(() => this.press());
+    // The reader of stdout went away: stop the run, nothing more can be shown. Why the
+    // lifetime listener is never removed: a pipe can report EPIPE for writes made just
+    // before the run ended, after main() settled; without a listener that would crash.
+    if (!stdoutGuarded.has(io.stdout)) {
+      stdoutGuarded.add(io.stdout);
+      io.stdout.on('error', (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EPIPE') throw error;
+      });
+    }
+    io.stdout.on('error', this.onStdoutError);
   }
-  process.on('SIGINT', onSigint);
-  io.stdout.on('error', onStdoutError);
-  try {
-    return await task(controller.signal);
-  } finally {
-    process.off('SIGINT', onSigint);
-    io.stdout.off('error', onStdoutError);
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /**
+   * Runs `task` with `view` and the signal; the view is closed when `task` settles — after
+   * the task printed its summary, so nothing the task wrote is cleared from the screen.
+   */
+  async run(view: RunView, task: (view: RunView, signal: AbortSignal) => Promise<number>): Promise<number> {
+    this.view = view;
+    try {
+      if (this.signal.aborted) view.line(CTRL_C_NOTICE);
+      return await task(view, this.signal);
+    } finally {
+      view.close();
+      this.view = undefined;
+    }
+  }
+
+  private press(): void {
+    if (!this.controller.signal.aborted) {
+      this.firstAt = Date.now();
+      // Why the notice goes through the view: on a TTY a plain write would land inside the
+      // live frame and be overwritten by its next redraw. Before a command has its view
+      // (modules still loading) the command prints it when it starts (see run()).
+      this.view?.line(CTRL_C_NOTICE);
+      this.controller.abort();
+      return;
+    }
+    // Why the 300 ms window: under `npm start` one keypress reaches this process twice (from
+    // the terminal, and relayed by npm); only a deliberate second press quits.
+    if (Date.now() - this.firstAt < 300) return;
+    this.view?.close();
+    this.io.stderr.write('toolrun: interrupted twice, exiting without waiting for the tools\n');
+    (this.io.exit ?? processIo().exit!)(130);
+  }
+
+  dispose(): void {
+    this.unsubscribe();
+    this.io.stdout.off('error', this.onStdoutError);
   }
 }
 
-/** Streams that already carry the lifetime EPIPE listener of {@link withCtrlC}. */
+/** Streams that already carry the lifetime EPIPE listener of {@link Interrupt}. */
 const stdoutGuarded = new WeakSet<NodeJS.WriteStream>();
 
 function isInputError(error: unknown): error is Error {
   return error instanceof CliInputError || (error instanceof Error && error.name === 'CliInputError');
 }
 
-function oneLine(text: string): string {
-  return text.replace(/\s*[\r\n]+\s*/g, ' ').trim();
-}
 
 /** True when this module is the program being run (not imported by a spec or another module). */
 function isEntryPoint(): boolean {
@@ -287,6 +346,12 @@ function isEntryPoint(): boolean {
   }
 }
 
-if (isEntryPoint()) {
-  process.exitCode = await main(process.argv.slice(2));
+/**
+ * The command-line entry: runs {@link main} with the process's arguments and sets
+ * `process.exitCode` (the program never calls `process.exit()` on a normal path).
+ */
+export async function runAsProgram(): Promise<void> {
+  process.exitCode = await main(process.argv.slice(2), processIo());
 }
+
+if (isEntryPoint()) await runAsProgram();

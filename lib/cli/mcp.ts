@@ -26,9 +26,11 @@
  *
  * @module
  */
+import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolBatch } from '../core/events.ts';
 import { fromAnthropic } from '../formats/anthropic.ts';
 import { fromOpenAIChat } from '../formats/openai-chat.ts';
@@ -38,7 +40,8 @@ import { mcpTools, type McpToolInfo } from '../extras/mcp.ts';
 import { runTools } from '../core/run-tools.ts';
 import type { ToolCall } from '../core/tool.ts';
 import { CliInputError } from './errors.ts';
-import type { RunView } from './view.ts';
+import { count } from './text.ts';
+import type { RunView } from './view/index.ts';
 
 /** The text of `toolrun mcp --help`. */
 export const MCP_USAGE = `usage: toolrun mcp [options] [--] <command> [args...]
@@ -160,8 +163,10 @@ export interface McpCommandOptions {
  * the run completed (error results included), 130 when it was aborted.
  *
  * @throws CliInputError (exit 2) for a bad command line, an unreadable or malformed
- *   `--calls` file, or a server that cannot be started or does not answer `initialize`
- *   within `--timeout` (the message ends with the last lines of its stderr).
+ *   `--calls` file, or a server that cannot be started, exits before it answers (the
+ *   message gives its exit code or signal), or does not answer `initialize` or
+ *   `tools/list` within `--timeout` (the message names the option); the message ends with
+ *   the last lines of the server's stderr.
  */
 export async function runMcpCommand(argv: readonly string[], options: McpCommandOptions): Promise<number> {
   const { view, signal } = options;
@@ -179,19 +184,41 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
     stderrTail.push(...chunk.toString('utf8').split('\n').filter((l) => l.trim() !== ''));
     stderrTail.splice(0, Math.max(0, stderrTail.length - 5));
   });
+  const exit = watchExit(transport);
   const client = new Client({ name: 'toolrun', version: '0.1.0' });
+  /** Why the server could not be used, as one line: what happened, how it exited, the end of its stderr, what to try. */
+  const failure = (what: string, error: unknown): CliInputError => {
+    const exited = exit();
+    let why: string;
+    if (isTimeout(error)) why = `it did not answer ${what} within ${line.timeoutMs} ms (a slow server may need more: --timeout <ms>)`;
+    else if (exited !== undefined) why = `it exited before answering ${what} (${exited})`;
+    else why = error instanceof Error ? error.message : String(error);
+    const tail =
+      stderrTail.length > 0 ? `; its stderr ends: ${stderrTail.join(' | ')}` : exited !== undefined || isTimeout(error) ? '; it wrote nothing on stderr' : '';
+    return new CliInputError(`mcp: could not use '${shown}' as an MCP server: ${why}${tail}`);
+  };
   try {
     try {
       await client.connect(transport, { timeout: line.timeoutMs, signal });
     } catch (error) {
-      if (signal.aborted) return 130;
-      const why = error instanceof Error ? error.message : String(error);
-      const tail = stderrTail.length === 0 ? '' : `; its stderr ends: ${stderrTail.join(' | ')}`;
-      throw new CliInputError(`mcp: could not start an MCP server with '${shown}': ${why}${tail}`);
+      if (signal.aborted) {
+        view.line(`interrupted: Ctrl+C before the MCP server '${shown}' answered initialize; no call was made`);
+        return 130;
+      }
+      throw failure('initialize', error);
     }
     const server = client.getServerVersion();
-    const listed = (await client.listTools(undefined, { signal, timeout: line.timeoutMs })).tools as McpToolInfo[];
-    view.line(`MCP server ${server?.name ?? shown}${server?.version === undefined ? '' : ` ${server.version}`}: ${listed.length} tool${listed.length === 1 ? '' : 's'}`);
+    let listed: McpToolInfo[];
+    try {
+      listed = (await client.listTools(undefined, { signal, timeout: line.timeoutMs })).tools as McpToolInfo[];
+    } catch (error) {
+      if (signal.aborted) {
+        view.line(`interrupted: Ctrl+C before the MCP server '${shown}' listed its tools; no call was made`);
+        return 130;
+      }
+      throw failure('tools/list', error);
+    }
+    view.line(`MCP server ${server?.name ?? shown}${server?.version === undefined ? '' : ` ${server.version}`}: ${count(listed.length, 'tool')}`);
     for (const tool of listed) view.line(`  ${tool.name}${readOnly(tool) ? ' (read-only)' : ''}${describeLine(tool)}`);
 
     const calls = given ?? derivedCalls(listed);
@@ -201,7 +228,7 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
     }
     const tools = await mcpTools(client, { signal });
     const source = given === undefined ? 'read-only tools with example arguments' : `calls from ${line.callsFile}`;
-    view.begin(`mcp: ${calls.length} parallel call${calls.length === 1 ? '' : 's'} (${source}) to ${server?.name ?? shown}`, calls);
+    view.begin(`mcp: ${count(calls.length, 'parallel call')} (${source}) to ${server?.name ?? shown}`, calls);
     let batch: ToolBatch | undefined;
     try {
       const run = runTools(calls, { tools, signal });
@@ -214,17 +241,42 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
         view.event(step.value);
       }
     } finally {
-      const errors = batch?.messages.filter((m) => m.isError).length ?? 0;
-      view.end(
-        batch === undefined
-          ? 'the run stopped early'
-          : `${batch.messages.length} results, ${errors} errors${batch.aborted ? ' (Ctrl+C aborted the run; every call still got its result)' : ''}`,
-      );
+      if (batch === undefined) view.end('the run stopped early');
+      else {
+        const totals = `${count(batch.messages.length, 'result')}, ${count(batch.messages.filter((m) => m.isError).length, 'error')}`;
+        // The same words as the demo's summary.
+        view.end(batch.aborted ? `interrupted: ${totals} (Ctrl+C aborted the run; every call still got its result)` : totals);
+      }
     }
     return batch.aborted ? 130 : 0;
   } finally {
     await client.close();
   }
+}
+
+/**
+ * Watches how the server process ends: returns a function that gives `exit code 3`,
+ * `killed by SIGSEGV`, or `undefined` while it runs (or when the SDK's transport no longer
+ * exposes its process). Why the transport's private `_process` is read: the SDK reports a
+ * server that died only as "Connection closed", and the exit code is what tells a crash
+ * from a wrong command; the field is read once, right after the process is spawned.
+ */
+function watchExit(transport: StdioClientTransport): () => string | undefined {
+  let exited: string | undefined;
+  const start = transport.start.bind(transport);
+  transport.start = async () => {
+    await start();
+    const child = (transport as unknown as { _process?: ChildProcess })._process;
+    child?.once('exit', (code, signal) => {
+      exited = signal !== null ? `killed by ${signal}` : `exit code ${code ?? '?'}`;
+    });
+  };
+  return () => exited;
+}
+
+/** True for the SDK's request timeout. */
+function isTimeout(error: unknown): boolean {
+  return error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number);
 }
 
 /**

@@ -28,8 +28,8 @@
  *
  * @module
  */
-import { existsSync } from 'node:fs';
-import { basename, isAbsolute, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
@@ -44,7 +44,8 @@ import { judge, pairRecorded, readWire, type Verdict, type WireEntry } from './r
 import { KNOWN_FORMATS, listRecordingFiles, loadRecording, statOrUndefined, unknownFormatMessage } from './recordings/load.ts';
 import { ANY_OBJECT_SCHEMA, type LoadedRecording, type RecordedMessage, type RecordedStream, type RecordedTool } from './recordings/types.ts';
 import { CliInputError } from './errors.ts';
-import type { RunView } from './view.ts';
+import { count } from './text.ts';
+import type { RunView } from './view/index.ts';
 
 export { KNOWN_FORMATS };
 
@@ -81,8 +82,12 @@ export interface ReplayMessageResult {
   /** Where in the file, e.g. "interaction 0", "entry parallel_3". */
   label: string;
   calls: number;
-  status: Verdict['status'];
-  /** Why it is `explained` or `mismatched` (empty for `matched`). */
+  /**
+   * The F4 verdict; `interrupted` when Ctrl+C (the replay's `signal`) aborted this message's
+   * run: an aborted run is not compared with the recording, and is not a mismatch.
+   */
+  status: Verdict['status'] | 'interrupted';
+  /** Why it is `explained`, `mismatched` or `interrupted` (empty for `matched`). */
   reasons: string[];
 }
 
@@ -99,6 +104,8 @@ export interface ReplayFileRow {
   matched: number;
   explained: number;
   mismatched: number;
+  /** Messages whose run Ctrl+C aborted (0 or 1: the replay stops there). */
+  interrupted: number;
   /** Distinct reasons with their counts, e.g. `"explained ×2: no follow-up recorded …"`. */
   reasons: string[];
   /** Per message. */
@@ -114,7 +121,7 @@ export interface ReplayReport {
   rows: ReplayFileRow[];
   /** Files under a folder target that are not recordings (unknown format), with the reason. */
   skipped: Array<{ file: string; reason: string }>;
-  totals: { files: number; messages: number; calls: number; matched: number; explained: number; mismatched: number };
+  totals: { files: number; messages: number; calls: number; matched: number; explained: number; mismatched: number; interrupted: number };
   /** 0, or 1 when any message is `mismatched`. */
   exitCode: 0 | 1;
   /** True when the replay stopped early on `signal`. */
@@ -132,8 +139,10 @@ export const DEFAULT_EVENT_DELAY_MS = 50;
  * path; BFCL question files are paired with their `possible_answer_*` files by name; files
  * of unknown format under a folder are listed in `skipped`).
  *
- * A relative `target` is resolved from the working directory; `corpus` or `corpus/…` that
- * does not exist there is looked up in `../shared/corpus` next to the repository.
+ * A relative `target` is resolved from the working directory; `examples/…` that does not
+ * exist there is looked up in the installed package (`toolrun replay examples/recordings`
+ * works from any folder), and `corpus` or `corpus/…` in `../shared/corpus` next to the
+ * package's folder (a development checkout).
  *
  * @throws CliInputError (one line naming the file) for a missing path, a JSON syntax error
  *   (with line and column), a file of unknown format (listing the known formats), a BFCL
@@ -164,7 +173,7 @@ export async function replay(target: string, options: ReplayOptions): Promise<Re
     target,
     rows: [],
     skipped: [],
-    totals: { files: 0, messages: 0, calls: 0, matched: 0, explained: 0, mismatched: 0 },
+    totals: { files: 0, messages: 0, calls: 0, matched: 0, explained: 0, mismatched: 0, interrupted: 0 },
     exitCode: 0,
     aborted: false,
   };
@@ -196,6 +205,7 @@ export async function replay(target: string, options: ReplayOptions): Promise<Re
     report.totals.matched += row.matched;
     report.totals.explained += row.explained;
     report.totals.mismatched += row.mismatched;
+    report.totals.interrupted += row.interrupted;
     if (isAborted(options.signal)) report.aborted = true;
   }
   report.exitCode = report.totals.mismatched > 0 ? 1 : 0;
@@ -210,11 +220,37 @@ function isAborted(signal: AbortSignal | undefined): boolean {
 function resolveTarget(target: string): string {
   const path = resolve(target);
   if (existsSync(path) || isAbsolute(target)) return path;
+  // `toolrun replay examples/recordings` from any folder: the recordings the package ships.
+  if (target === 'examples' || target.startsWith('examples/')) {
+    const root = packageRoot();
+    if (root !== undefined && existsSync(join(root, target))) return join(root, target);
+  }
   if (target === 'corpus' || target.startsWith('corpus/')) {
-    const shared = fileURLToPath(new URL(`../../../shared/${target}`, import.meta.url));
-    if (existsSync(shared)) return shared;
+    const root = packageRoot();
+    const shared = root === undefined ? undefined : join(root, '..', 'shared', target);
+    if (shared !== undefined && existsSync(shared)) return shared;
   }
   return path;
+}
+
+/**
+ * The folder of this package (the nearest folder above this module whose package.json is
+ * named `toolrun`), wherever it is installed or built to; `undefined` if none is found.
+ */
+function packageRoot(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let up = 0; up < 6; up++) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown };
+      if (manifest.name === 'toolrun') return dir;
+    } catch {
+      // No package.json here (or not JSON): look one folder up.
+    }
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  return undefined;
 }
 
 interface FileContext {
@@ -254,12 +290,13 @@ async function replayFile(shown: string, recording: LoadedRecording, context: Fi
     matched: 0,
     explained: 0,
     mismatched: 0,
+    interrupted: 0,
     reasons: [],
     results: [],
     companions: recording.companions,
   };
   const companions = recording.companions.length > 0 ? ` with ${recording.companions.join(', ')}` : '';
-  context.out(`── ${shown}${companions} (${recording.format}): ${recording.messages.length} message${recording.messages.length === 1 ? '' : 's'} with tool calls`);
+  context.out(`── ${shown}${companions} (${recording.format}): ${count(recording.messages.length, 'message')} with tool calls`);
   const counts = new Map<string, number>();
   for (const warning of recording.warnings ?? []) counts.set(`warning: ${warning}`, 1);
   for (const message of recording.messages) {
@@ -293,7 +330,7 @@ async function replayMessage(title: string, recorded: RecordedMessage, context: 
   // A streamed run starts with no calls: each appears when the stream completes it.
   if (stream === undefined) view.begin(title, calls);
   else view.begin(`${title} · streamed, ${stream.events.length} events ${context.stream!.eventDelayMs} ms apart`, []);
-  let verdict: Verdict;
+  let verdict: Verdict | { status: 'interrupted'; reasons: string[] };
   try {
     const run = runTools(source, {
       tools,
@@ -328,7 +365,9 @@ async function replayMessage(title: string, recorded: RecordedMessage, context: 
     if (stream !== undefined && !sameCalls(streamed, calls)) {
       verdict = { status: 'mismatched', reasons: ['stream: the streamed calls differ from the assembled message\'s calls', ...verdict.reasons] };
     }
-    if (batch.aborted) verdict = { status: 'mismatched', reasons: ['the replay was aborted', ...verdict.reasons] };
+    // An aborted run answers its calls with `interrupted` / `not_run` results, which no
+    // recording holds: comparing them would report a contract mismatch that is not one.
+    if (batch.aborted) verdict = { status: 'interrupted', reasons: ['Ctrl+C aborted this message\'s run; its results were not compared'] };
   } catch (error) {
     verdict = { status: 'mismatched', reasons: [`runtime: runTools threw: ${error instanceof Error ? error.message : String(error)}`] };
   }
@@ -365,15 +404,23 @@ async function* pacedCalls(
       yield event;
     }
   }
+  // Why the end line waits: the adapter reports the message's end while it reads the last
+  // event, before it yields the calls that event completed; printed at once, "the message
+  // ended" would come before their "complete" lines. It is printed once the adapter is done.
+  let ended: string | undefined;
   const onMessageEnd = (end: ToolCallStreamEnd): void => {
     const reason = end.stopReason === null ? '' : `, ${stream.format === 'anthropic' ? 'stop_reason' : stream.format === 'openai-chat' ? 'finish_reason' : 'status'} "${end.stopReason}"`;
-    view.line(`${at()} the message ended (${end.status}${reason}): ${end.calls} call${end.calls === 1 ? '' : 's'}${end.incompleteCalls > 0 ? `, ${end.incompleteCalls} cut off` : ''}`);
+    ended = `${at()} the message ended (${end.status}${reason}): ${count(end.calls, 'call')}${end.incompleteCalls > 0 ? `, ${end.incompleteCalls} cut off` : ''}`;
   };
-  for await (const call of STREAM_ADAPTERS[stream.format](paced(), { onMessageEnd })) {
-    seen.push(call);
-    const still = read < total ? ', the message is still streaming' : '';
-    view.line(`${at()} call #${seen.length} ${call.id || '""'} ${call.name} complete${still}`);
-    yield call;
+  try {
+    for await (const call of STREAM_ADAPTERS[stream.format](paced(), { onMessageEnd })) {
+      seen.push(call);
+      const still = read < total ? ', the message is still streaming' : '';
+      view.line(`${at()} call #${seen.length} ${call.id || '""'} ${call.name} complete${still}`);
+      yield call;
+    }
+  } finally {
+    if (ended !== undefined) view.line(ended);
   }
 }
 
@@ -470,8 +517,9 @@ export function formatReportTable(report: ReplayReport): string {
   });
   const t = report.totals;
   lines.push(
-    `total: ${t.files} file${t.files === 1 ? '' : 's'}, ${t.messages} messages, ${t.calls} calls: ` +
-      `${t.matched} matched, ${t.explained} explained, ${t.mismatched} mismatched${report.aborted ? ' (stopped early)' : ''}`,
+    `total: ${count(t.files, 'file')}, ${count(t.messages, 'message')}, ${count(t.calls, 'call')}: ` +
+      `${t.matched} matched, ${t.explained} explained, ${t.mismatched} mismatched` +
+      `${t.interrupted > 0 ? `, ${t.interrupted} interrupted` : ''}${report.aborted ? ' (stopped early by Ctrl+C)' : ''}`,
   );
   for (const skipped of report.skipped) lines.push(`skipped ${skipped.file}: ${skipped.reason}`);
   return lines.join('\n');

@@ -1,15 +1,15 @@
 /**
  * `npm start -- agent` (lib/cli/agent.ts) and the live view's tree of sub-agent calls
- * (lib/cli/agent-tree.ts, drawn by lib/cli/live-view.ts).
+ * (lib/cli/agent-tree.ts, drawn by lib/cli/view/index.ts).
  */
 import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AgentEvent } from '../../lib/extras/agent.ts';
 import type { AgentToolProgress } from '../../lib/extras/agent-tool.ts';
 import { runAgentDemo } from '../../lib/cli/agent.ts';
-import { createRunView } from '../../lib/cli/live-view.ts';
-import { interruptWhen } from './support.ts';
+import { createRunView } from '../../lib/cli/view/index.ts';
+import { main } from '../../lib/cli/main.ts';
+import { memoryIo } from './support.ts';
 import type { ToolEvent } from '../../lib/core/events.ts';
 
 class FakeStream extends Writable {
@@ -23,8 +23,6 @@ class FakeStream extends Writable {
 
 // eslint-disable-next-line no-control-regex
 const stripAnsi = (text: string): string => text.replace(/\x1b\[[0-?]*[ -/]*[@-~]/g, '');
-
-const root = fileURLToPath(new URL('../../', import.meta.url));
 
 afterEach(() => {
   vi.useRealTimers();
@@ -87,7 +85,7 @@ describe('the live view draws sub-agent calls as a tree', () => {
       '  toolu_x |   sub-agent done: completed, 2 turns',
       '  toolu_x | end d1 ok 105ms',
       '  toolu_x | sub-agent done: completed, 2 turns',
-      'end toolu_x ok 106ms',
+      'end toolu_x ok 106ms: explorer answer',
       'results (call order):',
       '  toolu_x ok explorer answer',
     ]);
@@ -106,7 +104,8 @@ describe('the live view draws sub-agent calls as a tree', () => {
       if (ms === 100) midRun = stripAnsi(stream.output);
     });
     // While the nested sub-agent runs: its read_file under it, spinning.
-    expect(midRun).toMatch(/├ ✓ grep runAgent +5ms lib\/agent\.ts:283:export function runAgent/);
+    // A finished nested call shows its last line, as a top-level row does.
+    expect(midRun).toMatch(/├ ✓ grep runAgent +5ms more/);
     expect(midRun).toMatch(/└ [⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] deep read it/);
     expect(midRun).toMatch(/ {4}└ [⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] read_file lib\/agent\.ts/);
     view.end();
@@ -119,34 +118,37 @@ describe('the live view draws sub-agent calls as a tree', () => {
   });
 });
 
-describe('npm start -- agent', () => {
-  it('runs the two-level scripted agent against this repository: explorers’ calls nested live, a final answer from their results', async () => {
+describe('toolrun agent', () => {
+  it('runs the two-level scripted agent in a temp folder holding the demo project: explorers’ calls nested live, a final answer from their results', async () => {
     const stream = new FakeStream();
     const view = createRunView({ stream, tty: false });
-    const result = await runAgentDemo(view, { root, thinkMs: 0 });
+    const result = await runAgentDemo(view, { thinkMs: 0 });
     view.close();
     expect(result.reason).toBe('completed');
     expect(result.turns).toBe(2);
     const out = stream.output;
-    expect(out).toMatch(/^start toolu_explore_loop explore \{"prompt":"Find where the agent loop/m);
-    expect(out).toMatch(/^ {2}toolu_explore_loop \| start loop_1 grep /m);
-    expect(out).toMatch(/^ {2}toolu_explore_cli \| start cli_3 read_file \{"path":"lib\/cli\/main\.ts","limit":12\}/m);
-    expect(out).toMatch(/^ {2}toolu_explore_cli \| sub-agent done: completed, 3 turns$/m);
+    expect(out).toMatch(/^agent demo: a parent agent with two explorer sub-agents, in a temp folder/m);
+    expect(out).toMatch(/^start toolu_explore_todo explore \{"prompt":"Find the TODOs/m);
+    expect(out).toMatch(/^ {2}toolu_explore_todo \| start todo_1 grep /m);
+    expect(out).toMatch(/^ {2}toolu_explore_usage \| start usage_3 read_file \{"path":"src\/cli\.ts"\}/m);
+    expect(out).toMatch(/^ {2}toolu_explore_usage \| sub-agent done: completed, 3 turns$/m);
     // Nested lines of a call come before that call's own end line.
-    expect(out.indexOf('toolu_explore_loop | sub-agent done')).toBeLessThan(out.indexOf('end toolu_explore_loop ok'));
-    // The explorers report what the tools found in this checkout.
-    expect(out).toMatch(/assistant \(turn 2\): Here is what the explorers found:\n- The agent loop: grep → lib\/extras\/agent(-tool)?\.ts:\d+:export function/);
+    expect(out.indexOf('toolu_explore_todo | sub-agent done')).toBeLessThan(out.indexOf('end toolu_explore_todo ok'));
+    // The explorers report what the tools found in the folder.
+    expect(out).toMatch(/assistant \(turn 2\): Here is what the explorers found:\n- TODOs: grep → src\/forecast\.ts:3:\/\/ TODO: cache forecasts for ten minutes \(\+1 line\)/);
+    expect(out).toMatch(/^3 results, 0 errors$/m);
     expect(out).toMatch(/^agent: completed after 2 turns$/m);
   });
 
-  it('Ctrl+C mid-run aborts the parent, the explorers and their tools: exit 130, the run ends aborted', { timeout: 60_000 }, async () => {
-    // Interrupt while the explorers are working (their first calls have started).
-    const { code, stdout, stderr } = await interruptWhen(['agent'], '| start cli_1 list_files');
-    expect(code, `stderr: ${stderr}`).toBe(130);
-    expect(stdout).toContain('Ctrl+C: aborting the run');
-    expect(stdout).toMatch(/^end toolu_explore_loop error \d+ms \(interrupted\)$/m);
-    expect(stdout).toMatch(/sub-agent done: aborted/);
-    expect(stdout).toMatch(/^agent: aborted after 1 turns/m);
-    expect(stdout).not.toContain('assistant (turn 2)');
+  it('Ctrl+C mid-run (in process, pressed when an explorer’s first call starts) aborts the parent, the explorers and their tools: exit 130', async () => {
+    const io = memoryIo();
+    io.interruptWhen('| start usage_1 grep');
+    expect(await main(['agent'], io)).toBe(130);
+    const out = io.out();
+    expect(out).toContain('Ctrl+C: aborting the run');
+    expect(out).toMatch(/^end toolu_explore_todo error \d+ms \(interrupted\)/m);
+    expect(out).toMatch(/sub-agent done: aborted/);
+    expect(out).toMatch(/^interrupted: agent: aborted after 1 turn \(Ctrl\+C; every call still got its result\)$/m);
+    expect(out).not.toContain('assistant (turn 2)');
   });
 });

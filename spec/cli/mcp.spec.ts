@@ -1,21 +1,18 @@
 /**
- * `npm start -- mcp …`: the program run as a child process (`node --import tsx
- * lib/cli/main.ts mcp …`, stdout piped, so the plain view) against the real reference
- * servers, plus the pure parts (command line, example arguments) in process.
+ * `toolrun mcp …`: `main(['mcp', …], io)` in process (plain view) against the real
+ * reference servers and against small node scripts that are not servers, plus the pure
+ * parts (command line, example arguments). The servers are real child processes.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../lib/cli/main.ts';
 import { exampleArguments, parseMcpCommandLine } from '../../lib/cli/mcp.ts';
 import { isAlive, packageBin } from '../mcp-servers.ts';
+import { memoryIo, type MemoryIo } from './support.ts';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const mainArgs = ['--import', 'tsx', 'lib/cli/main.ts', 'mcp'];
 const everything = packageBin('@modelcontextprotocol/server-everything');
 const filesystem = packageBin('@modelcontextprotocol/server-filesystem');
 
@@ -25,28 +22,10 @@ interface Run {
   stderr: string;
 }
 
-function runMcp(args: readonly string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [...mainArgs, ...args], { cwd: root, env: { ...process.env, NO_COLOR: '1' }, timeout: 40_000 }, (error, stdout, stderr) => {
-      if (error !== null && typeof error.code !== 'number') return reject(error);
-      resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr });
-    });
-  });
-}
-
 /** Runs `main(['mcp', ...args])` in this process, with stdout and stderr collected. */
-async function mainInProcess(args: readonly string[]): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const sink = (append: (text: string) => void) =>
-    new Writable({
-      write(chunk: Buffer | string, _encoding, callback) {
-        append(chunk.toString());
-        callback();
-      },
-    }) as unknown as NodeJS.WriteStream;
-  const code = await main(['mcp', ...args], { stdout: sink((t) => (stdout += t)), stderr: sink((t) => (stderr += t)), env: {} });
-  return { code, stdout, stderr };
+async function mainInProcess(args: readonly string[], io: MemoryIo = memoryIo()): Promise<Run> {
+  const code = await main(['mcp', ...args], io);
+  return { code, stdout: io.out(), stderr: io.err() };
 }
 
 function expectOneLineInputError(run: Run, pattern: RegExp): void {
@@ -110,10 +89,25 @@ describe('toolrun mcp: bad input and help through main() (in process)', () => {
   it('bad input is exit 2 and one line: no command, a missing calls file, a command that is not a server', async () => {
     expectOneLineInputError(await mainInProcess([]), /mcp needs the command of an MCP server/);
     expectOneLineInputError(await mainInProcess(['--calls', '/nonexistent/toolrun-calls.json', 'node']), /--calls \/nonexistent\/toolrun-calls\.json: no such file/);
-    expectOneLineInputError(await mainInProcess(['toolrun-no-such-command-xyz']), /could not start an MCP server with 'toolrun-no-such-command-xyz': .*ENOENT/);
+    expectOneLineInputError(await mainInProcess(['toolrun-no-such-command-xyz']), /could not use 'toolrun-no-such-command-xyz' as an MCP server: .*ENOENT/);
+  });
+
+  it('a server that exits at once: its exit code and the end of its stderr, escaped', async () => {
     expectOneLineInputError(
-      await mainInProcess(['--timeout', '3000', process.execPath, '-e', 'console.error("not a server"); process.exit(3)']),
-      /could not start an MCP server with .*Connection closed.*its stderr ends: not a server/,
+      await mainInProcess([process.execPath, '-e', 'console.error("not a server\\x7f\\x1b"); process.exit(3)']),
+      /could not use .* as an MCP server: it exited before answering initialize \(exit code 3\); its stderr ends: not a server\\x7f\\x1b$/,
+    );
+    expectOneLineInputError(
+      await mainInProcess([process.execPath, '-e', 'process.kill(process.pid, "SIGKILL")']),
+      /it exited before answering initialize \(killed by SIGKILL\); it wrote nothing on stderr$/,
+    );
+  });
+
+  it('a server that never answers: the timeout names --timeout', async () => {
+    // The server reads its stdin and never writes: initialize can only time out.
+    expectOneLineInputError(
+      await mainInProcess(['--timeout', '200', process.execPath, '-e', 'process.stdin.resume()']),
+      /it did not answer initialize within 200 ms \(a slow server may need more: --timeout <ms>\); it wrote nothing on stderr$/,
     );
   });
 
@@ -124,7 +118,7 @@ describe('toolrun mcp: bad input and help through main() (in process)', () => {
   });
 });
 
-describe('toolrun mcp: the program against real servers (child processes)', () => {
+describe('toolrun mcp: the program (in process) against real servers', () => {
   let dir = '';
   beforeAll(async () => {
     dir = await realpath(await mkdtemp(join(tmpdir(), 'toolrun-cli-mcp-')));
@@ -146,7 +140,7 @@ describe('toolrun mcp: the program against real servers (child processes)', () =
         { name: 'read_text_file', arguments: { path: join(dir, 'todo.txt') }, id: 'mine' },
       ]),
     );
-    const run = await runMcp(['--calls', calls, process.execPath, filesystem, dir]);
+    const run = await mainInProcess(['--calls', calls, process.execPath, filesystem, dir]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toBe('');
     expect(run.stdout).toMatch(/^MCP server secure-filesystem-server [\d.]+: \d+ tools\n/);
@@ -160,7 +154,7 @@ describe('toolrun mcp: the program against real servers (child processes)', () =
       expect.stringMatching(/^ {2}call_3 error Access denied - path outside allowed directories/),
       '  mine ok ship it',
     ]);
-    expect(run.stdout).toMatch(/\n4 results, 1 errors\n$/);
+    expect(run.stdout).toMatch(/\n4 results, 1 error\n$/);
   });
 
   it('--calls with an Anthropic assistant message, against server-everything (progress shown live)', async () => {
@@ -176,40 +170,29 @@ describe('toolrun mcp: the program against real servers (child processes)', () =
         ],
       }),
     );
-    const run = await runMcp(['--calls', message, process.execPath, everything, 'stdio']);
+    const run = await mainInProcess(['--calls', message, process.execPath, everything, 'stdio']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/ {2}toolu_1 \| \{"progress":1,"total":4\}\n/);
     expect(run.stdout).toMatch(/results \(call order\):\n {2}toolu_1 ok Long running operation completed\. Duration: 0\.4 seconds, Steps: 4\.\n {2}toolu_2 ok The sum of 20 and 22 is 42\.\n/);
   });
 
-  it('Ctrl+C (SIGINT) mid-call: the call ends interrupted, exit 130, and the server process is gone', async () => {
+  it('Ctrl+C mid-call (pressed after its second progress): the call ends interrupted, the summary says interrupted:, exit 130, the server is gone', async () => {
     const message = join(dir, 'long.json');
     await writeFile(message, JSON.stringify([{ name: 'trigger-long-running-operation', arguments: { duration: 20, steps: 200 } }]));
-    const child = spawn(process.execPath, [...mainArgs, '--calls', message, process.execPath, everything, 'stdio'], {
-      cwd: root,
-      env: { ...process.env, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let serverPid: number | undefined;
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no progress within 15 s; output: ${stdout}`)), 15_000);
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        if (/\| \{"progress":2,/.test(stdout)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    });
-    serverPid = await childServerPid(child.pid!);
-    expect(serverPid).toBeTypeOf('number');
-    child.kill('SIGINT');
-    expect(await exited).toBe(130);
+    const io = memoryIo();
+    const done = main(['mcp', '--calls', message, process.execPath, everything, 'stdio'], io);
+    // The call is running (it reported progress; it takes 20 s): find the server this process started, then press Ctrl+C.
+    await io.whenOutput('| {"progress":2,');
+    const serverPid = await childServerPid(process.pid);
+    io.interrupt();
+    expect(await done).toBe(130);
+    const stdout = io.out();
     expect(stdout).toMatch(/results \(call order\):\n {2}call_1 error Interrupted: the run was aborted/);
-    for (let i = 0; i < 50 && isAlive(serverPid!); i++) await new Promise((r) => setTimeout(r, 20));
-    expect(isAlive(serverPid!)).toBe(false);
+    expect(stdout).toMatch(/\ninterrupted: 1 result, 1 error \(Ctrl\+C aborted the run; every call still got its result\)\n$/);
+    // Closing the client ends the server (stdin closed, then SIGTERM, then SIGKILL, which the
+    // SDK does not wait for): wait for it to be gone; a server left running fails on the spec timeout.
+    expect(serverPid).toBeTypeOf('number');
+    while (isAlive(serverPid!)) await new Promise((resolve) => setTimeout(resolve, 20));
   });
 
 });

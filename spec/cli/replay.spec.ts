@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliInputError } from '../../lib/cli/errors.ts';
 import { formatReportTable, replay, type ReplayFileRow, type ReplayReport } from '../../lib/cli/replay.ts';
-import type { RunView } from '../../lib/cli/view.ts';
+import { createRunView, type RunView } from '../../lib/cli/view/index.ts';
 import type { ToolEvent } from '../../lib/core/events.ts';
 import type { ToolCall } from '../../lib/core/tool.ts';
 import { corpusDir, corpusSkipNote, hasCorpus } from '../formats/corpus.ts';
@@ -60,7 +61,7 @@ describe.skipIf(!hasCorpus)(`replay over the whole corpus (F4)${corpusSkipNote}`
   });
 
   it('counts add up: matched + explained + mismatched = messages, per file and in total', () => {
-    for (const r of report.rows) expect(r.matched + r.explained + r.mismatched, r.file).toBe(r.messages);
+    for (const r of report.rows) expect(r.matched + r.explained + r.mismatched + r.interrupted, r.file).toBe(r.messages);
     const sum = (key: 'messages' | 'calls') => report.rows.reduce((n, r) => n + r[key], 0);
     expect(report.totals.messages).toBe(sum('messages'));
     expect(report.totals.calls).toBe(sum('calls'));
@@ -235,6 +236,53 @@ describe('replay: the check is not vacuous (synthetic recordings in a temp folde
       { role: 'tool', tool_call_id: 'call_zzz', content: '?' },
     ]));
     expect(report.rows[0]?.reasons.join(' ')).toMatch(/mismatched: the recorded result for id 'call_zzz' answers no call/);
+  });
+
+  it('Ctrl+C during a folder replay: the aborted message is interrupted, not mismatched; the replay stops there', async () => {
+    const folder = join(dir, 'folder');
+    mkdirSync(folder);
+    const followUp = [
+      { role: 'tool', tool_call_id: 'call_a', content: 'A' },
+      { role: 'tool', tool_call_id: 'call_b', content: 'B' },
+    ];
+    writeFileSync(join(folder, '1.json'), JSON.stringify(chatCassette(followUp)));
+    writeFileSync(join(folder, '2.json'), JSON.stringify(chatCassette(followUp)));
+    const controller = new AbortController();
+    const recorder = recordingView();
+    // Ctrl+C as the first call of the first message starts.
+    const view: RunView = {
+      ...recorder.view,
+      event: (event) => {
+        recorder.view.event(event);
+        if (event.type === 'tool_execution_start') controller.abort();
+      },
+    };
+    const report = await replay(folder, { view, delayMs: 0, signal: controller.signal });
+    expect(report.aborted).toBe(true);
+    expect(report.rows).toHaveLength(1);
+    expect(report.rows[0]).toMatchObject({ messages: 1, matched: 0, explained: 0, mismatched: 0, interrupted: 1 });
+    expect(report.rows[0]?.results[0]).toMatchObject({ status: 'interrupted' });
+    expect(report.totals).toMatchObject({ mismatched: 0, interrupted: 1 });
+    expect(recorder.runs[0]?.summary).toMatch(/^interrupted: Ctrl\+C aborted this message's run/);
+    expect(formatReportTable(report)).toMatch(/total: 1 file, 1 message, 2 calls: 0 matched, 0 explained, 0 mismatched, 1 interrupted \(stopped early by Ctrl\+C\)/);
+  });
+
+  it('OpenAI Chat arguments reach the view as the recorded JSON text; the plain view prints them parsed', async () => {
+    const path = join(dir, 'args.json');
+    writeFileSync(path, JSON.stringify(chatCassette([
+      { role: 'tool', tool_call_id: 'call_a', content: 'A' },
+      { role: 'tool', tool_call_id: 'call_b', content: 'B' },
+    ])));
+    let out = '';
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        out += chunk.toString();
+        callback();
+      },
+    });
+    await replay(path, { view: createRunView({ stream, tty: false }), delayMs: 0 });
+    expect(out).toContain('start call_a echo {"v":"a"}\n');
+    expect(out).not.toContain('\\"');
   });
 
   it('recorded arguments that fail the recorded schema are explained and named', async () => {

@@ -1,12 +1,97 @@
 /**
- * Runs the real `npm start` program as a child process and presses Ctrl+C (SIGINT) once
- * its stdout shows `marker`: the shared body of the CLI specs' interrupt tests.
+ * Shared bodies of the CLI specs:
+ * - {@link memoryIo}: an in-process {@link MainIo} for `main(argv, io)` that keeps what the
+ *   program writes and presses Ctrl+C when a given text appears (no process, no clock);
+ * - {@link interruptWhen}: the real program as a child process, SIGINT once its stdout
+ *   shows a given text (the few end-to-end specs).
  */
 import { spawn } from 'node:child_process';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import type { MainIo } from '../../lib/cli/main.ts';
 
 /** The repository root, where `lib/cli/main.ts` is run from. */
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+/** A {@link MainIo} in memory, with Ctrl+C under the spec's control. */
+export interface MemoryIo extends MainIo {
+  /** Everything written to stdout / stderr so far. */
+  out(): string;
+  err(): string;
+  /** Presses Ctrl+C now (calls the program's listeners synchronously). */
+  interrupt(): void;
+  /**
+   * Presses Ctrl+C once stdout contains `marker`, as a signal would arrive: on a later turn
+   * of the event loop (`setImmediate`) after the write that showed it, never inside it.
+   */
+  interruptWhen(marker: string): void;
+  /** Resolves once stdout contains `marker` (at once if it already does). */
+  whenOutput(marker: string): Promise<void>;
+  /** Codes passed to `io.exit` (a second Ctrl+C). */
+  exits: number[];
+  /** How many Ctrl+C listeners are subscribed now. */
+  listeners(): number;
+}
+
+/**
+ * Creates a {@link MemoryIo}. With `tty`, stdout looks like a terminal of that many columns
+ * (so the program draws the live view, with log-update).
+ */
+export function memoryIo(options: { env?: NodeJS.ProcessEnv; tty?: { columns: number; rows?: number } } = {}): MemoryIo {
+  let out = '';
+  let err = '';
+  const listeners = new Set<() => void>();
+  const pending: string[] = [];
+  const watchers: Array<{ marker: string; resolve: () => void }> = [];
+  const press = (): void => {
+    for (const listener of [...listeners]) listener();
+  };
+  const sink = (append: (text: string) => void) =>
+    new Writable({
+      write(chunk: Buffer | string, _encoding, callback) {
+        append(chunk.toString());
+        callback();
+      },
+    }) as unknown as NodeJS.WriteStream;
+  const stdout = sink((text) => {
+    out += text;
+    for (let i = pending.length - 1; i >= 0; i--) {
+      if (out.includes(pending[i]!)) {
+        pending.splice(i, 1);
+        setImmediate(press);
+      }
+    }
+    for (let i = watchers.length - 1; i >= 0; i--) {
+      if (out.includes(watchers[i]!.marker)) watchers.splice(i, 1)[0]!.resolve();
+    }
+  });
+  if (options.tty !== undefined) Object.assign(stdout, { isTTY: true, columns: options.tty.columns, rows: options.tty.rows ?? 40 });
+  const exits: number[] = [];
+  return {
+    stdout,
+    stderr: sink((text) => (err += text)),
+    env: options.env ?? {},
+    onInterrupt: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    exit: (code) => exits.push(code),
+    out: () => out,
+    err: () => err,
+    interrupt: press,
+    interruptWhen: (marker) => {
+      if (out.includes(marker)) setImmediate(press);
+      else pending.push(marker);
+    },
+    whenOutput: (marker) =>
+      new Promise<void>((resolve) => {
+        if (out.includes(marker)) resolve();
+        else watchers.push({ marker, resolve });
+      }),
+    exits,
+    listeners: () => listeners.size,
+  };
+}
 
 /** What the interrupted program left: its exit code and everything it printed. */
 export interface Interrupted {
@@ -23,6 +108,8 @@ export async function interruptWhen(args: readonly string[], marker: string): Pr
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   await new Promise<void>((resolve) => {
+    // A program that ends without ever printing the marker fails the spec's assertions, not its timeout.
+    child.on('exit', () => resolve());
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       if (stdout.includes(marker)) resolve();

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { replay, type ReplayReport } from '../../lib/cli/replay.ts';
-import type { RunView } from '../../lib/cli/view.ts';
+import type { RunView } from '../../lib/cli/view/run-view.ts';
 import { writeRecordings } from '../../examples/record.ts';
 
 const recordings = fileURLToPath(new URL('../../examples/recordings/', import.meta.url));

@@ -18,6 +18,7 @@ import { toOpenAIResponses } from '../../formats/openai-responses.ts';
 import { asString, isRecord } from '../../formats/shared.ts';
 import type { ContentBlock, ToolCall, ToolResultMessage } from '../../core/tool.ts';
 import type { RecordedFollowUp, RecordedMessage, WireFormat } from './types.ts';
+import { count } from '../text.ts';
 
 /** One result as a wire format carries it, normalized for comparison. */
 export interface WireEntry {
@@ -235,7 +236,7 @@ export function judge(recorded: RecordedMessage, produced: ProducedBatch): Verdi
   const answered = pairing.filter((j) => j >= 0).length;
   const historyRewritten = recorded.notes.some((note) => note.includes('rewrote the assistant message in history'));
   if (answered < calls.length && !historyRewritten) {
-    explained.push(`the framework sent back ${answered} result${answered === 1 ? '' : 's'} for ${calls.length} calls`);
+    explained.push(`the framework sent back ${count(answered, 'result')} for ${count(calls.length, 'call')}`);
   }
 
   const order = pairing.filter((j) => j >= 0);
@@ -281,7 +282,7 @@ function kind(isError: boolean): string {
 function runtimeProblems(calls: readonly ToolCall[], produced: ProducedBatch): string[] {
   const problems: string[] = [];
   if (produced.messages.length !== calls.length) {
-    problems.push(`runtime: ${produced.messages.length} results for ${calls.length} calls (contract O1)`);
+    problems.push(`runtime: ${count(produced.messages.length, 'result')} for ${count(calls.length, 'call')} (contract O1)`);
   }
   produced.messages.forEach((message, i) => {
     const call = calls[i];

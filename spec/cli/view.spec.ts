@@ -2,7 +2,9 @@ import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CallOutcome, ToolEvent } from '../../lib/core/events.ts';
 import type { ToolCall } from '../../lib/core/tool.ts';
-import { createRunView } from '../../lib/cli/live-view.ts';
+import { createRunView } from '../../lib/cli/view/index.ts';
+import { finishedLine } from '../../lib/cli/view/lines.ts';
+import { argsSummary, oneLine, terminalSafe, truncateWidth } from '../../lib/cli/text.ts';
 
 /** A Writable that keeps everything written to it; `columns` makes it look like a terminal of that width. */
 class FakeStream extends Writable {
@@ -100,10 +102,10 @@ describe('createRunView, plain mode (not a TTY)', () => {
       '  call_b | step 2',
       '  call_a | {"bytesRead":512}',
       '  call_b | red text',
-      'end call_c error 10ms',
-      'end call_a ok 20ms',
+      'end call_c error 10ms: invalid regular expression: ( (+1 line)',
+      'end call_a ok 20ms: } (+2 lines)',
       '  call_b | step 3',
-      'end call_b error 120ms (interrupted)',
+      'end call_b error 120ms (interrupted): interrupted: the run was aborted after 120 ms',
       'results (call order):',
       '  call_a ok { (+2 lines)',
       '  call_b error interrupted: the run was aborted after 120 ms',
@@ -141,7 +143,7 @@ describe('createRunView, plain mode (not a TTY)', () => {
     for (let i = 1; i <= 5; i++) view.event(update(0, `line ${i}`));
     view.event(end(0, 'done', 'ok'));
     view.end();
-    expect(stream.output).toContain('  call_a | line 1\n  call_a | line 2\n  call_a | … 3 more progress lines not shown\nend call_a ok 0ms\n');
+    expect(stream.output).toContain('  call_a | line 1\n  call_a | line 2\n  call_a | … 3 more progress lines not shown\nend call_a ok 0ms: done\n');
     expect(stream.output).not.toContain('line 3');
   });
 
@@ -188,8 +190,8 @@ describe('createRunView, TTY mode', () => {
     const before = stream.output.length;
     view.end('all done');
     const text = stripAnsi(stream.output);
-    // mark, name, a summary of the arguments, duration, first line of the result (+ more lines).
-    expect(text).toMatch(/✓ read_file package\.json +20ms \{ \(\+2 lines\)/);
+    // mark, name, a summary of the arguments, duration, the last line of the result (+ the others).
+    expect(text).toMatch(/✓ read_file package\.json +20ms \} \(\+2 lines\)/);
     expect(text).toMatch(/✗ grep +\( +10ms invalid regular expression: \( \(\+1 line\)/);
     expect(text).toMatch(/✗ shell +for i in 1 2 3; do echo step … +120ms interrupted: the run was aborted/);
     const tail = stripAnsi(stream.output.slice(before));
@@ -275,5 +277,98 @@ describe('createRunView, TTY mode', () => {
       .split(/\n|\x1b\[\d*G/)
       .map((line) => [...line].reduce((w, ch) => w + (/[\u4e00-\u9fff]/.test(ch) ? 2 : 1), 0));
     expect(Math.max(...widths)).toBeLessThanOrEqual(40);
+  });
+});
+
+describe('what a row shows', () => {
+  it('a finished call shows its last line; a status note such as [exit code 0] follows the line before it', () => {
+    expect(finishedLine(['step 1 of 5', 'step 2 of 5', 'finished', '[exit code 0]'], 'ok')).toBe('finished [exit code 0]');
+    expect(finishedLine(['step 1 of 5', '[killed: the run was aborted]'], 'interrupted')).toBe('step 1 of 5 [killed: the run was aborted]');
+    expect(finishedLine(['a', 'b'], 'ok')).toBe('b');
+    // A failure shows its reason: the first line.
+    expect(finishedLine(['Invalid arguments for grep:', '- pattern: expected string'], 'rejected')).toBe('Invalid arguments for grep:');
+    expect(finishedLine([], 'ok')).toBe('');
+  });
+
+  it('the shell row of a TTY frame ends on "finished", not on the first step', () => {
+    vi.useFakeTimers();
+    try {
+      const stream = new FakeStream();
+      const view = createRunView({ stream, tty: true, now: () => 0 });
+      view.begin('t', calls.slice(1, 2));
+      view.event({ type: 'tool_execution_start', toolCallId: 'call_b', toolName: 'shell', index: 0, args: {} });
+      view.event({ type: 'tool_execution_end', toolCallId: 'call_b', toolName: 'shell', index: 0, result: { content: [{ type: 'text', text: 'step 1\nstep 2\nfinished\n[exit code 0]' }] }, isError: false, outcome: 'ok' });
+      view.end();
+      view.close();
+      expect(stripAnsi(stream.output)).toMatch(/✓ shell .* 0ms finished \[exit code 0\] \(\+3 lines\)/);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('OpenAI Chat arguments (a JSON text) are shown parsed, not double-encoded', () => {
+    const stream = new FakeStream();
+    const view = createRunView({ stream, tty: false, now: () => 0 });
+    view.begin('openai', [{ id: 'call_1', name: 'get_weather', arguments: '{"location": "Paris"}' }]);
+    view.event({ type: 'tool_execution_start', toolCallId: 'call_1', toolName: 'get_weather', index: 0, args: '{"location": "Paris"}' });
+    view.close();
+    expect(stream.output).toContain('start call_1 get_weather {"location":"Paris"}\n');
+    expect(argsSummary('{"location": "Paris", "unit": "c"}')).toBe('Paris c');
+    // A string that is not JSON stays as it is.
+    expect(argsSummary('{not json')).toBe('{not json');
+  });
+
+  it('counts are in the right number: 1 line, 2 lines', () => {
+    const stream = new FakeStream();
+    const view = createRunView({ stream, tty: false, now: () => 0 });
+    view.begin('one', calls.slice(0, 1));
+    view.event(start(0));
+    view.event(end(0, 'a\nb', 'ok'));
+    view.event(result(0, 'a\nb', false));
+    view.end();
+    expect(stream.output).toContain('run one (1 call)\n');
+    expect(stream.output).toContain('end call_a ok 0ms: b (+1 line)\n');
+    expect(stream.output).toContain('  call_a ok a (+1 line)\n');
+  });
+});
+
+describe('control characters are escaped in one place (lib/cli/text.ts), the same everywhere', () => {
+  // A lone ESC (not starting a sequence) and DEL among other controls.
+  const hostile = 'a\x7fb\x00e\x07f\rg\x1b';
+
+  it('terminalSafe: ANSI sequences removed; every other C0, C1 control and DEL written as a visible escape', () => {
+    expect(terminalSafe(hostile)).toBe('a\\x7fb\\x00e\\x07f\\rg\\x1b');
+    // C1 controls and complete sequences (ESC c, CSI as 0x9b) are removed with the ANSI codes.
+    expect(terminalSafe('x\x9b2Jy\x1bcz')).toBe('xyz');
+    expect(terminalSafe('\x1b[31mred\x1b[0m \x1b]0;title\x07ok')).toBe('red ok');
+    expect(terminalSafe('a\tb')).toBe('a  b');
+    expect(oneLine('one\n  two\r\nthree')).toBe('one two three');
+  });
+
+  it('plain and TTY output carry none of them raw: ids, names, arguments, progress, results, titles, lines', () => {
+    const raw = /[\x00-\x09\x0b-\x1a\x1c-\x1f\x7f-\x9f]/;
+    for (const tty of [false, true]) {
+      const stream = new FakeStream();
+      const view = createRunView({ stream, tty, now: () => 0 });
+      const call: ToolCall = { id: `id${hostile}`, name: `name${hostile}`, arguments: { path: hostile } };
+      view.line(`line ${hostile}`);
+      view.begin(`title ${hostile}`, [call]);
+      view.event({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index: 0, args: call.arguments });
+      view.event({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, index: 0, progress: `progress ${hostile}` });
+      view.event({ type: 'tool_execution_end', toolCallId: call.id, toolName: call.name, index: 0, result: { content: [{ type: 'text', text: hostile }] }, isError: true, outcome: 'error' });
+      view.event({ type: 'tool_result', index: 0, message: { role: 'tool', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: hostile }], isError: true } });
+      view.end(`summary ${hostile}`);
+      view.close();
+      // ESC only as the start of the view's own styles and cursor moves (TTY), never from the data.
+      expect(stream.output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, ''), `tty: ${tty}`).not.toMatch(raw);
+      expect(stream.output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')).not.toContain('\x1b');
+      expect(stream.output).toContain('\\x7f');
+    }
+  });
+
+  it('truncateWidth counts wide characters as two columns and never cuts one in half', () => {
+    expect(truncateWidth('日本語abc', 4)).toBe('日…');
+    expect(truncateWidth('abc', 3)).toBe('abc');
+    expect(truncateWidth('\x1b[31mabcdef\x1b[39m', 4)).toBe('\x1b[31mabc\x1b[39m…');
   });
 });

@@ -1,0 +1,204 @@
+/**
+ * The row model of the view: what it knows about each call of the run being drawn, and
+ * the bookkeeping both renderings share (events in, one record per call out).
+ *
+ * Calls are tracked by their position in the message (`event.index`), never by id: ids can
+ * repeat or be empty in real data.
+ *
+ * @module
+ */
+import type { Writable } from 'node:stream';
+import type { CallOutcome, ToolEvent } from '../../core/events.ts';
+import type { ToolCall, ToolResultMessage } from '../../core/tool.ts';
+import { applyAgentProgress, isAgentProgress, newAgentState, type AgentState, type TreeChange } from '../agent-tree.ts';
+import { compactJson, oneLine, splitLines } from '../text.ts';
+import { contentLines, finishedLine, moreLines } from './lines.ts';
+import type { RunView } from './run-view.ts';
+
+/** Where one call is in its life; states only move forward. */
+export type CallState = 'waiting' | 'running' | 'ended';
+
+/** What the view knows about one call of the current run (keyed by position). */
+export interface CallRecord {
+  id: string;
+  name: string;
+  args: unknown;
+  state: CallState;
+  /** `now()` at `tool_execution_start`; set once. */
+  startedAt?: number;
+  /** Whole ms between start and end; set once at `tool_execution_end`. */
+  durationMs?: number;
+  outcome?: CallOutcome;
+  isError?: boolean;
+  /** The line a finished row shows ({@link finishedLine}), and how many other lines the result has. */
+  resultLine?: string;
+  resultMore?: number;
+  /** TTY: the last non-empty progress line, already made terminal-safe. */
+  latest?: string;
+  /** A call that runs a sub-agent (an agent tool): the tree of its nested calls (`agent_progress` values). */
+  agent?: AgentState;
+  /** Partial (unterminated) text of streamed chunks, per stream name, so lines are not cut mid-way. */
+  partial: Map<string, string>;
+  /** Plain mode: progress lines printed and skipped (over the cap). */
+  printed: number;
+  skipped: number;
+  /** The `tool_result` message, when it arrived. */
+  message?: ToolResultMessage;
+}
+
+/** A record for a call that has not started; `id` and `name` are made terminal-safe. */
+export function newRecord(id: string, name: string, args: unknown): CallRecord {
+  // Ids and names come from the model: made terminal-safe once, here.
+  return { id: oneLine(id), name: oneLine(name), args, state: 'waiting', partial: new Map(), printed: 0, skipped: 0 };
+}
+
+/** One row of the results list printed after a run, in call order. */
+export interface ResultRow {
+  id: string;
+  status: 'ok' | 'error' | 'missing';
+  /** First line of the result message. */
+  text: string;
+  /** ` (+N lines)` or `''`. */
+  more: string;
+}
+
+/** State and event bookkeeping shared by both renderings (plain lines and the TTY frame). */
+export abstract class BaseView implements RunView {
+  /** The current run's calls, by position; empty between runs. */
+  protected calls: CallRecord[] = [];
+  protected title = '';
+  /** True between `begin()` and `end()`. */
+  protected live = false;
+  protected closed = false;
+
+  constructor(
+    protected readonly stream: NodeJS.WriteStream | Writable,
+    protected readonly now: () => number,
+  ) {}
+
+  begin(title: string, calls: readonly ToolCall[]): void {
+    if (this.live) this.end();
+    this.title = oneLine(title);
+    this.calls = calls.map((call) => newRecord(call.id, call.name, call.arguments));
+    this.live = true;
+  }
+
+  event(event: ToolEvent): void {
+    if (!this.live) return;
+    const record = this.record(event);
+    switch (event.type) {
+      case 'tool_execution_start':
+        if (record.state !== 'waiting') return;
+        record.state = 'running';
+        record.startedAt = this.now();
+        record.args = event.args;
+        this.onStart(record);
+        return;
+      case 'tool_execution_update':
+        if (record.state === 'ended') return;
+        if (isAgentProgress(event.progress)) {
+          record.agent ??= newAgentState();
+          this.onAgentProgress(record, applyAgentProgress(record.agent, event.progress, this.now()));
+          return;
+        }
+        this.onProgress(record, event.progress);
+        return;
+      case 'tool_execution_end': {
+        if (record.state === 'ended') return;
+        this.flushPartial(record);
+        record.state = 'ended';
+        record.durationMs = Math.round(this.now() - (record.startedAt ?? this.now()));
+        record.outcome = event.outcome;
+        record.isError = event.isError;
+        const lines = contentLines(event.result.content);
+        record.resultLine = finishedLine(lines, event.outcome);
+        record.resultMore = Math.max(0, lines.length - 1);
+        this.onEnd(record);
+        return;
+      }
+      case 'tool_result':
+        record.message = event.message;
+        this.onResult(record);
+        return;
+    }
+  }
+
+  abstract end(summary?: string): void;
+  abstract line(text: string): void;
+  abstract close(): void;
+
+  protected abstract onStart(record: CallRecord): void;
+  protected abstract onProgress(record: CallRecord, progress: unknown): void;
+  /** A sub-agent's event changed the call's tree; `change` says what, when it is worth a line. */
+  protected abstract onAgentProgress(record: CallRecord, change: TreeChange | undefined): void;
+  protected abstract onEnd(record: CallRecord): void;
+  protected abstract onResult(record: CallRecord): void;
+  /** A streamed chunk's last partial line, released when its call ends. */
+  protected abstract flushPartial(record: CallRecord): void;
+
+  /** The record of the event's call; calls that `begin()` did not list (streamed calls) are added. */
+  private record(event: ToolEvent): CallRecord {
+    const index = event.index;
+    let record = this.calls[index];
+    if (record === undefined) {
+      const id = event.type === 'tool_result' ? event.message.toolCallId : event.toolCallId;
+      const name = event.type === 'tool_result' ? event.message.toolName : event.toolName;
+      record = newRecord(id, name, event.type === 'tool_execution_start' ? event.args : undefined);
+      for (let i = this.calls.length; i < index; i++) this.calls[i] ??= newRecord('', '?', undefined);
+      this.calls[index] = record;
+    }
+    return record;
+  }
+
+  /** The result rows printed after a run, in call order: the first line of each result message. */
+  protected resultRows(): ResultRow[] {
+    return this.calls.map((record) => {
+      const message = record.message;
+      if (message === undefined) return { id: record.id, status: 'missing', text: '(no result message)', more: '' };
+      const lines = contentLines(message.content);
+      return { id: oneLine(message.toolCallId), status: message.isError ? 'error' : 'ok', text: lines[0] ?? '', more: moreLines(Math.max(0, lines.length - 1)) };
+    });
+  }
+
+  protected write(text: string): void {
+    // A destroyed stream (the reader of a pipe went away) takes no more output.
+    if (this.closed || (this.stream as Writable).destroyed === true) return;
+    this.stream.write(text);
+  }
+}
+
+/**
+ * The displayable lines of one progress value, terminal-safe:
+ * - a string: its non-empty lines;
+ * - a streamed chunk `{ stream, text }` (the shell tool's output): its complete non-empty
+ *   lines; an unterminated tail is kept in `record.partial` until the next chunk of the
+ *   same stream or the call's end;
+ * - anything else: its compact JSON.
+ */
+export function progressLines(record: CallRecord, progress: unknown): string[] {
+  if (typeof progress === 'string') return splitLines(progress);
+  if (isChunk(progress)) {
+    const key = chunkKey(progress);
+    const text = (record.partial.get(key) ?? '') + progress.text;
+    const cut = text.lastIndexOf('\n');
+    if (cut === -1) {
+      record.partial.set(key, text.slice(-4096));
+      return [];
+    }
+    record.partial.set(key, text.slice(cut + 1).slice(-4096));
+    if (record.partial.get(key) === '') record.partial.delete(key);
+    return splitLines(text.slice(0, cut));
+  }
+  const json = compactJson(progress);
+  return json === '' ? [] : [json];
+}
+
+/** True for a streamed output chunk `{ stream, text }` (the shell tool's progress). */
+export function isChunk(value: unknown): value is { stream?: unknown; text: string } {
+  return typeof value === 'object' && value !== null && typeof (value as { text?: unknown }).text === 'string' && 'stream' in value;
+}
+
+/** The key a chunk's partial line is kept under: its stream name. */
+export function chunkKey(chunk: { stream?: unknown }): string {
+  return typeof chunk.stream === 'string' ? chunk.stream : '';
+}
