@@ -11,7 +11,7 @@ import { defineTool, describeValue } from '../core/tool.ts';
 import type { Tool, ToolResult } from '../core/tool.ts';
 import { completeUtf8Prefix } from './bounded-output.ts';
 import { displayPath, errorCode, resolveInsideRoot } from './workspace.ts';
-import { WorkspaceFs, WorkspacePathError } from './workspace-fs.ts';
+import { WorkspaceFs, WorkspacePathError, readChunks } from './workspace-fs.ts';
 
 /** Options of {@link readFileTool}. */
 export interface ReadFileToolOptions {
@@ -85,8 +85,6 @@ export type ReadFileTool = Tool<ReadFileInput, never, ToolResult<ReadFileDetails
 
 /** Bytes at the start of the file checked for a NUL byte to tell a binary file (what is returned is checked too). */
 const BINARY_SNIFF_BYTES = 8192;
-/** Bytes read from the file at a time. */
-const CHUNK_BYTES = 64 * 1024;
 
 /**
  * Creates the `read_file` tool: returns the text of a UTF-8 file, from line `offset` (1-based)
@@ -271,20 +269,6 @@ interface RangeRead {
   bytesRead: number;
 }
 
-/** The file's bytes from position 0, in chunks, at most `maxScanBytes` in all; checks the signal before each read. */
-async function* chunksOf(handle: FileHandle, maxScanBytes: number, signal: AbortSignal): AsyncGenerator<Buffer> {
-  let position = 0;
-  while (position < maxScanBytes) {
-    signal.throwIfAborted();
-    const size = Math.min(CHUNK_BYTES, maxScanBytes - position);
-    const buffer = Buffer.allocUnsafe(size);
-    const { bytesRead } = await handle.read(buffer, 0, size, position);
-    if (bytesRead === 0) return;
-    position += bytesRead;
-    yield buffer.subarray(0, bytesRead);
-  }
-}
-
 /**
  * Reads `handle` and collects lines `offset .. offset + limit - 1`, at most `maxBytes`,
  * reading at most `maxScanBytes` of the file.
@@ -310,7 +294,7 @@ async function readRange(
   let stop: 'range' | 'budget' | 'long-line' | undefined;
   let first = true;
 
-  chunks: for await (const chunk of chunksOf(handle, o.maxScanBytes, o.signal)) {
+  chunks: for await (const chunk of readChunks(handle, o.maxScanBytes, o.signal)) {
     if (first) {
       first = false;
       if (chunk.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return { ...emptyRead(), binary: true, bytesRead: chunk.length };

@@ -201,6 +201,24 @@ export class WorkspaceFs {
   }
 }
 
+/**
+ * The bytes of an open file from position 0, in 64 KiB chunks, at most `maxBytes` in all (a
+ * file that grows while it is read is cut there). Throws the signal's reason before each read
+ * once it is aborted.
+ */
+export async function* readChunks(handle: FileHandle, maxBytes: number, signal: AbortSignal): AsyncGenerator<Buffer> {
+  let position = 0;
+  while (position < maxBytes) {
+    signal.throwIfAborted();
+    const size = Math.min(64 * 1024, maxBytes - position);
+    const buffer = Buffer.allocUnsafe(size);
+    const { bytesRead } = await handle.read(buffer, 0, size, position);
+    if (bytesRead === 0) return;
+    position += bytesRead;
+    yield buffer.subarray(0, bytesRead);
+  }
+}
+
 function changedMessage(requested: string): string {
   return (
     `path ${JSON.stringify(requested)} changed while it was opened (a directory or file was replaced by a symbolic ` +
