@@ -169,6 +169,23 @@ describe('grepTool', () => {
     expect(textOf(result)).toBe('in.txt:1:needle');
   });
 
+  it('grep escapes the workspace through a symlinked directory: no longer (issue 12 item 9)', async () => {
+    const parent = await tempDir();
+    const root = path.join(parent, 'root');
+    await populate(parent, { 'home/.ssh/id_rsa': 'FAKE PRIVATE KEY\n', 'root/in.txt': 'root:x:0:0\n' });
+    await symlink('/', path.join(root, 'rootlink'));
+    await symlink(path.join(parent, 'home'), path.join(root, 'homelink'));
+    const tool = grepTool({ root });
+    await expect(drain(grep(tool, { pattern: '^root:', glob: 'rootlink/etc/passwd' }))).rejects.toThrow(
+      'glob "rootlink/etc/passwd" leads through a symbolic link to /etc, outside the workspace root',
+    );
+    await expect(drain(grep(tool, { pattern: 'KEY', glob: 'homelink/.ssh/*' }))).rejects.toThrow('leads through a symbolic link');
+    // Globs whose head has magic are crawled without following links, and every file is opened inside the root.
+    const { result } = await drain(grep(tool, { pattern: 'KEY|root:', glob: '{homelink,rootlink/etc}/**' }));
+    expect(textOf(result)).toMatch(/^No matches/);
+    expect(textOf((await drain(grep(tool, { pattern: 'KEY|root:' }))).result)).toBe('in.txt:1:root:x:0:0');
+  });
+
   it('rejects bad options at creation', () => {
     expect(() => grepTool({ maxMatches: 0 })).toThrow('options.maxMatches must be a positive integer, received number 0');
     expect(() => grepTool({ maxFileBytes: 1.5 })).toThrow(RangeError);
