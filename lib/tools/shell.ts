@@ -5,6 +5,7 @@
  * @module
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
@@ -47,6 +48,61 @@ export interface ShellToolOptions {
    * @default 1000
    */
   exitDrainMs?: number;
+  /**
+   * More host environment variables to pass to the command, on top of
+   * {@link DEFAULT_SHELL_ENV}: exact names, or prefixes ending in `*` (e.g. `'npm_config_*'`).
+   * Read from `process.env` at each call. Ignored when `env` is given.
+   * @default []
+   */
+  passEnv?: readonly string[];
+  /**
+   * The command's whole environment, used instead of the allowlist (neither
+   * {@link DEFAULT_SHELL_ENV} nor `passEnv` is added). Pass `process.env` to give the command
+   * the host's whole environment, API keys included, knowing that the model chooses the
+   * command.
+   * @default the host's variables named in DEFAULT_SHELL_ENV and passEnv
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The host environment variables a `shell` command gets by default (issue 12: the model
+ * is untrusted, so API keys and tokens in the host's environment are not passed): what
+ * tools need to find programs, the home directory, the locale, the terminal type, the
+ * temp directory and the time zone. A name ending in `*` is a prefix.
+ */
+export const DEFAULT_SHELL_ENV: readonly string[] = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'LANG',
+  'LANGUAGE',
+  'LC_*',
+  'TERM',
+  'TMPDIR',
+  'TZ',
+];
+
+/**
+ * The variable every command gets, holding an id of its call: processes that leave the
+ * process group (`setsid`) or lose their parent keep it in their environment, so they can
+ * still be found and killed on abort or timeout.
+ */
+export const SHELL_CALL_ENV = 'TOOLRUN_SHELL_CALL';
+
+/** The environment for one command: the allowlist from `process.env`, or `env` as given. */
+function commandEnv(passEnv: readonly string[], env: Readonly<Record<string, string | undefined>> | undefined): NodeJS.ProcessEnv {
+  if (env !== undefined) return { ...env };
+  const names = [...DEFAULT_SHELL_ENV, ...passEnv];
+  const exact = new Set(names.filter((name) => !name.endsWith('*')));
+  const prefixes = names.filter((name) => name.endsWith('*')).map((name) => name.slice(0, -1));
+  const out: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && (exact.has(name) || prefixes.some((prefix) => name.startsWith(prefix)))) out[name] = value;
+  }
+  return out;
 }
 
 /** One chunk of output, yielded as progress as soon as it arrives. */
@@ -81,6 +137,14 @@ export interface ShellDetails {
   outputBytes: number;
   /** Wall time from spawn to the end of the output, in ms. */
   durationMs: number;
+  /**
+   * Processes the command started that were still alive after `SIGKILL` (pids; e.g. another
+   * user's `setuid` program, or one that dropped the call's id from its environment after
+   * leaving the process group and losing its parent). Empty when the call was not killed or
+   * everything it started is gone; always empty on platforms without `/proc`, where only the
+   * process group is killed.
+   */
+  survivors: number[];
 }
 
 /** The input a `shell` call takes. */
@@ -150,6 +214,8 @@ export function shellTool(options: ShellToolOptions = {}): ShellTool {
   const maxOutputBytes = options.maxOutputBytes ?? 64 * 1024;
   const killGraceMs = options.killGraceMs ?? 2000;
   const exitDrainMs = options.exitDrainMs ?? 1000;
+  const passEnv = [...(options.passEnv ?? [])];
+  const env = options.env === undefined ? undefined : { ...options.env };
   if (defaultTimeoutMs !== undefined) checkNumber('timeoutMs', defaultTimeoutMs, 1);
   checkNumber('maxOutputBytes', maxOutputBytes, 1, true);
   checkNumber('killGraceMs', killGraceMs, 0);
@@ -167,7 +233,7 @@ export function shellTool(options: ShellToolOptions = {}): ShellTool {
       signal.throwIfAborted();
       const limitMs = input.timeoutMs ?? defaultTimeoutMs;
       const started = performance.now();
-      const proc = new ShellProcess(input.command, { cwd, maxOutputBytes, exitDrainMs });
+      const proc = new ShellProcess(input.command, { cwd, maxOutputBytes, exitDrainMs, env: commandEnv(passEnv, env) });
       const onAbort = (): void => proc.kill(isTimeoutReason(signal.reason) ? 'run-timeout' : 'aborted', killGraceMs);
       signal.addEventListener('abort', onAbort, { once: true });
       const timer = limitMs === undefined ? undefined : setTimeout(() => proc.kill('timeout', killGraceMs), limitMs);
@@ -216,6 +282,8 @@ const QUEUE_MAX_ITEMS = 1024;
 const COALESCE_CHARS = 64 * 1024;
 /** How often the group is checked while it is given its grace period, in ms. */
 const GROUP_POLL_MS = 50;
+/** After `SIGKILL`, how many times (10 ms apart) the processes are looked for and killed again before the rest count as survivors. */
+const KILL_CONFIRM_ROUNDS = 100;
 
 /**
  * One running command: the child, its output, its progress queue, and the kill sequence.
@@ -240,6 +308,10 @@ class ShellProcess {
   outputAbandoned = false;
   /** Resolves when the kill sequence is over (group gone, or `SIGKILL` sent); resolved when no kill began. */
   killDone: Promise<void> = Promise.resolve();
+  /** The value of {@link SHELL_CALL_ENV} in the command's environment. */
+  readonly callId = randomUUID();
+  /** Processes the kill could not end (see {@link ShellDetails.survivors}). */
+  survivors: number[] = [];
 
   /** Progress not yet taken by the generator; every item is unseen by the consumer, so merging into the last is safe. */
   readonly #queue: ShellProgress[] = [];
@@ -250,10 +322,11 @@ class ShellProcess {
   #wake: (() => void) | undefined;
   #drainTimer: NodeJS.Timeout | undefined;
 
-  constructor(command: string, options: { cwd: string; maxOutputBytes: number; exitDrainMs: number }) {
+  constructor(command: string, options: { cwd: string; maxOutputBytes: number; exitDrainMs: number; env: NodeJS.ProcessEnv }) {
     this.output = new BoundedOutput(options.maxOutputBytes);
     this.child = spawn('/bin/sh', ['-c', command], {
       cwd: options.cwd,
+      env: { ...options.env, [SHELL_CALL_ENV]: this.callId },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -318,9 +391,13 @@ class ShellProcess {
   }
 
   /**
-   * Starts the kill sequence once: `SIGTERM` to the group now, `SIGKILL` after `graceMs` if
-   * the output has not closed by then or a member of the group is still alive. Later calls
-   * and calls after the output closed do nothing.
+   * Starts the kill sequence once. On Linux the processes the command started are found
+   * first (descendants of the shell by parent pid, members of its group, and any process
+   * carrying this call's id in its environment, which covers `setsid` and double forks),
+   * before anything is signalled, so that no parent link is lost by a kill. Then `SIGTERM` goes
+   * to the group and to each of them; after `graceMs`, whatever is still alive (searched
+   * again, so late forks count) gets `SIGKILL`, and whatever outlives that is reported in
+   * `survivors`. Later calls and calls after the output closed do nothing.
    */
   kill(reason: ShellKillReason, graceMs: number): void {
     const pid = this.child.pid;
@@ -328,30 +405,57 @@ class ShellProcess {
     this.killReason = reason;
     // A dying command's output must drain for 'close' to come: no more backpressure.
     this.#setFlowing(true);
-    signalGroup(pid, 'SIGTERM');
-    this.killDone = this.#escalate(pid, graceMs);
+    this.killDone = this.#killSequence(pid, graceMs);
   }
 
-  async #escalate(pid: number, graceMs: number): Promise<void> {
+  async #killSequence(pid: number, graceMs: number): Promise<void> {
     const deadline = performance.now() + graceMs;
+    const tracked = process.platform === 'linux' ? await findCommandProcesses(pid, this.callId, new Map()) : new Map<number, string>();
+    signalGroup(pid, 'SIGTERM');
+    for (const [member, start] of tracked) await signalTracked(member, start, 'SIGTERM');
     if (!(await settlesWithin(this.closed, graceMs))) {
-      this.#forceKill(pid);
+      await this.#forceKill(pid, tracked);
       return;
     }
     // The shell is gone and its output closed, but a member of its group that redirected
-    // its output (or ignored SIGTERM) may still be alive.
-    while (await groupHasLiveMembers(pid)) {
+    // its output (or ignored SIGTERM), or a process that left the group, may still be alive.
+    for (;;) {
+      const alive = await this.#stillAlive(pid, tracked);
+      if (!alive) return;
       const left = deadline - performance.now();
       if (left <= 0) {
-        this.#forceKill(pid);
+        await this.#forceKill(pid, tracked);
         return;
       }
       await delay(Math.min(GROUP_POLL_MS, left));
     }
   }
 
-  #forceKill(pid: number): void {
+  /** True while a member of the group or a tracked process lives; adds newly found processes to `tracked`. */
+  async #stillAlive(pid: number, tracked: Map<number, string>): Promise<boolean> {
+    if (process.platform !== 'linux') return groupHasLiveMembers(pid);
+    const found = await findCommandProcesses(pid, this.callId, tracked);
+    for (const [member, start] of found) tracked.set(member, start);
+    return found.size > 0;
+  }
+
+  async #forceKill(pid: number, tracked: Map<number, string>): Promise<void> {
     if (signalGroup(pid, 'SIGKILL')) this.forcedKill = true;
+    if (process.platform !== 'linux') return;
+    // Bounded: each round kills what is found (late forks included) and looks again.
+    for (let round = 0; round < KILL_CONFIRM_ROUNDS; round++) {
+      const found = await findCommandProcesses(pid, this.callId, tracked);
+      if (found.size === 0) {
+        this.survivors = [];
+        return;
+      }
+      for (const [member, start] of found) {
+        tracked.set(member, start);
+        if (await signalTracked(member, start, 'SIGKILL')) this.forcedKill = true;
+      }
+      this.survivors = [...found.keys()].sort((a, b) => a - b);
+      await delay(GROUP_POLL_MS / 5);
+    }
   }
 
   #onData(stream: 'stdout' | 'stderr', text: string): void {
@@ -441,6 +545,95 @@ async function groupHasLiveMembers(pgid: number): Promise<boolean> {
   return false;
 }
 
+/** One process as `/proc/<pid>/stat` describes it. */
+interface ProcEntry {
+  pid: number;
+  ppid: number;
+  pgrp: number;
+  /** Running, sleeping, ... `Z` (zombie) and `X` (dead) run no code. */
+  state: string;
+  /** Start time in clock ticks since boot: with the pid, it names one process (pids are reused). */
+  start: string;
+}
+
+/** Parses `/proc/<pid>/stat`, or undefined when the process is gone. */
+async function readProc(pid: number): Promise<ProcEntry | undefined> {
+  let stat: string;
+  try {
+    stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // Format: "pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime priority nice threads itrealvalue starttime ..."
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pid, ppid: Number(fields[1]), pgrp: Number(fields[2]), state: fields[0] ?? '', start: fields[19] ?? '' };
+}
+
+/**
+ * The live processes (not zombies) a command started, with their start times: members of
+ * process group `pgid`, processes whose environment holds `callId` in {@link SHELL_CALL_ENV},
+ * processes already in `known` (same pid and start time), and every descendant of these
+ * (the shell itself carries the id and leads the group) by parent pid. Linux only (`/proc`).
+ */
+async function findCommandProcesses(pgid: number, callId: string, known: ReadonlyMap<number, string>): Promise<Map<number, string>> {
+  let names: string[];
+  try {
+    names = await readdir('/proc');
+  } catch {
+    return new Map();
+  }
+  const marker = Buffer.from(`${SHELL_CALL_ENV}=${callId}\0`);
+  const entries = new Map<number, ProcEntry>();
+  const roots = new Set<number>();
+  await Promise.all(
+    names
+      .filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid)
+      .map(async (name) => {
+        const entry = await readProc(Number(name));
+        if (entry === undefined || entry.state === 'Z' || entry.state === 'X') return;
+        entries.set(entry.pid, entry);
+        if (entry.pgrp === pgid || known.get(entry.pid) === entry.start) {
+          roots.add(entry.pid);
+          return;
+        }
+        try {
+          // Other users' environments are unreadable (EACCES); those cannot be ours to kill anyway.
+          if ((await readFile(`/proc/${name}/environ`)).includes(marker)) roots.add(entry.pid);
+        } catch {
+          // gone, or not ours
+        }
+      }),
+  );
+  const children = new Map<number, number[]>();
+  for (const entry of entries.values()) {
+    const list = children.get(entry.ppid) ?? [];
+    list.push(entry.pid);
+    children.set(entry.ppid, list);
+  }
+  const found = new Map<number, string>();
+  const queue = [...roots];
+  while (queue.length > 0) {
+    const pid = queue.pop()!;
+    const entry = entries.get(pid);
+    if (entry === undefined || found.has(pid)) continue;
+    found.set(pid, entry.start);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return found;
+}
+
+/** Sends `signal` to `pid` if it is still the process that started at `start`; true when sent. Never throws. */
+async function signalTracked(pid: number, start: string, signal: NodeJS.Signals): Promise<boolean> {
+  const entry = await readProc(pid);
+  if (entry === undefined || entry.start !== start) return false;
+  try {
+    process.kill(pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** True if `promise` settles within `ms`; the timer is cleared either way. */
 function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
@@ -488,6 +681,11 @@ function buildResult(
   } else {
     text += `[terminated by signal ${proc.exitSignal ?? 'unknown'}]`;
   }
+  if (proc.survivors.length > 0) {
+    text +=
+      `\n[${proc.survivors.length} process${proc.survivors.length === 1 ? '' : 'es'} the command started could not be ` +
+      `killed and may still be running: pid ${proc.survivors.join(', ')}]`;
+  }
   if (proc.outputAbandoned && reason === undefined) {
     text +=
       `\n[the shell exited, but a process it started in the background kept its output open; stopped reading after ` +
@@ -501,6 +699,7 @@ function buildResult(
       killed: reason !== undefined,
       killReason: reason ?? null,
       forcedKill: proc.forcedKill,
+      survivors: proc.survivors,
       truncatedBytes: rendered.truncatedBytes,
       outputBytes: rendered.totalBytes,
       durationMs: info.durationMs,
