@@ -177,14 +177,19 @@ export type ShellTool = Tool<ShellInput, ShellProgress, ToolResult<ShellDetails>
  * Creates the `shell` tool.
  *
  * Each call spawns `/bin/sh -c command` with stdin ignored, as the leader of a new process
- * group (`detached: true`). It is an async generator: stdout and stderr chunks are yielded
+ * group (`detached: true`). The model chooses the command, so it does not get the host's
+ * environment: only the variables named in {@link DEFAULT_SHELL_ENV} and `passEnv` (or
+ * exactly `env`), plus {@link SHELL_CALL_ENV}. It is an async generator: stdout and stderr chunks are yielded
  * as {@link ShellProgress} while the command runs. When the consumer falls behind, up to
  * about 1 MiB of progress is queued, then the pipes are paused until it catches up (once a
  * kill has begun the pipes are never paused, and progress beyond that bound is dropped).
  *
- * When `ctx.signal` is aborted, or the tool's own timeout runs out, the whole process group
- * gets `SIGTERM` (`process.kill(-pid)`), then `SIGKILL` if any of it is still alive after
- * `killGraceMs`; the call then waits for the output to close and returns a normal result
+ * When `ctx.signal` is aborted, or the tool's own timeout runs out, every process the command
+ * started gets `SIGTERM`, then `SIGKILL` if any of them is still alive after `killGraceMs`:
+ * the process group (`process.kill(-pid)`) and, on Linux, the processes that left it
+ * (`setsid`, double forks), found through `/proc` by parent pid and by the call's id in their
+ * environment before anything is signalled; any that outlive `SIGKILL` are listed in
+ * `details.survivors` and in the text. The call then waits for the output to close and returns a normal result
  * saying it was killed and why, with the output so far (case C9: stop the actual work, and
  * say so honestly). If the consumer closes the generator early (`return()`), its `finally`
  * kills the group the same way. No listener stays on `ctx.signal` and no timer keeps running
@@ -204,7 +209,8 @@ export type ShellTool = Tool<ShellInput, ShellProgress, ToolResult<ShellDetails>
  * @throws RangeError at creation when an option is not a valid number of ms or bytes.
  * @example
  * ```ts
- * const shell = shellTool({ cwd: '/repo', timeoutMs: 120_000 });
+ * // The command also gets NODE_ENV and the npm_config_* variables; API keys stay out.
+ * const shell = shellTool({ cwd: '/repo', timeoutMs: 120_000, passEnv: ['NODE_ENV', 'npm_config_*'] });
  * const batch = runTools(calls, { tools: [shell] });
  * ```
  */
