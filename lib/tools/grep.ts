@@ -34,8 +34,8 @@ export interface GrepToolOptions {
   maxMatches?: number;
   /**
    * Files larger than this many bytes are skipped (and listed as skipped in the result): a
-   * file is held in memory whole while it is searched, so this also bounds the memory a
-   * search uses.
+   * file is held in memory whole while it is searched (with the rest of its batch, at most
+   * 4 MiB more), so this also bounds the memory a search uses.
    * @default 10485760 (10 MiB)
    */
   maxFileBytes?: number;
@@ -114,6 +114,10 @@ export type GrepTool = Tool<GrepInput, GrepProgress, ToolResult<GrepDetails>>;
 
 /** How often (in files) progress is yielded. */
 const PROGRESS_EVERY_FILES = 50;
+/** Files (at most) whose lines go to the matching worker in one round trip… */
+const BATCH_FILES = 25;
+/** …and bytes (at least this many end a batch). */
+const BATCH_BYTES = 4 * 1024 * 1024;
 
 /**
  * Creates the `grep` tool: lists every line matching `pattern` in the files matching
@@ -127,7 +131,7 @@ const PROGRESS_EVERY_FILES = 50;
  * lexically or through a link, even one swapped in during the search; FIFOs and devices are
  * never opened blocking), skipped when binary (a NUL byte in its first 64 KiB) or larger
  * than `maxFileBytes`, and split on `\n` (a trailing `\r` is dropped). The pattern is
- * matched in a worker thread (`matchLines`), so a catastrophic pattern leaves the event loop
+ * matched in a worker thread (`matchLines`, up to 25 files per round trip), so a catastrophic pattern leaves the event loop
  * free and ends at `regexTimeoutMs` or at the abort of `ctx.signal`. It is an async generator that yields {@link GrepProgress} every 50
  * files. The output is bounded (case C20): at most `maxMatches` lines, each cut to
  * `maxLineChars`, with markers saying what was left out.
@@ -192,36 +196,59 @@ export function grepTool(options: GrepToolOptions = {}): GrepTool {
         const realRoot = workspace.realRoot;
         await assertCrawlInside(realRoot, realRoot, globPattern, 'glob');
         const files = await findFiles(realRoot, realRoot, globPattern, ignore, signal);
-        for (const file of files) {
-          const shown = displayPath(realRoot, file);
-          const matchStarted = performance.now();
-          const outcome = await searchFile(file, {
-            workspace,
-            regex,
-            maxFileBytes,
-            maxLineChars,
-            remaining: maxMatches - details.matches,
-            timeoutMs: Math.max(1, regexTimeoutMs - matchMs),
-            signal,
-          });
-          matchMs += performance.now() - matchStarted;
-          for (const match of outcome.matches) {
-            lines.push(`${shown}:${match.line}:${cutLine(match.text, match.length, maxLineChars)}`);
+        /** Files read but not counted yet: their batch is matched in one worker round trip, then counted in order. */
+        let pending: Array<{ shown: string; read: FileRead }> = [];
+        let pendingBytes = 0;
+        const flush = async (): Promise<void> => {
+          const batch = pending;
+          pending = [];
+          pendingBytes = 0;
+          const texts = batch.flatMap((entry) => (entry.read.bytes === undefined ? [] : [entry.read.bytes]));
+          let perFile: LineMatch[][] = [];
+          let more = false;
+          if (texts.length > 0) {
+            const started = performance.now();
+            ({ perFile, more } = await matchLines(regex, texts, {
+              maxMatches: maxMatches - details.matches,
+              maxLineChars,
+              timeoutMs: Math.max(1, regexTimeoutMs - matchMs),
+              signal,
+            }));
+            matchMs += performance.now() - started;
           }
-          details.matches += outcome.matches.length;
-          if (outcome.more) details.truncated = true;
-          details.filesSearched++;
-          if (outcome.matches.length > 0) details.filesMatched++;
-          if (outcome.skipped === 'binary') details.skippedBinary++;
-          else if (outcome.skipped === 'large') {
-            details.skippedLarge++;
-            large.push(shown);
-          } else if (outcome.skipped === 'unreadable') details.skippedUnreadable++;
+          let next = 0;
+          for (const { shown, read } of batch) {
+            details.filesSearched++;
+            if (read.skipped === 'binary') details.skippedBinary++;
+            else if (read.skipped === 'large') {
+              details.skippedLarge++;
+              large.push(shown);
+            } else if (read.skipped === 'unreadable') details.skippedUnreadable++;
+            if (read.bytes === undefined) continue;
+            const matches = perFile[next++] ?? [];
+            for (const match of matches) lines.push(`${shown}:${match.line}:${cutLine(match.text, match.length, maxLineChars)}`);
+            details.matches += matches.length;
+            if (matches.length > 0) details.filesMatched++;
+            if (more && next === perFile.length) {
+              // The search stopped in this file: the files after it were not searched.
+              details.truncated = true;
+              return;
+            }
+          }
+        };
+        for (const file of files) {
+          const read = await readForSearch(file, { workspace, maxFileBytes, signal });
+          pending.push({ shown: displayPath(realRoot, file), read });
+          pendingBytes += read.bytes?.length ?? 0;
+          const counted = details.filesSearched + pending.length;
+          if (pending.length < BATCH_FILES && pendingBytes < BATCH_BYTES && counted % PROGRESS_EVERY_FILES !== 0) continue;
+          await flush();
           if (details.truncated) break;
           if (details.filesSearched % PROGRESS_EVERY_FILES === 0) {
             yield { filesSearched: details.filesSearched, matches: details.matches };
           }
         }
+        if (!details.truncated) await flush();
       } finally {
         await workspace.close();
       }
@@ -281,57 +308,37 @@ function cutLine(text: string, length: number, maxChars: number): string {
   return `${text.slice(0, maxChars)}… [line cut: ${length - maxChars} more chars]`;
 }
 
-interface ScanOptions {
-  regex: RegExp;
-  signal: AbortSignal;
-  maxLineChars: number;
-  /** Matches still wanted; one more found sets `more`. */
-  remaining: number;
-  /** ms of matching time left for this call. */
-  timeoutMs: number;
-}
-
-interface FileOutcome {
-  matches: LineMatch[];
-  /** More matching lines exist than `remaining`. */
-  more: boolean;
+/** A file read for the search: its bytes, or why it is skipped. */
+interface FileRead {
+  bytes?: Buffer;
   skipped?: 'binary' | 'large' | 'unreadable';
 }
 
 /**
  * Opens one file through the workspace (link target inside the root, no window for a swap,
- * regular files only), checks its size against `maxFileBytes` and scans it. Errors other
+ * regular files only), checks its size against `maxFileBytes` and reads it. Errors other
  * than the abort are reported as `'unreadable'`, never thrown: one bad file must not fail
  * the whole search.
  */
-async function searchFile(file: string, o: ScanOptions & { workspace: WorkspaceFs; maxFileBytes: number }): Promise<FileOutcome> {
+async function readForSearch(file: string, o: { workspace: WorkspaceFs; maxFileBytes: number; signal: AbortSignal }): Promise<FileRead> {
   let handle: FileHandle | undefined;
-  let bytes: Buffer;
   try {
     const opened = await o.workspace.openFile(file, file);
     handle = opened.handle;
-    if (opened.size > o.maxFileBytes) return { matches: [], more: false, skipped: 'large' };
+    if (opened.size > o.maxFileBytes) return { skipped: 'large' };
     const chunks: Buffer[] = [];
     for await (const chunk of readChunks(handle, o.maxFileBytes, o.signal)) {
-      if (chunks.length === 0 && chunk.includes(0)) return { matches: [], more: false, skipped: 'binary' };
+      if (chunks.length === 0 && chunk.includes(0)) return { skipped: 'binary' };
       chunks.push(chunk);
     }
-    bytes = Buffer.concat(chunks);
+    return { bytes: Buffer.concat(chunks) };
   } catch (error) {
     if (o.signal.aborted) throw o.signal.reason;
     if (!isFileSystemError(error)) throw error;
-    return { matches: [], more: false, skipped: 'unreadable' };
+    return { skipped: 'unreadable' };
   } finally {
     await handle?.close();
   }
-  if (bytes.length === 0) return { matches: [], more: false };
-  // The model's pattern runs in a worker: a catastrophic one costs the worker, not the event loop.
-  return await matchLines(o.regex, bytes, {
-    maxMatches: o.remaining,
-    maxLineChars: o.maxLineChars,
-    timeoutMs: o.timeoutMs,
-    signal: o.signal,
-  });
 }
 
 function isFileSystemError(error: unknown): boolean {

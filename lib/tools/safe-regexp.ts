@@ -75,35 +75,43 @@ export interface LineMatch {
 }
 
 /**
- * Splits `bytes` (UTF-8) on `\n`, drops a trailing `\r` from each line, and returns the lines
- * `regex` matches, at most `maxMatches`, in a worker thread (see {@link safeRegExpTest}). The
- * buffer's memory is transferred to the worker, so `bytes` is unusable afterwards.
+ * Splits each of `files` (UTF-8 bytes) on `\n`, drops a trailing `\r` from each line, and
+ * finds the lines `regex` matches, at most `maxMatches` over all files, in a worker thread
+ * (see {@link safeRegExpTest}). The files' memory is transferred to the worker, so the
+ * buffers are unusable afterwards. One call for many small files costs one round trip.
  *
- * @returns the matches and whether more than `maxMatches` exist.
+ * @returns `perFile[i]`: the matches in `files[i]`, for the files searched; when `more` is
+ *   true (a match beyond `maxMatches` exists), the search stopped in the last of them and the
+ *   files after it were not searched.
  * @throws RegExpTimeoutError when `timeoutMs` runs out; the signal's reason when it aborts.
+ * @example
+ * ```ts
+ * const { perFile, more } = await matchLines(/TODO/u, [await readFile('a.ts')], { maxMatches: 100, maxLineChars: 200, timeoutMs: 1000 });
+ * ```
  */
 export async function matchLines(
   regex: RegExp,
-  bytes: Uint8Array,
+  files: readonly Uint8Array[],
   options: { maxMatches: number; maxLineChars: number; timeoutMs: number; signal?: AbortSignal },
-): Promise<{ matches: LineMatch[]; more: boolean }> {
-  // Transfer a copy-free, exactly sized buffer.
-  const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+): Promise<{ perFile: LineMatch[][]; more: boolean }> {
+  // Transfer exactly sized buffers (a pooled Buffer shares its memory, so it is copied).
+  const owned = files.map((bytes) => (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice()));
+  const transfer = [...new Set(owned.map((bytes) => bytes.buffer as ArrayBuffer))];
   const reply = await runInWorker(
     {
       kind: 'lines',
       source: regex.source,
       flags: regex.flags,
-      bytes: own,
+      files: owned,
       maxMatches: options.maxMatches,
       maxLineChars: options.maxLineChars,
     },
     options.timeoutMs,
     options.signal,
     regex.source,
-    [own.buffer as ArrayBuffer],
+    transfer,
   );
-  return { matches: reply.matches as LineMatch[], more: reply.more as boolean };
+  return { perFile: reply.perFile as LineMatch[][], more: reply.more as boolean };
 }
 
 /** The worker's code: compiles each pattern once and answers one request at a time. */
@@ -131,26 +139,34 @@ parentPort.on('message', (request) => {
       parentPort.postMessage({ ok: true, results: request.inputs.map((input) => test(regex, input)) });
       return;
     }
-    const text = new TextDecoder().decode(request.bytes);
-    const matches = [];
+    const decoder = new TextDecoder();
+    const perFile = [];
+    let total = 0;
     let more = false;
-    let start = 0;
-    let line = 0;
-    while (start <= text.length) {
-      let end = text.indexOf('\\n', start);
-      const last = end === -1;
-      if (last) end = text.length;
-      if (last && start === end) break;
-      line++;
-      let body = text.slice(start, end);
-      if (body.endsWith('\\r')) body = body.slice(0, -1);
-      if (test(regex, body)) {
-        if (matches.length >= request.maxMatches) { more = true; break; }
-        matches.push({ line, text: body.slice(0, request.maxLineChars), length: body.length });
+    for (const bytes of request.files) {
+      const text = decoder.decode(bytes);
+      const matches = [];
+      perFile.push(matches);
+      let start = 0;
+      let line = 0;
+      while (start <= text.length) {
+        let end = text.indexOf('\\n', start);
+        const last = end === -1;
+        if (last) end = text.length;
+        if (last && start === end) break;
+        line++;
+        let body = text.slice(start, end);
+        if (body.endsWith('\\r')) body = body.slice(0, -1);
+        if (test(regex, body)) {
+          if (total >= request.maxMatches) { more = true; break; }
+          total++;
+          matches.push({ line, text: body.slice(0, request.maxLineChars), length: body.length });
+        }
+        start = end + 1;
       }
-      start = end + 1;
+      if (more) break;
     }
-    parentPort.postMessage({ ok: true, matches, more });
+    parentPort.postMessage({ ok: true, perFile, more });
   } catch (error) {
     parentPort.postMessage({ ok: false, message: String(error && error.message || error) });
   }

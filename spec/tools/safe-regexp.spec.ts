@@ -30,13 +30,13 @@ describe('safeRegExpTest (issue 12 item 11: untrusted patterns, e.g. an MCP serv
     await expect(safeRegExpTest(/a/, ['a'], { signal: controller.signal })).rejects.toThrow('stop');
   });
 
-  it('matchLines returns matching lines with numbers, cut, and says when more exist', async () => {
-    const bytes = new TextEncoder().encode('alpha\r\nbeta\nalphabet soup\n\nalpha');
-    const { matches, more } = await matchLines(/^alpha/, bytes, { maxMatches: 2, maxLineChars: 5, timeoutMs: 1000 });
-    expect(matches).toEqual([
-      { line: 1, text: 'alpha', length: 5 },
-      { line: 3, text: 'alpha', length: 13 },
-    ]);
+  it('matchLines returns matching lines per file with numbers, cut, and stops in the file where more exist', async () => {
+    const encode = (text: string): Uint8Array => new TextEncoder().encode(text);
+    const files = [encode('alpha\r\nbeta\n'), encode('beta'), encode('alphabet soup\n\nalpha'), encode('alpha')];
+    const { perFile, more } = await matchLines(/^alpha/, files, { maxMatches: 2, maxLineChars: 5, timeoutMs: 1000 });
+    expect(perFile).toEqual([[{ line: 1, text: 'alpha', length: 5 }], [], [{ line: 1, text: 'alpha', length: 13 }]]);
     expect(more).toBe(true);
+    const all = await matchLines(/a$/, [encode('beta\nalpha\n')], { maxMatches: 5, maxLineChars: 100, timeoutMs: 1000 });
+    expect(all).toEqual({ perFile: [[{ line: 1, text: 'beta', length: 4 }, { line: 2, text: 'alpha', length: 5 }]], more: false });
   });
 });
