@@ -126,12 +126,11 @@ export function listFilesTool(options: ListFilesToolOptions = {}): ListFilesTool
         // The crawl starts at the real directory, which must be inside the real root.
         const realDir = await realDirectoryInside(root, dir, requested);
         await assertCrawlInside(realRoot, realDir, input.pattern, 'pattern');
-        for (const absolute of await findFiles(realRoot, realDir, input.pattern, ignore, signal)) {
-          // Each name is checked on its directory's descriptor: a directory swapped for a link
-          // during the crawl does not let a name from outside through.
-          if (await workspace.isPlainFile(absolute)) files.push(displayPath(realRoot, absolute));
-          signal.throwIfAborted();
-        }
+        const found = await findFiles(realRoot, realDir, input.pattern, ignore, signal);
+        // Each name is checked on its directory's descriptor: a directory swapped for a link
+        // during the crawl does not let a name from outside through.
+        for (const absolute of await workspace.plainFiles(found)) files.push(displayPath(realRoot, absolute));
+        signal.throwIfAborted();
       } finally {
         await workspace.close();
       }

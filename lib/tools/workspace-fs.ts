@@ -15,7 +15,7 @@
  * @module
  */
 import { constants } from 'node:fs';
-import { lstat, open, readlink, realpath, stat } from 'node:fs/promises';
+import { open, readdir, readlink, realpath, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { isInside } from './workspace.ts';
@@ -118,22 +118,34 @@ export class WorkspaceFs {
   }
 
   /**
-   * True when `absolute` (a path the crawl found, lexically under the real root) is a
-   * regular file reached from the root without any symbolic link, checked on the
-   * descriptor of its directory (Linux) so that a directory swapped for a link during the
-   * crawl does not let a name from outside through.
+   * The paths of `found` (paths a crawl found, lexically under the real root) that are
+   * regular files reached from the root without any symbolic link, in the same order.
+   * Each directory is opened once from its parent's descriptor without following links
+   * (Linux) and its entries are read through that descriptor, so a directory swapped for a
+   * link during the crawl does not let a name from outside through.
    */
-  async isPlainFile(absolute: string): Promise<boolean> {
-    if (!isInside(this.realRoot, absolute) || absolute === this.realRoot) return false;
+  async plainFiles(found: readonly string[]): Promise<string[]> {
+    const byDir = new Map<string, Set<string> | undefined>();
+    for (const absolute of found) byDir.set(path.dirname(absolute), undefined);
+    for (const dir of byDir.keys()) byDir.set(dir, await this.#regularFilesIn(dir));
+    return found.filter((absolute) => byDir.get(path.dirname(absolute))?.has(path.basename(absolute)) === true);
+  }
+
+  /** Names of the regular files directly in `dir` (absolute), or an empty set when it is not a plain directory inside the root. */
+  async #regularFilesIn(dir: string): Promise<Set<string>> {
+    if (!isInside(this.realRoot, dir)) return new Set();
     try {
+      let entries;
       if (this.#procFd) {
-        const dir = await this.#dirHandle(path.relative(this.realRoot, path.dirname(absolute)), absolute);
-        return (await lstat(`/proc/self/fd/${dir.fd}/${path.basename(absolute)}`)).isFile();
+        const handle = await this.#dirHandle(path.relative(this.realRoot, dir), dir);
+        entries = await readdir(`/proc/self/fd/${handle.fd}`, { withFileTypes: true });
+      } else {
+        if ((await realpath(dir)) !== dir) return new Set();
+        entries = await readdir(dir, { withFileTypes: true });
       }
-      const info = await lstat(absolute);
-      return info.isFile() && (await realpath(absolute)) === absolute;
+      return new Set(entries.filter((entry) => entry.isFile()).map((entry) => entry.name));
     } catch {
-      return false;
+      return new Set();
     }
   }
 
