@@ -68,10 +68,20 @@ export class WorkspaceFs {
     this.#procFd = procFd;
   }
 
-  /** Opens the root (resolving its own symbolic links: the root is the host's choice). */
+  /**
+   * Opens the root (resolving its own symbolic links: the root is the host's choice).
+   *
+   * @throws Error naming the root when it does not exist or is not a directory.
+   */
   static async open(root: string): Promise<WorkspaceFs> {
-    const realRoot = await realpath(root);
-    const handle = await open(realRoot, DIR_FLAGS);
+    let realRoot: string;
+    let handle: FileHandle;
+    try {
+      realRoot = await realpath(root);
+      handle = await open(realRoot, DIR_FLAGS);
+    } catch (error) {
+      throw new Error(`the workspace root ${root} cannot be opened: ${(error as Error).message}`, { cause: error });
+    }
     let procFd = false;
     try {
       procFd = (await readlink(`/proc/self/fd/${handle.fd}`)) === realRoot;

@@ -3,8 +3,8 @@
  * process swaps a directory for a symbolic link leading outside the root, and a regular
  * file for a FIFO, 12,000 times with a ~50 µs pause after each swap, while read_file, grep
  * and list_files run 8 at a time (about 1,200 calls; 3 s on 2 shared cores). Before the fix
- * the FIFO swap blocked the libuv threads (the spec timed out) and about 1.7% of reads
- * through the swapped directory returned the outside file.
+ * the FIFO swap blocked the libuv threads and the spec timed out; the issue measured 659 of
+ * 38,380 reads through the swapped directory returning the outside file.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
@@ -120,7 +120,7 @@ describe('the file tools while the workspace is swapped under them (issue 12 ite
     expect(unexpected).toEqual([]);
     expect(swaps).toBe(SWAPS);
     // The race was really run: calls saw the inside content, and some were refused.
-    expect(seen.inside).toBeGreaterThan(100);
+    expect(seen.inside).toBeGreaterThan(50);
     expect(seen.refused).toBeGreaterThan(0);
   });
 });
