@@ -40,7 +40,8 @@ export interface SafeRegExpOptions {
 
 /**
  * Tests `regex` against each input in a worker thread, so that a catastrophic pattern costs
- * a worker, not the event loop. `lastIndex` is reset before each test (the `g` and `y` flags
+ * a worker, not the event loop (terminating a worker interrupts a running `RegExp` within
+ * milliseconds). `lastIndex` is reset before each test (the `g` and `y` flags
  * have no carry-over between inputs).
  *
  * Meant for patterns that come from outside: a model's `grep` pattern, or an MCP server's
@@ -179,6 +180,7 @@ const MAX_IDLE = 2;
 
 function takeWorker(): Worker {
   const worker = idle.pop() ?? new Worker(WORKER_SOURCE, { eval: true });
+  worker.removeAllListeners('exit');
   worker.ref();
   return worker;
 }
@@ -192,6 +194,11 @@ function releaseWorker(worker: Worker): void {
     return;
   }
   worker.unref();
+  // A worker that dies while idle (out of memory, say) leaves the pool.
+  worker.once('exit', () => {
+    const at = idle.indexOf(worker);
+    if (at !== -1) idle.splice(at, 1);
+  });
   idle.push(worker);
 }
 
