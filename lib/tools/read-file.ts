@@ -31,7 +31,7 @@ export interface ReadFileToolOptions {
    * The most bytes of the file one call reads, whatever the line lengths: skipping to
    * `offset`, and looking for the end of a line longer than `maxBytes`, stop there (a 10 GB
    * file with one line costs this much, not 10 GB). Must be at least `maxBytes`.
-   * @default 67108864 (64 MiB)
+   * @default 67108864 (64 MiB), or `maxBytes` when that is larger
    */
   maxScanBytes?: number;
 }
