@@ -109,6 +109,7 @@ export class WorkspaceFs {
         `path ${JSON.stringify(requested)} leads through a symbolic link to ${real}, outside the workspace root; use a path inside it`,
       );
     }
+    if (real === this.realRoot) throw new WorkspacePathError('not-regular', `${JSON.stringify(requested)} is a directory, not a file`);
     const handle = this.#procFd ? await this.#openNoFollow(real, requested) : await this.#openChecked(real, requested);
     try {
       const info = await handle.stat();
@@ -178,6 +179,9 @@ export class WorkspaceFs {
   /** The open directory at `rel` (relative to the real root), opened one component at a time without following links. */
   async #dirHandle(rel: string, requested: string): Promise<FileHandle> {
     if (rel === '') return this.#rootHandle;
+    if (rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) {
+      throw new WorkspacePathError('outside', `path ${JSON.stringify(requested)} is outside the workspace root`);
+    }
     const cached = this.#dirs.get(rel);
     if (cached !== undefined) {
       // Most recently used last.
