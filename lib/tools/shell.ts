@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import * as v from 'valibot';
 import { defineTool, describeValue } from '../core/tool.ts';
@@ -318,6 +318,8 @@ class ShellProcess {
   readonly callId = randomUUID();
   /** Processes the kill could not end (see {@link ShellDetails.survivors}). */
   survivors: number[] = [];
+  /** The shell's start time (clock ticks since boot, Linux); processes started earlier cannot be its descendants. */
+  #shellStart = 0;
 
   /** Progress not yet taken by the generator; every item is unseen by the consumer, so merging into the last is safe. */
   readonly #queue: ShellProgress[] = [];
@@ -336,6 +338,9 @@ class ShellProcess {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    if (process.platform === 'linux' && this.child.pid !== undefined) {
+      this.#shellStart = Number(readProc(this.child.pid)?.start ?? 0);
+    }
     let resolveClosed!: () => void;
     this.closed = new Promise<void>((resolve) => (resolveClosed = resolve));
     const { stdout, stderr } = this.child;
@@ -400,10 +405,12 @@ class ShellProcess {
    * Starts the kill sequence once. On Linux the processes the command started are found
    * first (descendants of the shell by parent pid, members of its group, and any process
    * carrying this call's id in its environment, which covers `setsid` and double forks),
-   * before anything is signalled, so that no parent link is lost by a kill. Then `SIGTERM` goes
-   * to the group and to each of them; after `graceMs`, whatever is still alive (searched
-   * again, so late forks count) gets `SIGKILL`, and whatever outlives that is reported in
-   * `survivors`. Later calls and calls after the output closed do nothing.
+   * before anything is signalled, so that no parent link is lost by a kill. That search
+   * reads `/proc` synchronously, skipping processes older than the shell, so `SIGTERM` is not
+   * delayed by the thread pool (the runtime gives a tool `abortGraceMs`, 100 ms by default, to
+   * confirm). `SIGTERM` goes to the group and to each of them; after `graceMs`, whatever is
+   * still alive (searched again, so late forks count) gets `SIGKILL`, and whatever outlives
+   * that is reported in `survivors`. Later calls and calls after the output closed do nothing.
    */
   kill(reason: ShellKillReason, graceMs: number): void {
     const pid = this.child.pid;
@@ -411,14 +418,15 @@ class ShellProcess {
     this.killReason = reason;
     // A dying command's output must drain for 'close' to come: no more backpressure.
     this.#setFlowing(true);
-    this.killDone = this.#killSequence(pid, graceMs);
+    const tracked = new Map<number, string>();
+    this.#track(pid, tracked);
+    signalGroup(pid, 'SIGTERM');
+    for (const [member, start] of tracked) signalTracked(member, start, 'SIGTERM', pid);
+    this.killDone = this.#escalate(pid, graceMs, tracked);
   }
 
-  async #killSequence(pid: number, graceMs: number): Promise<void> {
+  async #escalate(pid: number, graceMs: number, tracked: Map<number, string>): Promise<void> {
     const deadline = performance.now() + graceMs;
-    const tracked = process.platform === 'linux' ? await findCommandProcesses(pid, this.callId, new Map()) : new Map<number, string>();
-    signalGroup(pid, 'SIGTERM');
-    for (const [member, start] of tracked) await signalTracked(member, start, 'SIGTERM');
     if (!(await settlesWithin(this.closed, graceMs))) {
       await this.#forceKill(pid, tracked);
       return;
@@ -426,8 +434,7 @@ class ShellProcess {
     // The shell is gone and its output closed, but a member of its group that redirected
     // its output (or ignored SIGTERM), or a process that left the group, may still be alive.
     for (;;) {
-      const alive = await this.#stillAlive(pid, tracked);
-      if (!alive) return;
+      if (!this.#stillAlive(pid, tracked)) return;
       const left = deadline - performance.now();
       if (left <= 0) {
         await this.#forceKill(pid, tracked);
@@ -437,12 +444,22 @@ class ShellProcess {
     }
   }
 
-  /** True while a member of the group or a tracked process lives; adds newly found processes to `tracked`. */
-  async #stillAlive(pid: number, tracked: Map<number, string>): Promise<boolean> {
-    if (process.platform !== 'linux') return groupHasLiveMembers(pid);
-    const found = await findCommandProcesses(pid, this.callId, tracked);
-    for (const [member, start] of found) tracked.set(member, start);
+  /** Adds the command's live processes to `tracked`; true when any was found. On other platforms: true while the group lives. */
+  #stillAlive(pid: number, tracked: Map<number, string>): boolean {
+    if (process.platform !== 'linux') return groupIsAlive(pid);
+    const before = new Set(tracked.keys());
+    const found = this.#track(pid, tracked);
+    // Late forks get SIGTERM too (once).
+    for (const [member, start] of found) if (!before.has(member)) signalTracked(member, start, 'SIGTERM', pid);
     return found.size > 0;
+  }
+
+  /** Finds the command's live processes (Linux) and adds them to `tracked`; returns those found. */
+  #track(pid: number, tracked: Map<number, string>): Map<number, string> {
+    if (process.platform !== 'linux') return new Map();
+    const found = findCommandProcesses(pid, this.callId, tracked, this.#shellStart);
+    for (const [member, start] of found) tracked.set(member, start);
+    return found;
   }
 
   async #forceKill(pid: number, tracked: Map<number, string>): Promise<void> {
@@ -450,16 +467,12 @@ class ShellProcess {
     if (process.platform !== 'linux') return;
     // Bounded: each round kills what is found (late forks included) and looks again.
     for (let round = 0; round < KILL_CONFIRM_ROUNDS; round++) {
-      const found = await findCommandProcesses(pid, this.callId, tracked);
-      if (found.size === 0) {
-        this.survivors = [];
-        return;
-      }
-      for (const [member, start] of found) {
-        tracked.set(member, start);
-        if (await signalTracked(member, start, 'SIGKILL')) this.forcedKill = true;
-      }
+      const found = this.#track(pid, tracked);
       this.survivors = [...found.keys()].sort((a, b) => a - b);
+      if (found.size === 0) return;
+      for (const [member, start] of found) {
+        if (signalTracked(member, start, 'SIGKILL')) this.forcedKill = true;
+      }
       await delay(GROUP_POLL_MS / 5);
     }
   }
@@ -517,38 +530,14 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-/**
- * True while some process of group `pgid` is alive. `kill(-pgid, 0)` also succeeds while
- * the only members left are zombies (orphans wait for init to reap them, which on some
- * machines takes seconds), so on Linux a positive answer is checked against `/proc`.
- */
-async function groupHasLiveMembers(pgid: number): Promise<boolean> {
+/** True while process group `pgid` has a member (platforms without `/proc`; zombies count). */
+function groupIsAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
+    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
-  if (process.platform !== 'linux') return true;
-  let entries: string[];
-  try {
-    entries = await readdir('/proc');
-  } catch {
-    return true;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = await readFile(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // the process ended while we looked
-    }
-    // Format: "pid (comm) state ppid pgrp ..."; comm may contain spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const state = fields[0];
-    if (Number(fields[2]) === pgid && state !== 'Z' && state !== 'X') return true;
-  }
-  return false;
 }
 
 /** One process as `/proc/<pid>/stat` describes it. */
@@ -563,10 +552,10 @@ interface ProcEntry {
 }
 
 /** Parses `/proc/<pid>/stat`, or undefined when the process is gone. */
-async function readProc(pid: number): Promise<ProcEntry | undefined> {
+function readProc(pid: number): ProcEntry | undefined {
   let stat: string;
   try {
-    stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch {
     return undefined;
   }
@@ -579,37 +568,37 @@ async function readProc(pid: number): Promise<ProcEntry | undefined> {
  * The live processes (not zombies) a command started, with their start times: members of
  * process group `pgid`, processes whose environment holds `callId` in {@link SHELL_CALL_ENV},
  * processes already in `known` (same pid and start time), and every descendant of these
- * (the shell itself carries the id and leads the group) by parent pid. Linux only (`/proc`).
+ * (the shell itself carries the id and leads the group) by parent pid. Processes that
+ * started before the shell (`minStart`, clock ticks since boot) are skipped unread: they
+ * cannot be its descendants. Linux only (`/proc`); synchronous, so that a kill is not
+ * queued behind the thread pool.
  */
-async function findCommandProcesses(pgid: number, callId: string, known: ReadonlyMap<number, string>): Promise<Map<number, string>> {
+function findCommandProcesses(pgid: number, callId: string, known: ReadonlyMap<number, string>, minStart: number): Map<number, string> {
   let names: string[];
   try {
-    names = await readdir('/proc');
+    names = readdirSync('/proc');
   } catch {
     return new Map();
   }
   const marker = Buffer.from(`${SHELL_CALL_ENV}=${callId}\0`);
   const entries = new Map<number, ProcEntry>();
-  const roots = new Set<number>();
-  await Promise.all(
-    names
-      .filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid)
-      .map(async (name) => {
-        const entry = await readProc(Number(name));
-        if (entry === undefined || entry.state === 'Z' || entry.state === 'X') return;
-        entries.set(entry.pid, entry);
-        if (entry.pgrp === pgid || known.get(entry.pid) === entry.start) {
-          roots.add(entry.pid);
-          return;
-        }
-        try {
-          // Other users' environments are unreadable (EACCES); those cannot be ours to kill anyway.
-          if ((await readFile(`/proc/${name}/environ`)).includes(marker)) roots.add(entry.pid);
-        } catch {
-          // gone, or not ours
-        }
-      }),
-  );
+  const roots: number[] = [];
+  for (const name of names) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    const entry = readProc(Number(name));
+    if (entry === undefined || entry.state === 'Z' || entry.state === 'X' || Number(entry.start) < minStart) continue;
+    entries.set(entry.pid, entry);
+    if (entry.pgrp === pgid || known.get(entry.pid) === entry.start) {
+      roots.push(entry.pid);
+      continue;
+    }
+    try {
+      // Other users' environments are unreadable (EACCES); those cannot be ours to kill anyway.
+      if (readFileSync(`/proc/${name}/environ`).includes(marker)) roots.push(entry.pid);
+    } catch {
+      // gone, or not ours
+    }
+  }
   const children = new Map<number, number[]>();
   for (const entry of entries.values()) {
     const list = children.get(entry.ppid) ?? [];
@@ -617,7 +606,7 @@ async function findCommandProcesses(pgid: number, callId: string, known: Readonl
     children.set(entry.ppid, list);
   }
   const found = new Map<number, string>();
-  const queue = [...roots];
+  const queue = roots;
   while (queue.length > 0) {
     const pid = queue.pop()!;
     const entry = entries.get(pid);
@@ -628,10 +617,14 @@ async function findCommandProcesses(pgid: number, callId: string, known: Readonl
   return found;
 }
 
-/** Sends `signal` to `pid` if it is still the process that started at `start`; true when sent. Never throws. */
-async function signalTracked(pid: number, start: string, signal: NodeJS.Signals): Promise<boolean> {
-  const entry = await readProc(pid);
-  if (entry === undefined || entry.start !== start) return false;
+/**
+ * Sends `signal` to `pid` if it is still the process that started at `start` (and, with
+ * `skipGroup`, not a member of that group, which got the signal already); true when sent.
+ * Never throws.
+ */
+function signalTracked(pid: number, start: string, signal: NodeJS.Signals, skipGroup?: number): boolean {
+  const entry = readProc(pid);
+  if (entry === undefined || entry.start !== start || entry.pgrp === skipGroup) return false;
   try {
     process.kill(pid, signal);
     return true;
