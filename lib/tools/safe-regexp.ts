@@ -45,8 +45,8 @@ export interface SafeRegExpOptions {
  * have no carry-over between inputs).
  *
  * Meant for patterns that come from outside: a model's `grep` pattern, or an MCP server's
- * JSON Schema `pattern` keyword. Costs a message round trip to a pooled worker (about 0.1 ms
- * when one is idle; starting one takes a few ms).
+ * JSON Schema `pattern` keyword. Costs a message round trip to a pooled worker (0.1–0.3 ms
+ * when one is idle; starting one takes 30–45 ms).
  *
  * @returns one boolean per input, in order.
  * @throws RegExpTimeoutError when `timeoutMs` runs out; the signal's reason when it aborts.
