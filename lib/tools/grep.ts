@@ -8,13 +8,15 @@
  *
  * @module
  */
-import { createReadStream } from 'node:fs';
-import { lstat, realpath, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
 import { defineTool, describeValue } from '../core/tool.ts';
 import type { Tool, ToolResult } from '../core/tool.ts';
-import { DEFAULT_IGNORE, assertRelativePattern, displayPath, findFiles, isInside } from './workspace.ts';
+import { DEFAULT_IGNORE, assertCrawlInside, assertRelativePattern, displayPath, findFiles } from './workspace.ts';
+import { WorkspaceFs, WorkspacePathError, readChunks } from './workspace-fs.ts';
+import { matchLines } from './safe-regexp.ts';
+import type { LineMatch } from './safe-regexp.ts';
 
 /** Options of {@link grepTool}. */
 export interface GrepToolOptions {
@@ -32,10 +34,19 @@ export interface GrepToolOptions {
   maxMatches?: number;
   /**
    * Files larger than this many bytes are skipped (and listed as skipped in the result): a
-   * line is held in memory whole, so this also bounds the memory a search uses.
+   * file is held in memory whole while it is searched (with the rest of its batch, at most
+   * 4 MiB more), so this also bounds the memory a search uses.
    * @default 10485760 (10 MiB)
    */
   maxFileBytes?: number;
+  /**
+   * The most ms the pattern may spend matching, over all files of one call. The pattern runs
+   * in a worker thread, so a catastrophic one (e.g. `^(a+)+$`) never blocks the event loop;
+   * when this runs out the worker is terminated and the call fails with an error telling the
+   * model to simplify the pattern. `ctx.signal` (abort, the runtime's timeout) stops it too.
+   * @default 10000
+   */
+  regexTimeoutMs?: number;
   /**
    * Each matching line is cut to this many characters in the result, with a note of how
    * many were left out.
@@ -103,6 +114,10 @@ export type GrepTool = Tool<GrepInput, GrepProgress, ToolResult<GrepDetails>>;
 
 /** How often (in files) progress is yielded. */
 const PROGRESS_EVERY_FILES = 50;
+/** Files (at most) whose lines go to the matching worker in one round trip… */
+const BATCH_FILES = 25;
+/** …and bytes (at least this many end a batch). */
+const BATCH_BYTES = 4 * 1024 * 1024;
 
 /**
  * Creates the `grep` tool: lists every line matching `pattern` in the files matching
@@ -111,19 +126,21 @@ const PROGRESS_EVERY_FILES = 50;
  *
  * The pattern is compiled with the `u` flag (so `\p{L}` works) and, if that fails, without
  * it; `ignoreCase` adds `i`. Files come from tinyglobby (`dot: true`, `ignore`, symbolic
- * links not followed); each is streamed with `ctx.signal`, split on `\n` (a trailing `\r`
- * is dropped), and skipped when binary (a NUL byte in its first chunk) or larger than
- * `maxFileBytes`. It is an async generator that yields {@link GrepProgress} every 50
+ * links not followed; a glob whose literal head leads through a link outside the root is
+ * refused). Each file is opened through `WorkspaceFs` (nothing outside the root is read,
+ * lexically or through a link, even one swapped in during the search; FIFOs and devices are
+ * never opened blocking), skipped when binary (a NUL byte in its first 64 KiB) or larger
+ * than `maxFileBytes`, and split on `\n` (a trailing `\r` is dropped). The pattern is
+ * matched in a worker thread (`matchLines`, up to 25 files per round trip), so a catastrophic pattern leaves the event loop
+ * free and ends at `regexTimeoutMs` or at the abort of `ctx.signal`. It is an async generator that yields {@link GrepProgress} every 50
  * files. The output is bounded (case C20): at most `maxMatches` lines, each cut to
  * `maxLineChars`, with markers saying what was left out.
  *
  * Throws (the runtime turns it into an error result for the model): a pattern that is not a
  * valid JavaScript regular expression (with the parser's message); a glob reaching outside
- * the root; the abort reason when `ctx.signal` is aborted. Unreadable files do not throw;
- * they are counted in `details.skippedUnreadable`.
- *
- * A pathological pattern (catastrophic backtracking) blocks the event loop while it runs;
- * JavaScript offers no way to interrupt a running regular expression.
+ * the root; a pattern that ran out of `regexTimeoutMs` (`RegExpTimeoutError`); the abort
+ * reason when `ctx.signal` is aborted. Unreadable files do not throw; they are counted in
+ * `details.skippedUnreadable`.
  *
  * @throws RangeError at creation when a numeric option is not a positive integer.
  * @example
@@ -137,11 +154,13 @@ export function grepTool(options: GrepToolOptions = {}): GrepTool {
   const maxMatches = options.maxMatches ?? 200;
   const maxFileBytes = options.maxFileBytes ?? 10 * 1024 * 1024;
   const maxLineChars = options.maxLineChars ?? 500;
+  const regexTimeoutMs = options.regexTimeoutMs ?? 10_000;
   const ignore = [...(options.ignore ?? DEFAULT_IGNORE)];
   for (const [name, value] of [
     ['maxMatches', maxMatches],
     ['maxFileBytes', maxFileBytes],
     ['maxLineChars', maxLineChars],
+    ['regexTimeoutMs', regexTimeoutMs],
   ] as const) {
     if (!Number.isInteger(value) || value < 1) {
       throw new RangeError(`grepTool: options.${name} must be a positive integer, received ${describeValue(value)}`);
@@ -159,9 +178,9 @@ export function grepTool(options: GrepToolOptions = {}): GrepTool {
       const regex = compilePattern(input.pattern, input.ignoreCase ?? false);
       const globPattern = input.glob ?? '**/*';
       assertRelativePattern(globPattern, 'glob');
-      const files = await findFiles(root, root, globPattern, ignore, signal);
-      const realRoot = await realpath(root);
-
+      const workspace = await WorkspaceFs.open(root);
+      /** ms the pattern has spent matching so far in this call. */
+      let matchMs = 0;
       const lines: string[] = [];
       const large: string[] = [];
       const details: GrepDetails = {
@@ -173,34 +192,65 @@ export function grepTool(options: GrepToolOptions = {}): GrepTool {
         skippedLarge: 0,
         skippedUnreadable: 0,
       };
-      for (const file of files) {
-        const shown = displayPath(root, file);
-        const outcome = await searchFile(file, {
-          regex,
-          realRoot,
-          maxFileBytes,
-          signal,
-          onMatch(lineNo, text) {
-            if (details.matches >= maxMatches) {
+      try {
+        const realRoot = workspace.realRoot;
+        await assertCrawlInside(realRoot, realRoot, globPattern, 'glob');
+        const files = await findFiles(realRoot, realRoot, globPattern, ignore, signal);
+        /** Files read but not counted yet: their batch is matched in one worker round trip, then counted in order. */
+        let pending: Array<{ shown: string; read: FileRead }> = [];
+        let pendingBytes = 0;
+        const flush = async (): Promise<void> => {
+          const batch = pending;
+          pending = [];
+          pendingBytes = 0;
+          const texts = batch.flatMap((entry) => (entry.read.bytes === undefined ? [] : [entry.read.bytes]));
+          let perFile: LineMatch[][] = [];
+          let more = false;
+          if (texts.length > 0) {
+            const started = performance.now();
+            ({ perFile, more } = await matchLines(regex, texts, {
+              maxMatches: maxMatches - details.matches,
+              maxLineChars,
+              timeoutMs: Math.max(1, regexTimeoutMs - matchMs),
+              signal,
+            }));
+            matchMs += performance.now() - started;
+          }
+          let next = 0;
+          for (const { shown, read } of batch) {
+            details.filesSearched++;
+            if (read.skipped === 'binary') details.skippedBinary++;
+            else if (read.skipped === 'large') {
+              details.skippedLarge++;
+              large.push(shown);
+            } else if (read.skipped === 'unreadable') details.skippedUnreadable++;
+            if (read.bytes === undefined) continue;
+            const matches = perFile[next++] ?? [];
+            for (const match of matches) lines.push(`${shown}:${match.line}:${cutLine(match.text, match.length, maxLineChars)}`);
+            details.matches += matches.length;
+            if (matches.length > 0) details.filesMatched++;
+            if (more && next === perFile.length) {
+              // The search stopped in this file: the files after it were not searched.
               details.truncated = true;
-              return false;
+              return;
             }
-            details.matches++;
-            lines.push(`${shown}:${lineNo}:${cutLine(text, maxLineChars)}`);
-            return true;
-          },
-        });
-        details.filesSearched++;
-        if (outcome.matched) details.filesMatched++;
-        if (outcome.skipped === 'binary') details.skippedBinary++;
-        else if (outcome.skipped === 'large') {
-          details.skippedLarge++;
-          large.push(shown);
-        } else if (outcome.skipped === 'unreadable') details.skippedUnreadable++;
-        if (details.truncated) break;
-        if (details.filesSearched % PROGRESS_EVERY_FILES === 0) {
-          yield { filesSearched: details.filesSearched, matches: details.matches };
+          }
+        };
+        for (const file of files) {
+          const read = await readForSearch(file, { workspace, maxFileBytes, signal });
+          pending.push({ shown: displayPath(realRoot, file), read });
+          pendingBytes += read.bytes?.length ?? 0;
+          const counted = details.filesSearched + pending.length;
+          if (pending.length < BATCH_FILES && pendingBytes < BATCH_BYTES && counted % PROGRESS_EVERY_FILES !== 0) continue;
+          await flush();
+          if (details.truncated) break;
+          if (details.filesSearched % PROGRESS_EVERY_FILES === 0) {
+            yield { filesSearched: details.filesSearched, matches: details.matches };
+          }
         }
+        if (!details.truncated) await flush();
+      } finally {
+        await workspace.close();
       }
 
       const shownPattern = `/${regex.source}/${regex.flags}`;
@@ -252,91 +302,46 @@ function plural(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
-function cutLine(text: string, maxChars: number): string {
-  if (text.length <= maxChars) return text;
-  return `${text.slice(0, maxChars)}… [line cut: ${text.length - maxChars} more chars]`;
+/** `text` is the line's head (at most `maxChars`), `length` the whole line's length. */
+function cutLine(text: string, length: number, maxChars: number): string {
+  if (length <= maxChars) return text;
+  return `${text.slice(0, maxChars)}… [line cut: ${length - maxChars} more chars]`;
 }
 
-interface FileOutcome {
-  matched: boolean;
+/** A file read for the search: its bytes, or why it is skipped. */
+interface FileRead {
+  bytes?: Buffer;
   skipped?: 'binary' | 'large' | 'unreadable';
 }
 
-interface ScanOptions {
-  regex: RegExp;
-  signal: AbortSignal;
-  /** Called for each matching line; returning false ends the search of this file (the match was not taken). */
-  onMatch: (lineNo: number, text: string) => boolean;
-}
-
 /**
- * Checks one file (link target inside the root, size within `maxFileBytes`) and scans it.
- * Errors other than the abort are reported as `'unreadable'`, never thrown: one bad file
- * must not fail the whole search.
+ * Opens one file through the workspace (link target inside the root, no window for a swap,
+ * regular files only), checks its size against `maxFileBytes` and reads it. Errors other
+ * than the abort are reported as `'unreadable'`, never thrown: one bad file must not fail
+ * the whole search.
  */
-async function searchFile(file: string, o: ScanOptions & { realRoot: string; maxFileBytes: number }): Promise<FileOutcome> {
+async function readForSearch(file: string, o: { workspace: WorkspaceFs; maxFileBytes: number; signal: AbortSignal }): Promise<FileRead> {
+  let handle: FileHandle | undefined;
   try {
-    let target = file;
-    if ((await lstat(file)).isSymbolicLink()) {
-      target = await realpath(file);
-      if (!isInside(o.realRoot, target)) return { matched: false, skipped: 'unreadable' };
+    const opened = await o.workspace.openFile(file, file);
+    handle = opened.handle;
+    if (opened.size > o.maxFileBytes) return { skipped: 'large' };
+    const chunks: Buffer[] = [];
+    for await (const chunk of readChunks(handle, o.maxFileBytes, o.signal)) {
+      if (chunks.length === 0 && chunk.includes(0)) return { skipped: 'binary' };
+      chunks.push(chunk);
     }
-    const info = await stat(target);
-    // A FIFO or device would block or never end.
-    if (!info.isFile()) return { matched: false, skipped: 'unreadable' };
-    if (info.size > o.maxFileBytes) return { matched: false, skipped: 'large' };
-    return await scanLines(target, o);
+    return { bytes: Buffer.concat(chunks) };
   } catch (error) {
     if (o.signal.aborted) throw o.signal.reason;
     if (!isFileSystemError(error)) throw error;
-    return { matched: false, skipped: 'unreadable' };
+    return { skipped: 'unreadable' };
+  } finally {
+    await handle?.close();
   }
 }
 
 function isFileSystemError(error: unknown): boolean {
+  if (error instanceof WorkspacePathError) return true;
   return typeof error === 'object' && error !== null && typeof (error as { syscall?: unknown }).syscall === 'string';
-}
-
-/**
- * Streams `file`, splits it on `\n` and tests each line. Only the current line is held
- * (as the chunk pieces it spans), so memory is one line plus one 64 KiB chunk.
- */
-async function scanLines(file: string, o: ScanOptions): Promise<FileOutcome> {
-  const stream = createReadStream(file, { signal: o.signal, highWaterMark: 64 * 1024 });
-  let lineNo = 0;
-  let matched = false;
-  let first = true;
-  /** Pieces of the line that has started but not ended yet. */
-  let pending: Buffer[] = [];
-  /** Tests one line; false when the consumer wants no more matches. */
-  const test = (bytes: Buffer): boolean => {
-    lineNo++;
-    let text = bytes.toString('utf8');
-    if (text.endsWith('\r')) text = text.slice(0, -1);
-    if (!o.regex.test(text)) return true;
-    if (!o.onMatch(lineNo, text)) return false;
-    matched = true;
-    return true;
-  };
-  try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      if (first) {
-        first = false;
-        if (chunk.includes(0)) return { matched: false, skipped: 'binary' };
-      }
-      let pos = 0;
-      for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, pos)) {
-        const piece = chunk.subarray(pos, nl);
-        const line = pending.length === 0 ? piece : Buffer.concat([...pending, piece]);
-        pending = [];
-        pos = nl + 1;
-        if (!test(line)) return { matched };
-      }
-      if (pos < chunk.length) pending.push(chunk.subarray(pos));
-    }
-    if (pending.length > 0) test(Buffer.concat(pending));
-    return { matched };
-  } finally {
-    stream.destroy();
-  }
 }

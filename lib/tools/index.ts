@@ -20,7 +20,9 @@ export { listFilesInput, listFilesTool } from './list-files.ts';
 export type { ListFilesDetails, ListFilesInput, ListFilesTool, ListFilesToolOptions } from './list-files.ts';
 export { readFileInput, readFileTool } from './read-file.ts';
 export type { ReadFileDetails, ReadFileInput, ReadFileTool, ReadFileToolOptions } from './read-file.ts';
-export { shellInput, shellTool } from './shell.ts';
+export { RegExpTimeoutError, matchLines, safeRegExpTest } from './safe-regexp.ts';
+export type { LineMatch, SafeRegExpOptions } from './safe-regexp.ts';
+export { DEFAULT_SHELL_ENV, SHELL_CALL_ENV, shellInput, shellTool } from './shell.ts';
 export type { ShellDetails, ShellInput, ShellKillReason, ShellProgress, ShellTool, ShellToolOptions } from './shell.ts';
 
 /** Options of {@link codingTools}. */

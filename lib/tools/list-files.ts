@@ -10,12 +10,15 @@ import { defineTool, describeValue } from '../core/tool.ts';
 import type { Tool, ToolResult } from '../core/tool.ts';
 import {
   DEFAULT_IGNORE,
+  assertCrawlInside,
   assertRelativePattern,
   displayPath,
   errorCode,
   findFiles,
+  realpathInsideRoot,
   resolveInsideRoot,
 } from './workspace.ts';
+import { WorkspaceFs } from './workspace-fs.ts';
 
 /** Options of {@link listFilesTool}. */
 export interface ListFilesToolOptions {
@@ -78,12 +81,16 @@ export type ListFilesTool = Tool<ListFilesInput, never, ToolResult<ListFilesDeta
  *
  * Uses tinyglobby with `dot: true` (dotfiles are listed), `ignore` (default: `node_modules`
  * and `.git`), and `followSymbolicLinks: false` (symbolic links are neither followed nor
- * listed, so nothing outside the root shows up through one). Matches that would lie outside
- * the root are dropped. At most `maxEntries` paths are listed; a marker states how many
+ * listed, so nothing outside the root shows up through one). The crawl starts at the real
+ * path of `path` (which must be inside the root), a pattern whose literal head leads through
+ * a link outside the root is refused, and every name found is checked on the descriptor of
+ * its directory (`WorkspaceFs`): only regular files reached from the root without a symbolic
+ * link are listed, even when a directory is swapped for a link during the crawl. Paths are
+ * shown relative to the root's real path. At most `maxEntries` paths are listed; a marker states how many
  * more matched (case C20). No match is not an error: the text says nothing matched.
  *
  * Throws (the runtime turns it into an error result for the model): a `path` or `pattern`
- * that reaches outside the root; a `path` that does not exist or is not a directory; the
+ * that reaches outside the root, lexically or through a symbolic link; a `path` that does not exist or is not a directory; the
  * abort reason when `ctx.signal` is aborted (also when it is aborted during the crawl, which
  * tinyglobby would otherwise end silently with partial results).
  *
@@ -110,9 +117,23 @@ export function listFilesTool(options: ListFilesToolOptions = {}): ListFilesTool
     async execute(input, { signal }) {
       signal.throwIfAborted();
       assertRelativePattern(input.pattern, 'pattern');
-      const dir = resolveInsideRoot(root, input.path ?? '.');
-      await assertDirectory(dir, input.path ?? '.', root);
-      const files = (await findFiles(root, dir, input.pattern, ignore, signal)).map((absolute) => displayPath(root, absolute));
+      const requested = input.path ?? '.';
+      const dir = resolveInsideRoot(root, requested);
+      const workspace = await WorkspaceFs.open(root);
+      const files: string[] = [];
+      try {
+        const realRoot = workspace.realRoot;
+        // The crawl starts at the real directory, which must be inside the real root.
+        const realDir = await realDirectoryInside(root, dir, requested);
+        await assertCrawlInside(realRoot, realDir, input.pattern, 'pattern');
+        const found = await findFiles(realRoot, realDir, input.pattern, ignore, signal);
+        // Each name is checked on its directory's descriptor: a directory swapped for a link
+        // during the crawl does not let a name from outside through.
+        for (const absolute of await workspace.plainFiles(found)) files.push(displayPath(realRoot, absolute));
+        signal.throwIfAborted();
+      } finally {
+        await workspace.close();
+      }
       const where = input.path === undefined ? 'the workspace root' : JSON.stringify(input.path);
       let text: string;
       if (files.length === 0) {
@@ -133,9 +154,11 @@ export function listFilesTool(options: ListFilesToolOptions = {}): ListFilesTool
   });
 }
 
-async function assertDirectory(dir: string, requested: string, root: string): Promise<void> {
+/** The real path of the directory `dir`, checked to lie inside the real root. */
+async function realDirectoryInside(root: string, dir: string, requested: string): Promise<string> {
   try {
-    if ((await stat(dir)).isDirectory()) return;
+    const real = await realpathInsideRoot(root, dir, requested);
+    if ((await stat(real)).isDirectory()) return real;
   } catch (error) {
     const code = errorCode(error);
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;

@@ -5,7 +5,8 @@
  * @module
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import * as v from 'valibot';
 import { defineTool, describeValue } from '../core/tool.ts';
@@ -47,6 +48,61 @@ export interface ShellToolOptions {
    * @default 1000
    */
   exitDrainMs?: number;
+  /**
+   * More host environment variables to pass to the command, on top of
+   * {@link DEFAULT_SHELL_ENV}: exact names, or prefixes ending in `*` (e.g. `'npm_config_*'`).
+   * Read from `process.env` at each call. Ignored when `env` is given.
+   * @default []
+   */
+  passEnv?: readonly string[];
+  /**
+   * The command's whole environment, used instead of the allowlist (neither
+   * {@link DEFAULT_SHELL_ENV} nor `passEnv` is added). Pass `process.env` to give the command
+   * the host's whole environment, API keys included, knowing that the model chooses the
+   * command.
+   * @default the host's variables named in DEFAULT_SHELL_ENV and passEnv
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The host environment variables a `shell` command gets by default (issue 12: the model
+ * is untrusted, so API keys and tokens in the host's environment are not passed): what
+ * tools need to find programs, the home directory, the locale, the terminal type, the
+ * temp directory and the time zone. A name ending in `*` is a prefix.
+ */
+export const DEFAULT_SHELL_ENV: readonly string[] = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'LANG',
+  'LANGUAGE',
+  'LC_*',
+  'TERM',
+  'TMPDIR',
+  'TZ',
+];
+
+/**
+ * The variable every command gets, holding an id of its call: processes that leave the
+ * process group (`setsid`) or lose their parent keep it in their environment, so they can
+ * still be found and killed on abort or timeout.
+ */
+export const SHELL_CALL_ENV = 'TOOLRUN_SHELL_CALL';
+
+/** The environment for one command: the allowlist from `process.env`, or `env` as given. */
+function commandEnv(passEnv: readonly string[], env: Readonly<Record<string, string | undefined>> | undefined): NodeJS.ProcessEnv {
+  if (env !== undefined) return { ...env };
+  const names = [...DEFAULT_SHELL_ENV, ...passEnv];
+  const exact = new Set(names.filter((name) => !name.endsWith('*')));
+  const prefixes = names.filter((name) => name.endsWith('*')).map((name) => name.slice(0, -1));
+  const out: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && (exact.has(name) || prefixes.some((prefix) => name.startsWith(prefix)))) out[name] = value;
+  }
+  return out;
 }
 
 /** One chunk of output, yielded as progress as soon as it arrives. */
@@ -81,6 +137,14 @@ export interface ShellDetails {
   outputBytes: number;
   /** Wall time from spawn to the end of the output, in ms. */
   durationMs: number;
+  /**
+   * Processes the command started that were still alive after `SIGKILL` (pids; e.g. another
+   * user's `setuid` program, or one that dropped the call's id from its environment after
+   * leaving the process group and losing its parent). Empty when the call was not killed or
+   * everything it started is gone; always empty on platforms without `/proc`, where only the
+   * process group is killed.
+   */
+  survivors: number[];
 }
 
 /** The input a `shell` call takes. */
@@ -113,14 +177,19 @@ export type ShellTool = Tool<ShellInput, ShellProgress, ToolResult<ShellDetails>
  * Creates the `shell` tool.
  *
  * Each call spawns `/bin/sh -c command` with stdin ignored, as the leader of a new process
- * group (`detached: true`). It is an async generator: stdout and stderr chunks are yielded
+ * group (`detached: true`). The model chooses the command, so it does not get the host's
+ * environment: only the variables named in {@link DEFAULT_SHELL_ENV} and `passEnv` (or
+ * exactly `env`), plus {@link SHELL_CALL_ENV}. It is an async generator: stdout and stderr chunks are yielded
  * as {@link ShellProgress} while the command runs. When the consumer falls behind, up to
  * about 1 MiB of progress is queued, then the pipes are paused until it catches up (once a
  * kill has begun the pipes are never paused, and progress beyond that bound is dropped).
  *
- * When `ctx.signal` is aborted, or the tool's own timeout runs out, the whole process group
- * gets `SIGTERM` (`process.kill(-pid)`), then `SIGKILL` if any of it is still alive after
- * `killGraceMs`; the call then waits for the output to close and returns a normal result
+ * When `ctx.signal` is aborted, or the tool's own timeout runs out, every process the command
+ * started gets `SIGTERM`, then `SIGKILL` if any of them is still alive after `killGraceMs`:
+ * the process group (`process.kill(-pid)`) and, on Linux, the processes that left it
+ * (`setsid`, double forks), found through `/proc` by parent pid and by the call's id in their
+ * environment before anything is signalled; any that outlive `SIGKILL` are listed in
+ * `details.survivors` and in the text. The call then waits for the output to close and returns a normal result
  * saying it was killed and why, with the output so far (case C9: stop the actual work, and
  * say so honestly). If the consumer closes the generator early (`return()`), its `finally`
  * kills the group the same way. No listener stays on `ctx.signal` and no timer keeps running
@@ -140,7 +209,8 @@ export type ShellTool = Tool<ShellInput, ShellProgress, ToolResult<ShellDetails>
  * @throws RangeError at creation when an option is not a valid number of ms or bytes.
  * @example
  * ```ts
- * const shell = shellTool({ cwd: '/repo', timeoutMs: 120_000 });
+ * // The command also gets NODE_ENV and the npm_config_* variables; API keys stay out.
+ * const shell = shellTool({ cwd: '/repo', timeoutMs: 120_000, passEnv: ['NODE_ENV', 'npm_config_*'] });
  * const batch = runTools(calls, { tools: [shell] });
  * ```
  */
@@ -150,6 +220,8 @@ export function shellTool(options: ShellToolOptions = {}): ShellTool {
   const maxOutputBytes = options.maxOutputBytes ?? 64 * 1024;
   const killGraceMs = options.killGraceMs ?? 2000;
   const exitDrainMs = options.exitDrainMs ?? 1000;
+  const passEnv = [...(options.passEnv ?? [])];
+  const env = options.env === undefined ? undefined : { ...options.env };
   if (defaultTimeoutMs !== undefined) checkNumber('timeoutMs', defaultTimeoutMs, 1);
   checkNumber('maxOutputBytes', maxOutputBytes, 1, true);
   checkNumber('killGraceMs', killGraceMs, 0);
@@ -167,7 +239,7 @@ export function shellTool(options: ShellToolOptions = {}): ShellTool {
       signal.throwIfAborted();
       const limitMs = input.timeoutMs ?? defaultTimeoutMs;
       const started = performance.now();
-      const proc = new ShellProcess(input.command, { cwd, maxOutputBytes, exitDrainMs });
+      const proc = new ShellProcess(input.command, { cwd, maxOutputBytes, exitDrainMs, env: commandEnv(passEnv, env) });
       const onAbort = (): void => proc.kill(isTimeoutReason(signal.reason) ? 'run-timeout' : 'aborted', killGraceMs);
       signal.addEventListener('abort', onAbort, { once: true });
       const timer = limitMs === undefined ? undefined : setTimeout(() => proc.kill('timeout', killGraceMs), limitMs);
@@ -216,6 +288,8 @@ const QUEUE_MAX_ITEMS = 1024;
 const COALESCE_CHARS = 64 * 1024;
 /** How often the group is checked while it is given its grace period, in ms. */
 const GROUP_POLL_MS = 50;
+/** After `SIGKILL`, how many times (10 ms apart) the processes are looked for and killed again before the rest count as survivors. */
+const KILL_CONFIRM_ROUNDS = 100;
 
 /**
  * One running command: the child, its output, its progress queue, and the kill sequence.
@@ -240,6 +314,12 @@ class ShellProcess {
   outputAbandoned = false;
   /** Resolves when the kill sequence is over (group gone, or `SIGKILL` sent); resolved when no kill began. */
   killDone: Promise<void> = Promise.resolve();
+  /** The value of {@link SHELL_CALL_ENV} in the command's environment. */
+  readonly callId = randomUUID();
+  /** Processes the kill could not end (see {@link ShellDetails.survivors}). */
+  survivors: number[] = [];
+  /** The shell's start time (clock ticks since boot, Linux); processes started earlier cannot be its descendants. */
+  #shellStart = 0;
 
   /** Progress not yet taken by the generator; every item is unseen by the consumer, so merging into the last is safe. */
   readonly #queue: ShellProgress[] = [];
@@ -250,13 +330,17 @@ class ShellProcess {
   #wake: (() => void) | undefined;
   #drainTimer: NodeJS.Timeout | undefined;
 
-  constructor(command: string, options: { cwd: string; maxOutputBytes: number; exitDrainMs: number }) {
+  constructor(command: string, options: { cwd: string; maxOutputBytes: number; exitDrainMs: number; env: NodeJS.ProcessEnv }) {
     this.output = new BoundedOutput(options.maxOutputBytes);
     this.child = spawn('/bin/sh', ['-c', command], {
       cwd: options.cwd,
+      env: { ...options.env, [SHELL_CALL_ENV]: this.callId },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    if (process.platform === 'linux' && this.child.pid !== undefined) {
+      this.#shellStart = Number(readProc(this.child.pid)?.start ?? 0);
+    }
     let resolveClosed!: () => void;
     this.closed = new Promise<void>((resolve) => (resolveClosed = resolve));
     const { stdout, stderr } = this.child;
@@ -318,9 +402,15 @@ class ShellProcess {
   }
 
   /**
-   * Starts the kill sequence once: `SIGTERM` to the group now, `SIGKILL` after `graceMs` if
-   * the output has not closed by then or a member of the group is still alive. Later calls
-   * and calls after the output closed do nothing.
+   * Starts the kill sequence once. On Linux the processes the command started are found
+   * first (descendants of the shell by parent pid, members of its group, and any process
+   * carrying this call's id in its environment, which covers `setsid` and double forks),
+   * before anything is signalled, so that no parent link is lost by a kill. That search
+   * reads `/proc` synchronously, skipping processes older than the shell, so `SIGTERM` is not
+   * delayed by the thread pool (the runtime gives a tool `abortGraceMs`, 100 ms by default, to
+   * confirm). `SIGTERM` goes to the group and to each of them; after `graceMs`, whatever is
+   * still alive (searched again, so late forks count) gets `SIGKILL`, and whatever outlives
+   * that is reported in `survivors`. Later calls and calls after the output closed do nothing.
    */
   kill(reason: ShellKillReason, graceMs: number): void {
     const pid = this.child.pid;
@@ -328,30 +418,63 @@ class ShellProcess {
     this.killReason = reason;
     // A dying command's output must drain for 'close' to come: no more backpressure.
     this.#setFlowing(true);
+    const tracked = new Map<number, string>();
+    this.#track(pid, tracked);
     signalGroup(pid, 'SIGTERM');
-    this.killDone = this.#escalate(pid, graceMs);
+    for (const [member, start] of tracked) signalTracked(member, start, 'SIGTERM', pid);
+    this.killDone = this.#escalate(pid, graceMs, tracked);
   }
 
-  async #escalate(pid: number, graceMs: number): Promise<void> {
+  async #escalate(pid: number, graceMs: number, tracked: Map<number, string>): Promise<void> {
     const deadline = performance.now() + graceMs;
     if (!(await settlesWithin(this.closed, graceMs))) {
-      this.#forceKill(pid);
+      await this.#forceKill(pid, tracked);
       return;
     }
     // The shell is gone and its output closed, but a member of its group that redirected
-    // its output (or ignored SIGTERM) may still be alive.
-    while (await groupHasLiveMembers(pid)) {
+    // its output (or ignored SIGTERM), or a process that left the group, may still be alive.
+    for (;;) {
+      if (!this.#stillAlive(pid, tracked)) return;
       const left = deadline - performance.now();
       if (left <= 0) {
-        this.#forceKill(pid);
+        await this.#forceKill(pid, tracked);
         return;
       }
       await delay(Math.min(GROUP_POLL_MS, left));
     }
   }
 
-  #forceKill(pid: number): void {
+  /** Adds the command's live processes to `tracked`; true when any was found. On other platforms: true while the group lives. */
+  #stillAlive(pid: number, tracked: Map<number, string>): boolean {
+    if (process.platform !== 'linux') return groupIsAlive(pid);
+    const before = new Set(tracked.keys());
+    const found = this.#track(pid, tracked);
+    // Late forks get SIGTERM too (once).
+    for (const [member, start] of found) if (!before.has(member)) signalTracked(member, start, 'SIGTERM', pid);
+    return found.size > 0;
+  }
+
+  /** Finds the command's live processes (Linux) and adds them to `tracked`; returns those found. */
+  #track(pid: number, tracked: Map<number, string>): Map<number, string> {
+    if (process.platform !== 'linux') return new Map();
+    const found = findCommandProcesses(pid, this.callId, tracked, this.#shellStart);
+    for (const [member, start] of found) tracked.set(member, start);
+    return found;
+  }
+
+  async #forceKill(pid: number, tracked: Map<number, string>): Promise<void> {
     if (signalGroup(pid, 'SIGKILL')) this.forcedKill = true;
+    if (process.platform !== 'linux') return;
+    // Bounded: each round kills what is found (late forks included) and looks again.
+    for (let round = 0; round < KILL_CONFIRM_ROUNDS; round++) {
+      const found = this.#track(pid, tracked);
+      this.survivors = [...found.keys()].sort((a, b) => a - b);
+      if (found.size === 0) return;
+      for (const [member, start] of found) {
+        if (signalTracked(member, start, 'SIGKILL')) this.forcedKill = true;
+      }
+      await delay(GROUP_POLL_MS / 5);
+    }
   }
 
   #onData(stream: 'stdout' | 'stderr', text: string): void {
@@ -407,38 +530,107 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-/**
- * True while some process of group `pgid` is alive. `kill(-pgid, 0)` also succeeds while
- * the only members left are zombies (orphans wait for init to reap them, which on some
- * machines takes seconds), so on Linux a positive answer is checked against `/proc`.
- */
-async function groupHasLiveMembers(pgid: number): Promise<boolean> {
+/** True while process group `pgid` has a member (platforms without `/proc`; zombies count). */
+function groupIsAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
+    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
-  if (process.platform !== 'linux') return true;
-  let entries: string[];
+}
+
+/** One process as `/proc/<pid>/stat` describes it. */
+interface ProcEntry {
+  pid: number;
+  ppid: number;
+  pgrp: number;
+  /** Running, sleeping, ... `Z` (zombie) and `X` (dead) run no code. */
+  state: string;
+  /** Start time in clock ticks since boot: with the pid, it names one process (pids are reused). */
+  start: string;
+}
+
+/** Parses `/proc/<pid>/stat`, or undefined when the process is gone. */
+function readProc(pid: number): ProcEntry | undefined {
+  let stat: string;
   try {
-    entries = await readdir('/proc');
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch {
-    return true;
+    return undefined;
   }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = await readFile(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // the process ended while we looked
+  // Format: "pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime priority nice threads itrealvalue starttime ..."
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pid, ppid: Number(fields[1]), pgrp: Number(fields[2]), state: fields[0] ?? '', start: fields[19] ?? '' };
+}
+
+/**
+ * The live processes (not zombies) a command started, with their start times: members of
+ * process group `pgid`, processes whose environment holds `callId` in {@link SHELL_CALL_ENV},
+ * processes already in `known` (same pid and start time), and every descendant of these
+ * (the shell itself carries the id and leads the group) by parent pid. Processes that
+ * started before the shell (`minStart`, clock ticks since boot) are skipped unread: they
+ * cannot be its descendants. Linux only (`/proc`); synchronous, so that a kill is not
+ * queued behind the thread pool.
+ */
+function findCommandProcesses(pgid: number, callId: string, known: ReadonlyMap<number, string>, minStart: number): Map<number, string> {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return new Map();
+  }
+  const marker = Buffer.from(`${SHELL_CALL_ENV}=${callId}\0`);
+  const entries = new Map<number, ProcEntry>();
+  const roots: number[] = [];
+  for (const name of names) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    const entry = readProc(Number(name));
+    if (entry === undefined || entry.state === 'Z' || entry.state === 'X' || Number(entry.start) < minStart) continue;
+    entries.set(entry.pid, entry);
+    if (entry.pgrp === pgid || known.get(entry.pid) === entry.start) {
+      roots.push(entry.pid);
+      continue;
     }
-    // Format: "pid (comm) state ppid pgrp ..."; comm may contain spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const state = fields[0];
-    if (Number(fields[2]) === pgid && state !== 'Z' && state !== 'X') return true;
+    try {
+      // Other users' environments are unreadable (EACCES); those cannot be ours to kill anyway.
+      if (readFileSync(`/proc/${name}/environ`).includes(marker)) roots.push(entry.pid);
+    } catch {
+      // gone, or not ours
+    }
   }
-  return false;
+  const children = new Map<number, number[]>();
+  for (const entry of entries.values()) {
+    const list = children.get(entry.ppid) ?? [];
+    list.push(entry.pid);
+    children.set(entry.ppid, list);
+  }
+  const found = new Map<number, string>();
+  const queue = roots;
+  while (queue.length > 0) {
+    const pid = queue.pop()!;
+    const entry = entries.get(pid);
+    if (entry === undefined || found.has(pid)) continue;
+    found.set(pid, entry.start);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return found;
+}
+
+/**
+ * Sends `signal` to `pid` if it is still the process that started at `start` (and, with
+ * `skipGroup`, not a member of that group, which got the signal already); true when sent.
+ * Never throws.
+ */
+function signalTracked(pid: number, start: string, signal: NodeJS.Signals, skipGroup?: number): boolean {
+  const entry = readProc(pid);
+  if (entry === undefined || entry.start !== start || entry.pgrp === skipGroup) return false;
+  try {
+    process.kill(pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** True if `promise` settles within `ms`; the timer is cleared either way. */
@@ -488,6 +680,11 @@ function buildResult(
   } else {
     text += `[terminated by signal ${proc.exitSignal ?? 'unknown'}]`;
   }
+  if (proc.survivors.length > 0) {
+    text +=
+      `\n[${proc.survivors.length} process${proc.survivors.length === 1 ? '' : 'es'} the command started could not be ` +
+      `killed and may still be running: pid ${proc.survivors.join(', ')}]`;
+  }
   if (proc.outputAbandoned && reason === undefined) {
     text +=
       `\n[the shell exited, but a process it started in the background kept its output open; stopped reading after ` +
@@ -501,6 +698,7 @@ function buildResult(
       killed: reason !== undefined,
       killReason: reason ?? null,
       forcedKill: proc.forcedKill,
+      survivors: proc.survivors,
       truncatedBytes: rendered.truncatedBytes,
       outputBytes: rendered.totalBytes,
       durationMs: info.durationMs,

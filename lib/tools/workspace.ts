@@ -75,6 +75,43 @@ export function assertRelativePattern(pattern: string, field: string): void {
   }
 }
 
+/** Characters that make a glob segment dynamic (picomatch syntax). */
+const GLOB_MAGIC = /[*?[\]{}()!+@\\]/;
+
+/**
+ * Checks that the directory a glob crawl starts from stays inside the root once symbolic
+ * links are resolved: the longest existing run of `pattern`'s leading literal segments
+ * under `dir` (tinyglobby starts its crawl there, following links on the way, so
+ * `link/etc/*` with `link -> /` would crawl `/etc`). Results are checked one by one as well;
+ * this only keeps the crawl itself from walking outside.
+ *
+ * @param realRoot - the root with links resolved.
+ * @throws Error naming the pattern and where it leads, telling the model to stay inside.
+ */
+export async function assertCrawlInside(realRoot: string, dir: string, pattern: string, field: string): Promise<void> {
+  const segments = pattern.split('/');
+  const literal: string[] = [];
+  for (const segment of segments.slice(0, -1)) {
+    if (GLOB_MAGIC.test(segment)) break;
+    literal.push(segment);
+  }
+  for (let n = literal.length; n >= 1; n--) {
+    let real: string;
+    try {
+      real = await realpath(path.join(dir, ...literal.slice(0, n)));
+    } catch {
+      continue;
+    }
+    if (!isInside(realRoot, real)) {
+      throw new Error(
+        `${field} ${JSON.stringify(pattern)} leads through a symbolic link to ${real}, outside the workspace root; ` +
+          'symbolic links leading outside are not followed',
+      );
+    }
+    return;
+  }
+}
+
 /** `absolute` relative to `root`, with `/` separators, for showing to the model. */
 export function displayPath(root: string, absolute: string): string {
   const rel = path.relative(root, absolute);

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { compilePattern, grepTool } from '../../lib/tools/grep.ts';
 import type { GrepDetails, GrepInput, GrepProgress } from '../../lib/tools/grep.ts';
 import type { ToolResult } from '../../lib/core/tool.ts';
-import { asGenerator, contextFor, drain, tempDir, textOf } from './support.ts';
+import { asGenerator, contextFor, drain, pollUntil, tempDir, textOf } from './support.ts';
 
 type GrepGen = AsyncGenerator<GrepProgress, ToolResult<GrepDetails>, undefined>;
 
@@ -167,6 +167,62 @@ describe('grepTool', () => {
     );
     const { result } = await drain(grep(tool, { pattern: 'needle' }));
     expect(textOf(result)).toBe('in.txt:1:needle');
+  });
+
+  it('grep escapes the workspace through a symlinked directory: no longer (issue 12 item 9)', async () => {
+    const parent = await tempDir();
+    const root = path.join(parent, 'root');
+    await populate(parent, { 'home/.ssh/id_rsa': 'FAKE PRIVATE KEY\n', 'root/in.txt': 'root:x:0:0\n' });
+    await symlink('/', path.join(root, 'rootlink'));
+    await symlink(path.join(parent, 'home'), path.join(root, 'homelink'));
+    const tool = grepTool({ root });
+    await expect(drain(grep(tool, { pattern: '^root:', glob: 'rootlink/etc/passwd' }))).rejects.toThrow(
+      'glob "rootlink/etc/passwd" leads through a symbolic link to /etc, outside the workspace root',
+    );
+    await expect(drain(grep(tool, { pattern: 'KEY', glob: 'homelink/.ssh/*' }))).rejects.toThrow('leads through a symbolic link');
+    // Globs whose head has magic are crawled without following links, and every file is opened inside the root.
+    const { result } = await drain(grep(tool, { pattern: 'KEY|root:', glob: '{homelink,rootlink/etc}/**' }));
+    expect(textOf(result)).toMatch(/^No matches/);
+    expect(textOf((await drain(grep(tool, { pattern: 'KEY|root:' }))).result)).toBe('in.txt:1:root:x:0:0');
+  });
+
+  it('grep with a catastrophic regex no longer freezes the process: the event loop runs and the abort ends the call (issue 12 item 11)', async () => {
+    const root = await tempDir();
+    await populate(root, { 'a.txt': `${'a'.repeat(29)}!\n` });
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 1);
+    try {
+      const controller = new AbortController();
+      const outcome = drain(grep(grepTool({ root }), { pattern: '^(a+)+$' }, controller.signal)).then(
+        () => 'finished',
+        (error: unknown) => error,
+      );
+      // Matching this takes tens of seconds. A blocked event loop never lets the ticker reach 20.
+      await pollUntil(() => ticks >= 20, '20 timer ticks while the pattern is matched', { timeoutMs: 10_000, intervalMs: 1 });
+      controller.abort(new Error('user pressed stop'));
+      expect(await outcome).toEqual(new Error('user pressed stop'));
+    } finally {
+      clearInterval(ticker);
+    }
+  });
+
+  it('grep stops a catastrophic regex at regexTimeoutMs and tells the model to simplify it (issue 12 item 11)', async () => {
+    const root = await tempDir();
+    await populate(root, { 'a.txt': `${'a'.repeat(29)}!\n` });
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 1);
+    try {
+      const started = ticks;
+      await expect(drain(grep(grepTool({ root, regexTimeoutMs: 200 }), { pattern: '^(a+)+$' }))).rejects.toThrow(
+        'did not finish within 200 ms and was stopped; it probably backtracks catastrophically',
+      );
+      expect(ticks).toBeGreaterThan(started);
+      // The next search gets a fresh worker.
+      await populate(root, { 'b.txt': 'aaa\n' });
+      expect(textOf((await drain(grep(grepTool({ root }), { pattern: '^(a+)+$', glob: 'b.txt' }))).result)).toBe('b.txt:1:aaa');
+    } finally {
+      clearInterval(ticker);
+    }
   });
 
   it('rejects bad options at creation', () => {

@@ -93,6 +93,22 @@ describe('listFilesTool', () => {
     expect(textOf(await list(tool, { pattern: '**/*' }))).toBe('a/f.txt');
   });
 
+  it('list_files escapes the workspace through a symlinked directory: no longer (issue 12 item 9)', async () => {
+    const parent = await tempDir();
+    const root = path.join(parent, 'root');
+    await populate(parent, ['home/.ssh/id_rsa', 'root/a/f.txt']);
+    await symlink(path.join(parent, 'home'), path.join(root, 'homelink'));
+    await symlink(path.join(root, 'a'), path.join(root, 'alink'));
+    const tool = listFilesTool({ root });
+    await expect(list(tool, { pattern: '*', path: 'homelink/.ssh' })).rejects.toThrow(
+      /path "homelink\/\.ssh" leads through a symbolic link to .*home\/\.ssh, outside the workspace root/,
+    );
+    await expect(list(tool, { pattern: 'homelink/.ssh/*' })).rejects.toThrow('pattern "homelink/.ssh/*" leads through a symbolic link');
+    expect(textOf(await list(tool, { pattern: '{homelink,alink}/**' }))).toMatch(/^No files match/);
+    // A link to a directory inside the root may be the start: its files are shown at their real place.
+    expect(textOf(await list(tool, { pattern: '*', path: 'alink' }))).toBe('a/f.txt');
+  });
+
   it('says a missing directory does not exist, and a file is not a directory', async () => {
     const root = await tempDir();
     await populate(root, ['a.ts']);

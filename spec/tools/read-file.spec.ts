@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, symlink, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import fc from 'fast-check';
@@ -36,6 +36,7 @@ describe('readFileTool', () => {
       endLine: 1,
       truncated: false,
       nextOffset: null,
+      bytesRead: Buffer.byteLength('export const ä = "€";\n'),
     });
   });
 
@@ -196,6 +197,39 @@ describe('readFileTool', () => {
     const controller = new AbortController();
     controller.abort(new Error('stop'));
     await expect(read(readFileTool({ root }), { path: 'a.txt' }, controller.signal)).rejects.toThrow('stop');
+  });
+
+  it('read_file on a 10 GB file whose first line exceeds the byte budget reads a bounded amount (issue 12 item 13)', async () => {
+    const root = await tempDir();
+    const file = path.join(root, 'huge.log');
+    // 16 KiB of text (past the 8 KiB head check), then a sparse hole of NUL bytes up to 10 GB: no 10 GB is written.
+    await writeFile(file, 'x'.repeat(16 * 1024));
+    await truncate(file, 10 * 1024 ** 3);
+    const result = await read(readFileTool({ root, maxBytes: 4096 }), { path: 'huge.log' });
+    expect(result.details).toMatchObject({ fileBytes: 10 * 1024 ** 3, endLine: 1, truncated: true, nextOffset: null });
+    expect(result.details?.bytesRead).toBeLessThanOrEqual(64 * 1024 * 1024);
+    expect(textOf(result)).toBe(
+      `${'x'.repeat(4096)}\n[line 1 alone is longer than the 4096-byte limit; only its first 4096 bytes are shown. Use the ` +
+        'shell tool (e.g. "cut -c 1-2000") to see the rest of it. Its end was not found within the first 67108864 bytes ' +
+        'of the file (the scan limit).]',
+    );
+    // An offset beyond the scan limit is refused instead of counting lines through 10 GB.
+    await expect(read(readFileTool({ root, maxBytes: 4096, maxScanBytes: 1 << 20 }), { path: 'huge.log', offset: 2 })).rejects.toThrow(
+      'offset 2 of "huge.log" was not reached within the first 1048576 bytes',
+    );
+  });
+
+  it('detects binary content in what would be returned, not only in the first 8 KiB (issue 12 item 13)', async () => {
+    const root = await tempDir();
+    await writeFile(path.join(root, 'late.bin'), Buffer.concat([Buffer.from(numbered(2000)), Buffer.from([0, 1, 2, 10])]));
+    const tool = readFileTool({ root });
+    await expect(read(tool, { path: 'late.bin', offset: 1990 })).rejects.toThrow('"late.bin" looks like a binary file');
+    // The text before the NUL byte is still readable.
+    expect(textOf(await read(tool, { path: 'late.bin', offset: 1999, limit: 2 }))).toMatch(/^line 1999\nline 2000\n\[showing lines 1999-2000;/);
+  });
+
+  it('rejects maxScanBytes below maxBytes at creation', () => {
+    expect(() => readFileTool({ maxBytes: 100, maxScanBytes: 99 })).toThrow('options.maxScanBytes must be an integer >= maxBytes (100)');
   });
 
   it('describes its input for the model', () => {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { getEventListeners } from 'node:events';
@@ -30,6 +31,16 @@ async function nextUntil(gen: ShellGen, marker: string): Promise<ShellProgress[]
 async function expectAllGone(pids: number[]): Promise<void> {
   await pollUntil(() => pids.every(isGone), `processes ${pids.join(', ')} to be gone`);
   for (const pid of pids) expect(isGone(pid), `pid ${pid}`).toBe(true);
+}
+
+/** True when `python3` runs here (the setsid spec adds a python grandchild then). */
+function hasPython(): boolean {
+  try {
+    execFileSync('python3', ['-c', 'pass'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Abort listeners on `signal`. */
@@ -162,6 +173,60 @@ describe('shellTool', () => {
     const pids = readPids(path.join(dir, 'pids'));
     expect(pids).toHaveLength(3);
     await expectAllGone(pids);
+  });
+
+  it('descendants that leave the process group (setsid, a double fork, python os.setsid) no longer survive abort and timeout (issue 12 item 12)', async () => {
+    const python = hasPython();
+    // A plain abort, and an abort whose reason is a TimeoutError (the runtime's per-call timeout; the tool's own timer takes the same path).
+    for (const how of ['aborted', 'run-timeout'] as const) {
+      const dir = await tempDir();
+      const controller = new AbortController();
+      const tool = shellTool({ cwd: dir, killGraceMs: 300 });
+      const command =
+        // A new session, child of the shell.
+        "setsid sh -c 'echo $$ >> pids; exec sleep 1000' & " +
+        // A double fork: the subshell exits at once, so the sleeper's parent is init.
+        "( setsid sh -c 'echo $$ >> pids; exec sleep 1000' & ) ; " +
+        (python ? `python3 -c 'import os,time; os.setsid(); open("pids","a").write("%d\\n" % os.getpid()); time.sleep(1000)' & ` : '') +
+        'sleep 1000';
+      const gen = run(tool, command, controller.signal);
+      const expected = python ? 3 : 2;
+      const pidFile = path.join(dir, 'pids');
+      const pending = drain(gen);
+      await pollUntil(() => existsSync(pidFile) && readPids(pidFile).length === expected, `${expected} pids written`, { timeoutMs: 10_000 });
+      const pids = readPids(pidFile);
+      for (const pid of pids) expect(isGone(pid)).toBe(false);
+      controller.abort(how === 'aborted' ? undefined : new DOMException('timed out', 'TimeoutError'));
+      const { result } = await pending;
+      expect(result.details).toMatchObject({ killed: true, killReason: how, survivors: [] });
+      // Bounded polling of /proc: the kill sequence already waited for them, so they are gone at once.
+      await expectAllGone(pids);
+    }
+  });
+
+  it("shell passes the host's whole environment: no longer, an allowlist by default (issue 12 item 10)", async () => {
+    const dir = await tempDir();
+    vi.stubEnv('TOOLRUN_SPEC_API_KEY', 'sk-spec-secret');
+    vi.stubEnv('LC_SPEC', 'yes');
+    try {
+      const plain = textOf((await drain(run(shellTool({ cwd: dir }), 'env'))).result);
+      expect(plain).not.toContain('sk-spec-secret');
+      expect(plain).toMatch(/^PATH=/m);
+      expect(plain).toMatch(/^LC_SPEC=yes$/m);
+      expect(plain).toMatch(/^TOOLRUN_SHELL_CALL=[0-9a-f-]{36}$/m);
+      const names = plain.split('\n').filter((line) => line.includes('=')).map((line) => line.slice(0, line.indexOf('=')));
+      const allowed = new Set(['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TERM', 'TMPDIR', 'TZ', 'PWD', 'SHLVL', 'OLDPWD', '_', 'TOOLRUN_SHELL_CALL']);
+      expect(names.filter((name) => !allowed.has(name) && !name.startsWith('LC_'))).toEqual([]);
+
+      const passed = textOf((await drain(run(shellTool({ cwd: dir, passEnv: ['TOOLRUN_SPEC_*'] }), 'env'))).result);
+      expect(passed).toMatch(/^TOOLRUN_SPEC_API_KEY=sk-spec-secret$/m);
+
+      const full = textOf((await drain(run(shellTool({ cwd: dir, env: { ONLY: '1', PATH: process.env.PATH } }), 'env'))).result);
+      expect(full).toMatch(/^ONLY=1$/m);
+      expect(full).not.toMatch(/^(HOME|LC_SPEC)=/m);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 
   it('tells a TimeoutError abort of ctx.signal (the runtime timeout) from a plain abort', async () => {
