@@ -47,7 +47,7 @@ export function toolCallId(value: unknown): string {
  * Never throws. The converters (`toAnthropic`, `toOpenAIChat`, `toOpenAIResponses`) read
  * content only through this.
  */
-export function resultContent(content: unknown): ContentBlock[] {
+function resultContent(content: unknown): ContentBlock[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   if (!Array.isArray(content)) {
     return [{ type: 'text', text: `[invalid tool result content omitted: expected an array of content blocks, received ${describeValue(content, 80)}]` }];
@@ -93,7 +93,7 @@ export function contentToText(content: unknown): string {
  * `[image omitted: image/png, 12345 bytes; this tool result format carries text only]`.
  * The size is the decoded size computed from the base64 length.
  */
-export function imagePlaceholder(image: ImageContent): string {
+function imagePlaceholder(image: ImageContent): string {
   const padding = image.data.endsWith('==') ? 2 : image.data.endsWith('=') ? 1 : 0;
   const bytes = Math.max(0, Math.floor((image.data.length * 3) / 4) - padding);
   return `[image omitted: ${image.mimeType}, ${bytes} bytes; this tool result format carries text only]`;

@@ -16,7 +16,7 @@ import { contentLines, finishedLine, moreLines } from './lines.ts';
 import type { RunView } from './run-view.ts';
 
 /** Where one call is in its life; states only move forward. */
-export type CallState = 'waiting' | 'running' | 'ended';
+type CallState = 'waiting' | 'running' | 'ended';
 
 /** What the view knows about one call of the current run (keyed by position). */
 export interface CallRecord {
@@ -47,7 +47,7 @@ export interface CallRecord {
 }
 
 /** A record for a call that has not started; `id` and `name` are made terminal-safe. */
-export function newRecord(id: string, name: string, args: unknown): CallRecord {
+function newRecord(id: string, name: string, args: unknown): CallRecord {
   // Ids and names come from the model: made terminal-safe once, here.
   return { id: oneLine(id), name: oneLine(name), args, state: 'waiting', partial: new Map(), printed: 0, skipped: 0 };
 }
