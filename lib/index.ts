@@ -99,3 +99,19 @@ export { agentTool, agentToolInput } from './extras/agent-tool.ts';
 export type { AgentToolDetails, AgentToolOptions, AgentToolProgress, AgentToolProgressOf } from './extras/agent-tool.ts';
 export { fromAnthropicMessage, fromOpenAIChatMessage, toAnthropicMessages, toOpenAIChatMessages } from './formats/agent-messages.ts';
 export type { AnthropicAssistantBlock, AnthropicImageMediaType, AnthropicMessageParam, AnthropicRequestImageBlock, AnthropicRequestToolResultBlock, OpenAIChatMessageParam } from './formats/agent-messages.ts';
+
+// ---------------------------------------------------------------------------------------
+// Tools from other ecosystems (lib/adapters) and more provider formats (Gemini F5, AI SDK
+// messages F6, OpenAI Responses agent history). None of these loads a peer package.
+export { fromAISDKTools, toAISDKTools } from './adapters/ai-sdk.ts';
+export type {
+  AISDKModelOutput,
+  AISDKTool,
+  AISDKToolExecutionOptions,
+  AISDKToolLike,
+  AISDKToolOutput,
+  FromAISDKToolsOptions,
+  FromAISDKToolsResult,
+  ToAISDKToolsOptions,
+} from './adapters/ai-sdk.ts';
+export type { ApprovalHook, ApprovalRequest, ApproveFunction } from './adapters/shared.ts';
