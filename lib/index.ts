@@ -115,3 +115,7 @@ export type {
   ToAISDKToolsOptions,
 } from './adapters/ai-sdk.ts';
 export type { ApprovalHook, ApprovalRequest, ApproveFunction } from './adapters/shared.ts';
+export { fromOpenAIAgentsTools } from './adapters/openai-agents.ts';
+export type { FromOpenAIAgentsToolsOptions, FromOpenAIAgentsToolsResult, OpenAIAgentsToolLike } from './adapters/openai-agents.ts';
+export { fromLangChainTools } from './adapters/langchain.ts';
+export type { FromLangChainToolsOptions, LangChainToolLike } from './adapters/langchain.ts';
