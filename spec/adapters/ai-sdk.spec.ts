@@ -73,6 +73,11 @@ describe.each(versions)('fromAISDKTools ($label)', ({ ai }) => {
         inputSchema: ai.jsonSchema<{ n: number }>({ type: 'object', properties: { n: { type: 'number' } }, required: ['n'] }),
         execute: async ({ n }) => n * 2,
       }),
+      lazy: ai.tool({
+        // A lazy schema: a function that returns a jsonSchema() wrapper.
+        inputSchema: (() => ai.jsonSchema<{ n: number }>({ type: 'object', properties: { n: { type: 'number' } }, required: ['n'] })) as never,
+        execute: async ({ n }: { n: number }) => n + 1,
+      }),
       zodded: ai.tool({
         inputSchema: ai.zodSchema(z.object({ s: z.string().transform((s) => s.toUpperCase()) })),
         execute: async ({ s }) => {
@@ -81,6 +86,14 @@ describe.each(versions)('fromAISDKTools ($label)', ({ ai }) => {
         },
       }),
     });
+    const [l1, l2] = await results(
+      [
+        { id: 'l1', name: 'lazy', arguments: { n: 1 } },
+        { id: 'l2', name: 'lazy', arguments: {} },
+      ],
+      { tools },
+    );
+    expect([l1!.isError, text(l1!), l2!.isError]).toEqual([false, '2', true]);
     const [a, b, c, d] = await results(
       [
         { id: '1', name: 'plain', arguments: { n: 4 } },
@@ -269,6 +282,30 @@ describe.each(versions)('toAISDKTools ($label)', ({ ai, test }) => {
     const output = (toolMessage?.content[0] as { output: { type: string; value: string } }).output;
     expect(output.type).toBe('error-text');
     expect(output.value).toMatch(/a/);
+  });
+
+  it("the SDK's abortSignal aborts the toolrun call's signal (A2)", async () => {
+    const started = gate();
+    const aborted = gate<unknown>();
+    const wait = defineTool({
+      name: 'add',
+      input: z.object({ a: z.number(), b: z.number() }),
+      execute: (_input, { signal }) =>
+        new Promise<string>((_resolve, reject) => {
+          signal.addEventListener('abort', () => {
+            aborted.open(signal.reason);
+            reject(signal.reason);
+          });
+          started.open();
+        }),
+    });
+    const controller = new AbortController();
+    const model = toolCallingModel('{"a":1,"b":2}');
+    const running = ai.generateText({ model, tools: toAISDKTools([wait]), prompt: 'add', abortSignal: controller.signal, stopWhen: ai.stepCountIs(3) });
+    await started.promise;
+    controller.abort(new Error('user pressed stop'));
+    expect(((await aborted.promise) as Error).message).toBe('user pressed stop');
+    await running.catch(() => undefined);
   });
 
   it('streamText: progress arrives as preliminary tool results, then the final one', async () => {
