@@ -95,7 +95,7 @@ export interface FromAISDKToolsResult {
  * - the key → `name`; `description` (a function description is called with `context`);
  * - `inputSchema` → `input`: a zod 4 schema or any Standard Schema as is (toolrun validates
  *   with it and `execute` gets its output, as in the SDK); a `jsonSchema()` wrapper with no
- *   `validate` → its JSON Schema (validated with Ajv); a wrapper with `validate`
+ *   `validate` → its JSON Schema (validated as JSON Schema); a wrapper with `validate`
  *   (`zodSchema()`, `jsonSchema(s, { validate })`) → a Standard Schema that validates with
  *   it; a lazy schema (a function) is called first; no schema → an empty object schema;
  * - `execute(input, { toolCallId, messages, abortSignal, context })`: `abortSignal` is the

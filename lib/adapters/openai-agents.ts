@@ -52,9 +52,9 @@ export interface FromOpenAIAgentsToolsResult {
  *
  * What maps (see docs/tools.md, "OpenAI Agents SDK"):
  * - `name`, `description`; `parameters` (the JSON Schema the SDK made from a zod or JSON
- *   Schema definition, strict or not) → `input`, validated with Ajv before the call runs (P5);
+ *   Schema definition, strict or not) → `input`, validated as JSON Schema before the call runs (P5);
  * - the call runs as `invoke(runContext, argumentsJson, { toolCall, signal })`: the
- *   validated arguments as JSON text (Ajv does not change them), which the SDK parses with
+ *   validated arguments as JSON text (JSON Schema validation does not change them), which the SDK parses with
  *   its own schema as it always does; `toolCall` is a
  *   `function_call` item with `callId` = the toolrun call id; `signal` is the call's signal;
  * - the output: a string as text; `{ type: 'text' }` / `{ type: 'image' }` outputs (or an

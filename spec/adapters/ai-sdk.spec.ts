@@ -7,7 +7,7 @@ import * as ai7test from 'ai/test';
 import * as ai6 from 'ai-v6';
 import * as ai6test from 'ai-v6/test';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -370,7 +370,9 @@ describe('adapters load no peer package', () => {
     });
     rmSync(dir, { recursive: true, force: true });
     const resolved = stderr.split('\n').filter((line) => line.startsWith('RESOLVE ')).map((line) => line.slice(8));
-    expect(resolved).toContain('ajv'); // the hook sees toolrun's own dependencies
+    // The hook does see toolrun's own dependencies being loaded.
+    const dependencies = Object.keys(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).dependencies as object);
+    expect(resolved.filter((s) => dependencies.some((d) => s === d || s.startsWith(`${d}/`))).length).toBeGreaterThan(0);
     expect(resolved.filter((s) => /^(ai|ai-v6|zod|@openai\/agents[^/]*|@langchain\/[^/]+)(\/|$)/.test(s))).toEqual([]);
   });
 });
