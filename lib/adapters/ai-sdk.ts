@@ -293,6 +293,10 @@ export type ToAISDKToolsOptions = Pick<RunToolsOptions, 'timeoutMs' | 'abortGrac
  * an `Error` with the result's text, which the SDK sends to the model as an `error-text`
  * tool result.
  *
+ * Not kept: `executionMode: 'sequential'` (S3) and `maxConcurrency` across calls — the SDK
+ * starts a step's calls itself, each in its own `runTools`; order and pairing of results
+ * are the SDK's.
+ *
  * The model sees `toModelOutput`'s value: `{ type: 'text' }` for text-only content, else
  * `{ type: 'content' }` with `image-data` parts (the image part both `ai` 6 and 7 know; 7
  * prefers `file`).
