@@ -99,3 +99,29 @@ export { agentTool, agentToolInput } from './extras/agent-tool.ts';
 export type { AgentToolDetails, AgentToolOptions, AgentToolProgress, AgentToolProgressOf } from './extras/agent-tool.ts';
 export { fromAnthropicMessage, fromOpenAIChatMessage, toAnthropicMessages, toOpenAIChatMessages } from './formats/agent-messages.ts';
 export type { AnthropicAssistantBlock, AnthropicImageMediaType, AnthropicMessageParam, AnthropicRequestImageBlock, AnthropicRequestToolResultBlock, OpenAIChatMessageParam } from './formats/agent-messages.ts';
+
+// ---------------------------------------------------------------------------------------
+// Tools from other ecosystems (lib/adapters) and more provider formats (Gemini F5, AI SDK
+// messages F6, OpenAI Responses agent history). None of these loads a peer package.
+export { fromAISDKTools, toAISDKTools } from './adapters/ai-sdk.ts';
+export type {
+  AISDKModelOutput,
+  AISDKTool,
+  AISDKToolExecutionOptions,
+  AISDKToolLike,
+  AISDKToolOutput,
+  FromAISDKToolsOptions,
+  FromAISDKToolsResult,
+  ToAISDKToolsOptions,
+} from './adapters/ai-sdk.ts';
+export type { ApprovalHook, ApprovalRequest, ApproveFunction } from './adapters/shared.ts';
+export { fromOpenAIAgentsTools } from './adapters/openai-agents.ts';
+export type { FromOpenAIAgentsToolsOptions, FromOpenAIAgentsToolsResult, OpenAIAgentsToolLike } from './adapters/openai-agents.ts';
+export { fromLangChainTools } from './adapters/langchain.ts';
+export type { FromLangChainToolsOptions, LangChainToolLike } from './adapters/langchain.ts';
+export { fromGemini, GEMINI_SYNTHESIZED_ID_PREFIX, toGemini } from './formats/gemini.ts';
+export type { GeminiFunctionResponseContent, GeminiFunctionResponsePart, GeminiInlineDataPart, GeminiInput, ToGeminiOptions } from './formats/gemini.ts';
+export { fromAISDKMessage, toAISDKMessages } from './formats/ai-sdk-messages.ts';
+export type { AISDKAssistantMessageInput, AISDKToolModelMessage, AISDKToolResultOutput, AISDKToolResultPart } from './formats/ai-sdk-messages.ts';
+export { fromOpenAIResponsesMessage, toOpenAIResponsesMessages } from './formats/openai-responses-messages.ts';
+export type { OpenAIResponsesFunctionCallItem, OpenAIResponsesInputItem, OpenAIResponsesReply, OpenAIResponsesUserContent } from './formats/openai-responses-messages.ts';

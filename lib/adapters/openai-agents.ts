@@ -1,0 +1,152 @@
+/**
+ * OpenAI Agents SDK (`@openai/agents`) function tools → toolrun tools.
+ *
+ * Only the SDK's shapes are used (no import of `@openai/agents`): the library never loads it.
+ *
+ * @module
+ */
+import type { ContentBlock, JsonSchema, Tool, ToolContext, ToolResult } from '../core/tool.ts';
+import { describeValue } from '../core/tool.ts';
+import { approvalHook, assertObjectSchema, imageBlock, outputText, type ApprovalHook, type ApproveFunction } from './shared.ts';
+
+/**
+ * The fields of an Agents SDK `FunctionTool` (what `tool({ … })` returns) that
+ * {@link fromOpenAIAgentsTools} reads.
+ */
+export interface OpenAIAgentsToolLike {
+  readonly type: string;
+  readonly name: string;
+  readonly description?: string | undefined;
+  /** The JSON Schema the SDK built from `parameters` (zod or JSON Schema); strict schemas have every property required and `additionalProperties: false`. */
+  readonly parameters?: JsonSchema | undefined;
+  readonly strict?: boolean | undefined;
+  /** Present on function tools (hosted tools have none and are skipped). */
+  readonly invoke?: ((runContext: any, input: string, details?: any) => Promise<unknown>) | undefined;
+  readonly needsApproval?: ((runContext: any, input: any, callId?: string) => Promise<boolean>) | undefined;
+}
+
+/** Options of {@link fromOpenAIAgentsTools}. */
+export interface FromOpenAIAgentsToolsOptions {
+  /**
+   * The run context handed to `invoke` and `needsApproval`: pass `new RunContext(yourContext)`
+   * from `@openai/agents` when the tools read more than `context`.
+   * @default `{ context: undefined }`
+   */
+  runContext?: unknown;
+  /** Asked for every call whose tool's `needsApproval` says yes; without it such calls are not run. @default none */
+  approve?: ApproveFunction;
+}
+
+/** What {@link fromOpenAIAgentsTools} returns. */
+export interface FromOpenAIAgentsToolsResult {
+  /** One toolrun tool per function tool, in order. */
+  tools: Tool[];
+  /** Applies the tools' `needsApproval`; pass it as `beforeToolCall` (it returns `undefined` for other tools). */
+  beforeToolCall: ApprovalHook;
+  /** Names of the tools left out because they are not function tools (hosted tools, computer, shell…). */
+  skipped: string[];
+}
+
+/**
+ * Turns OpenAI Agents SDK function tools into toolrun tools.
+ *
+ * What maps (see docs/tools.md, "OpenAI Agents SDK"):
+ * - `name`, `description`; `parameters` (the JSON Schema the SDK made from a zod or JSON
+ *   Schema definition, strict or not) → `input`, validated as JSON Schema before the call runs (P5);
+ * - the call runs as `invoke(runContext, argumentsJson, { toolCall, signal })`: the
+ *   validated arguments as JSON text (JSON Schema validation does not change them), which the SDK parses with
+ *   its own schema as it always does; `toolCall` is a
+ *   `function_call` item with `callId` = the toolrun call id; `signal` is the call's signal;
+ * - the output: a string as text; `{ type: 'text' }` / `{ type: 'image' }` outputs (or an
+ *   array of them) as content blocks (images with base64 `data`; an image given by URL or
+ *   file id becomes a short text); anything else as JSON text. The raw output is `details`;
+ * - `needsApproval(runContext, input, callId)` → the returned `beforeToolCall`.
+ *
+ * Not mapped: a thrown error inside `invoke` is turned into text by the tool's own
+ * `errorFunction` (the SDK's default says "An error occurred while running the tool…"),
+ * and that text is a normal result; `timeoutMs` is enforced inside `invoke`; `isEnabled`,
+ * guardrails and `deferLoading` are not consulted.
+ *
+ * @throws TypeError naming the tool when its `parameters` are not an object schema or
+ *   `invoke` is missing.
+ *
+ * @example
+ * ```ts
+ * const { tools, beforeToolCall } = fromOpenAIAgentsTools([getWeather], { approve: askUser });
+ * for await (const event of runTools(calls, { tools, beforeToolCall })) console.log(event.type);
+ * ```
+ */
+export function fromOpenAIAgentsTools(peers: readonly OpenAIAgentsToolLike[], options: FromOpenAIAgentsToolsOptions = {}): FromOpenAIAgentsToolsResult {
+  if (!Array.isArray(peers)) {
+    throw new TypeError(`fromOpenAIAgentsTools: expected an array of tools, received ${describeValue(peers)}`);
+  }
+  const runContext = options.runContext ?? { context: undefined };
+  const byTool = new Map<Tool, OpenAIAgentsToolLike>();
+  const tools: Tool[] = [];
+  const skipped: string[] = [];
+  for (const peer of peers as readonly OpenAIAgentsToolLike[]) {
+    if (typeof peer !== 'object' || peer === null) {
+      throw new TypeError(`fromOpenAIAgentsTools: a tool must be an object, received ${describeValue(peer)}`);
+    }
+    if (peer.type !== 'function') {
+      skipped.push(String(peer.name));
+      continue;
+    }
+    if (typeof peer.invoke !== 'function') {
+      throw new TypeError(`fromOpenAIAgentsTools: tool "${peer.name}".invoke must be a function, received ${describeValue(peer.invoke)}`);
+    }
+    if (typeof peer.parameters !== 'object' || peer.parameters === null) {
+      throw new TypeError(`fromOpenAIAgentsTools: tool "${peer.name}".parameters must be a JSON Schema object, received ${describeValue(peer.parameters)}`);
+    }
+    assertObjectSchema('fromOpenAIAgentsTools', peer.name, peer.parameters);
+    const invoke = peer.invoke.bind(peer);
+    const tool: Tool = {
+      name: peer.name,
+      ...(peer.description !== undefined ? { description: peer.description } : {}),
+      input: peer.parameters,
+      async execute(args: unknown, { toolCallId, signal }: ToolContext): Promise<ToolResult> {
+        const json = JSON.stringify(args ?? {});
+        const toolCall = { type: 'function_call', callId: toolCallId, name: peer.name, arguments: json };
+        const output = await invoke(runContext, json, { toolCall, signal });
+        return { content: agentsOutputContent(output), details: output };
+      },
+    };
+    byTool.set(tool, peer);
+    tools.push(tool);
+  }
+  const beforeToolCall = approvalHook(
+    'fromOpenAIAgentsTools',
+    async (tool, args, call) => {
+      const peer = byTool.get(tool);
+      if (peer === undefined) return undefined;
+      if (typeof peer.needsApproval !== 'function') return false;
+      return (await peer.needsApproval(runContext, args, call.id)) === true;
+    },
+    options.approve,
+  );
+  return { tools, beforeToolCall, skipped };
+}
+
+/** An Agents SDK tool output → content blocks (see {@link fromOpenAIAgentsTools}). */
+function agentsOutputContent(output: unknown): ContentBlock[] {
+  const items = Array.isArray(output) && output.every(isTypedOutput) ? output : [output];
+  return items.map((item: unknown): ContentBlock => {
+    if (!isTypedOutput(item)) return { type: 'text', text: outputText(item) };
+    if (item.type === 'text') return { type: 'text', text: outputText((item as { text?: unknown }).text) };
+    if (item.type === 'image') {
+      const image = (item as { image?: unknown }).image;
+      const data = typeof image === 'object' && image !== null ? (image as { data?: unknown; mediaType?: unknown }) : undefined;
+      const block = imageBlock(data?.data, data?.mediaType ?? 'image/png');
+      if (block !== undefined) return block;
+      // A data URL: data:<type>;base64,<data>
+      const url = typeof image === 'string' ? /^data:(image\/[\w.+-]+);base64,(.*)$/s.exec(image) : null;
+      if (url !== null) return { type: 'image', data: url[2]!, mimeType: url[1]! };
+      return { type: 'text', text: `[image omitted: given by reference (${outputText(image).slice(0, 200)}); toolrun results carry base64 images]` };
+    }
+    return { type: 'text', text: outputText(item) };
+  });
+}
+
+function isTypedOutput(value: unknown): value is { type: string } {
+  return typeof value === 'object' && value !== null && ((value as { type?: unknown }).type === 'text' || (value as { type?: unknown }).type === 'image');
+}

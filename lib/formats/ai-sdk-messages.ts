@@ -1,0 +1,117 @@
+/**
+ * Vercel AI SDK `ModelMessage`s (`ai` 6 and 7) adapter (contract F6).
+ *
+ * - {@link fromAISDKMessage}: the `tool-call` parts of an assistant `ModelMessage` →
+ *   {@link ToolCall}s.
+ * - {@link toAISDKMessages}: toolrun's results → the `role: 'tool'` message of
+ *   `tool-result` parts that answers them, in call order.
+ *
+ * For an application that keeps its history as AI SDK messages but runs the tool calls
+ * with toolrun (e.g. `generateText` with tools that have no `execute`). Typed structurally:
+ * the result is assignable to the `ai` package's `ModelMessage` (checked by a type test).
+ *
+ * @module
+ */
+import type { ToolCall, ToolResultMessage } from '../core/tool.ts';
+import { describeValue } from '../core/tool.ts';
+import { asString, contentToText, isRecord } from './shared.ts';
+
+/** What {@link fromAISDKMessage} accepts: an assistant `ModelMessage` (`content` a string or an array of parts). */
+export interface AISDKAssistantMessageInput {
+  readonly role?: string | undefined;
+  readonly content?: string | readonly unknown[] | undefined;
+}
+
+/** The `output` of a `tool-result` part that {@link toAISDKMessages} writes (kinds of the SDK's `ToolResultOutput`). */
+export type AISDKToolResultOutput =
+  | { type: 'text'; value: string }
+  | { type: 'error-text'; value: string }
+  | { type: 'content'; value: Array<{ type: 'text'; text: string } | { type: 'image-data'; data: string; mediaType: string }> };
+
+/** A `tool-result` part. */
+export interface AISDKToolResultPart {
+  type: 'tool-result';
+  toolCallId: string;
+  toolName: string;
+  output: AISDKToolResultOutput;
+}
+
+/** A `role: 'tool'` model message. */
+export interface AISDKToolModelMessage {
+  role: 'tool';
+  content: AISDKToolResultPart[];
+}
+
+/**
+ * Reads the tool calls of an AI SDK assistant message.
+ *
+ * Returns one {@link ToolCall} per `tool-call` part, in content order: `id` = `toolCallId`,
+ * `name` = `toolName`, `arguments` = `input` as is (an object after the SDK parsed it; the
+ * raw text when it could not). Parts with `providerExecuted: true` (run by the provider,
+ * e.g. a hosted web search) are skipped, as are text, reasoning, file and tool-result parts.
+ * A string `content` holds no calls.
+ *
+ * @throws TypeError when `message` is not an object or `content` is neither a string nor an array.
+ *
+ * @example
+ * ```ts
+ * const { response } = await generateText({ model, messages, tools: definitionsOnly });
+ * const assistant = response.messages[0];
+ * const results: ToolResultMessage[] = [];
+ * for await (const event of runTools(fromAISDKMessage(assistant), { tools })) {
+ *   if (event.type === 'tool_result') results.push(event.message);
+ * }
+ * messages.push(...response.messages, ...toAISDKMessages(results));
+ * ```
+ */
+export function fromAISDKMessage(message: AISDKAssistantMessageInput): ToolCall[] {
+  if (!isRecord(message)) throw new TypeError(`fromAISDKMessage: expected an assistant ModelMessage, received ${describeValue(message)}`);
+  const content: unknown = message.content;
+  if (typeof content === 'string') return [];
+  if (!Array.isArray(content)) throw new TypeError(`fromAISDKMessage: expected \`content\` to be a string or an array of parts, received ${describeValue(content)}`);
+  const calls: ToolCall[] = [];
+  for (const part of content as unknown[]) {
+    if (!isRecord(part) || part.type !== 'tool-call' || part.providerExecuted === true) continue;
+    const call: ToolCall = { id: asString(part.toolCallId), name: asString(part.toolName) };
+    if (part.input !== undefined) call.arguments = part.input;
+    calls.push(call);
+  }
+  return calls;
+}
+
+/**
+ * Builds the tool message that answers an assistant message's tool calls: one
+ * `tool-result` part per result, in the order given (toolrun's results are in call order),
+ * `toolCallId` and `toolName` copied from the result (F6).
+ *
+ * `output`: `{ type: 'error-text', value }` for an error result; `{ type: 'text', value }`
+ * for text (blocks joined with `"\n"`); `{ type: 'content', value: [text, image-data…] }`
+ * when the result has images (`image-data` is the image part both `ai` 6 and 7 accept; 7
+ * marks it deprecated in favour of `file`). `details` is never sent.
+ *
+ * @returns `[message]`, or `[]` when there are no results (an empty tool message is not valid).
+ *
+ * @example
+ * ```ts
+ * toAISDKMessages([{ role: 'tool', toolCallId: 'c1', toolName: 'get_time', content: [{ type: 'text', text: '12:00' }], isError: false }]);
+ * // [{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'get_time', output: { type: 'text', value: '12:00' } }] }]
+ * ```
+ */
+export function toAISDKMessages(results: readonly ToolResultMessage[]): AISDKToolModelMessage[] {
+  if (results.length === 0) return [];
+  return [
+    {
+      role: 'tool',
+      content: results.map((result) => ({ type: 'tool-result', toolCallId: result.toolCallId, toolName: result.toolName, output: toolResultOutput(result) })),
+    },
+  ];
+}
+
+function toolResultOutput(result: ToolResultMessage): AISDKToolResultOutput {
+  if (result.isError) return { type: 'error-text', value: contentToText(result.content) };
+  if (result.content.every((b) => b.type === 'text')) return { type: 'text', value: contentToText(result.content) };
+  return {
+    type: 'content',
+    value: result.content.map((b) => (b.type === 'text' ? { type: 'text' as const, text: b.text } : { type: 'image-data' as const, data: b.data, mediaType: b.mimeType })),
+  };
+}
