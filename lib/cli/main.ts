@@ -97,6 +97,7 @@ export async function main(argv: readonly string[], io: MainIo = { stdout: proce
 async function dispatch(argv: readonly string[], io: MainIo): Promise<number> {
   // Everything after `mcp` is parsed by lib/cli/mcp.ts: the server's command line is not toolrun's.
   if (argv[0] === 'mcp') return await mcpCommand(argv.slice(1), io);
+  if (argv[0] === 'serve-mcp') return await (await import('./serve-mcp.ts')).serveMcpCommand(argv.slice(1), io);
   const { values, positionals } = parseCommandLine(argv);
   const [command = 'demo', ...rest] = positionals;
   if (values.help === true || command === 'help') {
