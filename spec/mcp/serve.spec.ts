@@ -1,0 +1,410 @@
+/**
+ * serveMcp (toolrun/mcp): toolrun tools as an MCP server, and mcpTools over Streamable HTTP
+ * against it, on 127.0.0.1. In-process servers for the round trip (gates the spec opens on
+ * the events it sees; no sleeps), and `toolrun serve-mcp` child processes for a server that
+ * dies mid-call, one that restarts between batches, and stdio. Every server and child this
+ * spec starts is asserted gone (pid not alive, port closed).
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { connect } from 'node:net';
+import { createInterface } from 'node:readline';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import * as v from 'valibot';
+import { afterEach, describe, expect, it } from 'vitest';
+import { defineTool, mcpTools, runTools, type Tool, type ToolBatch, type ToolCall, type ToolEvent } from '../../lib/index.ts';
+import { connectMcpHttp, createMcpServer, serveMcp, type ServedMcp } from '../../lib/mcp/index.ts';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { repoRoot } from '../../lib/cli/main.ts';
+import { isAlive } from '../mcp-servers.ts';
+
+/** A promise with its resolve function: a tool waits on it, the spec opens it. */
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+/** Resolves once nothing accepts connections on the port any more. */
+function portClosed(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function served(tools: readonly Tool[], options: Parameters<typeof serveMcp>[1] = {}): Promise<ServedMcp> {
+  const server = await serveMcp(tools, { ...options, http: { port: 0 } });
+  cleanups.push(async () => {
+    const port = Number(server.url!.port);
+    await server.close();
+    expect(await portClosed(port)).toBe(true);
+  });
+  return server;
+}
+
+async function client(url: URL): Promise<Client> {
+  const c = await connectMcpHttp(url);
+  cleanups.push(() => c.close());
+  return c;
+}
+
+/** Three tools whose interleaving the consumer drives with gates (see `driveGates`). */
+function gatedTools() {
+  const g = { a: gate(), b: gate(), c: gate(), d: gate() };
+  const countdown = defineTool({
+    name: 'countdown',
+    description: 'Counts down in two steps.',
+    input: v.object({ from: v.number() }),
+    async *execute({ from }) {
+      yield { progress: 1, total: 2, message: `${from}…` };
+      await g.a.promise;
+      yield { progress: 2, total: 2, message: `${from - 1}…` };
+      await g.b.promise;
+      return `liftoff from ${from}`;
+    },
+  });
+  const picture = defineTool({
+    name: 'picture',
+    input: { type: 'object', properties: { caption: { type: 'string' } }, required: ['caption'] },
+    async execute(input) {
+      await g.c.promise;
+      return { content: [{ type: 'text' as const, text: String(input.caption) }, { type: 'image' as const, data: 'iVBORw0KGgo=', mimeType: 'image/png' }] };
+    },
+  });
+  const boom = defineTool({
+    name: 'boom',
+    input: v.object({}),
+    async execute() {
+      await g.d.promise;
+      throw new RangeError('the disk is full');
+    },
+  });
+  return { tools: [countdown, picture, boom] as Tool[], g };
+}
+
+const gatedCalls: ToolCall[] = [
+  { id: 'c0', name: 'countdown', arguments: { from: 3 } },
+  { id: 'c1', name: 'picture', arguments: { caption: 'a cat' } },
+  { id: 'c2', name: 'boom', arguments: {} },
+];
+
+/** Runs the calls, opening the gates on events so that one order is the only possible one. */
+async function driveGates(tools: readonly Tool[], g: ReturnType<typeof gatedTools>['g']) {
+  const events: ToolEvent[] = [];
+  const run = runTools(gatedCalls, { tools });
+  let step = await run.next();
+  while (step.done !== true) {
+    const event = step.value;
+    events.push(event);
+    if (event.type === 'tool_execution_update' && event.index === 0 && (event.progress as { progress: number }).progress === 1) g.c.open();
+    if (event.type === 'tool_execution_end' && event.index === 1) g.a.open();
+    if (event.type === 'tool_execution_update' && event.index === 0 && (event.progress as { progress: number }).progress === 2) g.d.open();
+    if (event.type === 'tool_execution_end' && event.index === 2) g.b.open();
+    step = await run.next();
+  }
+  return { events, batch: step.value as ToolBatch };
+}
+
+/** What must be equal between a direct run and a run through MCP: everything but timing. */
+function shape(events: ToolEvent[]) {
+  return events.map((e) => {
+    switch (e.type) {
+      case 'tool_execution_start':
+        return { type: e.type, index: e.index, name: e.toolName, args: e.args };
+      case 'tool_execution_update':
+        return { type: e.type, index: e.index, progress: e.progress };
+      case 'tool_execution_end':
+        return { type: e.type, index: e.index, content: e.result.content, isError: e.isError, outcome: e.outcome };
+      case 'tool_result':
+        return { type: e.type, index: e.index, message: e.message };
+    }
+  });
+}
+
+describe('serveMcp over Streamable HTTP on 127.0.0.1, called with mcpTools', () => {
+  it('tools → serveMcp → mcpTools → runTools: the same events in the same order and the same results as running the tools directly (O2, O3, O4, O5)', async () => {
+    const direct = gatedTools();
+    const expected = await driveGates(direct.tools, direct.g);
+
+    const remote = gatedTools();
+    const server = await served(remote.tools);
+    const tools = await mcpTools(await client(server.url!));
+    const actual = await driveGates(tools, remote.g);
+
+    expect(shape(actual.events)).toEqual(shape(expected.events));
+    expect(actual.batch).toEqual(expected.batch);
+    // The order the gates force, spelled out.
+    expect(actual.events.map((e) => `${e.type}:${e.index}`)).toEqual([
+      'tool_execution_start:0', 'tool_execution_start:1', 'tool_execution_start:2',
+      'tool_execution_update:0', 'tool_execution_end:1', 'tool_execution_update:0', 'tool_execution_end:2',
+      'tool_execution_end:0', 'tool_result:0', 'tool_result:1', 'tool_result:2',
+    ]);
+    expect(actual.batch.messages[2]).toMatchObject({ isError: true, content: [{ type: 'text', text: 'RangeError: the disk is full' }] });
+  });
+
+  it('advertises each tool’s input as JSON Schema, converted from valibot; a JSON Schema input as is', async () => {
+    const { tools } = gatedTools();
+    const server = await served(tools);
+    const listed = (await (await client(server.url!)).listTools()).tools;
+    expect(listed.map((t) => t.name)).toEqual(['countdown', 'picture', 'boom']);
+    expect(listed[0]).toMatchObject({ description: 'Counts down in two steps.', inputSchema: { type: 'object', properties: { from: { type: 'number' } }, required: ['from'] } });
+    expect(listed[1]!.inputSchema).toEqual({ type: 'object', properties: { caption: { type: 'string' } }, required: ['caption'] });
+    expect(listed[0]!.outputSchema).toBeUndefined();
+  });
+
+  it('error results carry the same text as in process: thrown error, bad arguments, unknown tool, timeout (P4, P5, A4)', async () => {
+    const never = defineTool({ name: 'never', input: v.object({}), timeoutMs: 1, execute: () => new Promise<string>(() => {}) });
+    const add = defineTool({ name: 'add', input: v.object({ a: v.number(), b: v.number() }), execute: ({ a, b }) => a + b });
+    const { tools: gated, g } = gatedTools();
+    g.d.open();
+    const tools = [...gated, never, add];
+    const calls: ToolCall[] = [
+      { id: 'x', name: 'boom', arguments: {} },
+      { id: 'x', name: 'add', arguments: { a: 1, b: 'two' } },
+      { id: 'x', name: 'no_such_tool', arguments: {} },
+      { id: 'x', name: 'never', arguments: {} },
+    ];
+    const server = await served(tools);
+    const c = await client(server.url!);
+    for (const call of calls) {
+      const local = (await collect(runTools([call], { tools }))).messages[0]!;
+      const remote = await c.callTool({ name: call.name, arguments: call.arguments as Record<string, unknown> });
+      expect(remote.isError, call.name).toBe(true);
+      expect(remote.content, call.name).toEqual(local.content);
+    }
+  });
+
+  it('a tool’s yields become notifications/progress only when the client sent a progress token', async () => {
+    const { tools, g } = gatedTools();
+    const server = await served(tools);
+    const c = await client(server.url!);
+    const seen: unknown[] = [];
+    g.a.open();
+    g.b.open();
+    const withToken = await c.callTool({ name: 'countdown', arguments: { from: 9 } }, undefined, { onprogress: (p) => seen.push(p) });
+    expect(withToken.content).toEqual([{ type: 'text', text: 'liftoff from 9' }]);
+    // The SDK may drop the last notification when it arrives right before the response; the first is before a gate.
+    expect(seen[0]).toEqual({ progress: 1, total: 2, message: '9…' });
+    const sent: string[] = [];
+    c.fallbackNotificationHandler = async (n) => void sent.push(n.method);
+    const without = await c.callTool({ name: 'countdown', arguments: { from: 5 } });
+    expect(without.content).toEqual([{ type: 'text', text: 'liftoff from 5' }]);
+    expect(sent).toEqual([]);
+  });
+
+  it('notifications/cancelled aborts that call’s signal: the tool’s finally runs, the call ends interrupted, siblings and later calls go on (A1, A2)', async () => {
+    const finallyRan = gate();
+    const seenAbort: unknown[] = [];
+    const hold = defineTool({
+      name: 'hold',
+      input: v.object({}),
+      async *execute(_input, { signal }) {
+        try {
+          yield 'started';
+          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+          seenAbort.push(signal.reason);
+          return 'stopped';
+        } finally {
+          finallyRan.open();
+        }
+      },
+    });
+    const sibling = gate();
+    const other = defineTool({ name: 'other', input: v.object({}), execute: async () => (await sibling.promise, 'sibling done') });
+    const server = await served([hold, other]);
+    const c = await client(server.url!);
+    const tools = await mcpTools(c);
+    const controller = new AbortController();
+    const holdTools = tools.filter((t) => t.name === 'hold');
+    // The hold call runs in its own batch with its own signal; the sibling in another batch of the same client.
+    const siblingRun = collect(runTools([{ id: 's', name: 'other', arguments: {} }], { tools }));
+    const outcomes: string[] = [];
+    for await (const event of runTools([{ id: 'h', name: 'hold', arguments: {} }], { tools: holdTools, signal: controller.signal })) {
+      if (event.type === 'tool_execution_update') controller.abort();
+      if (event.type === 'tool_execution_end') outcomes.push(event.outcome);
+    }
+    expect(outcomes).toEqual(['interrupted']);
+    await finallyRan.promise;
+    expect(seenAbort).toHaveLength(1);
+    sibling.open();
+    expect((await siblingRun).messages[0]!.content).toEqual([{ type: 'text', text: 'sibling done' }]);
+  });
+
+  it('concurrent calls of one client run concurrently, each with its own timeout (S1, A4)', async () => {
+    const started: string[] = [];
+    const both = gate();
+    const meet = defineTool({
+      name: 'meet',
+      input: v.object({ who: v.string() }),
+      async execute({ who }) {
+        started.push(who);
+        if (started.length === 2) both.open();
+        await both.promise;
+        return `${who} met`;
+      },
+    });
+    const stuck = defineTool({ name: 'stuck', input: v.object({}), timeoutMs: 1, execute: () => new Promise<string>(() => {}) });
+    const server = await served([meet, stuck]);
+    const tools = await mcpTools(await client(server.url!));
+    const batch = await collect(runTools([
+      { id: '1', name: 'meet', arguments: { who: 'ann' } },
+      { id: '2', name: 'stuck', arguments: {} },
+      { id: '3', name: 'meet', arguments: { who: 'bob' } },
+    ], { tools }));
+    expect(batch.messages.map((m) => m.content)).toEqual([
+      [{ type: 'text', text: 'ann met' }],
+      (await collect(runTools([{ id: '2', name: 'stuck', arguments: {} }], { tools: [stuck] }))).messages[0]!.content,
+      [{ type: 'text', text: 'bob met' }],
+    ]);
+    expect(batch.messages[1]!.isError).toBe(true);
+  });
+
+  it('perTool output: outputSchema advertised, structuredContent sent and checked; a mismatch is an error result', async () => {
+    const add = defineTool({ name: 'add', input: v.object({ a: v.number(), b: v.number() }), execute: ({ a, b }) => ({ sum: a + b }) });
+    const wrong = defineTool({ name: 'wrong', input: v.object({}), execute: () => ({ sum: 'three' }) });
+    const explicit = defineTool({ name: 'explicit', input: v.object({}), execute: () => ({ content: [{ type: 'text' as const, text: 'sum is 7' }], details: { sum: 7 } }) });
+    const output = v.object({ sum: v.number() });
+    const server = await served([add, wrong, explicit], { perTool: { add: { output, title: 'Add', annotations: { readOnlyHint: true } }, wrong: { output }, explicit: { output } } });
+    const c = await client(server.url!);
+    const listed = (await c.listTools()).tools;
+    expect(listed[0]).toMatchObject({ title: 'Add', annotations: { readOnlyHint: true }, outputSchema: { type: 'object', properties: { sum: { type: 'number' } }, required: ['sum'] } });
+    expect(await c.callTool({ name: 'add', arguments: { a: 1, b: 2 } })).toMatchObject({ content: [{ type: 'text', text: '{"sum":3}' }], structuredContent: { sum: 3 }, isError: false });
+    expect(await c.callTool({ name: 'explicit', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: 'sum is 7' }], structuredContent: { sum: 7 } });
+    const bad = await c.callTool({ name: 'wrong', arguments: {} });
+    expect(bad.isError).toBe(true);
+    expect((bad.content as { text: string }[])[0]!.text).toMatch(/^Tool "wrong" returned a result that does not match its output schema:\n- sum: /);
+    const [addTool] = await mcpTools(c, { filter: (t) => t.name === 'add' });
+    expect((await collect(runTools([{ id: '1', name: 'add', arguments: { a: 2, b: 2 } }], { tools: [addTool!] }))).messages[0]!.details).toEqual({ structuredContent: { sum: 4 } });
+  });
+
+  it('a sequential tool runs alone across requests; calls after it wait (S3)', async () => {
+    const log: string[] = [];
+    const gates = { p: gate(), s: gate() };
+    const par = defineTool({ name: 'par', input: v.object({ id: v.string() }), async execute({ id }) { log.push(`start ${id}`); if (id === 'p') await gates.p.promise; log.push(`end ${id}`); return id; } });
+    const seq = defineTool({ name: 'seq', executionMode: 'sequential', input: v.object({}), async execute() { log.push('start s'); await gates.s.promise; log.push('end s'); return 's'; } });
+    // In memory, so that requests reach the server in the order they are sent (HTTP POSTs may not).
+    const server = createMcpServer([par, seq]);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const c = new Client({ name: 'spec', version: '0' });
+    await c.connect(clientSide);
+    cleanups.push(async () => {
+      await c.close();
+      await server.close();
+    });
+    const p = c.callTool({ name: 'par', arguments: { id: 'p' } });
+    while (!log.includes('start p')) await new Promise((r) => setImmediate(r));
+    const s = c.callTool({ name: 'seq', arguments: {} });
+    const q = c.callTool({ name: 'par', arguments: { id: 'q' } });
+    // Answered after the server received s and q (in order, one transport): they are waiting, not running.
+    await c.ping();
+    expect(log).toEqual(['start p']);
+    gates.p.open();
+    while (!log.includes('start s')) await new Promise((r) => setImmediate(r));
+    await c.ping();
+    expect(log).toEqual(['start p', 'end p', 'start s']);
+    gates.s.open();
+    await Promise.all([p, s, q]);
+    expect(log).toEqual(['start p', 'end p', 'start s', 'end s', 'start q', 'end q']);
+  });
+});
+
+async function collect(run: AsyncGenerator<ToolEvent, ToolBatch, undefined>): Promise<ToolBatch> {
+  for (;;) {
+    const step = await run.next();
+    if (step.done === true) return step.value;
+  }
+}
+
+/** `toolrun serve-mcp` as a child process, with its printed address. */
+async function startCli(args: readonly string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: URL; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'lib/cli/main.ts', 'serve-mcp', ...args, 'spec/fixtures/mcp/served-tools.ts'], { cwd: repoRoot });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+    expect(isAlive(child.pid!)).toBe(false);
+  });
+  const lines = createInterface({ input: child.stdout });
+  const line = await new Promise<string>((resolve, reject) => {
+    lines.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`serve-mcp exited with ${code} before printing its address`)));
+  });
+  const match = /^toolrun: serving 3 tools \(echo, fail, hold\) at (http:\/\/127\.0\.0\.1:\d+\/mcp)$/.exec(line);
+  if (match === null) throw new Error(`unexpected first line: ${line}`);
+  return { child, url: new URL(match[1]!), exited };
+}
+
+describe('toolrun serve-mcp (child processes) with mcpTools over Streamable HTTP', () => {
+  it('a server that dies mid-call: every call still gets exactly one result (O1); the process and port are gone', async () => {
+    const { child, url, exited } = await startCli(['--http', '0']);
+    const c = await client(url);
+    const tools = await mcpTools(c);
+    const results: string[] = [];
+    const calls: ToolCall[] = [
+      { id: 'a', name: 'echo', arguments: { text: 'before' } },
+      { id: 'b', name: 'hold', arguments: {} },
+      { id: 'c', name: 'hold', arguments: {} },
+    ];
+    let updates = 0;
+    for await (const event of runTools(calls, { tools })) {
+      if (event.type === 'tool_execution_update' && ++updates === 2) child.kill('SIGKILL');
+      if (event.type === 'tool_result') results.push(`${event.message.toolCallId} ${event.message.isError ? 'error' : 'ok'}`);
+    }
+    expect(results).toEqual(['a ok', 'b error', 'c error']);
+    await exited;
+    expect(isAlive(child.pid!)).toBe(false);
+    expect(await portClosed(Number(url.port))).toBe(true);
+  });
+
+  it('a server restarting between batches: the old session’s calls each get one error result; a new client goes on', async () => {
+    const first = await startCli(['--http', '0']);
+    const port = first.url.port;
+    const old = await client(first.url);
+    const tools = await mcpTools(old);
+    const one: ToolCall[] = [{ id: '1', name: 'echo', arguments: { text: 'one' } }, { id: '2', name: 'fail', arguments: {} }];
+    const batch1 = await collect(runTools(one, { tools }));
+    expect(batch1.messages.map((m) => m.content[0])).toEqual([{ type: 'text', text: 'echo: one' }, { type: 'text', text: 'the disk is full' }]);
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    expect(await portClosed(Number(port))).toBe(true);
+
+    const second = await startCli(['--http', port]);
+    const batch2 = await collect(runTools(one, { tools }));
+    expect(batch2.messages).toHaveLength(2);
+    for (const message of batch2.messages) {
+      expect(message.isError).toBe(true);
+      expect(message.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/Session not found/) });
+    }
+    const fresh = await client(second.url);
+    const batch3 = await collect(runTools(one, { tools: await mcpTools(fresh) }));
+    expect(batch3.messages.map((m) => m.isError)).toEqual([false, true]);
+  });
+
+  it('over stdio: lists and calls the module’s tools; closing the client ends the process', async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', 'lib/cli/main.ts', 'serve-mcp', 'spec/fixtures/mcp/served-tools.ts'], cwd: repoRoot, stderr: 'pipe' });
+    const c = new Client({ name: 'spec', version: '0' });
+    await c.connect(transport);
+    const pid = transport.pid!;
+    try {
+      const tools = await mcpTools(c);
+      expect(tools.map((t) => t.name)).toEqual(['echo', 'fail', 'hold']);
+      const batch = await collect(runTools([{ id: '1', name: 'echo', arguments: { text: 'stdio' } }], { tools }));
+      expect(batch.messages[0]!.content).toEqual([{ type: 'text', text: 'echo: stdio' }]);
+    } finally {
+      await c.close();
+    }
+    for (let i = 0; i < 200 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(isAlive(pid)).toBe(false);
+  });
+});
