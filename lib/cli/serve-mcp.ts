@@ -5,7 +5,7 @@
  * The module is imported (a `.ts` module works under `npm start`, which runs tsx). Its tools:
  * the default export when it is an array (every element must be a tool), else every named
  * export that is a tool (an object with a string `name`, an `input` schema and an `execute`
- * function); other exports are ignored. No tool at all is an input error (exit code 2).
+ * function), in the order of their export names; other exports are ignored. No tool at all is an input error (exit code 2).
  *
  * Over stdio, stdout carries the protocol: the one line saying what is served goes to stderr.
  * Over HTTP it goes to stdout: `toolrun: serving N tools (a, b) at http://127.0.0.1:PORT/mcp`.
@@ -119,6 +119,8 @@ export async function loadTools(path: string): Promise<Tool[]> {
   }
   const tools = Object.entries(module)
     .filter(([key, value]) => key !== 'default' && isTool(value))
+    // A module namespace lists its exports sorted by name; sorted here too, whatever loaded the module.
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([, value]) => value as Tool);
   if (tools.length === 0) throw new CliInputError(`serve-mcp: ${path} exports no tool (a default export array of tools, or named exports that are tools)`);
   return tools;

@@ -6,16 +6,21 @@
  * spec starts is asserted gone (pid not alive, port closed).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
+import { dirname, resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineTool, mcpTools, runTools, type Tool, type ToolBatch, type ToolCall, type ToolEvent } from '../../lib/index.ts';
-import { connectMcpHttp, createMcpServer, serveMcp, type ServedMcp } from '../../lib/mcp/index.ts';
+import { connectMcpHttp, createMcpServer, mcpProgress, serveHttp, serveMcp, type ServedMcp } from '../../lib/mcp/index.ts';
+import { loadTools } from '../../lib/cli/serve-mcp.ts';
+import ts from 'typescript';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { repoRoot } from '../../lib/cli/main.ts';
+import { main, repoRoot } from '../../lib/cli/main.ts';
 import { isAlive } from '../mcp-servers.ts';
 
 /** A promise with its resolve function: a tool waits on it, the spec opens it. */
@@ -406,5 +411,135 @@ describe('toolrun serve-mcp (child processes) with mcpTools over Streamable HTTP
     }
     for (let i = 0; i < 200 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 10));
     expect(isAlive(pid)).toBe(false);
+  });
+});
+
+describe('mcpTools over Streamable HTTP against a reference server (@modelcontextprotocol/server-everything, hosted on 127.0.0.1 by serveHttp)', () => {
+  // The package's own streamableHttp mode (and the SDK's example servers) listen on every
+  // interface; its server factory is hosted here on the loopback address instead.
+  async function everything(): Promise<Client> {
+    const { createServer } = (await import('@modelcontextprotocol/server-everything/dist/server/index.js' as string)) as {
+      createServer: () => { server: { server: import('@modelcontextprotocol/sdk/server/index.js').Server }; cleanup: (sessionId?: string) => void };
+    };
+    const host = await serveHttp(() => {
+      const { server, cleanup } = createServer();
+      server.server.onclose = () => cleanup();
+      return server.server;
+    }, { port: 0 });
+    cleanups.push(async () => {
+      await host.close();
+      expect(host.sessions).toBe(0);
+      expect(await portClosed(Number(host.url!.port))).toBe(true);
+    });
+    return await client(host.url!);
+  }
+
+  it('calls its tools in parallel: results in call order, progress as updates before the result (O2, O5)', async () => {
+    const c = await everything();
+    const tools = await mcpTools(c, { filter: (t) => ['echo', 'get-sum', 'trigger-long-running-operation', 'get-structured-content'].includes(t.name) });
+    expect(tools.map((t) => t.name).sort()).toEqual(['echo', 'get-structured-content', 'get-sum', 'trigger-long-running-operation']);
+    const events: ToolEvent[] = [];
+    const run = runTools([
+      { id: '1', name: 'trigger-long-running-operation', arguments: { duration: 0, steps: 3 } },
+      { id: '2', name: 'echo', arguments: { message: 'over http' } },
+      { id: '3', name: 'get-sum', arguments: { a: 2, b: 40 } },
+      { id: '4', name: 'get-structured-content', arguments: { location: 'New York' } },
+    ], { tools });
+    let step = await run.next();
+    while (step.done !== true) {
+      events.push(step.value);
+      step = await run.next();
+    }
+    const batch = step.value;
+    expect(batch.messages.map((m) => [m.isError, m.content[0]])).toEqual([
+      [false, { type: 'text', text: 'Long running operation completed. Duration: 0 seconds, Steps: 3.' }],
+      [false, { type: 'text', text: 'Echo: over http' }],
+      [false, { type: 'text', text: 'The sum of 2 and 40 is 42.' }],
+      [false, expect.objectContaining({ type: 'text' })],
+    ]);
+    expect(batch.messages[3]!.details).toMatchObject({ structuredContent: { temperature: expect.any(Number), conditions: expect.any(String) } });
+    // Each notification the SDK delivers is an update before the call's end; the last one may be
+    // dropped by the SDK client when it arrives right before the response (see mcpTools).
+    const updates = events.filter((e) => e.type === 'tool_execution_update').map((e) => (e as { progress: unknown }).progress);
+    expect(updates.length).toBeGreaterThanOrEqual(2);
+    expect(updates).toEqual([{ progress: 1, total: 3 }, { progress: 2, total: 3 }, { progress: 3, total: 3 }].slice(0, updates.length));
+    const firstEnd0 = events.findIndex((e) => e.type === 'tool_execution_end' && e.index === 0);
+    expect(events.findLastIndex((e) => e.type === 'tool_execution_update')).toBeLessThan(firstEnd0);
+  });
+});
+
+describe('serveMcp: the HTTP endpoint’s guards', () => {
+  function request(url: URL, headers: Record<string, string>, path = url.pathname): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port: url.port, path, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.once('error', reject);
+      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }));
+    });
+  }
+
+  it('refuses a Host or Origin that is not loopback (DNS rebinding), an unknown session (404), another path (404)', async () => {
+    const { tools } = gatedTools();
+    const server = await served(tools);
+    const url = server.url!;
+    expect(await request(url, { host: `evil.example:${url.port}` })).toBe(403);
+    expect(await request(url, { origin: 'http://evil.example' })).toBe(403);
+    expect(await request(url, { 'mcp-session-id': 'not-a-session' })).toBe(404);
+    expect(await request(url, {}, '/other')).toBe(404);
+    // A first request that is not `initialize` creates no session.
+    expect(await request(url, { origin: `http://localhost:${url.port}` })).toBe(400);
+    expect(server.sessions).toBe(0);
+  });
+
+  it('throws a TypeError naming the problem: duplicate names, perTool for no tool, an output schema that is no object', async () => {
+    const { tools } = gatedTools();
+    await expect(serveMcp([...tools, tools[0]!], { http: { port: 0 } })).rejects.toThrow(/two tools are named "countdown"/);
+    await expect(serveMcp(tools, { http: { port: 0 }, perTool: { nope: {} } })).rejects.toThrow(/perTool names "nope", which is no tool's name \(tools: countdown, picture, boom\)/);
+    expect(() => createMcpServer(tools, { perTool: { boom: { output: v.string() } } })).toThrow(TypeError);
+  });
+});
+
+describe('mcpProgress: a yielded value as an MCP progress payload', () => {
+  it('passes a progress-shaped value through when it increases; anything else counts up with a message', () => {
+    expect(mcpProgress('reading a.txt', 1, undefined)).toEqual({ progress: 1, message: 'reading a.txt' });
+    expect(mcpProgress({ progress: 40, total: 100, message: 'm', extra: 1 }, 2, 1)).toEqual({ progress: 40, total: 100, message: 'm' });
+    expect(mcpProgress({ progress: 40 }, 3, 40)).toEqual({ progress: 41, message: '{"progress":40}' });
+    expect(mcpProgress({ bytes: 10 }, 1, undefined)).toEqual({ progress: 1, message: '{"bytes":10}' });
+  });
+});
+
+describe('toolrun serve-mcp: input errors', () => {
+  it('a module without tools, a bad port, two modules: exit code 2 with one line', async () => {
+    const err: string[] = [];
+    const io = { stdout: process.stdout, stderr: { write: (s: string) => err.push(s) } as unknown as NodeJS.WriteStream, env: {} };
+    expect(await main(['serve-mcp', 'spec/fixtures/mcp/no-tools.ts'], io)).toBe(2);
+    expect(err.pop()).toMatch(/^toolrun: serve-mcp: spec\/fixtures\/mcp\/no-tools.ts exports no tool/);
+    expect(await main(['serve-mcp', '--http', 'eighty', 'spec/fixtures/mcp/served-tools.ts'], io)).toBe(2);
+    expect(err.pop()).toMatch(/--http must be a whole number from 0 to 65535, received "eighty"/);
+    expect(await main(['serve-mcp', 'a.ts', 'b.ts'], io)).toBe(2);
+    expect(await loadTools('spec/fixtures/mcp/served-tools.ts').then((t) => t.map((x) => x.name))).toEqual(['echo', 'fail', 'hold']);
+  });
+});
+
+describe('the main entry does not load the MCP SDK', () => {
+  it('no module reachable from lib/index.ts imports @modelcontextprotocol/sdk (it is an optional peer of toolrun/mcp only)', () => {
+    const seen = new Set<string>();
+    const sdkImports: string[] = [];
+    const visit = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const ref of ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles) {
+        if (ref.fileName.startsWith('.')) visit(resolvePath(dirname(file), ref.fileName));
+        else if (ref.fileName.startsWith('@modelcontextprotocol/')) sdkImports.push(`${file}: ${ref.fileName}`);
+      }
+    };
+    visit(resolvePath(repoRoot, 'lib/index.ts'));
+    expect(seen.size).toBeGreaterThan(20);
+    expect(sdkImports).toEqual([]);
+    // The walk does find the SDK from the MCP entry.
+    visit(resolvePath(repoRoot, 'lib/mcp/index.ts'));
+    expect(sdkImports.length).toBeGreaterThan(0);
   });
 });
