@@ -17,9 +17,9 @@
  * whole program and must run.
  *
  * Typechecking uses one TypeScript Program over all blocks (the project's compiler options,
- * plus `checkJs` for the JavaScript blocks), with `toolrun`, `toolrun/tools` and
- * `toolrun/testing` mapped to `lib/index.ts`, `lib/tools/index.ts` and `lib/testing.ts` by
- * `paths`. Programs run inside this test process, imported once each, with their console
+ * plus `checkJs` for the JavaScript blocks), with `toolrun`, `toolrun/tools`, `toolrun/testing`
+ * and `toolrun/mcp` mapped to `lib/index.ts`, `lib/tools/index.ts`, `lib/testing.ts` and
+ * `lib/mcp/index.ts` by `paths`. Programs run inside this test process, imported once each, with their console
  * output captured; {@link EXPECTED_OUTPUT} says what some of them must print. A canary
  * block with a known type error goes through the same Program, so the check is seen to fail.
  * The generated files go to `.tmp/docs-examples/` (ignored by git).
@@ -80,6 +80,7 @@ const EXPECTED_OUTPUT: Record<string, RegExp[]> = {
   ],
   'docs/guide.md § The agent loop (3)': [/^list_files: ok$/m, /^grep: ok$/m, /^completed after 2 turns$/m],
   'docs/tools.md § 3. Tools from an MCP server': [/^\d+ tools, e\.g\. fs_/m, /^call_0 ok: one$/m, /^call_1 ok: two$/m],
+  'docs/tools.md § 4. Serving tools over MCP': [/^serving at http:\/\/…\/mcp$/m, /^call_1 ok: liftoff$/m, /^call_2 ok: \{"quotient":2\.5\}$/m, /^call_3 error: RangeError: cannot divide by zero$/m, /^structuredContent: \{"quotient":3\}$/m],
 };
 
 type Kind = 'program' | 'no-run' | 'fragment';
@@ -236,6 +237,7 @@ function compilerOptions(): ts.CompilerOptions {
       toolrun: ['./lib/index.ts'],
       'toolrun/tools': ['./lib/tools/index.ts'],
       'toolrun/testing': ['./lib/testing.ts'],
+      'toolrun/mcp': ['./lib/mcp/index.ts'],
     },
   };
 }
@@ -245,8 +247,8 @@ function runnableCopy(unit: Unit): string {
   const target = unit.fileName.replace(/\.(m?[jt]s)$/, '.run.$1');
   const fromDir = dirname(target);
   const entry = (path: string) => relative(fromDir, join(root, path)).split('\\').join('/');
-  const code = unit.source.replace(/(from\s+|import\s*\(\s*)(['"])toolrun(\/tools|\/testing)?\2/g, (_all, lead: string, quote: string, sub: string | undefined) => {
-    const path = sub === '/tools' ? 'lib/tools/index.ts' : sub === '/testing' ? 'lib/testing.ts' : 'lib/index.ts';
+  const code = unit.source.replace(/(from\s+|import\s*\(\s*)(['"])toolrun(\/tools|\/testing|\/mcp)?\2/g, (_all, lead: string, quote: string, sub: string | undefined) => {
+    const path = sub === '/tools' ? 'lib/tools/index.ts' : sub === '/testing' ? 'lib/testing.ts' : sub === '/mcp' ? 'lib/mcp/index.ts' : 'lib/index.ts';
     return `${lead}${quote}${entry(path)}${quote}`;
   });
   writeFileSync(target, code);
