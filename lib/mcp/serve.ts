@@ -76,10 +76,14 @@ export interface ServedMcp {
  */
 export async function serveMcp(tools: readonly Tool[], options: ServeMcpOptions = {}): Promise<ServedMcp> {
   const { http, ...serverOptions } = options;
-  // Built once up front so that bad tools or options throw here, not at the first client.
-  createMcpServer(tools, serverOptions);
-  if (http === undefined) return await serveStdio(createMcpServer(tools, serverOptions));
-  return await serveHttp(() => createMcpServer(tools, serverOptions), http);
+  // Built up front so that bad tools or options throw here, not at the first client.
+  let first: Server | undefined = createMcpServer(tools, serverOptions);
+  if (http === undefined) return await serveStdio(first);
+  return await serveHttp(() => {
+    const server = first ?? createMcpServer(tools, serverOptions);
+    first = undefined;
+    return server;
+  }, http);
 }
 
 async function serveStdio(server: Server): Promise<ServedMcp> {

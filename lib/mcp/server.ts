@@ -142,7 +142,9 @@ export function createMcpServer(tools: readonly Tool[], options: McpServerOption
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name } = request.params;
     const tool = byName.get(name);
-    const outputSchema = options.perTool?.[name]?.output;
+    // Own keys only: the name is the client's, and `__proto__` must not reach Object.prototype.
+    const perTool = options.perTool !== undefined && tool !== undefined && Object.hasOwn(options.perTool, name) ? options.perTool[name] : undefined;
+    const outputSchema = perTool?.output;
     const lock = await exclusive.acquire(tool?.executionMode === 'sequential', extra.signal);
     // Cancelled while waiting for the lock: the SDK sends no response to a cancelled request.
     if (lock === undefined) return { content: [], isError: true };

@@ -167,7 +167,7 @@ describe('serveMcp over Streamable HTTP on 127.0.0.1, called with mcpTools', () 
     expect(listed[0]!.outputSchema).toBeUndefined();
   });
 
-  it('error results carry the same text as in process: thrown error, bad arguments, unknown tool, timeout (P4, P5, A4)', async () => {
+  it('error results carry the same text as in process: thrown error, bad arguments, unknown tool (`__proto__` too), timeout (P4, P5, A4)', async () => {
     const never = defineTool({ name: 'never', input: v.object({}), timeoutMs: 1, execute: () => new Promise<string>(() => {}) });
     const add = defineTool({ name: 'add', input: v.object({ a: v.number(), b: v.number() }), execute: ({ a, b }) => a + b });
     const { tools: gated, g } = gatedTools();
@@ -177,9 +177,10 @@ describe('serveMcp over Streamable HTTP on 127.0.0.1, called with mcpTools', () 
       { id: 'x', name: 'boom', arguments: {} },
       { id: 'x', name: 'add', arguments: { a: 1, b: 'two' } },
       { id: 'x', name: 'no_such_tool', arguments: {} },
+      { id: 'x', name: '__proto__', arguments: {} },
       { id: 'x', name: 'never', arguments: {} },
     ];
-    const server = await served(tools);
+    const server = await served(tools, { perTool: { boom: { title: 'Boom' } } });
     const c = await client(server.url!);
     for (const call of calls) {
       const local = (await collect(runTools([call], { tools }))).messages[0]!;
