@@ -13,6 +13,7 @@ import { dirname, resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineTool, mcpTools, runTools, type Tool, type ToolBatch, type ToolCall, type ToolEvent } from '../../lib/index.ts';
@@ -201,11 +202,23 @@ describe('serveMcp over Streamable HTTP on 127.0.0.1, called with mcpTools', () 
     expect(withToken.content).toEqual([{ type: 'text', text: 'liftoff from 9' }]);
     // The SDK may drop the last notification when it arrives right before the response; the first is before a gate.
     expect(seen[0]).toEqual({ progress: 1, total: 2, message: '9…' });
-    const sent: string[] = [];
-    c.fallbackNotificationHandler = async (n) => void sent.push(n.method);
-    const without = await c.callTool({ name: 'countdown', arguments: { from: 5 } });
+    // Every message the server sends, seen at the client's transport, for a call with a token and one without.
+    const transport = new StreamableHTTPClientTransport(server.url!);
+    const raw = new Client({ name: 'spec', version: '0' });
+    await raw.connect(transport);
+    cleanups.push(() => raw.close());
+    const received: string[] = [];
+    const deliver = transport.onmessage!;
+    transport.onmessage = (message) => {
+      received.push('method' in message ? message.method : 'response');
+      deliver(message);
+    };
+    await raw.callTool({ name: 'countdown', arguments: { from: 5 } }, undefined, { onprogress: () => {} });
+    expect(received).toEqual(['notifications/progress', 'notifications/progress', 'response']);
+    received.length = 0;
+    const without = await raw.callTool({ name: 'countdown', arguments: { from: 5 } });
     expect(without.content).toEqual([{ type: 'text', text: 'liftoff from 5' }]);
-    expect(sent).toEqual([]);
+    expect(received).toEqual(['response']);
   });
 
   it('notifications/cancelled aborts that call’s signal: the tool’s finally runs, the call ends interrupted, siblings and later calls go on (A1, A2)', async () => {
@@ -340,7 +353,9 @@ async function startCli(args: readonly string[]): Promise<{ child: ChildProcessW
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited;
     expect(isAlive(child.pid!)).toBe(false);
+    if (port !== undefined) expect(await portClosed(port)).toBe(true);
   });
+  let port: number | undefined;
   const lines = createInterface({ input: child.stdout });
   const line = await new Promise<string>((resolve, reject) => {
     lines.once('line', resolve);
@@ -348,7 +363,9 @@ async function startCli(args: readonly string[]): Promise<{ child: ChildProcessW
   });
   const match = /^toolrun: serving 3 tools \(echo, fail, hold\) at (http:\/\/127\.0\.0\.1:\d+\/mcp)$/.exec(line);
   if (match === null) throw new Error(`unexpected first line: ${line}`);
-  return { child, url: new URL(match[1]!), exited };
+  const url = new URL(match[1]!);
+  port = Number(url.port);
+  return { child, url, exited };
 }
 
 describe('toolrun serve-mcp (child processes) with mcpTools over Streamable HTTP', () => {
