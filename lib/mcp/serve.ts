@@ -100,9 +100,20 @@ async function serveStdio(server: Server): Promise<ServedMcp> {
 }
 
 /**
- * Hosts MCP servers over Streamable HTTP, one `Server` from `newServer` per session.
- * Exported for hosting any SDK server on the same terms (the specs host a reference server
- * with it).
+ * Hosts MCP servers over Streamable HTTP, one `Server` from `newServer` per session (called
+ * when a client's first request arrives without a session id). Exported for hosting any SDK
+ * server on the same terms as `serveMcp` (sessions, 404 for an unknown session, the loopback
+ * Host/Origin check); the specs host a reference server with it.
+ *
+ * @param newServer - makes a fresh, unconnected SDK `Server` (for an SDK `McpServer`: its
+ *   `.server`). Set its `onclose` to release what it holds when its session ends.
+ * @param http - port, host, path; see {@link McpHttpOptions}.
+ * @throws the `listen` error (`EADDRINUSE`, `EACCES`…) when the port cannot be bound.
+ *
+ * @example
+ * ```ts
+ * const host = await serveHttp(() => createMcpServer(tools), { port: 3000 });
+ * ```
  */
 export async function serveHttp(newServer: () => Server, http: McpHttpOptions): Promise<ServedMcp> {
   const host = http.host ?? '127.0.0.1';

@@ -71,8 +71,9 @@ export interface McpServerOptions {
   abortGraceMs?: number;
   /** As `runTools`' `maxResultChars` (case C20). @default 100_000 */
   maxResultChars?: number;
-  /** As `runTools`' hooks; run for every served call (contracts P1, P3). @default none */
+  /** As `runTools`' `beforeToolCall`, run for every served call (contract P1); a block is an `isError` result. @default none */
   beforeToolCall?: RunToolsOptions['beforeToolCall'];
+  /** As `runTools`' `afterToolCall`, run for every served call (contract P3). @default none */
   afterToolCall?: RunToolsOptions['afterToolCall'];
   /**
    * Turns one yielded value into a progress payload. `count` is 1 for the first yield of the
