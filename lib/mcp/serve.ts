@@ -19,7 +19,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Tool } from '../core/tool.ts';
-import { createMcpServer, type McpServerOptions } from './server.ts';
+import { createMcpServer, stopCalls, type McpServerOptions } from './server.ts';
 
 /** Where `serveMcp` listens over Streamable HTTP. */
 export interface McpHttpOptions {
@@ -48,8 +48,9 @@ export interface ServedMcp {
   /** How many clients are connected now (Streamable HTTP sessions; 0 or 1 over stdio). */
   readonly sessions: number;
   /**
-   * Stops serving: closes every session (running calls are aborted, their tools' `finally`
-   * blocks run, contract A3), then the HTTP server with its open connections. Idempotent.
+   * Stops serving: new requests get 503; every running call is aborted (its tool's `finally`
+   * runs, contract A3) and its client gets its result, the interrupted text of `runTools`;
+   * then every session and the HTTP server with its open connections are closed. Idempotent.
    */
   close(): Promise<void>;
 }
@@ -95,7 +96,13 @@ async function serveStdio(server: Server): Promise<ServedMcp> {
     get sessions() {
       return connected;
     },
-    close: () => server.close(),
+    async close() {
+      await stopCalls(server);
+      // The SDK writes a handler's response a few promise steps after the handler resolves;
+      // one turn of the event loop lets those steps run before close() drops unsent responses.
+      await new Promise((resolve) => setImmediate(resolve));
+      await server.close();
+    },
   };
 }
 
@@ -120,6 +127,8 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
   const path = http.path ?? '/mcp';
   const loopback = isLoopback(host);
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server }>();
+  /** POST responses still open, with the server that answers them: close() waits for the ones of its own servers. */
+  const posts = new Map<ServerResponse, Server>();
   let closing: Promise<void> | undefined;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -131,6 +140,10 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
     if (typeof sessionId === 'string') {
       const session = sessions.get(sessionId);
       if (session === undefined) return reply(res, 404, 'Session not found');
+      if (req.method === 'POST') {
+        posts.set(res, session.server);
+        res.once('close', () => posts.delete(res));
+      }
       return await session.transport.handleRequest(req, res);
     }
     if (req.method !== 'POST') return reply(res, 400, 'Bad Request: no Mcp-Session-Id header');
@@ -172,8 +185,14 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
     close() {
       closing ??= (async () => {
         const open = [...sessions.values()];
+        // First every running call of our servers ends with its interrupted result, and that
+        // result reaches its client: closing first would abort the requests, and the SDK sends
+        // no response for an aborted request (its client would wait for its own timeout).
+        const ours = new Set<Server>();
+        await Promise.all(open.map(async ({ server }) => void ((await stopCalls(server)) && ours.add(server))));
+        await Promise.all([...posts].filter(([, server]) => ours.has(server)).map(([res]) => new Promise((resolve) => (res.closed ? resolve(undefined) : res.once('close', resolve)))));
         sessions.clear();
-        // Server.close() closes its transport, which aborts every running request's signal.
+        // Server.close() closes its transport, which aborts every request still running (other servers').
         await Promise.all(open.map(({ server }) => server.close().catch(() => undefined)));
         await new Promise<void>((resolve) => {
           httpServer.close(() => resolve());

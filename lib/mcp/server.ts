@@ -139,8 +139,19 @@ export function createMcpServer(tools: readonly Tool[], options: McpServerOption
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const exclusive = new Exclusivity();
   const server = new Server(options.serverInfo ?? { name: 'toolrun', version: '0.0.0' }, { capabilities: { tools: { listChanged: false } } });
+  const calls: RunningCalls = { stop: new AbortController(), handlers: new Set() };
+  runningCalls.set(server, calls);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: definitions }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    const linked = linkedSignal(extra.signal, calls.stop.signal);
+    const handler = handleCall(request, { ...extra, signal: linked.signal });
+    calls.handlers.add(handler);
+    return handler.finally(() => {
+      linked.dispose();
+      calls.handlers.delete(handler);
+    });
+  });
+  const handleCall = async (request: { params: { name: string; arguments?: Record<string, unknown> | undefined } }, extra: CallExtra): Promise<CallToolResult> => {
     const { name } = request.params;
     const tool = byName.get(name);
     // Own keys only: the name is the client's, and `__proto__` must not reach Object.prototype.
@@ -154,8 +165,53 @@ export function createMcpServer(tools: readonly Tool[], options: McpServerOption
     } finally {
       lock();
     }
-  });
+  };
   return server;
+}
+
+/** The running `tools/call` handlers of a server made by {@link createMcpServer}, and what aborts them all. */
+interface RunningCalls {
+  stop: AbortController;
+  handlers: Set<Promise<CallToolResult>>;
+}
+
+const runningCalls = new WeakMap<Server, RunningCalls>();
+
+/**
+ * @internal Aborts every running call of a server made by {@link createMcpServer} and
+ * resolves once each has its result (the interrupted text of `runTools`, within
+ * `abortGraceMs`, contract A3) and the SDK has been handed it. Closing a server without this
+ * drops the responses: the SDK sends none for a request whose handler signal aborted, and
+ * its HTTP client then waits for its request timeout. Resolves to false, at once, for a
+ * server not made by {@link createMcpServer}.
+ */
+export async function stopCalls(server: Server): Promise<boolean> {
+  const calls = runningCalls.get(server);
+  if (calls === undefined) return false;
+  calls.stop.abort(new Error('the MCP server is shutting down'));
+  await Promise.allSettled([...calls.handlers]);
+  return true;
+}
+
+/**
+ * A signal that aborts when `request` or `stop` does. `dispose` removes its listeners: `stop`
+ * lives as long as the server, and must not collect one listener per call.
+ */
+function linkedSignal(request: AbortSignal, stop: AbortSignal): { signal: AbortSignal; dispose: () => void } {
+  if (request.aborted) return { signal: request, dispose: () => {} };
+  if (stop.aborted) return { signal: stop, dispose: () => {} };
+  const controller = new AbortController();
+  const onStop = (): void => controller.abort(stop.reason);
+  const onRequest = (): void => controller.abort(request.reason);
+  stop.addEventListener('abort', onStop, { once: true });
+  request.addEventListener('abort', onRequest, { once: true });
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      stop.removeEventListener('abort', onStop);
+      request.removeEventListener('abort', onRequest);
+    },
+  };
 }
 
 type CallExtra = {

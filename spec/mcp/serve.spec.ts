@@ -191,6 +191,51 @@ describe('serveMcp over Streamable HTTP on 127.0.0.1, called with mcpTools', () 
     }
   });
 
+  it('beforeToolCall and afterToolCall run for served calls; a block is an isError result with the in-process text (P1, P3)', async () => {
+    const { tools, g } = gatedTools();
+    g.c.open();
+    const hooks = {
+      beforeToolCall: ({ toolCall }: { toolCall: ToolCall }) => (toolCall.name === 'boom' ? { block: true, reason: 'not during a demo' } : undefined),
+      afterToolCall: () => ({ details: { audited: true } }),
+    };
+    const call: ToolCall = { id: 'x', name: 'boom', arguments: {} };
+    const local = (await collect(runTools([call], { tools, ...hooks }))).messages[0]!;
+    const server = await served(tools, hooks);
+    const c = await client(server.url!);
+    expect(await c.callTool({ name: 'boom', arguments: {} })).toEqual({ content: local.content, isError: true });
+    expect(await c.callTool({ name: 'picture', arguments: { caption: 'ok' } })).toMatchObject({ isError: false, content: [{ type: 'text', text: 'ok' }, { type: 'image' }] });
+  });
+
+  it('close() with a call running: the tool’s finally runs, the client’s call gets its interrupted result, the port closes (A3, O1)', async () => {
+    const finallyRan = gate();
+    const started = gate();
+    const hold = defineTool({
+      name: 'hold',
+      input: v.object({}),
+      async execute(_input, { signal }) {
+        try {
+          started.open();
+          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+          return 'stopped';
+        } finally {
+          finallyRan.open();
+        }
+      },
+    });
+    const server = await serveMcp([hold], { http: { port: 0 } });
+    const port = Number(server.url!.port);
+    const c = await client(server.url!);
+    const run = collect(runTools([{ id: 'h', name: 'hold', arguments: {} }], { tools: await mcpTools(c) }));
+    await started.promise;
+    await server.close();
+    await finallyRan.promise;
+    const batch = await run;
+    expect(batch.messages).toHaveLength(1);
+    expect(batch.messages[0]).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringMatching(/^Interrupted: the run was aborted while tool "hold" was running/) }] });
+    expect(server.sessions).toBe(0);
+    expect(await portClosed(port)).toBe(true);
+  });
+
   it('a tool’s yields become notifications/progress only when the client sent a progress token', async () => {
     const { tools, g } = gatedTools();
     const server = await served(tools);
