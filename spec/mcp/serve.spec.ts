@@ -424,12 +424,14 @@ describe('toolrun serve-mcp (child processes) with mcpTools over Streamable HTTP
       { id: 'b', name: 'hold', arguments: {} },
       { id: 'c', name: 'hold', arguments: {} },
     ];
-    let updates = 0;
+    const updates: unknown[] = [];
     for await (const event of runTools(calls, { tools })) {
-      if (event.type === 'tool_execution_update' && ++updates === 2) child.kill('SIGKILL');
+      if (event.type === 'tool_execution_update' && updates.push(event.progress) === 2) child.kill('SIGKILL');
       if (event.type === 'tool_result') results.push(`${event.message.toolCallId} ${event.message.isError ? 'error' : 'ok'}`);
     }
     expect(results).toEqual(['a ok', 'b error', 'c error']);
+    // A string yield crossed the wire as a counted progress notification with the string as message.
+    expect(updates).toEqual([{ progress: 1, message: 'started' }, { progress: 1, message: 'started' }]);
     await exited;
     expect(isAlive(child.pid!)).toBe(false);
     expect(await portClosed(Number(url.port))).toBe(true);
