@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { dirname, resolve as resolvePath } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -21,8 +22,10 @@ import { connectMcpHttp, createMcpServer, mcpProgress, serveHttp, serveMcp, type
 import { loadTools } from '../../lib/cli/serve-mcp.ts';
 import ts from 'typescript';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { main, repoRoot } from '../../lib/cli/main.ts';
+import { main } from '../../lib/cli/main.ts';
 import { isAlive } from '../mcp-servers.ts';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /** A promise with its resolve function: a tool waits on it, the spec opens it. */
 function gate(): { promise: Promise<void>; open: () => void } {
