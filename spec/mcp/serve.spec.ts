@@ -354,7 +354,7 @@ describe('serveMcp over Streamable HTTP on 127.0.0.1, called with mcpTools', () 
     expect((await collect(runTools([{ id: '1', name: 'add', arguments: { a: 2, b: 2 } }], { tools: [addTool!] }))).messages[0]!.details).toEqual({ structuredContent: { sum: 4 } });
   });
 
-  it('a sequential tool runs alone across requests; calls after it wait (S3)', async () => {
+  it('a sequential tool runs alone across requests; calls after it wait; one cancelled while waiting never starts (S3, A2)', async () => {
     const log: string[] = [];
     const gates = { p: gate(), s: gate() };
     const par = defineTool({ name: 'par', input: v.object({ id: v.string() }), async execute({ id }) { log.push(`start ${id}`); if (id === 'p') await gates.p.promise; log.push(`end ${id}`); return id; } });
@@ -373,9 +373,14 @@ describe('serveMcp over Streamable HTTP on 127.0.0.1, called with mcpTools', () 
     while (!log.includes('start p')) await new Promise((r) => setImmediate(r));
     const s = c.callTool({ name: 'seq', arguments: {} });
     const q = c.callTool({ name: 'par', arguments: { id: 'q' } });
-    // Answered after the server received s and q (in order, one transport): they are waiting, not running.
+    const cancelled = new AbortController();
+    const never = c.callTool({ name: 'seq', arguments: {} }, undefined, { signal: cancelled.signal }).catch((error: unknown) => error);
+    // Answered after the server received s, q and the last one (in order, one transport): they are waiting, not running.
     await c.ping();
     expect(log).toEqual(['start p']);
+    cancelled.abort();
+    expect(await never).toBeInstanceOf(Error);
+    await c.ping(); // the cancellation notification has arrived: the waiting call left the queue
     gates.p.open();
     while (!log.includes('start s')) await new Promise((r) => setImmediate(r));
     await c.ping();
