@@ -39,7 +39,6 @@ export default defineConfig([
     // and `lib/cli/main.ts`'s `new URL('../../', import.meta.url)` still means the package root.
     entry: { main: 'lib/cli/main.ts' },
     outDir: 'dist/cli',
-    banner: '#!/usr/bin/env node',
     // No map: it would carry the bundled packages' sources, and Node reads maps only with
     // --enable-source-maps; the library keeps its maps.
     sourcemap: false,

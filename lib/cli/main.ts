@@ -46,6 +46,9 @@ commands:
                               (try: toolrun replay examples/recordings)
   mcp [options] <command...>  start <command> as an MCP server (stdio), list its tools, run one
                               message of calls to them, live (see toolrun mcp --help)
+  serve-mcp [options] <module>
+                              serve the tools a module exports as an MCP server: stdio, or
+                              Streamable HTTP with --http <port> (see toolrun serve-mcp --help)
   agent                       a scripted agent loop on the demo's project: a parent agent sends
                               two explorer sub-agents (grep, list_files, read_file); their calls
                               show live as a tree under the parent's calls
@@ -141,6 +144,7 @@ export async function main(argv: readonly string[], io: MainIo = processIo()): P
 async function dispatch(argv: readonly string[], io: MainIo, interrupt: Interrupt): Promise<number> {
   // Everything after `mcp` is parsed by lib/cli/mcp.ts: the server's command line is not toolrun's.
   if (argv[0] === 'mcp') return await mcpCommand(argv.slice(1), io, interrupt);
+  if (argv[0] === 'serve-mcp') return await (await import('./serve-mcp.ts')).serveMcpCommand(argv.slice(1), io);
   const { values, positionals } = parseCommandLine(argv);
   const [command = 'demo', ...rest] = positionals;
   if (values.help === true || command === 'help') {

@@ -1,10 +1,23 @@
 /**
- * `toolrun/mcp`: the Node-only side of MCP. `McpStdioTransport` starts an MCP server as a
- * child process and speaks JSON-RPC over its stdio with a per-message size limit, so one
- * oversized or malformed answer fails only its own request (docs/decisions.md). The
- * portable MCP bridge, `mcpTools(client)`, stays in the main entry.
+ * `toolrun/mcp`: the Node side of MCP, kept out of the portable main entry so that
+ * `import 'toolrun'` never loads `@modelcontextprotocol/sdk` or `node:child_process`.
+ * - `serveMcp` / `createMcpServer` / `serveHttp`: toolrun tools served as an MCP server, over
+ *   stdio or Streamable HTTP (needs `@modelcontextprotocol/sdk`, an optional peer dependency).
+ * - `connectMcpHttp`: an SDK client over Streamable HTTP that answers every pending call at
+ *   once when the server goes away.
+ * - `McpStdioTransport`: starts an MCP server as a child process and speaks JSON-RPC over its
+ *   stdio with a per-message size limit, so one oversized or malformed answer fails only its
+ *   own request (docs/decisions.md).
+ *
+ * The MCP client bridge, `mcpTools(client)`, is in the main entry and needs no SDK of its own.
  *
  * @module
  */
+export { createMcpServer, mcpProgress } from './server.ts';
+export type { McpProgressPayload, McpServerOptions, McpToolOptions } from './server.ts';
+export { serveHttp, serveMcp } from './serve.ts';
+export type { McpHttpOptions, ServedMcp, ServeMcpOptions } from './serve.ts';
+export { connectMcpHttp } from './client.ts';
+export type { ConnectMcpHttpOptions } from './client.ts';
 export { McpStdioTransport } from '../extras/mcp-stdio.ts';
 export type { McpJsonRpcMessage, McpStdioTransportOptions } from '../extras/mcp-stdio.ts';

@@ -17,9 +17,9 @@
  * whole program and must run.
  *
  * Typechecking uses one TypeScript Program over all blocks (the project's compiler options,
- * plus `checkJs` for the JavaScript blocks), with `toolrun`, `toolrun/tools` and
- * `toolrun/testing` mapped to `lib/index.ts`, `lib/tools/index.ts` and `lib/testing.ts` by
- * `paths`. Programs run inside this test process, imported once each, with their console
+ * plus `checkJs` for the JavaScript blocks), with `toolrun`, `toolrun/tools`, `toolrun/testing`
+ * and `toolrun/mcp` mapped to `lib/index.ts`, `lib/tools/index.ts`, `lib/testing.ts` and
+ * `lib/mcp/index.ts` by `paths`. Programs run inside this test process, imported once each, with their console
  * output captured; {@link EXPECTED_OUTPUT} says what some of them must print. A canary
  * block with a known type error goes through the same Program, so the check is seen to fail.
  * The generated files go to `.tmp/docs-examples/` (ignored by git).
@@ -80,6 +80,7 @@ const EXPECTED_OUTPUT: Record<string, RegExp[]> = {
   ],
   'docs/guide.md § The agent loop (3)': [/^list_files: ok$/m, /^grep: ok$/m, /^completed after 2 turns$/m],
   'docs/tools.md § 3. Tools from an MCP server': [/^\d+ tools, e\.g\. fs_/m, /^call_0 ok: one$/m, /^call_1 ok: two$/m],
+  'docs/tools.md § 7. Serving tools over MCP': [/^serving at http:\/\/…\/mcp$/m, /^call_1 ok: liftoff$/m, /^call_2 ok: \{"quotient":2\.5\}$/m, /^call_3 error: RangeError: cannot divide by zero$/m, /^structuredContent: \{"quotient":3\}$/m],
 };
 
 type Kind = 'program' | 'no-run' | 'fragment';

@@ -1,0 +1,385 @@
+/**
+ * toolrun tools as the tools of a Model Context Protocol (MCP) server: {@link createMcpServer}
+ * builds one `Server` of `@modelcontextprotocol/sdk` (1.x) that answers `tools/list` and
+ * `tools/call` by running each call through `runTools`, so a call served over MCP ends with
+ * the same model-facing text as the same call run in process.
+ *
+ * What each part of a call becomes (MCP specification, revision 2025-06-18, "Server
+ * features → Tools" and "Base protocol → Utilities"):
+ *
+ * | toolrun | MCP |
+ * | --- | --- |
+ * | the tool's `input` (Standard Schema or JSON Schema) | `inputSchema`, converted by `toolJsonSchema` (a JSON Schema is sent as is) |
+ * | `perTool[name].output` | `outputSchema`; the result carries `structuredContent` |
+ * | each `yield` | one `notifications/progress`, when the request carried a `progressToken` ({@link mcpProgress}) |
+ * | `notifications/cancelled` for the request | the call's `AbortSignal` aborts (run abort, contract A2/A3): the tool's `finally` runs; no response is sent (the SDK drops it, as the specification asks) |
+ * | an error result of any kind (throw, bad arguments, unknown tool, timeout) | a result with `isError: true` and the same text `runTools` gives the model |
+ * | text and image content | `text` and `image` content blocks, unchanged |
+ *
+ * @module
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type Tool as McpToolDefinition,
+  type ToolAnnotations,
+} from '@modelcontextprotocol/sdk/types.js';
+import { runTools } from '../core/run-tools.ts';
+import type { ToolExecutionEndEvent } from '../core/events.ts';
+import type { RunToolsOptions } from '../core/options.ts';
+import { validateArguments } from '../core/schema.ts';
+import { assertToolShape, describeValue, type InputSchema, type Tool, type ToolCall } from '../core/tool.ts';
+import { inputJsonSchema, toolJsonSchema } from '../schemas/json-schema.ts';
+
+/** One MCP progress notification's payload (`progress` strictly increases within one request). */
+export interface McpProgressPayload {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** What serveMcp knows about one tool beyond the tool itself, keyed by the tool's name in {@link McpServerOptions.perTool}. */
+export interface McpToolOptions {
+  /**
+   * The tool's output schema: a Standard Schema or a JSON Schema describing an object
+   * (MCP requires `type: "object"`). When given, `tools/list` advertises it as
+   * `outputSchema`, and every successful result carries `structuredContent`: the value the
+   * tool returned (for a tool that returns the explicit `{ content, details }` form: its
+   * `details`), checked against this schema. A value that does not match becomes an error
+   * result naming the mismatch (the MCP specification requires conforming structured
+   * results). A Standard Schema is converted like an input schema (its input side).
+   * @default none: no `outputSchema`, no `structuredContent`
+   */
+  output?: InputSchema;
+  /** A human-readable name for MCP clients' user interfaces (`title`). @default none */
+  title?: string;
+  /** Hints for clients (`readOnlyHint`, `destructiveHint`…); clients must treat them as untrusted. @default none */
+  annotations?: ToolAnnotations;
+}
+
+/** Options of {@link createMcpServer} (and of `serveMcp`). */
+export interface McpServerOptions {
+  /** The `serverInfo` sent in the `initialize` answer. @default { name: 'toolrun', version: '0.0.0' } */
+  serverInfo?: { name: string; version: string };
+  /** Per tool name: output schema, title, annotations. A name that is no tool's is a `TypeError`. @default {} */
+  perTool?: { readonly [toolName: string]: McpToolOptions };
+  /** Per-call time limit in ms for tools that set none, as `runTools`' `timeoutMs` (contract A4). @default none */
+  timeoutMs?: number;
+  /** As `runTools`' `abortGraceMs` (contract A3): how long a cancelled or timed-out tool may take to stop. @default 100 */
+  abortGraceMs?: number;
+  /** As `runTools`' `maxResultChars` (case C20). @default 100_000 */
+  maxResultChars?: number;
+  /** As `runTools`' `beforeToolCall`, run for every served call (contract P1); a block is an `isError` result. @default none */
+  beforeToolCall?: RunToolsOptions['beforeToolCall'];
+  /** As `runTools`' `afterToolCall`, run for every served call (contract P3). @default none */
+  afterToolCall?: RunToolsOptions['afterToolCall'];
+  /**
+   * Turns one yielded value into a progress payload. `count` is 1 for the first yield of the
+   * call. A payload whose `progress` does not exceed the previous one sent for the call is
+   * not sent (the MCP specification requires increasing values).
+   * @default {@link mcpProgress}
+   */
+  progress?: (value: unknown, count: number, previous: number | undefined) => McpProgressPayload;
+}
+
+/**
+ * The default mapping of a yielded value to an MCP progress payload:
+ * - a value shaped like a progress payload (`{ progress: number, total?, message? }`, as the
+ *   tools of `mcpTools` yield) whose `progress` exceeds the previous one is passed through,
+ *   so an MCP tool served again keeps its progress;
+ * - anything else becomes `{ progress: previous + 1, message }` (`progress: count` when
+ *   nothing was sent yet), where `message` is the value itself when it is a string, else its
+ *   JSON text.
+ *
+ * @example
+ * ```ts
+ * mcpProgress('reading a.txt', 1, undefined); // { progress: 1, message: 'reading a.txt' }
+ * mcpProgress({ progress: 40, total: 100 }, 2, 1); // { progress: 40, total: 100 }
+ * ```
+ */
+export function mcpProgress(value: unknown, count: number, previous: number | undefined): McpProgressPayload {
+  if (typeof value === 'object' && value !== null) {
+    const v = value as Record<string, unknown>;
+    if (typeof v.progress === 'number' && Number.isFinite(v.progress) && (previous === undefined || v.progress > previous)) {
+      const payload: McpProgressPayload = { progress: v.progress };
+      if (typeof v.total === 'number' && Number.isFinite(v.total)) payload.total = v.total;
+      if (typeof v.message === 'string') payload.message = v.message;
+      return payload;
+    }
+  }
+  return { progress: previous === undefined ? count : previous + 1, message: typeof value === 'string' ? value : jsonText(value) };
+}
+
+/**
+ * Builds an MCP `Server` (of `@modelcontextprotocol/sdk`) whose tools are `tools`. Connect
+ * it to any transport of the SDK (`server.connect(transport)`); one `Server` serves one
+ * client connection. `serveMcp` does this for stdio and Streamable HTTP.
+ *
+ * Each `tools/call` runs as a batch of one call through `runTools` with the options above,
+ * the request's cancellation signal as the run's signal (contract A2), and the call id
+ * `mcp-<request id>`. Calls of one client run concurrently, each under its own time limit;
+ * a tool with `executionMode: 'sequential'` (contract S3) waits until every running call has
+ * ended and no call starts while it runs, across requests too.
+ *
+ * @param tools - the tools to serve; the same checks as `runTools` (shape, unique names).
+ * @returns the SDK server, not yet connected.
+ * @throws TypeError at once when a tool is malformed, two tools share a name, `perTool`
+ *   names a tool that does not exist, or a schema cannot be converted to JSON Schema.
+ *
+ * @example
+ * ```ts
+ * const server = createMcpServer([add], { perTool: { add: { output: v.object({ sum: v.number() }) } } });
+ * await server.connect(new StdioServerTransport());
+ * ```
+ */
+export function createMcpServer(tools: readonly Tool[], options: McpServerOptions = {}): Server {
+  const definitions = toolDefinitions(tools, options.perTool ?? {});
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  const exclusive = new Exclusivity();
+  const server = new Server(options.serverInfo ?? { name: 'toolrun', version: '0.0.0' }, { capabilities: { tools: { listChanged: false } } });
+  const calls: RunningCalls = { stop: new AbortController(), handlers: new Set() };
+  runningCalls.set(server, calls);
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: definitions }));
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    const linked = linkedSignal(extra.signal, calls.stop.signal);
+    const handler = handleCall(request, { ...extra, signal: linked.signal });
+    calls.handlers.add(handler);
+    return handler.finally(() => {
+      linked.dispose();
+      calls.handlers.delete(handler);
+    });
+  });
+  const handleCall = async (request: { params: { name: string; arguments?: Record<string, unknown> | undefined } }, extra: CallExtra): Promise<CallToolResult> => {
+    const { name } = request.params;
+    const tool = byName.get(name);
+    // Own keys only: the name is the client's, and `__proto__` must not reach Object.prototype.
+    const perTool = options.perTool !== undefined && tool !== undefined && Object.hasOwn(options.perTool, name) ? options.perTool[name] : undefined;
+    const outputSchema = perTool?.output;
+    const lock = await exclusive.acquire(tool?.executionMode === 'sequential', extra.signal);
+    // Cancelled while waiting for the lock: the SDK sends no response to a cancelled request.
+    if (lock === undefined) return { content: [], isError: true };
+    try {
+      return await callOne(tools, tool, outputSchema, request.params, extra, options);
+    } finally {
+      lock();
+    }
+  };
+  return server;
+}
+
+/** The running `tools/call` handlers of a server made by {@link createMcpServer}, and what aborts them all. */
+interface RunningCalls {
+  stop: AbortController;
+  handlers: Set<Promise<CallToolResult>>;
+}
+
+const runningCalls = new WeakMap<Server, RunningCalls>();
+
+/**
+ * @internal Aborts every running call of a server made by {@link createMcpServer} and
+ * resolves once each has its result (the interrupted text of `runTools`, within
+ * `abortGraceMs`, contract A3) and the SDK has been handed it. Closing a server without this
+ * drops the responses: the SDK sends none for a request whose handler signal aborted, and
+ * its HTTP client then waits for its request timeout. Resolves to false, at once, for a
+ * server not made by {@link createMcpServer}.
+ */
+export async function stopCalls(server: Server): Promise<boolean> {
+  const calls = runningCalls.get(server);
+  if (calls === undefined) return false;
+  calls.stop.abort(new Error('the MCP server is shutting down'));
+  await Promise.allSettled([...calls.handlers]);
+  return true;
+}
+
+/**
+ * A signal that aborts when `request` or `stop` does. `dispose` removes its listeners: `stop`
+ * lives as long as the server, and must not collect one listener per call.
+ */
+function linkedSignal(request: AbortSignal, stop: AbortSignal): { signal: AbortSignal; dispose: () => void } {
+  if (request.aborted) return { signal: request, dispose: () => {} };
+  if (stop.aborted) return { signal: stop, dispose: () => {} };
+  const controller = new AbortController();
+  const onStop = (): void => controller.abort(stop.reason);
+  const onRequest = (): void => controller.abort(request.reason);
+  stop.addEventListener('abort', onStop, { once: true });
+  request.addEventListener('abort', onRequest, { once: true });
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      stop.removeEventListener('abort', onStop);
+      request.removeEventListener('abort', onRequest);
+    },
+  };
+}
+
+type CallExtra = {
+  signal: AbortSignal;
+  requestId: string | number;
+  _meta?: { progressToken?: string | number | undefined; [key: string]: unknown } | undefined;
+  sendNotification: (notification: { method: 'notifications/progress'; params: { progressToken: string | number } & McpProgressPayload }) => Promise<void>;
+};
+
+async function callOne(
+  tools: readonly Tool[],
+  tool: Tool | undefined,
+  outputSchema: InputSchema | undefined,
+  params: { name: string; arguments?: Record<string, unknown> | undefined },
+  extra: CallExtra,
+  options: McpServerOptions,
+): Promise<CallToolResult> {
+  const call: ToolCall = { id: `mcp-${String(extra.requestId)}`, name: params.name, arguments: params.arguments ?? {} };
+  // The value the tool returned, for structuredContent: taken by a wrapper of this request's own.
+  let returned: { value: unknown } | undefined;
+  const list = tool !== undefined && outputSchema !== undefined ? tools.map((t) => (t === tool ? capturing(t, (value) => (returned = { value })) : t)) : tools;
+  const runOptions: RunToolsOptions = { tools: list, signal: extra.signal };
+  if (options.timeoutMs !== undefined) runOptions.timeoutMs = options.timeoutMs;
+  if (options.abortGraceMs !== undefined) runOptions.abortGraceMs = options.abortGraceMs;
+  if (options.maxResultChars !== undefined) runOptions.maxResultChars = options.maxResultChars;
+  if (options.beforeToolCall !== undefined) runOptions.beforeToolCall = options.beforeToolCall;
+  if (options.afterToolCall !== undefined) runOptions.afterToolCall = options.afterToolCall;
+  const token = extra._meta?.progressToken;
+  const toPayload = options.progress ?? mcpProgress;
+  let count = 0;
+  let previous: number | undefined;
+  let end: ToolExecutionEndEvent | undefined;
+  for await (const event of runTools([call], runOptions)) {
+    if (event.type === 'tool_execution_update' && token !== undefined) {
+      const payload = toPayload(event.progress, ++count, previous);
+      if (!(typeof payload.progress === 'number' && (previous === undefined || payload.progress > previous))) continue;
+      previous = payload.progress;
+      // Awaited, so that every notification is written before the response. A client that
+      // went away makes the send fail; the call goes on and its signal aborts on close.
+      await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...payload } }).catch(() => undefined);
+    } else if (event.type === 'tool_execution_end') {
+      end = event;
+    }
+  }
+  // runTools answers every call (O1): `end` is always set once the loop is done.
+  const { result, isError } = end!;
+  const content = result.content.map((block) => (block.type === 'text' ? { type: 'text' as const, text: block.text } : { type: 'image' as const, data: block.data, mimeType: block.mimeType }));
+  if (isError || outputSchema === undefined) return { content, isError };
+  const structured = structuredValue(returned, result.details);
+  const checked = await validateArguments(outputSchema, structured as Record<string, unknown>, params.name);
+  if (!checked.ok || typeof structured !== 'object' || structured === null || Array.isArray(structured)) {
+    const issues = checked.ok ? [`- the value is ${describeValue(structured)}, not an object`] : checked.message.split('\n').filter((line) => line.startsWith('- '));
+    return {
+      content: [{ type: 'text', text: `Tool "${params.name}" returned a result that does not match its output schema:\n${issues.join('\n')}\nThis is a problem in the tool, not in your call.` }],
+      isError: true,
+    };
+  }
+  return { content, structuredContent: structured as Record<string, unknown>, isError: false };
+}
+
+/** The structured value of a result: the explicit form's `details`, else the value returned. */
+function structuredValue(returned: { value: unknown } | undefined, details: unknown): unknown {
+  const value = returned?.value;
+  if (typeof value === 'object' && value !== null && Array.isArray((value as { content?: unknown }).content)) return details;
+  // afterToolCall may have replaced the result; then `details` is what is known.
+  return returned === undefined ? details : value;
+}
+
+/** The same tool, whose `execute` reports the value it returns. Progress, throws and `return()` pass through `yield*`. */
+function capturing(tool: Tool, report: (value: unknown) => void): Tool {
+  return {
+    ...tool,
+    async *execute(input, context) {
+      const running = tool.execute(input, context);
+      const value = isAsyncGenerator(running) ? yield* running : await running;
+      report(value);
+      return value;
+    },
+  };
+}
+
+function isAsyncGenerator(value: unknown): value is AsyncGenerator<unknown, unknown, undefined> {
+  return typeof value === 'object' && value !== null && typeof (value as AsyncGenerator).next === 'function' && Symbol.asyncIterator in value;
+}
+
+function toolDefinitions(tools: readonly Tool[], perTool: { readonly [toolName: string]: McpToolOptions }): McpToolDefinition[] {
+  if (!Array.isArray(tools)) throw new TypeError(`createMcpServer: tools must be an array of tools, received ${describeValue(tools)}`);
+  const names = new Set<string>();
+  for (const tool of tools) {
+    assertToolShape(tool, 'createMcpServer');
+    if (names.has(tool.name)) throw new TypeError(`createMcpServer: two tools are named "${tool.name}"; names must be unique`);
+    names.add(tool.name);
+  }
+  for (const name of Object.keys(perTool)) {
+    if (!names.has(name)) throw new TypeError(`createMcpServer: perTool names "${name}", which is no tool's name (tools: ${[...names].join(', ')})`);
+  }
+  return tools.map((tool) => {
+    const extra = perTool[tool.name];
+    const definition: McpToolDefinition = { name: tool.name, inputSchema: toolJsonSchema(tool) as McpToolDefinition['inputSchema'] };
+    if (tool.description !== undefined) definition.description = tool.description;
+    if (extra?.title !== undefined) definition.title = extra.title;
+    if (extra?.annotations !== undefined) definition.annotations = extra.annotations;
+    if (extra?.output !== undefined) definition.outputSchema = inputJsonSchema(extra.output, tool.name) as NonNullable<McpToolDefinition['outputSchema']>;
+    return definition;
+  });
+}
+
+/**
+ * Contract S3 across requests: a `sequential` call runs alone. Waiters are served in arrival
+ * order (first in, first out), so a sequential call is not starved by a stream of parallel ones.
+ *
+ * Invariants: `running` counts granted calls; `exclusive` is true only while the one granted
+ * call is sequential; `queue` is empty whenever its head could be granted.
+ */
+class Exclusivity {
+  private running = 0;
+  private exclusive = false;
+  private readonly queue: { sequential: boolean; grant: () => void }[] = [];
+
+  /** Resolves to the release function once the call may start, or to `undefined` when `signal` aborted first. */
+  acquire(sequential: boolean, signal: AbortSignal): Promise<(() => void) | undefined> {
+    if (signal.aborted) return Promise.resolve(undefined);
+    if (this.queue.length === 0 && this.canStart(sequential)) return Promise.resolve(this.start(sequential));
+    return new Promise((resolve) => {
+      const waiter = {
+        sequential,
+        grant: () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(this.start(sequential));
+        },
+      };
+      const onAbort = (): void => {
+        const at = this.queue.indexOf(waiter);
+        if (at >= 0) this.queue.splice(at, 1);
+        this.drain();
+        resolve(undefined);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(waiter);
+    });
+  }
+
+  private canStart(sequential: boolean): boolean {
+    return sequential ? this.running === 0 : !this.exclusive;
+  }
+
+  private start(sequential: boolean): () => void {
+    this.running++;
+    this.exclusive = sequential;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.running--;
+      if (this.running === 0) this.exclusive = false;
+      this.drain();
+    };
+  }
+
+  private drain(): void {
+    while (this.queue.length > 0 && this.canStart(this.queue[0]!.sequential)) this.queue.shift()!.grant();
+  }
+}
+
+function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
