@@ -6,6 +6,7 @@
  */
 import { RunAbort } from './abort.ts';
 import type { RunToolsOptions } from './options.ts';
+import { thrownText } from './stages/foreign.ts';
 import { assertToolShape, describeValue, type Tool, type ToolCall } from './tool.ts';
 
 /** Defaults of {@link RunToolsOptions}, in one place. */
@@ -81,7 +82,7 @@ export class RunState {
     try {
       listener(this.inProgress);
     } catch (error) {
-      process.emitWarning(`toolrun: onInProgressChange threw and was ignored: ${String(error)}`, 'ToolrunWarning');
+      process.emitWarning(`toolrun: onInProgressChange threw and was ignored: ${thrownText(error)}`, 'ToolrunWarning');
     }
   }
 

@@ -349,13 +349,19 @@ export class Scheduler {
 
 /** A call that arrived on an async stream: kept even when malformed, so it still gets its result (O1). */
 function coerceCall(raw: unknown): ToolCall {
-  const c = (typeof raw === 'object' && raw !== null ? raw : {}) as Partial<ToolCall>;
-  const call: ToolCall = {
-    id: typeof c.id === 'string' ? c.id : '',
-    name: typeof c.name === 'string' ? c.name : '',
-    arguments: c.arguments,
-  };
-  // A stream adapter's cut-off mark must survive, or a truncated call would run (case C16).
-  if (typeof c.incomplete === 'string') call.incomplete = c.incomplete;
+  const call: ToolCall = { id: '', name: '', arguments: undefined };
+  try {
+    const c = (typeof raw === 'object' && raw !== null ? raw : {}) as Partial<ToolCall>;
+    const id = c.id;
+    const name = c.name;
+    call.id = typeof id === 'string' ? id : '';
+    call.name = typeof name === 'string' ? name : '';
+    call.arguments = c.arguments;
+    // A stream adapter's cut-off mark must survive, or a truncated call would run (case C16).
+    const incomplete = c.incomplete;
+    if (typeof incomplete === 'string') call.incomplete = incomplete;
+  } catch {
+    // An unreadable call (a revoked Proxy) is kept as a nameless call: it is answered (O1).
+  }
   return call;
 }

@@ -10,6 +10,8 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { isPromiseLike } from './stages/execute.ts';
+import { isObjectRecord, readSchemaResult, thrownText } from './stages/foreign.ts';
 import { describeValue, type InputSchema, type JsonSchema } from './tool.ts';
 
 /** Longest raw argument text quoted back to the model, in characters. */
@@ -83,8 +85,20 @@ export function validateArguments(
   toolName: string,
 ): Checked<unknown> | Promise<Checked<unknown>> {
   if (isStandardSchema(schema)) {
-    const result = schema['~standard'].validate(args);
-    if (result instanceof Promise) return result.then((r) => fromStandardResult(r, args, toolName));
+    // The schema is foreign code: a transform or check may throw on the model's input
+    // (`JSON.parse` of a bad string), and its result is read through the guarded reader.
+    let result: unknown;
+    try {
+      result = schema['~standard'].validate(args);
+    } catch (error) {
+      return schemaFailed(toolName, error);
+    }
+    if (isPromiseLike(result)) {
+      return Promise.resolve(result).then(
+        (r) => fromStandardResult(r, args, toolName),
+        (error: unknown) => schemaFailed(toolName, error),
+      );
+    }
     return fromStandardResult(result, args, toolName);
   }
   let validate: ValidateFunction;
@@ -93,21 +107,28 @@ export function validateArguments(
   } catch (error) {
     return {
       ok: false,
-      message: `Tool "${toolName}" cannot be called: its input JSON Schema is invalid (${(error as Error).message}). This is a problem in the tool definition, not in your call.`,
+      message: `Tool "${toolName}" cannot be called: its input JSON Schema is invalid (${thrownText(error)}). This is a problem in the tool definition, not in your call.`,
     };
   }
-  if (validate(args)) return { ok: true, value: args };
-  return { ok: false, message: invalidArgumentsText(toolName, (validate.errors ?? []).map(ajvIssueLine), args) };
+  try {
+    if (validate(args)) return { ok: true, value: args };
+    return { ok: false, message: invalidArgumentsText(toolName, (validate.errors ?? []).map(ajvIssueLine), args) };
+  } catch (error) {
+    // Arguments a shim made unreadable (a revoked Proxy) fail inside Ajv.
+    return schemaFailed(toolName, error);
+  }
 }
 
-function fromStandardResult(
-  result: StandardSchemaV1.Result<unknown>,
-  args: unknown,
-  toolName: string,
-): Checked<unknown> {
-  if (result.issues === undefined) return { ok: true, value: result.value };
+function schemaFailed(toolName: string, error: unknown): Checked<never> {
+  return { ok: false, message: `Tool "${toolName}" could not validate its arguments: its input schema threw ${thrownText(error)}. Check the argument values and call the tool again.` };
+}
+
+function fromStandardResult(result: unknown, args: unknown, toolName: string): Checked<unknown> {
+  const read = readSchemaResult(result);
+  if (!read.ok) return schemaFailed(toolName, read.problem);
+  if (read.value.issues === undefined) return { ok: true, value: read.value.value };
   // One line per issue (P5): arktype writes a multi-rule issue over several lines.
-  const lines = result.issues.map((issue) => `${pathText(issue.path)}: ${issue.message.replace(/\s*\n\s*/g, ' ')}`);
+  const lines = read.value.issues.map(([path, message]) => `${path}: ${message.replace(/\s*\n\s*/g, ' ')}`);
   return { ok: false, message: invalidArgumentsText(toolName, lines, args) };
 }
 
@@ -118,11 +139,6 @@ function invalidArgumentsText(toolName: string, issueLines: string[], args: unkn
     `Invalid arguments for tool "${toolName}":\n${shown.join('\n')}\n` +
     `Received arguments: ${quote(safeJson(args))}\nFix these and call the tool again.`
   );
-}
-
-function pathText(path: StandardSchemaV1.Issue['path']): string {
-  if (path === undefined || path.length === 0) return 'arguments';
-  return path.map((p) => String(typeof p === 'object' ? p.key : p)).join('.');
 }
 
 // One Ajv per draft, shared: compiling is the expensive part and is cached per schema object.
@@ -195,15 +211,11 @@ function jsonType(value: unknown): string {
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return isObjectRecord(value);
 }
 
 function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
+  return thrownText(value);
 }
 
 function quote(text: string): string {

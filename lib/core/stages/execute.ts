@@ -9,7 +9,8 @@
  * @module
  */
 import type { AbortCause, CallScope } from '../abort.ts';
-import { normalizeToolOutput, textContent, type ToolContext } from '../tool.ts';
+import { textContent, type ToolContext } from '../tool.ts';
+import { readToolOutput } from './foreign.ts';
 import { errorText, type Executed, type Prepared } from './outcome.ts';
 
 /** How a tool's `execute` answered: with steps still to come, or at once. */
@@ -48,7 +49,9 @@ export function executedFromReturn(
   maxResultChars: number,
   stoppedBy: AbortCause | undefined = scope.cause,
 ): Executed {
-  const result = boundResult(normalizeToolOutput(value), maxResultChars);
+  const read = readToolOutput(value);
+  if (!read.ok) return errorExecuted('error', `Tool "${toolName}" returned a result toolrun cannot use: ${read.problem}.`);
+  const result = boundResult(read.value, maxResultChars);
   if (stoppedBy === undefined) return { result, isError: false, outcome: 'ok' };
   const notice =
     stoppedBy === 'timeout'
@@ -148,15 +151,20 @@ function asReturn(value: unknown): IteratorResult<unknown, unknown> {
 
 /** True for async iterators (async generators included). */
 export function isAsyncIterator(value: unknown): value is AsyncIterator<unknown, unknown, undefined> {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as AsyncIterator<unknown>).next === 'function' &&
-    Symbol.asyncIterator in value
-  );
+  if (typeof value !== 'object' || value === null) return false;
+  try {
+    return typeof (value as AsyncIterator<unknown>).next === 'function' && Symbol.asyncIterator in value;
+  } catch {
+    return false; // a revoked Proxy: the result reader reports it
+  }
 }
 
-/** True for promises and other thenables. */
+/** True for promises and other thenables; false (never a throw) for a value whose `then` cannot be read. */
 export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
+  try {
+    return typeof (value as PromiseLike<unknown>).then === 'function';
+  } catch {
+    return false; // a revoked Proxy or a throwing `then` getter: not a promise; its reader reports it
+  }
 }

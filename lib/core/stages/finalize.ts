@@ -6,10 +6,10 @@
  * @module
  */
 import { abortable } from 'abort-controller-x';
-import type { AfterToolCallResult } from '../options.ts';
 import type { RunState } from '../run-state.ts';
 import { textContent } from '../tool.ts';
 import { isPromiseLike } from './execute.ts';
+import { readAfterAnswer } from './foreign.ts';
 import { errorText, type Executed, type Finalized, type Prepared } from './outcome.ts';
 
 /**
@@ -46,16 +46,19 @@ export function finalizeExecutedToolCall(run: RunState, prepared: Prepared, exec
   );
 }
 
-function override(base: Finalized, answer: AfterToolCallResult | void): Finalized {
-  if (answer === undefined || answer === null) return base;
-  const result: Finalized['result'] = { content: answer.content ?? base.result.content };
-  const details = answer.details !== undefined ? answer.details : base.result.details;
+function override(base: Finalized, answer: unknown): Finalized {
+  const read = readAfterAnswer(answer);
+  if (!read.ok) return hookFailed(base, read.problem);
+  const a = read.value;
+  if (a === undefined) return base;
+  const result: Finalized['result'] = { content: a.content ?? base.result.content };
+  const details = a.details !== undefined ? a.details : base.result.details;
   if (details !== undefined) result.details = details;
-  const terminate = answer.terminate ?? base.result.terminate;
+  const terminate = a.terminate ?? base.result.terminate;
   if (terminate !== undefined) result.terminate = terminate;
-  const isError = answer.isError ?? base.isError;
+  const isError = a.isError ?? base.isError;
   const outcome = isError === base.isError ? base.outcome : isError ? 'error' : 'ok';
-  return { ...base, result, isError, outcome };
+  return { kind: 'finalized', index: base.index, call: base.call, result, isError, outcome };
 }
 
 function hookFailed(base: Finalized, error: unknown): Finalized {

@@ -10,6 +10,7 @@
 import type { CallOutcome } from '../events.ts';
 import type { Tool, ToolCall, ToolResult } from '../tool.ts';
 import { textContent } from '../tool.ts';
+import { thrownText } from './foreign.ts';
 
 /** A call that passed prepare: ready to execute. */
 export interface Prepared {
@@ -40,15 +41,5 @@ export function finalizedText(index: number, call: ToolCall, outcome: CallOutcom
   return { kind: 'finalized', index, call, outcome, isError: outcome !== 'ok', result: { content: textContent(text) } };
 }
 
-/** A text for a thrown value: the message of an Error (with its name unless plain `Error`), else its string or JSON. */
-export function errorText(error: unknown): string {
-  if (error instanceof Error) {
-    return error.name && error.name !== 'Error' ? `${error.name}: ${error.message}` : error.message;
-  }
-  if (typeof error === 'string') return error;
-  try {
-    return JSON.stringify(error) ?? String(error);
-  } catch {
-    return String(error);
-  }
-}
+/** A text for a thrown value (see {@link thrownText}: never throws). */
+export const errorText = thrownText;

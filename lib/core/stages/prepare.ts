@@ -11,6 +11,7 @@ import type { RunState } from '../run-state.ts';
 import { parseArguments, validateArguments } from '../schema.ts';
 import type { ToolCall } from '../tool.ts';
 import { isPromiseLike } from './execute.ts';
+import { isObjectRecord, readBeforeAnswer } from './foreign.ts';
 import { errorText, finalizedText, type Finalized, type Prepared } from './outcome.ts';
 
 /** Text of a call the run never started (contract A2; differs from the interrupted text). */
@@ -68,7 +69,7 @@ export function prepareToolCall(run: RunState, index: number, call: ToolCall): P
 
 function validateAndAsk(run: RunState, index: number, call: ToolCall, args: unknown): Prepared | Finalized | Promise<Prepared | Finalized> {
   const tool = run.tools.get(call.name)!;
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+  if (!isObjectRecord(args)) {
     return finalizedText(index, call, 'rejected', `Tool "${call.name}" could not read its arguments: prepareArguments returned a non-object.`);
   }
   const checked = validateArguments(tool.input, args as Record<string, unknown>, call.name);
@@ -100,12 +101,14 @@ function ask(run: RunState, prepared: Prepared): Prepared | Finalized | Promise<
   );
 }
 
-function decide(run: RunState, prepared: Prepared, answer: { block?: boolean; reason?: string } | void): Prepared | Finalized {
+function decide(run: RunState, prepared: Prepared, answer: unknown): Prepared | Finalized {
   const { index, call } = prepared;
   // The hook may have aborted the run itself (case C7 B): the call must not start.
   if (run.stopped) return finalizedText(index, call, 'not_run', notRunText(call));
-  if (answer?.block === true) {
-    const text = answer.reason || `Tool call "${call.name}" was blocked by the application and did not run.`;
+  const read = readBeforeAnswer(answer);
+  if (!read.ok) return hookFailed(run, prepared, read.problem);
+  if (read.value.block) {
+    const text = read.value.reason ?? `Tool call "${call.name}" was blocked by the application and did not run.`;
     return finalizedText(index, call, 'rejected', text);
   }
   return prepared;

@@ -73,7 +73,17 @@ export class Slot<T = unknown> {
     const slot = this;
     // Made once per source, not per item. Plain assignments, so no per-call name helpers.
     this.onValue = function (this: void, result) {
-      engine.settled(slot, result.done === true ? Step.Done : Step.Value, result.value);
+      let done: unknown;
+      let value: unknown;
+      try {
+        done = result.done;
+        value = result.value;
+      } catch (error) {
+        // An iterator result with a throwing getter (a hand-written iterator): a failed step.
+        engine.settled(slot, Step.Error, error);
+        return;
+      }
+      engine.settled(slot, done === true ? Step.Done : Step.Value, value);
     };
     this.onError = function (this: void, error) {
       engine.settled(slot, Step.Error, error);
@@ -113,15 +123,13 @@ export class MergeEngine<T = unknown> {
   /** Asks a source for its next step (after the consumer took the previous one: M3). */
   pull(slot: Slot<T>): void {
     if (slot.finished) return;
-    let step: Promise<IteratorResult<unknown, unknown>>;
     try {
-      step = slot.iterator.next();
+      slot.iterator.next().then(slot.onValue, slot.onError);
     } catch (error) {
-      // A hand-written iterator whose next() throws synchronously fails like a rejection.
+      // A hand-written iterator whose next() throws synchronously, or returns no promise,
+      // fails like a rejection.
       this.settled(slot, Step.Error, error);
-      return;
     }
-    step.then(slot.onValue, slot.onError);
   }
 
   /** @internal A source's step settled. */
