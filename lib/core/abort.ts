@@ -139,6 +139,7 @@ export class RunAbort {
   /** Executing calls. Invariant: a scope is here from its first tool step until its outcome. */
   readonly running = new Set<CallScope>();
   #cause: AbortCause | undefined;
+  #attached = false;
   readonly #onStop: () => void;
 
   /** @param onStop - called once when the run aborts or the consumer leaves, after every call's signal aborted. */
@@ -148,7 +149,17 @@ export class RunAbort {
     // Concurrent afterToolCall hooks each wait on this internal signal (one listener per
     // waiting hook, removed when it settles): legitimate, so no MaxListenersExceededWarning.
     setMaxListeners(0, this.#controller.signal);
-    if (caller === undefined) return;
+  }
+
+  /**
+   * Starts listening to the caller's signal (or aborts at once if it already has). Called
+   * on the run's first `next()`, not when `runTools` is called: a run that is never
+   * iterated, or closed before its first `next()`, never holds the signal (A6).
+   */
+  attach(): void {
+    const caller = this.#caller;
+    if (caller === undefined || this.#attached) return;
+    this.#attached = true;
     if (caller.aborted) this.abort('run', caller.reason);
     else caller.addEventListener('abort', this.#onCallerAbort, { once: true });
   }

@@ -75,6 +75,7 @@ async function* runLoop(run: RunState, scheduler: Scheduler): AsyncGenerator<Too
   const { engine, outbox } = scheduler;
   let completed = false;
   try {
+    run.abort.attach();
     for (;;) {
       // Hand every pending event to the consumer; a Slot marks a tool to pull once the
       // update before it has been taken (one step ahead of the consumer).

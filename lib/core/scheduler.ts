@@ -104,19 +104,21 @@ export class Scheduler {
   #preparing: CallState | undefined;
   /** An exclusive call handed out and not ended: nothing after it is handed out (S3). */
   #exclusive: CallState | undefined;
-  /** The async iterable of calls, while it may still deliver (S4). */
+  /** The async iterable of calls, until its iterator is made on the first read. */
+  #source: AsyncIterable<ToolCall> | undefined;
+  /** The async iterator of calls, while it may still deliver (S4). */
   #input: AsyncIterator<ToolCall, unknown, undefined> | undefined;
   #reading = false;
 
   constructor(run: RunState, calls: readonly ToolCall[] | AsyncIterable<ToolCall>) {
     this.#run = run;
     if (Array.isArray(calls)) run.received = calls as ToolCall[];
-    else this.#input = (calls as AsyncIterable<ToolCall>)[Symbol.asyncIterator]();
+    else this.#source = calls as AsyncIterable<ToolCall>;
   }
 
   /** True once every call has been answered and no more can arrive. */
   get finished(): boolean {
-    return this.#active === 0 && this.#input === undefined && this.#next === this.#run.received.length;
+    return this.#active === 0 && this.#input === undefined && this.#source === undefined && this.#next === this.#run.received.length;
   }
 
   /** Hands out calls while the rules allow. Call when the outbox is empty. */
@@ -318,6 +320,18 @@ export class Scheduler {
   }
 
   #readInput(): void {
+    if (this.#source !== undefined) {
+      // The iterator is made on the first read, so a run never iterated opens no stream.
+      const source = this.#source;
+      this.#source = undefined;
+      try {
+        this.#input = source[Symbol.asyncIterator]();
+      } catch (error) {
+        this.#input = undefined;
+        this.inputError = { error };
+        return;
+      }
+    }
     const input = this.#input;
     if (input === undefined || this.#reading) return;
     this.#reading = true;
@@ -328,6 +342,7 @@ export class Scheduler {
   }
 
   #stopInput(): void {
+    this.#source = undefined;
     const input = this.#input;
     if (input === undefined) return;
     this.#input = undefined;
