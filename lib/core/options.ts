@@ -60,8 +60,12 @@ export interface RunToolsOptions {
    */
   abortGraceMs?: number;
   /**
-   * Longest text of one result, in characters (UTF-16 code units). Longer text keeps its head
-   * and tail around a marker that states the original size (case C20).
+   * Longest text of one result, in characters (UTF-16 code units), counted over all its text
+   * blocks together and over every kind of result: a tool's output, an error text, a hook's
+   * override, a block reason. A longer result keeps the first ¾ and the last ¼ of its text
+   * around one marker, `[truncated: <original> chars, <cut> cut; showing <max>]`; text blocks
+   * wholly inside the cut are dropped, image blocks kept (case C20). Applied when the call
+   * completes, after `afterToolCall`: the hook sees the tool's own result.
    * @default 100_000
    */
   maxResultChars?: number;

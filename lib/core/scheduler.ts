@@ -30,7 +30,7 @@
 import { CallScope, type AbortCause } from './abort.ts';
 import type { ToolEvent } from './events.ts';
 import type { RunState } from './run-state.ts';
-import { executedAbandoned, executedFromReturn, executedFromThrow, isPromiseLike, startExecution } from './stages/execute.ts';
+import { boundResult, executedAbandoned, executedFromReturn, executedFromThrow, isPromiseLike, startExecution } from './stages/execute.ts';
 import { finalizeExecutedToolCall } from './stages/finalize.ts';
 import { errorText, finalizedText, type Executed, type Finalized, type Prepared } from './stages/outcome.ts';
 import { notRunText, prepareToolCall } from './stages/prepare.ts';
@@ -163,7 +163,7 @@ export class Scheduler {
         this.outbox.push(record.slot!);
         return;
       case Step.Done:
-        this.#executed(state, executedFromReturn(state.scope!, call.name, record.value, this.#run.maxResultChars, state.stoppedBy));
+        this.#executed(state, executedFromReturn(state.scope!, call.name, record.value, state.stoppedBy));
         return;
       default:
         this.#executed(state, executedFromThrow(state.scope!, call.name, record.value, state.stoppedBy));
@@ -263,7 +263,7 @@ export class Scheduler {
     state.scope = scope;
     run.abort.running.add(scope);
     if (run.options.onInProgressChange !== undefined) run.setInProgress(state.call.id, true);
-    const started = startExecution(prepared, scope, run.maxResultChars);
+    const started = startExecution(prepared, scope);
     if (started.kind === 'ended') this.#executed(state, started.executed);
     else state.slot = this.engine.add(state, started.iterator);
   }
@@ -298,6 +298,8 @@ export class Scheduler {
     if (this.#preparing === state) this.#preparing = undefined;
     if (this.#exclusive === state) this.#exclusive = undefined;
     run.markEnded(state.index);
+    // One bound over the whole text of every result, errors and hook overrides included (C20).
+    finalized.result = boundResult(finalized.result, run.maxResultChars);
     if (finalized.result.terminate === true && !finalized.isError) this.terminating++;
     this.outbox.push(toolExecutionEndEvent(finalized));
     this.#order.push(state.index, createToolResultMessage(finalized));

@@ -381,7 +381,7 @@ export function scenarioArbitrary(focus: Focus = 'any'): fc.Arbitrary<Scenario> 
         maxConcurrency: fc.constantFrom<number | undefined>(undefined, 1, 2, 3, 5, 16, Infinity),
         timeoutMs: weighted<number | undefined>([3, fc.constant(undefined)], [1, fc.integer({ min: 0, max: 200 })]),
         abortGraceMs: weighted<number | undefined>([2, fc.constant(undefined)], [1, fc.constant(0)], [2, fc.integer({ min: 1, max: 150 })]),
-        maxResultChars: weighted<number | undefined>([3, fc.constant(undefined)], [1, fc.integer({ min: 0, max: 60 })]),
+        maxResultChars: weighted<number | undefined>([3, fc.constant(undefined)], [1, fc.integer({ min: 0, max: 60 })], [1, fc.integer({ min: 61, max: 400 })]),
         before: weighted<BeforeHook[] | undefined>([1, fc.constant(undefined)], [1, fc.array(beforeArb, { minLength: 1, maxLength: 8 })]),
         after: weighted<AfterHook[] | undefined>([1, fc.constant(undefined)], [1, fc.array(afterArb, { minLength: 1, maxLength: 8 })]),
         progressListener: fc.boolean(),
@@ -1003,11 +1003,11 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
       if (end.outcome === 'not_run') {
         check(log.bodyStart === undefined, () => `A2: call ${i} is not_run but its body ran — ${why()}`);
         check(stoppedBeforeEnd, () => `call ${i} not_run without an abort — ${why()}`);
-        check(text.startsWith('Not run:'), () => `A2: not-run text: ${why()}`);
+        check(fits(text, sc.maxResultChars, (t) => t.startsWith('Not run:')), () => `A2: not-run text: ${why()}`);
         continue;
       }
       if (!verdict.ok) {
-        check(end.outcome === 'rejected' && verdict.pattern.test(text), () => `P5: ${why()} — expected ${String(verdict.pattern)}`);
+        check(end.outcome === 'rejected' && fits(text, sc.maxResultChars, (t) => verdict.pattern.test(t)), () => `P5: ${why()} — expected ${String(verdict.pattern)}`);
         continue;
       }
       // The before hook decided.
@@ -1015,8 +1015,8 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
         check(log.bodyStart === undefined, () => `beforeToolCall ${before.kind} but the body ran — ${why()}`);
         check(before.kind !== 'abortRun', () => `abortRun hook: call must be not_run — ${why()}`);
         check(end.outcome === 'rejected', () => `beforeToolCall ${before.kind}: ${why()}`);
-        if (before.kind === 'block') check(before.reason ? text === `blocked-${i}` : /blocked/.test(text), why);
-        else check(text.startsWith(`Tool call "t${i}" was not run: beforeToolCall failed: `) && text.includes(before.kind === 'throwSync' && before.value === 'string' ? `bstr-${i}` : `bboom-${i}`), why);
+        if (before.kind === 'block') check(fits(text, sc.maxResultChars, (t) => (before.reason ? t === `blocked-${i}` : /blocked/.test(t))), why);
+        else check(fits(text, sc.maxResultChars, (t) => t.startsWith(`Tool call "t${i}" was not run: beforeToolCall failed: `) && t.includes(before.kind === 'throwSync' && before.value === 'string' ? `bstr-${i}` : `bboom-${i}`)), why);
         continue;
       }
       check(log.bodyStart !== undefined, () => `call ${i} passed prepare but ended ${end.outcome} without running — ${why()}`);
@@ -1184,7 +1184,7 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
         if (afterCalled && stoppedBeforeEnd) candidates.push(base);
       }
       check(
-        candidates.some((cand) => cand.outcome === outcome && cand.text(text)),
+        candidates.some((cand) => cand.outcome === outcome && fits(text, sc.maxResultChars, cand.text)),
         () => `outcome: ${why()} — allowed ${JSON.stringify(candidates.map((x) => x.outcome))} (abort at ${abortAt}, causes ${causes.join('+')}, grace ${grace})`,
       );
       if (outcome === 'abandoned' && c.shape === 'generator' && settled === undefined) {
@@ -1462,10 +1462,25 @@ const SCHEMAS = {
   jsonOptional: { type: 'object', properties: { n: { type: 'number' } } },
 } as const;
 
+const TRUNCATED = /\n?\[truncated: (\d+) chars, (\d+) cut; showing (\d+)\]\n?/;
+
+/**
+ * C20: `test` holds for the result text `t`, or `t` is a whole result bounded to `max`: one
+ * marker stating the original size and the cut, and exactly `max` characters kept around it.
+ * (Every result is bounded, error texts too; which text was cut is checked by `test`
+ * when it is short enough to survive, and by spec/cases/C20 precisely.)
+ */
+function fits(t: string, max: number | undefined, test: (t: string) => boolean): boolean {
+  if (test(t)) return true;
+  const m = TRUNCATED.exec(t);
+  if (m === null || max === undefined) return false;
+  return Number(m[3]) === max && Number(m[1]) - Number(m[2]) === max && t.length - m[0].length === max;
+}
+
 /** `actual` is `expected`, or `expected` bounded to `max` chars around the truncation marker (C20). */
 function boundedEquals(actual: string, expected: string, max: number): boolean {
   if (expected.length <= max) return actual === expected;
-  const marker = `[truncated: ${expected.length} chars; showing ${max}]`;
+  const marker = `[truncated: ${expected.length} chars, ${expected.length - max} cut; showing ${max}]`;
   const at = actual.indexOf(marker);
   if (at < 0) return false;
   const head = actual.slice(0, at).replace(/\n$/, '');

@@ -9,7 +9,7 @@
  * @module
  */
 import type { AbortCause, CallScope } from '../abort.ts';
-import { textContent, type ToolContext } from '../tool.ts';
+import { textContent, type ContentBlock, type ToolContext } from '../tool.ts';
 import { readToolOutput } from './foreign.ts';
 import { errorText, type Executed, type Prepared } from './outcome.ts';
 
@@ -23,7 +23,7 @@ export type Started =
  * call's own. A synchronous throw or value ends the call at once (P4); a promise becomes a
  * one-step iterator; an async generator is returned as it is.
  */
-export function startExecution(prepared: Prepared, scope: CallScope, maxResultChars: number): Started {
+export function startExecution(prepared: Prepared, scope: CallScope): Started {
   const { call, tool } = prepared;
   let output: unknown;
   try {
@@ -33,11 +33,12 @@ export function startExecution(prepared: Prepared, scope: CallScope, maxResultCh
   }
   if (isAsyncIterator(output)) return { kind: 'steps', iterator: output };
   if (isPromiseLike(output)) return { kind: 'steps', iterator: new OneStep(output) };
-  return { kind: 'ended', executed: executedFromReturn(scope, call.name, output, maxResultChars) };
+  return { kind: 'ended', executed: executedFromReturn(scope, call.name, output) };
 }
 
 /**
- * The outcome of a tool that returned `value`, its text bounded. A success — unless its
+ * The outcome of a tool that returned `value` (its text is bounded later, with every
+ * result's, when the call completes). A success — unless its
  * signal had aborted before it returned (`stoppedBy`: the run's abort or its timeout): then
  * it is `interrupted` or `timed_out` (A2, A4), and what the tool returned (a killed
  * command's output, say) follows a first text block that says so.
@@ -46,12 +47,11 @@ export function executedFromReturn(
   scope: CallScope,
   toolName: string,
   value: unknown,
-  maxResultChars: number,
   stoppedBy: AbortCause | undefined = scope.cause,
 ): Executed {
   const read = readToolOutput(value);
   if (!read.ok) return errorExecuted('error', `Tool "${toolName}" returned a result toolrun cannot use: ${read.problem}.`);
-  const result = boundResult(read.value, maxResultChars);
+  const result = read.value;
   if (stoppedBy === undefined) return { result, isError: false, outcome: 'ok' };
   const notice =
     stoppedBy === 'timeout'
@@ -99,23 +99,41 @@ function errorExecuted(outcome: Executed['outcome'], text: string): Executed {
 }
 
 /**
- * Bounds each text block to `maxChars` characters, keeping its head (¾) and tail (¼) around
- * a marker that states the original size (case C20).
+ * Bounds the text of a whole result — every text block together — to `maxChars`
+ * characters (case C20): the first ¾ and the last ¼ of the text are kept, in their blocks,
+ * around one marker that says how much was cut; text blocks wholly inside the cut are
+ * dropped, other blocks (images) are kept. A result within the bound is returned as is
+ * (no copy).
  */
-export function boundResult<R extends { content: { type: string }[] }>(result: R, maxChars: number): R {
-  if (!result.content.some((block) => block.type === 'text' && ((block as unknown as { text: unknown }).text as string)?.length > maxChars)) return result;
-  let changed = false;
-  const content = result.content.map((block) => {
-    if (block.type !== 'text') return block;
-    const text = (block as unknown as { text: unknown }).text;
-    if (typeof text !== 'string' || text.length <= maxChars) return block;
-    changed = true;
-    const tail = Math.floor(maxChars / 4);
-    const head = maxChars - tail;
-    const marker = `\n[truncated: ${text.length} chars; showing ${maxChars}]\n`;
-    return { ...block, text: text.slice(0, head) + marker + text.slice(text.length - tail) };
-  });
-  return changed ? { ...result, content } : result;
+export function boundResult<R extends { content: ContentBlock[] }>(result: R, maxChars: number): R {
+  const content = result.content;
+  let total = 0;
+  for (let i = 0; i < content.length; i++) {
+    const block = content[i]!;
+    if (block.type === 'text') total += block.text.length;
+  }
+  if (total <= maxChars) return result;
+  const tail = Math.floor(maxChars / 4);
+  const cutFrom = maxChars - tail;
+  const cutTo = total - tail;
+  const marker = `\n[truncated: ${total} chars, ${total - maxChars} cut; showing ${maxChars}]\n`;
+  const kept: ContentBlock[] = [];
+  let start = 0;
+  for (const block of content) {
+    if (block.type !== 'text') {
+      kept.push(block);
+      continue;
+    }
+    const end = start + block.text.length;
+    let text = start < cutFrom ? block.text.slice(0, Math.min(end, cutFrom) - start) : '';
+    // The marker goes where the cut starts: in the block holding position `cutFrom`.
+    const markerHere = start <= cutFrom && cutFrom < end;
+    if (markerHere) text += marker;
+    if (end > cutTo) text += block.text.slice(Math.max(start, cutTo) - start);
+    if (text !== '') kept.push({ type: 'text', text });
+    start = end;
+  }
+  return { ...result, content: kept };
 }
 
 /** The `ToolContext` a tool receives; `signal` is made when the tool first reads it. */
