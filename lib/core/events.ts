@@ -79,6 +79,12 @@ export interface ToolBatch {
   messages: ToolResultMessage[];
   /** True only when every result asked to terminate and none is an error (contract O6). */
   terminate: boolean;
-  /** True when the run's signal aborted before every call had ended. */
+  /**
+   * True when the run's signal changed at least one outcome: a call ended `not_run`,
+   * `interrupted` or `abandoned` because of it, or an `afterToolCall` still waiting when it
+   * aborted had its overrides dropped. False when the signal aborted only after every call
+   * had its outcome (the results are what they would have been without the abort), and
+   * false when only timeouts stopped calls.
+   */
   aborted: boolean;
 }

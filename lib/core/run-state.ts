@@ -32,6 +32,12 @@ export class RunState {
   /** The calls, in call order: the caller's array, or those received so far from a stream. */
   received: ToolCall[] = [];
   firstUnended = 0;
+  /**
+   * True once the run's signal changed an outcome: a call not run, interrupted or abandoned
+   * because of it, or an `afterToolCall` whose answer was dropped because of it. Only ever
+   * goes from false to true. What `ToolBatch.aborted` reports.
+   */
+  abortChangedOutcome = false;
   readonly #ended: boolean[] = [];
   /** Called once when the run stops (abort or consumer exit), to wake the run loop. */
   onStop: () => void = () => {};

@@ -103,7 +103,7 @@ async function* runLoop(run: RunState, scheduler: Scheduler): AsyncGenerator<Too
     return {
       messages: scheduler.messages,
       terminate: scheduler.messages.length > 0 && scheduler.terminating === scheduler.messages.length,
-      aborted: run.abort.cause === 'run',
+      aborted: run.abortChangedOutcome,
     };
   } finally {
     if (!completed) {

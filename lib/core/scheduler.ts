@@ -301,6 +301,10 @@ export class Scheduler {
     // One bound over the whole text of every result, errors and hook overrides included (C20).
     finalized.result = boundResult(finalized.result, run.maxResultChars);
     if (finalized.result.terminate === true && !finalized.isError) this.terminating++;
+    // ToolBatch.aborted: the run's abort decided this outcome (see docs/decisions.md).
+    if (run.abort.cause === 'run' && (finalized.outcome === 'not_run' || finalized.outcome === 'interrupted' || finalized.outcome === 'abandoned')) {
+      run.abortChangedOutcome = true;
+    }
     this.outbox.push(toolExecutionEndEvent(finalized));
     this.#order.push(state.index, createToolResultMessage(finalized));
     for (let message = this.#order.shift(); message !== undefined; message = this.#order.shift()) {

@@ -42,7 +42,12 @@ export function finalizeExecutedToolCall(run: RunState, prepared: Prepared, exec
   if (!isPromiseLike(answer)) return override(base, answer);
   return abortable(run.abort.signal, Promise.resolve(answer)).then(
     (a) => override(base, a),
-    (error: unknown) => (run.stopped ? base : hookFailed(base, error)),
+    (error: unknown) => {
+      if (!run.stopped) return hookFailed(base, error);
+      // The hook was cut short by the stop: its overrides are dropped, so the abort changed this outcome.
+      if (run.abort.cause === 'run') run.abortChangedOutcome = true;
+      return base;
+    },
   );
 }
 
