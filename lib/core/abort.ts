@@ -14,7 +14,7 @@
 import { setMaxListeners } from 'node:events';
 
 /** Longest delay a Node timer honours, in ms; a longer limit (or `Infinity`) means none. */
-const MAX_TIMER_MS = 2_147_483_647;
+export const MAX_TIMER_MS = 2_147_483_647;
 
 /** Why a call's signal aborted. */
 export type AbortCause = 'run' | 'timeout' | 'consumer';

@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { consumerExitReason } from './abort.ts';
+import { consumerExitReason, MAX_TIMER_MS } from './abort.ts';
 import type { ToolBatch, ToolEvent } from './events.ts';
 import type { RunToolsOptions } from './options.ts';
 import { checkRunToolsArguments, RunState } from './run-state.ts';
@@ -106,12 +106,33 @@ async function* runLoop(run: RunState, scheduler: Scheduler): AsyncGenerator<Too
       aborted: run.abortChangedOutcome,
     };
   } finally {
-    if (!completed) {
-      // The consumer left (break, throw, return()): stop every tool, then let go of every
-      // generator without awaiting it (A5, M5).
-      run.abort.abort('consumer', consumerExitReason());
-      scheduler.close();
-    }
     run.dispose();
+    if (!completed) {
+      // The consumer left (break, throw, return()): abort every tool, call every generator's
+      // return(), and wait for their cleanup (`finally` blocks) — but never longer than the
+      // grace period: a generator parked in an await that ignores its signal cannot be
+      // unwound, and must not hang the consumer's break (A5, M5).
+      run.abort.abort('consumer', consumerExitReason());
+      const cleanups = scheduler.close();
+      if (cleanups.length > 0) await waitAtMost(Promise.all(cleanups), run.abortGraceMs);
+    }
+  }
+}
+
+/** Waits for `promise` (which never rejects), or `ms` milliseconds, whichever comes first; the timer is cleared either way. */
+async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  if (ms <= 0) return;
+  if (ms > MAX_TIMER_MS) {
+    await promise;
+    return;
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const elapsed = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    await Promise.race([promise, elapsed]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -170,10 +170,14 @@ export class Scheduler {
     }
   }
 
-  /** The consumer left: stop every running tool, let go of every source (A5). */
-  close(): void {
+  /**
+   * The consumer left: stop reading calls, let go of every running tool. Returns the
+   * settling of each tool's `return()`, for the run loop to wait on for at most the grace
+   * period (A5).
+   */
+  close(): Promise<unknown>[] {
     this.#stopInput();
-    this.engine.close();
+    return this.engine.close();
   }
 
   #note(state: CallState | undefined, note: Note): void {

@@ -152,15 +152,24 @@ class CallContext implements ToolContext {
 
 /** A promise seen as an iterator with one step: its value is the return value. */
 class OneStep implements AsyncIterator<unknown, unknown, undefined> {
-  #promise: PromiseLike<unknown> | undefined;
+  readonly #promise: PromiseLike<unknown>;
+  #taken = false;
   constructor(promise: PromiseLike<unknown>) {
     this.#promise = promise;
   }
   next(): Promise<IteratorResult<unknown, unknown>> {
-    const promise = this.#promise;
-    this.#promise = undefined;
-    return promise === undefined ? Promise.resolve({ done: true, value: undefined }) : Promise.resolve(promise).then(asReturn);
+    if (this.#taken) return Promise.resolve({ done: true, value: undefined });
+    this.#taken = true;
+    return Promise.resolve(this.#promise).then(asReturn);
   }
+  /** Settles when the tool's promise settles: its own cleanup has run by then (A5). */
+  return(): Promise<IteratorResult<unknown, unknown>> {
+    return Promise.resolve(this.#promise).then(asDone, asDone);
+  }
+}
+
+function asDone(): IteratorResult<unknown, unknown> {
+  return { done: true, value: undefined };
 }
 
 function asReturn(value: unknown): IteratorResult<unknown, unknown> {

@@ -191,17 +191,24 @@ export class MergeEngine<T = unknown> {
     closeWithoutWaiting(slot.iterator);
   }
 
-  /** Lets go of every active source and drops whatever comes later. */
-  close(): void {
+  /**
+   * Lets go of every active source and drops whatever comes later. Returns the settling of
+   * each source's `return()` (never rejecting): the owner may wait on them for a while (A5)
+   * or not at all (M5).
+   */
+  close(): Promise<unknown>[] {
     this.#closed = true;
+    const returns: Promise<unknown>[] = [];
     for (const slot of this.active) {
       slot.finished = true;
-      closeWithoutWaiting(slot.iterator);
+      const settled = closeWithoutWaiting(slot.iterator);
+      if (settled !== undefined) returns.push(settled);
     }
     this.active.clear();
     this.#queue.length = 0;
     this.#head = 0;
     this.notify();
+    return returns;
   }
 
   #finish(slot: Slot<T>): void {
@@ -369,16 +376,20 @@ function toIterator(source: Source<unknown, unknown>): AsyncIterator<unknown, un
  * Calls `return()` without awaiting it. Awaiting would hang when the source is parked in an
  * `await` that never settles: its `return()` is queued behind that pending step. Its
  * rejection, if any, is swallowed on purpose: the consumer already left or failed.
+ *
+ * @returns a promise that fulfils (never rejects) once `return()` settled, for an owner that
+ *   wants to wait a bounded time (runTools, A5); `undefined` when there is nothing to wait for.
  */
-export function closeWithoutWaiting(iterator: { return?: (...args: never[]) => unknown }): void {
+export function closeWithoutWaiting(iterator: { return?: (...args: never[]) => unknown }): Promise<unknown> | undefined {
   try {
     const r = iterator.return?.();
     if (r !== undefined && r !== null && typeof (r as Promise<unknown>).then === 'function') {
-      (r as Promise<unknown>).then(undefined, ignore);
+      return Promise.resolve(r as Promise<unknown>).then(undefined, ignore);
     }
   } catch {
     // A synchronous throw from return() is as uninteresting here as a rejection.
   }
+  return undefined;
 }
 
 function ignore(): void {}
