@@ -183,14 +183,26 @@ export type Step =
 
 /** How a tool's script ends. */
 export type Ending =
-  | { kind: 'return'; value: 'text' | 'json' | 'content' | 'terminate' | 'undefined' | 'long' }
-  | { kind: 'throw'; value: 'error' | 'string' | 'object' | 'ownAbortError' }
+  | { kind: 'return'; value: 'text' | 'json' | 'content' | 'terminate' | 'undefined' | 'long' | PoisonReturn }
+  | { kind: 'throw'; value: 'error' | 'string' | 'object' | 'ownAbortError' | PoisonThrow }
   /** Waits for its signal, then throws the reason. */
   | { kind: 'hangHonour' }
   /** Waits for its signal, then returns normally (a success, by the documented decision). */
   | { kind: 'hangHonourReturn' }
   /** Never settles, ignores its signal. */
   | { kind: 'hangIgnore' };
+
+/**
+ * Poisoned results (issue 12, P4): a `content` array holding `null`, a throwing `content`
+ * getter, a revoked Proxy, an object whose `toJSON` and `toString` both throw. Only a
+ * synchronous `execute` returns them as they are (an async one resolving a revoked Proxy
+ * rejects), so the generator gives them to sync tools only.
+ */
+export type PoisonReturn = 'poisonNullBlock' | 'poisonGetter' | 'poisonRevoked' | 'poisonUnprintable';
+/** Poisoned thrown values: a revoked Proxy, an Error whose `name` and `message` getters throw. */
+export type PoisonThrow = 'poisonRevoked' | 'poisonGetters';
+
+const isPoisonReturn = (e: Ending): boolean => e.kind === 'return' && e.value.startsWith('poison');
 
 /** The model's own mistakes in the arguments, and the good shapes. */
 export type ArgsShape =
@@ -213,7 +225,8 @@ export interface CallSpec {
   known: boolean;
   emptyName: boolean;
   args: ArgsShape;
-  schema: 'valibot' | 'json' | 'jsonOptional';
+  /** `throwing`: a valibot schema whose transform throws on every well-formed input (issue 12). */
+  schema: 'valibot' | 'json' | 'jsonOptional' | 'throwing';
   /** `executionMode: 'sequential'` on the call's tool (contract S3). */
   exclusive: boolean;
   /** The tool's own `timeoutMs`. */
@@ -232,7 +245,9 @@ export type BeforeHook =
   | { kind: 'block'; reason: boolean }
   | { kind: 'throwSync'; value: 'error' | 'string' }
   | { kind: 'throwLater'; ms: number }
-  | { kind: 'abortRun' };
+  | { kind: 'abortRun' }
+  /** Returns synchronously an object whose `block` getter throws. */
+  | { kind: 'poisonAnswer' };
 
 export type AfterHook =
   | { kind: 'pass' }
@@ -240,7 +255,9 @@ export type AfterHook =
   | { kind: 'override' }
   | { kind: 'markError' }
   | { kind: 'throwSync' }
-  | { kind: 'throwLater'; ms: number };
+  | { kind: 'throwLater'; ms: number }
+  /** Returns synchronously an object whose `content` getter throws. */
+  | { kind: 'poisonAnswer' };
 
 export interface Scenario {
   calls: CallSpec[];
@@ -266,7 +283,7 @@ export interface Scenario {
     reason: 'error' | 'string' | 'default';
   };
   consumer: {
-    /** Stop after receiving this many events (0-based index of the last one read). */
+    /** Stop after receiving this many events (0-based index of the last one read); -1: before the first next(). */
     stopAt: number | undefined;
     how: 'break' | 'throw' | 'return' | 'throwInto';
     /** What the consumer does per event (cycled): 0 nothing, -1 a few microtasks, >0 a timer. */
@@ -290,6 +307,8 @@ const stepArb: fc.Arbitrary<Step> = weighted<Step>(
 const endingArb: fc.Arbitrary<Ending> = weighted<Ending>(
   [6, fc.record({ kind: fc.constant('return' as const), value: fc.constantFrom('text', 'json', 'content', 'terminate', 'undefined', 'long') })],
   [3, fc.record({ kind: fc.constant('throw' as const), value: fc.constantFrom('error', 'string', 'object', 'ownAbortError') })],
+  [1, fc.record({ kind: fc.constant('return' as const), value: fc.constantFrom<PoisonReturn>('poisonNullBlock', 'poisonGetter', 'poisonRevoked', 'poisonUnprintable') })],
+  [1, fc.record({ kind: fc.constant('throw' as const), value: fc.constantFrom<PoisonThrow>('poisonRevoked', 'poisonGetters') })],
   [1, fc.constant({ kind: 'hangHonour' as const })],
   [1, fc.constant({ kind: 'hangHonourReturn' as const })],
   [1, fc.constant({ kind: 'hangIgnore' as const })],
@@ -307,7 +326,7 @@ function callArb(): fc.Arbitrary<Omit<CallSpec, 'id'>> {
       known: weighted([30, fc.constant(true)], [1, fc.constant(false)]),
       emptyName: fc.boolean(),
       args: argsArb,
-      schema: fc.constantFrom<CallSpec['schema']>('valibot', 'json', 'jsonOptional'),
+      schema: weighted<CallSpec['schema']>([6, fc.constantFrom<CallSpec['schema']>('valibot', 'json', 'jsonOptional')], [1, fc.constant('throwing')]),
       exclusive: weighted([8, fc.constant(false)], [1, fc.constant(true)]),
       timeoutMs: weighted<number | undefined>([4, fc.constant(undefined)], [1, fc.integer({ min: 1, max: 150 })]),
       shape: weighted<CallSpec['shape']>([5, fc.constant('generator')], [3, fc.constant('async')], [1, fc.constant('sync')]),
@@ -321,6 +340,8 @@ function callArb(): fc.Arbitrary<Omit<CallSpec, 'id'>> {
         const ending: Ending = c.ending.kind === 'return' || c.ending.kind === 'throw' ? c.ending : { kind: 'throw', value: 'error' };
         return { ...c, steps: [], ending };
       }
+      // A poisoned result reaches toolrun as it is only from a sync execute.
+      if (isPoisonReturn(c.ending)) c = { ...c, ending: { kind: 'throw', value: 'poisonRevoked' } };
       if (c.shape === 'async') return { ...c, steps: c.steps.filter((s) => s.kind !== 'yield') };
       // At most 20 progress values per tool.
       let yields = 0;
@@ -336,6 +357,7 @@ const beforeArb: fc.Arbitrary<BeforeHook> = weighted<BeforeHook>(
   [1, fc.record({ kind: fc.constant('throwSync' as const), value: fc.constantFrom<'error' | 'string'>('error', 'string') })],
   [1, fc.record({ kind: fc.constant('throwLater' as const), ms: fc.integer({ min: 0, max: 30 }) })],
   [1, fc.constant({ kind: 'abortRun' as const })],
+  [1, fc.constant({ kind: 'poisonAnswer' as const })],
 );
 
 const afterArb: fc.Arbitrary<AfterHook> = weighted<AfterHook>(
@@ -345,6 +367,7 @@ const afterArb: fc.Arbitrary<AfterHook> = weighted<AfterHook>(
   [1, fc.constant({ kind: 'markError' as const })],
   [1, fc.constant({ kind: 'throwSync' as const })],
   [1, fc.record({ kind: fc.constant('throwLater' as const), ms: fc.integer({ min: 0, max: 30 }) })],
+  [1, fc.constant({ kind: 'poisonAnswer' as const })],
 );
 
 /** Unique ids (`c0`, `c1`…) most of the time; otherwise empty and repeated ids (pairing is by position). */
@@ -364,7 +387,7 @@ export type Focus = 'any' | 'reads-all' | 'leaves-early';
 const stopAtArb: Record<Focus, fc.Arbitrary<number | undefined>> = {
   any: weighted<number | undefined>([3, fc.constant(undefined)], [1, fc.integer({ min: 0, max: 40 })]),
   'reads-all': fc.constant(undefined),
-  'leaves-early': fc.integer({ min: 0, max: 30 }),
+  'leaves-early': weighted<number>([10, fc.integer({ min: 0, max: 30 })], [1, fc.constant(-1)]),
 };
 
 /** Every random scenario of the property (1–40 calls). */
@@ -501,10 +524,40 @@ function returnValue(i: number, value: Extract<Ending, { kind: 'return' }>['valu
       return undefined;
     case 'long':
       return `head-${i}-${'x'.repeat(150)}-tail-${i}`;
+    case 'poisonNullBlock':
+      return { content: [null] };
+    case 'poisonGetter':
+      return {
+        get content(): never {
+          throw new Error(`getter-${i}`);
+        },
+      };
+    case 'poisonRevoked':
+      return revokedProxy();
+    case 'poisonUnprintable':
+      return unprintable(i);
   }
 }
 
+function revokedProxy(): object {
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  return proxy;
+}
+
+function unprintable(i: number): object {
+  return {
+    toJSON(): never {
+      throw new Error(`toJSON-${i}`);
+    },
+    toString(): never {
+      throw new Error(`toString-${i}`);
+    },
+  };
+}
+
 function expectedReturnText(i: number, value: Extract<Ending, { kind: 'return' }>['value']): string {
+  if (value.startsWith('poison')) return `Tool "t${i}" returned a result toolrun cannot use: `;
   const out = returnValue(i, value);
   if (typeof out === 'string') return out;
   if (out === undefined) return '';
@@ -522,12 +575,32 @@ function thrownValue(i: number, value: Extract<Ending, { kind: 'throw' }>['value
       return { code: `obj-${i}` };
     case 'ownAbortError':
       return new DOMException(`own-${i}`, 'AbortError');
+    case 'poisonRevoked':
+      return revokedProxy();
+    case 'poisonGetters': {
+      const error = new Error(`hidden-${i}`);
+      for (const key of ['name', 'message']) {
+        Object.defineProperty(error, key, {
+          get(): never {
+            throw new Error(`${key}-getter-${i}`);
+          },
+        });
+      }
+      return error;
+    }
   }
 }
 
 /** A marker the error text of a thrown value contains. */
 function thrownMarker(i: number, value: Extract<Ending, { kind: 'throw' }>['value']): string {
-  return { error: `boom-${i}`, string: `str-${i}`, object: `obj-${i}`, ownAbortError: `own-${i}` }[value];
+  return {
+    error: `boom-${i}`,
+    string: `str-${i}`,
+    object: `obj-${i}`,
+    ownAbortError: `own-${i}`,
+    poisonRevoked: 'a value that could not be read',
+    poisonGetters: 'an Error whose name or message could not be read',
+  }[value];
 }
 
 /** The raw `arguments` call `i` carries. */
@@ -569,6 +642,7 @@ function verdictOf(i: number, c: CallSpec): Verdict {
     case 'object':
     case 'json':
     case 'double':
+      if (c.schema === 'throwing') return { ok: false, pattern: /^Tool "t\d+" could not validate its arguments: its input schema threw SyntaxError: schema-throws-/ };
       return { ok: true, args: { n: i } };
     case 'empty':
     case 'blank':
@@ -737,6 +811,8 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
     let consumerError: unknown;
     let stopped: Mark | undefined;
     let stopDone = false;
+    /** When the consumer's exit (break, return(), throw()) completed. */
+    let stopDoneMark: Mark | undefined;
     let finished: Mark | undefined;
     const stopError = new Error('consumer stops');
     let maxCallerListeners = 0;
@@ -754,6 +830,25 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
       try {
         const how = sc.consumer.how;
         const stopAt = sc.consumer.stopAt;
+        if (stopAt === -1) {
+          // The consumer leaves before its first next() (issue 12, A6).
+          stopped = mark();
+          if (how === 'break' || how === 'return') {
+            const r = await run.return(undefined as never);
+            check(r.done === true, 'return() before the first next() did not finish the generator');
+          } else {
+            let rethrown: unknown;
+            try {
+              await run.throw(stopError);
+            } catch (error) {
+              rethrown = error;
+            }
+            check(rethrown === stopError, () => `throw() before the first next() did not rethrow the consumer's error: ${String(rethrown)}`);
+          }
+          stopDoneMark = mark();
+          stopDone = true;
+          return;
+        }
         if (stopAt !== undefined && (how === 'break' || how === 'throw')) {
           try {
             for await (const event of run) {
@@ -769,7 +864,10 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
             if (error !== stopError) throw error;
           }
           // (A for-await loop drops the return value: reading to the end uses next() below.)
-          if (stopped !== undefined) stopDone = true;
+          if (stopped !== undefined) {
+            stopDoneMark = mark();
+            stopDone = true;
+          }
           else finished = mark();
           return;
         }
@@ -795,6 +893,7 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
               }
               check(rethrown === stopError, () => `throw() into the run did not rethrow the consumer's error: ${String(rethrown)}`);
             }
+            stopDoneMark = mark();
             stopDone = true;
             return;
           }
@@ -832,6 +931,28 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
     // Nothing after the generator returned (O4), whatever ended it.
     const after = await run.next();
     check(after.done === true && after.value === undefined, () => `O4: the generator yielded after it returned: ${JSON.stringify(after)}`);
+
+    // A6 (issue 12): a run left before its first next() shows nothing and runs nothing.
+    if (sc.consumer.stopAt === -1) {
+      check(received.length === 0, () => `consumer left before the first next() but got ${received.length} events`);
+      check(logs.every((l) => l.bodyStart === undefined && l.beforeCalls.length === 0), 'a tool or hook ran though the consumer left before the first next()');
+      check(maxCallerListeners === 0, 'A6: a listener was put on the caller’s signal by a run never iterated');
+    }
+    // A5: the consumer's exit completes once the tools' cleanups have finished or the grace
+    // period has passed, whichever comes first.
+    if (stopped !== undefined && stopDoneMark !== undefined) {
+      const exit = stopDoneMark;
+      const exitStart = stopped;
+      check(exit.at - exitStart.at <= grace, () => `A5: the consumer's exit took ${exit.at - exitStart.at} ms, grace ${grace}`);
+      for (const [i, log] of logs.entries()) {
+        const returned = log.returnCalled;
+        const cleaned = log.finallyRan;
+        if (grace === 0 || returned === undefined || returned.seq < exitStart.seq || cleaned === undefined) continue;
+        if (cleaned.at < exitStart.at + grace) {
+          check(cleaned.seq < exit.seq, () => `A5: call ${i}'s finally ran at ${cleaned.at}, after the consumer's exit completed at ${exit.at} (exit began at ${exitStart.at}, grace ${grace})`);
+        }
+      }
+    }
 
     // A6: no listener left on the caller's signal, at most one while the run ran.
     check(getEventListeners(controller.signal, 'abort').length === 0, 'A6: a listener was left on the caller’s signal');
@@ -1017,11 +1138,12 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
         continue;
       }
       // The before hook decided.
-      if (before !== undefined && (before.kind === 'block' || before.kind === 'throwSync' || before.kind === 'throwLater' || before.kind === 'abortRun')) {
+      if (before !== undefined && (before.kind === 'block' || before.kind === 'throwSync' || before.kind === 'throwLater' || before.kind === 'abortRun' || before.kind === 'poisonAnswer')) {
         check(log.bodyStart === undefined, () => `beforeToolCall ${before.kind} but the body ran — ${why()}`);
         check(before.kind !== 'abortRun', () => `abortRun hook: call must be not_run — ${why()}`);
         check(end.outcome === 'rejected', () => `beforeToolCall ${before.kind}: ${why()}`);
         if (before.kind === 'block') check(fits(text, sc.maxResultChars, (t) => (before.reason ? t === `blocked-${i}` : /blocked/.test(t))), why);
+        else if (before.kind === 'poisonAnswer') check(fits(text, sc.maxResultChars, (t) => t.startsWith(`Tool call "t${i}" was not run: beforeToolCall failed: reading its answer threw (block-getter-${i})`)), why);
         else check(fits(text, sc.maxResultChars, (t) => t.startsWith(`Tool call "t${i}" was not run: beforeToolCall failed: `) && t.includes(before.kind === 'throwSync' && before.value === 'string' ? `bstr-${i}` : `bboom-${i}`)), why);
         continue;
       }
@@ -1153,12 +1275,13 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
       const ownResult = (t: string): boolean => {
         if (c.ending.kind === 'hangHonourReturn') return boundedEquals(t, `returned-after-abort-${i}`, sc.maxResultChars ?? 100_000);
         if (c.ending.kind !== 'return') return false;
+        if (isPoisonReturn(c.ending)) return t.startsWith(expectedReturnText(i, c.ending.value));
         return boundedEquals(t, expectedReturnText(i, c.ending.value), sc.maxResultChars ?? 100_000);
       };
       const ownError = (t: string): boolean => c.ending.kind === 'throw' && t.includes(thrownMarker(i, c.ending.value));
       if (undisturbed) {
         check(settled !== undefined, () => `call ${i} ended ${outcome} though its tool never settled and nothing aborted it — ${why()}`);
-        if (settled.kind === 'return') bases.push({ outcome: 'ok', text: ownResult });
+        if (settled.kind === 'return') bases.push({ outcome: isPoisonReturn(c.ending) ? 'error' : 'ok', text: ownResult });
         else bases.push({ outcome: 'error', text: ownError });
       }
       if (causes.length > 0) {
@@ -1211,6 +1334,8 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
       case 'throwSync':
       case 'throwLater':
         return { outcome: 'error', text: (t) => t === `Tool "t${i}" ran, but afterToolCall failed: aboom-${i}` };
+      case 'poisonAnswer':
+        return { outcome: 'error', text: (t) => t === `Tool "t${i}" ran, but afterToolCall failed: reading its answer threw (content-getter-${i})` };
     }
   }
 
@@ -1420,6 +1545,13 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
         settled();
         abortRun();
         return;
+      case 'poisonAnswer':
+        settled();
+        return Object.defineProperty({}, 'block', {
+          get(): never {
+            throw new Error(`block-getter-${i}`);
+          },
+        }) as BeforeToolCallResult;
     }
   }
 
@@ -1457,6 +1589,13 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
             reject(new Error(`aboom-${i}`));
           }, spec.ms),
         );
+      case 'poisonAnswer':
+        settled();
+        return Object.defineProperty({}, 'content', {
+          get(): never {
+            throw new Error(`content-getter-${i}`);
+          },
+        }) as AfterToolCallResult;
     }
   }
 }
@@ -1466,6 +1605,13 @@ const SCHEMAS = {
   valibot: v.object({ n: v.number() }),
   json: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
   jsonOptional: { type: 'object', properties: { n: { type: 'number' } } },
+  // A transform that throws on every well-formed input, as `JSON.parse` of a bad string would.
+  throwing: v.pipe(
+    v.object({ n: v.number() }),
+    v.transform((value): never => {
+      throw new SyntaxError(`schema-throws-${value.n}`);
+    }),
+  ),
 } as const;
 
 const TRUNCATED = /\n?\[truncated: (\d+) chars, (\d+) cut; showing (\d+)\]\n?/;

@@ -50,8 +50,8 @@ export function executedFromReturn(
   stoppedBy: AbortCause | undefined = scope.cause,
 ): Executed {
   const read = readToolOutput(value);
-  if (!read.ok) return errorExecuted('error', `Tool "${toolName}" returned a result toolrun cannot use: ${read.problem}.`);
-  const result = read.value;
+  if (!read.ok && stoppedBy === undefined) return errorExecuted('error', unusableResultText(toolName, read.problem));
+  const result = read.ok ? read.value : { content: textContent(unusableResultText(toolName, read.problem)) };
   if (stoppedBy === undefined) return { result, isError: false, outcome: 'ok' };
   const notice =
     stoppedBy === 'timeout'
@@ -92,6 +92,10 @@ export function executedAbandoned(scope: CallScope, toolName: string): Executed 
         'abandoned',
         `Interrupted: the run was aborted while tool "${toolName}" was running, and the tool did not confirm cancellation; its outcome is unknown (it may have finished or had partial effects).`,
       );
+}
+
+function unusableResultText(toolName: string, problem: string): string {
+  return `Tool "${toolName}" returned a result toolrun cannot use: ${problem}.`;
 }
 
 function errorExecuted(outcome: Executed['outcome'], text: string): Executed {

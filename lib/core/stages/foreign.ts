@@ -19,6 +19,7 @@ import type { ContentBlock, ToolResult } from '../tool.ts';
 export type Read<T> = { ok: true; value: T } | { ok: false; problem: string };
 
 const UNREADABLE = 'a value that could not be read (its message, name and text all threw)';
+const UNREADABLE_ERROR = 'an Error whose name or message could not be read (its getter threw)';
 
 /**
  * A text for a thrown value: an Error's message (with its name unless plain `Error`), a
@@ -26,16 +27,19 @@ const UNREADABLE = 'a value that could not be read (its message, name and text a
  * every reading throws (a revoked Proxy) gets a fixed sentence.
  */
 export function thrownText(error: unknown): string {
+  let isError = false;
   try {
-    if (error instanceof Error) {
-      const name: unknown = error.name;
-      const message: unknown = error.message;
+    isError = error instanceof Error;
+    if (isError) {
+      const name: unknown = (error as Error).name;
+      const message: unknown = (error as Error).message;
       const text = typeof message === 'string' ? message : String(message);
       return typeof name === 'string' && name !== '' && name !== 'Error' ? `${name}: ${text}` : text;
     }
     if (typeof error === 'string') return error;
   } catch {
-    // A throwing getter or a revoked Proxy: try the plainer readings below.
+    // A throwing getter or a revoked Proxy: an Error says so; anything else gets the plainer readings below.
+    if (isError) return UNREADABLE_ERROR;
   }
   return plainText(error) ?? UNREADABLE;
 }
