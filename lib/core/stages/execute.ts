@@ -1,6 +1,7 @@
 /**
- * Stage 2, execute (contract P4, A1–A4): starts a prepared call's tool under its own
- * {@link CallScope}, and turns every way it can end into an {@link Executed} value.
+ * Stage 2, execute (contract P4, A1–A4): starts a prepared call's tool with its own signal
+ * (the call record is its cancellation scope), and turns every way it can end into an
+ * {@link Outcome}.
  *
  * The tool's steps do not pass through a wrapper generator: an async-generator tool is
  * handed to the merge engine as it is, a promise-returning one as a one-step iterator, and
@@ -8,56 +9,59 @@
  *
  * @module
  */
-import type { AbortCause, CallScope } from '../abort.ts';
-import { textContent, type ContentBlock, type ToolContext } from '../tool.ts';
+import type { AbortCause } from '../abort.ts';
+import { CallContext, type CallRecord } from '../call.ts';
+import { textContent, type ContentBlock, type ToolResult } from '../tool.ts';
 import { readToolOutput } from './foreign.ts';
-import { errorText, type Executed, type Prepared } from './outcome.ts';
-
-/** How a tool's `execute` answered: with steps still to come, or at once. */
-export type Started =
-  | { kind: 'steps'; iterator: AsyncIterator<unknown, unknown, undefined> }
-  | { kind: 'ended'; executed: Executed };
+import { errorText, Outcome, outcomeText } from './outcome.ts';
 
 /**
  * Calls the tool's `execute` with the validated input and a context whose `signal` is the
- * call's own. A synchronous throw or value ends the call at once (P4); a promise becomes a
- * one-step iterator; an async generator is returned as it is.
+ * call's own. Returns the iterator to merge — the async generator itself, or a promise seen
+ * as a one-step iterator — or, for a synchronous throw or value, the outcome at once (P4).
  */
-export function startExecution(prepared: Prepared, scope: CallScope): Started {
-  const { call, tool } = prepared;
+export function startExecution(record: CallRecord): AsyncIterator<unknown, unknown, undefined> | Outcome {
   let output: unknown;
   try {
-    output = tool.execute(prepared.args, new CallContext(call.id, call.name, prepared.index, scope));
+    output = record.tool!.execute(record.args, new CallContext(record));
   } catch (error) {
-    return { kind: 'ended', executed: executedFromThrow(scope, call.name, error) };
+    return executedFromThrow(record, error);
   }
-  if (isAsyncIterator(output)) return { kind: 'steps', iterator: output };
-  if (isPromiseLike(output)) return { kind: 'steps', iterator: new OneStep(output) };
-  return { kind: 'ended', executed: executedFromReturn(scope, call.name, output) };
+  if (isAsyncIterator(output)) return output;
+  if (isPromiseLike(output)) return new OneStep(output);
+  return executedFromReturn(record, output);
+}
+
+/** What the outcome texts need of a call. */
+interface Stopped {
+  readonly call: { readonly name: string };
+  readonly timeoutMs: number | undefined;
+  readonly cause: AbortCause | undefined;
 }
 
 /**
  * The outcome of a tool that returned `value` (its text is bounded later, with every
- * result's, when the call completes). A success — unless its
- * signal had aborted before it returned (`stoppedBy`: the run's abort or its timeout): then
- * it is `interrupted` or `timed_out` (A2, A4), and what the tool returned (a killed
- * command's output, say) follows a first text block that says so.
+ * result's, when the call completes). A success — unless its signal had aborted before it
+ * returned (`stoppedBy`: the run's abort or its timeout): then it is `interrupted` or
+ * `timed_out` (A2, A4), and what the tool returned (a killed command's output, say)
+ * follows a first text block that says so.
  */
-export function executedFromReturn(
-  scope: CallScope,
-  toolName: string,
-  value: unknown,
-  stoppedBy: AbortCause | undefined = scope.cause,
-): Executed {
+export function executedFromReturn(record: Stopped, value: unknown, stoppedBy: AbortCause | undefined = record.cause): Outcome {
+  const toolName = record.call.name;
   const read = readToolOutput(value);
-  if (!read.ok && stoppedBy === undefined) return errorExecuted('error', unusableResultText(toolName, read.problem));
+  if (!read.ok && stoppedBy === undefined) return outcomeText('error', unusableResultText(toolName, read.problem));
   const result = read.ok ? read.value : { content: textContent(unusableResultText(toolName, read.problem)) };
-  if (stoppedBy === undefined) return { result, isError: false, outcome: 'ok' };
+  if (stoppedBy === undefined) return new Outcome(result, false, 'ok');
   const notice =
     stoppedBy === 'timeout'
-      ? errorExecuted('timed_out', `Tool "${toolName}" timed out after ${scope.timeoutMs} ms; what it returned when stopped follows.`)
-      : errorExecuted('interrupted', `Interrupted: the run was aborted while tool "${toolName}" was running; what it returned when stopped follows.`);
-  return { ...notice, result: { ...result, content: [...notice.result.content, ...result.content] } };
+      ? `Tool "${toolName}" timed out after ${record.timeoutMs} ms; what it returned when stopped follows.`
+      : `Interrupted: the run was aborted while tool "${toolName}" was running; what it returned when stopped follows.`;
+  const content: ContentBlock[] = [{ type: 'text', text: notice }];
+  for (const block of result.content) content.push(block);
+  const merged: ToolResult = { content };
+  if (result.details !== undefined) merged.details = result.details;
+  if (result.terminate !== undefined) merged.terminate = result.terminate;
+  return new Outcome(merged, true, stoppedBy === 'timeout' ? 'timed_out' : 'interrupted');
 }
 
 /**
@@ -66,29 +70,31 @@ export function executedFromReturn(
  * `AbortError` the tool raised on its own (its fetch timed out, say) is an ordinary
  * failure: the run was not cancelled (case C10, variant V).
  */
-export function executedFromThrow(scope: CallScope, toolName: string, error: unknown, stoppedBy: AbortCause | undefined = scope.cause): Executed {
+export function executedFromThrow(record: Stopped, error: unknown, stoppedBy: AbortCause | undefined = record.cause): Outcome {
+  const toolName = record.call.name;
   switch (stoppedBy) {
     case 'timeout':
-      return errorExecuted('timed_out', `Tool "${toolName}" timed out after ${scope.timeoutMs} ms and was stopped.`);
+      return outcomeText('timed_out', `Tool "${toolName}" timed out after ${record.timeoutMs} ms and was stopped.`);
     case 'run':
     case 'consumer':
-      return errorExecuted(
+      return outcomeText(
         'interrupted',
         `Interrupted: the run was aborted while tool "${toolName}" was running; it stopped before finishing and may have had partial effects.`,
       );
     default:
-      return errorExecuted('error', errorText(error));
+      return outcomeText('error', errorText(error));
   }
 }
 
 /** The outcome of a tool that did not settle within the grace period after its signal aborted (A3, case C9). */
-export function executedAbandoned(scope: CallScope, toolName: string): Executed {
-  return scope.cause === 'timeout'
-    ? errorExecuted(
+export function executedAbandoned(record: Stopped): Outcome {
+  const toolName = record.call.name;
+  return record.cause === 'timeout'
+    ? outcomeText(
         'timed_out',
-        `Tool "${toolName}" timed out after ${scope.timeoutMs} ms and did not stop when asked; its outcome is unknown and it may still be running.`,
+        `Tool "${toolName}" timed out after ${record.timeoutMs} ms and did not stop when asked; its outcome is unknown and it may still be running.`,
       )
-    : errorExecuted(
+    : outcomeText(
         'abandoned',
         `Interrupted: the run was aborted while tool "${toolName}" was running, and the tool did not confirm cancellation; its outcome is unknown (it may have finished or had partial effects).`,
       );
@@ -96,10 +102,6 @@ export function executedAbandoned(scope: CallScope, toolName: string): Executed 
 
 function unusableResultText(toolName: string, problem: string): string {
   return `Tool "${toolName}" returned a result toolrun cannot use: ${problem}.`;
-}
-
-function errorExecuted(outcome: Executed['outcome'], text: string): Executed {
-  return { result: { content: textContent(text) }, isError: true, outcome };
 }
 
 /**
@@ -138,20 +140,6 @@ export function boundResult<R extends { content: ContentBlock[] }>(result: R, ma
     start = end;
   }
   return { ...result, content: kept };
-}
-
-/** The `ToolContext` a tool receives; `signal` is made when the tool first reads it. */
-class CallContext implements ToolContext {
-  constructor(
-    readonly toolCallId: string,
-    readonly toolName: string,
-    readonly index: number,
-    readonly scope: CallScope,
-  ) {}
-
-  get signal(): AbortSignal {
-    return this.scope.signal;
-  }
 }
 
 /** A promise seen as an iterator with one step: its value is the return value. */
