@@ -59,34 +59,37 @@ export type ScopeState = (typeof ScopeState)[keyof typeof ScopeState];
 export class CancelScope {
   #state: ScopeState = ScopeState.Open;
   #cause: AbortCause | undefined;
-  #reason: unknown;
-  #controller: AbortController | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
   /** Grace period in ms after an abort, before `onAbandon` (A3); 0: at once. */
   readonly #graceMs: number;
   #parent: CancelScope | undefined;
   #prev: CancelScope | undefined;
   #next: CancelScope | undefined;
-  #firstChild: CancelScope | undefined;
-  #lastChild: CancelScope | undefined;
-  /** A foreign signal this scope listens to (the caller's), and the listener on it. */
-  #foreign: AbortSignal | undefined;
-  #onForeignAbort: (() => void) | undefined;
+  /**
+   * What most scopes never need, made on first need: the signal's controller, the abort
+   * reason, the timer, the child list, the foreign signal listened to. A tool call that
+   * ends on its own without reading its signal allocates none of it.
+   */
+  #more: ScopeMore | undefined;
 
   /** @param graceMs - how long, in ms, after an abort (not a consumer exit) `onAbandon` waits. */
   constructor(graceMs = 0) {
     this.#graceMs = graceMs;
   }
 
+  #extra(): ScopeMore {
+    return (this.#more ??= new ScopeMore());
+  }
+
   /** The scope's signal; made on first read (most tool calls never read theirs). */
   get signal(): AbortSignal {
-    let controller = this.#controller;
+    const more = this.#extra();
+    let controller = more.controller;
     if (controller === undefined) {
-      controller = this.#controller = new AbortController();
+      controller = more.controller = new AbortController();
       // Concurrent hooks each wait on a run's signal (one listener per waiting hook, removed
       // when it settles): legitimate, so no MaxListenersExceededWarning.
       setMaxListeners(0, controller.signal);
-      if (this.#cause !== undefined) controller.abort(this.#reason);
+      if (this.#cause !== undefined) controller.abort(more.reason);
     }
     return controller.signal;
   }
@@ -98,7 +101,7 @@ export class CancelScope {
 
   /** The reason the signal carries (or will carry), once aborted. */
   get reason(): unknown {
-    return this.#reason;
+    return this.#more?.reason;
   }
 
   get scopeState(): ScopeState {
@@ -112,18 +115,19 @@ export class CancelScope {
   enter(parent: CancelScope): void {
     if (this.#parent !== undefined || this.#state === ScopeState.Closed) return;
     this.#parent = parent;
-    const last = parent.#lastChild;
+    const list = parent.#extra();
+    const last = list.lastChild;
     this.#prev = last;
-    if (last === undefined) parent.#firstChild = this;
+    if (last === undefined) list.firstChild = this;
     else last.#next = this;
-    parent.#lastChild = this;
-    if (parent.#cause !== undefined) this.abort(parent.#cause, parent.#reason);
+    list.lastChild = this;
+    if (parent.#cause !== undefined) this.abort(parent.#cause, parent.reason);
   }
 
   /** Aborts with `timeoutReason()` after `ms` milliseconds, unless the scope aborts or closes first; a limit past `MAX_TIMER_MS` is none. */
   limit(ms: number | undefined, reason: () => unknown): void {
     if (ms === undefined || ms > MAX_TIMER_MS || this.#state !== ScopeState.Open) return;
-    this.#timer = setTimeout(() => this.abort('timeout', reason()), ms);
+    this.#extra().timer = setTimeout(() => this.abort('timeout', reason()), ms);
   }
 
   /**
@@ -132,14 +136,16 @@ export class CancelScope {
    * the scope at once.
    */
   listen(signal: AbortSignal | undefined): void {
-    if (signal === undefined || this.#foreign !== undefined || this.#state === ScopeState.Closed) return;
+    if (signal === undefined || this.#more?.foreign !== undefined || this.#state === ScopeState.Closed) return;
     if (signal.aborted) {
       this.abort('run', signal.reason);
       return;
     }
-    this.#foreign = signal;
-    this.#onForeignAbort = () => this.abort('run', signal.reason);
-    signal.addEventListener('abort', this.#onForeignAbort, { once: true });
+    const more = this.#extra();
+    const onAbort = (): void => this.abort('run', signal.reason);
+    more.foreign = signal;
+    more.onForeignAbort = onAbort;
+    signal.addEventListener('abort', onAbort, { once: true });
   }
 
   /**
@@ -158,33 +164,38 @@ export class CancelScope {
     }
     this.#state = ScopeState.Aborted;
     this.#cause = cause;
-    this.#reason = reason;
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#controller?.abort(reason);
+    const more = this.#extra();
+    more.reason = reason;
+    clearTimeout(more.timer);
+    more.timer = undefined;
+    more.controller?.abort(reason);
     this.#abortChildren(cause, reason);
     this.onAbort(cause);
     if (cause === 'consumer') this.close();
     else if (this.#graceMs <= 0) this.#abandon();
-    else if (this.#graceMs <= MAX_TIMER_MS) this.#timer = setTimeout(() => this.#abandon(), this.#graceMs);
+    else if (this.#graceMs <= MAX_TIMER_MS) more.timer = setTimeout(() => this.#abandon(), this.#graceMs);
   }
 
   /** Clears the timer, leaves the parent's list, stops listening to a foreign signal. The signal stays as it is. */
   close(): void {
     if (this.#state === ScopeState.Closed) return;
     this.#state = ScopeState.Closed;
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    if (this.#foreign !== undefined) this.#foreign.removeEventListener('abort', this.#onForeignAbort!);
-    this.#foreign = undefined;
-    this.#onForeignAbort = undefined;
+    const more = this.#more;
+    if (more !== undefined) {
+      clearTimeout(more.timer);
+      more.timer = undefined;
+      if (more.foreign !== undefined) more.foreign.removeEventListener('abort', more.onForeignAbort!);
+      more.foreign = undefined;
+      more.onForeignAbort = undefined;
+    }
     const parent = this.#parent;
     if (parent === undefined) return;
+    const list = parent.#more!;
     const prev = this.#prev;
     const next = this.#next;
-    if (prev === undefined) parent.#firstChild = next;
+    if (prev === undefined) list.firstChild = next;
     else prev.#next = next;
-    if (next === undefined) parent.#lastChild = prev;
+    if (next === undefined) list.lastChild = prev;
     else next.#prev = prev;
     this.#parent = this.#prev = this.#next = undefined;
   }
@@ -197,7 +208,7 @@ export class CancelScope {
 
   #abortChildren(cause: AbortCause, reason: unknown): void {
     // A child closes itself (leaves the list) on a consumer exit: read `next` first.
-    for (let child = this.#firstChild; child !== undefined; ) {
+    for (let child = this.#more?.firstChild; child !== undefined; ) {
       const next = child.#next;
       child.abort(cause, reason);
       child = next;
@@ -207,7 +218,20 @@ export class CancelScope {
   #abandon(): void {
     if (this.#state !== ScopeState.Aborted) return;
     this.#state = ScopeState.Abandoned;
-    this.#timer = undefined;
+    this.#more!.timer = undefined;
     this.onAbandon();
   }
+}
+
+/** The rarely needed part of a {@link CancelScope}. */
+class ScopeMore {
+  controller: AbortController | undefined = undefined;
+  reason: unknown = undefined;
+  /** The time limit while open, the grace period while aborted; at most one. */
+  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** Children in the order they entered; each links to its neighbours. */
+  firstChild: CancelScope | undefined = undefined;
+  lastChild: CancelScope | undefined = undefined;
+  foreign: AbortSignal | undefined = undefined;
+  onForeignAbort: (() => void) | undefined = undefined;
 }

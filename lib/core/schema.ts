@@ -11,7 +11,7 @@ import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { isPromiseLike } from './stages/execute.ts';
-import { isObjectRecord, readSchemaResult, thrownText } from './stages/foreign.ts';
+import { isObjectRecord, Problem, readSchemaResult, thrownText } from './stages/foreign.ts';
 import { describeValue, type InputSchema, type JsonSchema } from './tool.ts';
 
 /** Longest raw argument text quoted back to the model, in characters. */
@@ -125,10 +125,10 @@ function schemaFailed(toolName: string, error: unknown): Checked<never> {
 
 function fromStandardResult(result: unknown, args: unknown, toolName: string): Checked<unknown> {
   const read = readSchemaResult(result);
-  if (!read.ok) return schemaFailed(toolName, read.problem);
-  if (read.value.issues === undefined) return { ok: true, value: read.value.value };
+  if (read instanceof Problem) return schemaFailed(toolName, read.problem);
+  if (read.ok) return read;
   // One line per issue (P5): arktype writes a multi-rule issue over several lines.
-  const lines = read.value.issues.map(([path, message]) => `${path}: ${message.replace(/\s*\n\s*/g, ' ')}`);
+  const lines = read.issues.map(([path, message]) => `${path}: ${message.replace(/\s*\n\s*/g, ' ')}`);
   return { ok: false, message: invalidArgumentsText(toolName, lines, args) };
 }
 

@@ -12,7 +12,7 @@
 import type { AbortCause } from '../abort.ts';
 import { CallContext, type CallRecord } from '../call.ts';
 import { textContent, type ContentBlock, type ToolResult } from '../tool.ts';
-import { readToolOutput } from './foreign.ts';
+import { Problem, readToolOutput } from './foreign.ts';
 import { errorText, Outcome, outcomeText } from './outcome.ts';
 
 /**
@@ -49,8 +49,8 @@ interface Stopped {
 export function executedFromReturn(record: Stopped, value: unknown, stoppedBy: AbortCause | undefined = record.cause): Outcome {
   const toolName = record.call.name;
   const read = readToolOutput(value);
-  if (!read.ok && stoppedBy === undefined) return outcomeText('error', unusableResultText(toolName, read.problem));
-  const result = read.ok ? read.value : { content: textContent(unusableResultText(toolName, read.problem)) };
+  if (read instanceof Problem && stoppedBy === undefined) return outcomeText('error', unusableResultText(toolName, read.problem));
+  const result = read instanceof Problem ? { content: textContent(unusableResultText(toolName, read.problem)) } : read;
   if (stoppedBy === undefined) return new Outcome(result, false, 'ok');
   const notice =
     stoppedBy === 'timeout'

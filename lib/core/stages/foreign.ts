@@ -18,6 +18,11 @@ import type { ContentBlock, ToolResult } from '../tool.ts';
 /** What a reader gives back: the value, or a sentence saying what was wrong with it. */
 export type Read<T> = { ok: true; value: T } | { ok: false; problem: string };
 
+/** A sentence saying what was wrong with a foreign value (returned, not thrown, by the hot-path readers). */
+export class Problem {
+  constructor(readonly problem: string) {}
+}
+
 const UNREADABLE = 'a value that could not be read (its message, name and text all threw)';
 const UNREADABLE_ERROR = 'an Error whose name or message could not be read (its getter threw)';
 
@@ -71,29 +76,29 @@ function plainText(value: unknown): string | undefined {
  * A value that cannot be read this way (a revoked Proxy, a throwing `content` getter, a
  * `null` block, a cycle whose `toString` throws) is a problem, never a throw.
  */
-export function readToolOutput(output: unknown): Read<ToolResult> {
-  if (typeof output === 'string') return { ok: true, value: { content: [{ type: 'text', text: output }] } };
-  if (output === undefined) return { ok: true, value: { content: [{ type: 'text', text: '' }] } };
+export function readToolOutput(output: unknown): ToolResult | Problem {
+  if (typeof output === 'string') return { content: [{ type: 'text', text: output }] };
+  if (output === undefined) return { content: [{ type: 'text', text: '' }] };
   try {
     if (typeof output === 'object' && output !== null) {
       const content: unknown = (output as { content?: unknown }).content;
       if (Array.isArray(content)) {
         const blocks = readContent(content);
-        if (!blocks.ok) return blocks;
+        if (!blocks.ok) return new Problem(blocks.problem);
         const result: ToolResult = { content: blocks.value };
         const details: unknown = (output as { details?: unknown }).details;
         if (details !== undefined) result.details = details;
         const terminate: unknown = (output as { terminate?: unknown }).terminate;
         if (terminate === true) result.terminate = true;
-        return { ok: true, value: result };
+        return result;
       }
     }
   } catch (error) {
-    return { ok: false, problem: `reading its result threw (${thrownText(error)})` };
+    return new Problem(`reading its result threw (${thrownText(error)})`);
   }
   const text = plainText(output);
-  if (text === undefined) return { ok: false, problem: 'its result cannot be turned into text (JSON.stringify and String both threw)' };
-  return { ok: true, value: { content: [{ type: 'text', text }] } };
+  if (text === undefined) return new Problem('its result cannot be turned into text (JSON.stringify and String both threw)');
+  return { content: [{ type: 'text', text }] };
 }
 
 /** Checks and copies a content array: text and image blocks only. */
@@ -181,20 +186,21 @@ export function readAfterAnswer(answer: unknown): Read<AfterAnswer | undefined> 
   }
 }
 
-/** A Standard Schema outcome: the output, or its issues as `[dotted path, message]` pairs. */
-export type SchemaOutcome = Read<{ value: unknown; issues: undefined } | { value: undefined; issues: [string, string][] }>;
-
-/** Reads what a Standard Schema's `validate` returned (not a promise). */
-export function readSchemaResult(result: unknown): SchemaOutcome {
+/**
+ * Reads what a Standard Schema's `validate` returned (not a promise): its output, the issues
+ * as `[dotted path, message]` pairs, or a {@link Problem} when reading it threw. One object
+ * on success (the hot path): `{ ok: true, value }`, the shape validation hands on.
+ */
+export function readSchemaResult(result: unknown): { ok: true; value: unknown } | { ok: false; issues: [string, string][] } | Problem {
   try {
     const r = result as StandardSchemaV1.Result<unknown>;
     const issues = r.issues;
-    if (issues === undefined) return { ok: true, value: { value: (r as StandardSchemaV1.SuccessResult<unknown>).value, issues: undefined } };
+    if (issues === undefined) return { ok: true, value: (r as StandardSchemaV1.SuccessResult<unknown>).value };
     const lines: [string, string][] = [];
     for (const issue of issues) lines.push([pathText(issue.path), String(issue.message)]);
-    return { ok: true, value: { value: undefined, issues: lines } };
+    return { ok: false, issues: lines };
   } catch (error) {
-    return { ok: false, problem: thrownText(error) };
+    return new Problem(thrownText(error));
   }
 }
 
