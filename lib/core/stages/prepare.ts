@@ -66,10 +66,13 @@ export function prepareToolCall(run: PrepareInput, record: CallRecord): Outcome 
     return outcomeText('rejected', text);
   }
   if (call.incomplete !== undefined) return outcomeText('rejected', incompleteText(call));
-  const parsed = parseArguments(call.arguments, name);
-  if (!parsed.ok) return outcomeText('rejected', parsed.message);
-
-  let args: unknown = parsed.value;
+  // Arguments that are already an object (Anthropic's, most callers') skip the parser.
+  let args: unknown = call.arguments;
+  if (!isObjectRecord(args)) {
+    const parsed = parseArguments(args, name);
+    if (!parsed.ok) return outcomeText('rejected', parsed.message);
+    args = parsed.value;
+  }
   if (tool.prepareArguments !== undefined) {
     try {
       args = tool.prepareArguments(args);
