@@ -94,7 +94,7 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
   readonly #held = new Map<number, CallRecord>();
   /** How many released results asked to terminate and are not errors (O6). */
   #terminating = 0;
-  /** True once the run's signal changed an outcome (`ToolBatch.aborted`); only goes from false to true. */
+  /** True once the run's signal changed the batch (`ToolBatch.aborted`): an outcome, or a stream of calls cut short; only goes from false to true. */
   abortChangedOutcome = false;
 
   // --- channels
@@ -167,6 +167,8 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
   /** Hands out calls while the rules allow. Called when the outbox is empty. */
   pump(): void {
     if (this.stopped) {
+      // A stream of calls cut by the run's abort: calls that would have come are not in the batch.
+      if (this.cause === 'run' && (this.#input !== undefined || this.#source !== undefined)) this.abortChangedOutcome = true;
       this.#stopInput();
       this.#settleWaiting();
       // Calls never handed out are answered now, as never run (A2).
