@@ -59,7 +59,7 @@ export type ScopeState = (typeof ScopeState)[keyof typeof ScopeState];
 export class CancelScope {
   #state: ScopeState = ScopeState.Open;
   #cause: AbortCause | undefined;
-  /** Grace period in ms after an abort, before `onAbandon` (A3); 0: at once. */
+  /** Grace period in ms after an abort, before `onAbandon` (A3); 0: at once; past `MAX_TIMER_MS`: never. */
   readonly #graceMs: number;
   #parent: CancelScope | undefined;
   #prev: CancelScope | undefined;
@@ -71,8 +71,12 @@ export class CancelScope {
    */
   #more: ScopeMore | undefined;
 
-  /** @param graceMs - how long, in ms, after an abort (not a consumer exit) `onAbandon` waits. */
-  constructor(graceMs = 0) {
+  /**
+   * @param graceMs - how long, in ms, after an abort (not a consumer exit) `onAbandon`
+   *   waits; 0: at once; `Infinity` (the default): never (a scope with nothing to abandon,
+   *   like a run).
+   */
+  constructor(graceMs = Infinity) {
     this.#graceMs = graceMs;
   }
 

@@ -110,7 +110,7 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
   #toolNames: string | undefined;
 
   constructor(calls: readonly ToolCall[] | AsyncIterable<ToolCall>, options: RunToolsOptions) {
-    super(0);
+    super();
     this.options = options;
     this.tools = toolTable(options.tools);
     this.sequential = options.mode === 'sequential';
