@@ -5,7 +5,7 @@
  *
  * The tool's steps do not pass through a wrapper generator: an async-generator tool is
  * handed to the merge engine as it is, a promise-returning one as a one-step iterator, and
- * a synchronous one ends right here. The scheduler maps the merge records back to calls.
+ * a synchronous one ends right here. The run (run.ts) maps the merge records back to calls.
  *
  * @module
  */

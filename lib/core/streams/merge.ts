@@ -3,16 +3,16 @@
  * steps out, in the order they were produced, return values kept.
  *
  * How it works: every active source has at most one `next()` outstanding. When it settles,
- * a record goes onto one shared FIFO queue and the single waiting consumer is woken. There
- * is no `Promise.race` over the sources, so an item costs the same with 10 sources or
- * 100,000 (M2). ix's `merge` races every source per item, drops return values and closes
+ * the source's slot (its own record) goes onto one shared FIFO queue — a {@link Channel} —
+ * and the single waiting consumer is woken. There is no `Promise.race` over the sources, so
+ * an item costs the same with 10 sources or 100,000 (M2, measured by its spec). ix's `merge` races every source per item, drops return values and closes
  * no source on break or error (`../shared/research/libraries.md` §1): this is why the
  * project writes its own.
  *
  * Two layers:
  * - {@link MergeEngine}: the queue, the sources and their cleanup, driven by synchronous
- *   calls. `runTools` drives it directly, so a tool's step reaches the consumer through one
- *   async generator, not a stack of them.
+ *   calls. `runTools` drives it directly, so a tool's step reaches the consumer without a
+ *   generator in between.
  * - {@link mergeGenerators}: the public combinator, an async generator over the engine.
  *
  * @module
