@@ -6,7 +6,9 @@
  *
  * A full gc, then `heapUsed` before and after one batch; the difference over N is what the
  * batch allocated per call (nothing is collected in between: the young generation holds it
- * all). Median of 9 batches after 20 warm-up batches, floor and toolrun interleaved.
+ * all). Median of 9 batches after `ALLOC_WARMUP` (default 300) warm-up batches, floor and
+ * toolrun interleaved. (The inspector's sampling heap profiler gives a lower figure for toolrun,
+ * see docs/bench/findings.md §0.)
  *
  * @module
  */
@@ -31,7 +33,7 @@ async function once(run: () => Promise<void>): Promise<number> {
   return (process.memoryUsage().heapUsed - before) / N;
 }
 
-for (let i = 0; i < 20; i++) for (const run of Object.values(cases)) await run();
+for (let i = 0; i < Number(process.env.ALLOC_WARMUP ?? 300); i++) for (const run of Object.values(cases)) await run();
 const samples = new Map<string, number[]>(Object.keys(cases).map((k) => [k, []]));
 for (let round = 0; round < 9; round++) {
   for (const [name, run] of Object.entries(cases)) samples.get(name)!.push(await once(run));
