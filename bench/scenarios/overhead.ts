@@ -113,5 +113,14 @@ function overheadTargets(rows: Row[]): Target[] {
   } else {
     out.push({ target: 'overhead, N = 1,000 parallel: within 4× of the bare floor', measured: 'not measured in this run', met: null });
   }
+  const tr10 = findRow(rows, 'parallel', IMPL.toolrun, 10);
+  const pi10 = findRow(rows, 'parallel', IMPL.pi, 10);
+  const target10 = 'overhead, N = 10 parallel: at least 3× less time per call than pi-agent-core 0.73.1';
+  if (tr10?.value != null && pi10?.value != null) {
+    const x = pi10.value / tr10.value;
+    out.push({ target: target10, measured: `toolrun ${formatNum(tr10.value)} µs/call, pi-agent-core ${formatNum(pi10.value)} µs/call: ${formatRatio(x)} less`, met: x >= 3 });
+  } else {
+    out.push({ target: target10, measured: 'not measured in this run', met: null });
+  }
   return out;
 }

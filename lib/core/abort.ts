@@ -1,22 +1,22 @@
 /**
- * Cancellation and time (contract A1–A6): the run's one listener on the caller's signal,
- * a child `AbortController` per call, per-call timeouts, and the grace period after which
- * a tool that ignores its signal is abandoned.
+ * Cancellation and time (contract A1–A6): {@link CancelScope}, the one cancellation scope of
+ * the core. The run is a scope listening to the caller's signal; every executing call is a
+ * child scope of the run, with its own timeout and grace period. Composition (`callTool`)
+ * and the agent loop can build theirs the same way.
  *
  * Why not `AbortSignal.any([runSignal, timeout])` per call: on Node 20 the parent's set of
  * dependants is never pruned, which retained 39–260 MB over 100,000 calls
- * (`../shared/research/libraries.md` §3). A plain child controller fed by one listener
+ * (`../shared/research/libraries.md` §3). A scope that fans an abort out to its children
  * retains nothing.
  *
  * @module
  */
-
 import { allowManyListeners } from './platform.ts';
+import { MAX_TIMER_MS } from './defaults.ts';
 
-/** Longest delay a Node timer honours, in ms; a longer limit (or `Infinity`) means none. */
-const MAX_TIMER_MS = 2_147_483_647;
+export { MAX_TIMER_MS };
 
-/** Why a call's signal aborted. */
+/** Why a scope aborted: the caller's signal (`run`), its own time limit, or the consumer leaving. */
 export type AbortCause = 'run' | 'timeout' | 'consumer';
 
 /** The reason a call's signal carries when the consumer stopped iterating `runTools` (A5). */
@@ -30,153 +30,212 @@ export function timeoutReason(toolName: string, timeoutMs: number): DOMException
 }
 
 /**
- * The cancellation state of one executing call.
- *
- * States only move forward: running → aborted (with a cause) → abandoned (grace over) →
- * disposed. Each transition checks the current state first, so repeating one is harmless.
+ * A scope's states, in the only order they can come: `Open` → `Aborted` (with a cause) →
+ * `Abandoned` (the grace period after the abort ran out) → `Closed` (timers cleared, off
+ * its parent's list). A scope may skip states (a call that ends on its own goes from `Open`
+ * to `Closed`), never go back.
  */
-export class CallScope {
-  /**
-   * Made on first read of `signal`: most tool calls finish without looking at their signal,
-   * and an `AbortController` is the most expensive object of a call on Node 20.
-   */
-  #controller: AbortController | undefined;
-  #reason: unknown;
-  readonly #graceMs: number;
+export const ScopeState = { Open: 0, Aborted: 1, Abandoned: 2, Closed: 3 } as const;
+export type ScopeState = (typeof ScopeState)[keyof typeof ScopeState];
+
+/**
+ * One cancellation scope: an `AbortSignal` made only when someone reads it, an optional time
+ * limit, a grace period after an abort, and the ordered list of child scopes an abort fans
+ * out to.
+ *
+ * State, with its invariants:
+ * - `state` only grows; every transition is one comparison against it, so repeating one
+ *   (a second abort, a late close) is harmless.
+ * - `cause` and `reason` are set once, on the transition to `Aborted`.
+ * - `controller` exists only once `signal` was read; once it exists it is aborted exactly
+ *   when the scope is (an abort before it existed is replayed on creation).
+ * - the children are linked in the order they entered; a child is on the list from
+ *   {@link enter} until it closes, so an abort reaches exactly the scopes still running,
+ *   in call order (case C6 depends on it).
+ * - at most one timer runs: the time limit while `Open`, the grace period while `Aborted`.
+ *
+ * Subclasses hear about transitions through {@link onAbort} and {@link onAbandon}.
+ */
+export class CancelScope {
+  #state: ScopeState = ScopeState.Open;
   #cause: AbortCause | undefined;
-  #abandoned = false;
-  #disposed = false;
-  #timeoutTimer: ReturnType<typeof setTimeout> | undefined;
-  #graceTimer: ReturnType<typeof setTimeout> | undefined;
-  readonly #onAbandon: () => void;
+  /** Grace period in ms after an abort, before `onAbandon` (A3); 0: at once; past `MAX_TIMER_MS`: never. */
+  readonly #graceMs: number;
+  #parent: CancelScope | undefined;
+  #prev: CancelScope | undefined;
+  #next: CancelScope | undefined;
+  /**
+   * What most scopes never need, made on first need: the signal's controller, the abort
+   * reason, the timer, the child list, the foreign signal listened to. A tool call that
+   * ends on its own without reading its signal allocates none of it.
+   */
+  #more: ScopeMore | undefined;
 
   /**
-   * @param toolName - for the timeout reason's message.
-   * @param timeoutMs - per-call limit in ms, or `undefined` for none.
-   * @param graceMs - how long, in ms, the tool may take to settle after an abort (A3).
-   * @param onAbandon - called once if the grace period ends first (not after a consumer exit).
+   * @param graceMs - how long, in ms, after an abort (not a consumer exit) `onAbandon`
+   *   waits; 0: at once; `Infinity` (the default): never (a scope with nothing to abandon,
+   *   like a run).
    */
-  constructor(
-    readonly toolName: string,
-    readonly timeoutMs: number | undefined,
-    graceMs: number,
-    onAbandon: () => void,
-  ) {
+  constructor(graceMs = Infinity) {
     this.#graceMs = graceMs;
-    this.#onAbandon = onAbandon;
-    if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS) {
-      this.#timeoutTimer = setTimeout(() => this.abort('timeout', timeoutReason(toolName, timeoutMs)), timeoutMs);
-    }
   }
 
-  /** The signal the tool receives as `ctx.signal`. */
+  #extra(): ScopeMore {
+    return (this.#more ??= new ScopeMore());
+  }
+
+  /** The scope's signal; made on first read (most tool calls never read theirs). */
   get signal(): AbortSignal {
-    if (this.#controller === undefined) {
-      this.#controller = new AbortController();
-      if (this.#cause !== undefined) this.#controller.abort(this.#reason);
+    const more = this.#extra();
+    let controller = more.controller;
+    if (controller === undefined) {
+      controller = more.controller = new AbortController();
+      // Concurrent hooks each wait on a run's signal (one listener per waiting hook, removed
+      // when it settles): legitimate, so no MaxListenersExceededWarning.
+      allowManyListeners(controller.signal);
+      if (this.#cause !== undefined) controller.abort(more.reason);
     }
-    return this.#controller.signal;
+    return controller.signal;
   }
 
-  /** Why the signal aborted, or `undefined` while it has not. */
+  /** Why the scope aborted, or `undefined` while it has not. */
   get cause(): AbortCause | undefined {
     return this.#cause;
   }
 
-  /** True once the grace period after an abort ran out with the tool still busy (or the consumer left). */
-  get abandoned(): boolean {
-    return this.#abandoned;
+  /** The reason the signal carries (or will carry), once aborted. */
+  get reason(): unknown {
+    return this.#more?.reason;
+  }
+
+  get scopeState(): ScopeState {
+    return this.#state;
   }
 
   /**
-   * Aborts the call's signal with `reason` and starts the grace period. The first abort
-   * wins; later ones are ignored (a timeout after a run abort changes nothing). A consumer
-   * exit has no grace: nobody is left to wait for the result.
+   * Links this scope as the last child of `parent`: a later abort of the parent reaches it.
+   * A parent that already aborted aborts it at once, with the same cause and reason.
+   */
+  enter(parent: CancelScope): void {
+    if (this.#parent !== undefined || this.#state === ScopeState.Closed) return;
+    this.#parent = parent;
+    const list = parent.#extra();
+    const last = list.lastChild;
+    this.#prev = last;
+    if (last === undefined) list.firstChild = this;
+    else last.#next = this;
+    list.lastChild = this;
+    if (parent.#cause !== undefined) this.abort(parent.#cause, parent.reason);
+  }
+
+  /** Aborts with `timeoutReason()` after `ms` milliseconds, unless the scope aborts or closes first; a limit past `MAX_TIMER_MS` is none. */
+  limit(ms: number | undefined, reason: () => unknown): void {
+    if (ms === undefined || ms > MAX_TIMER_MS || this.#state !== ScopeState.Open) return;
+    this.#extra().timer = setTimeout(() => this.abort('timeout', reason()), ms);
+  }
+
+  /**
+   * Listens to a foreign signal (the caller's): its abort aborts this scope with cause
+   * `run`. One listener, removed by {@link close} (A6). An already aborted signal aborts
+   * the scope at once.
+   */
+  listen(signal: AbortSignal | undefined): void {
+    if (signal === undefined || this.#more?.foreign !== undefined || this.#state === ScopeState.Closed) return;
+    if (signal.aborted) {
+      this.abort('run', signal.reason);
+      return;
+    }
+    const more = this.#extra();
+    const onAbort = (): void => this.abort('run', signal.reason);
+    more.foreign = signal;
+    more.onForeignAbort = onAbort;
+    signal.addEventListener('abort', onAbort, { once: true });
+  }
+
+  /**
+   * Aborts the scope with `reason`, then every child still on its list, in order. The first
+   * abort wins; a later one is ignored — except a consumer exit, which still cuts an ongoing
+   * grace period short (nobody is left to wait for the result). After an abort by `run` or
+   * `timeout` the grace period starts; a consumer exit closes the scope at once.
    */
   abort(cause: AbortCause, reason: unknown): void {
-    if (this.#disposed) {
+    if (this.#state !== ScopeState.Open) {
+      if (cause === 'consumer' && this.#state !== ScopeState.Closed) {
+        this.#abortChildren(cause, reason);
+        this.close();
+      }
       return;
     }
-    if (this.#cause !== undefined) {
-      // A consumer exit still cuts an ongoing grace period short.
-      if (cause === 'consumer') this.dispose();
-      return;
-    }
+    this.#state = ScopeState.Aborted;
     this.#cause = cause;
-    this.#reason = reason;
-    clearTimeout(this.#timeoutTimer);
-    this.#controller?.abort(reason);
-    // Nobody waits for the result after a consumer exit: no grace, no outcome.
-    if (cause === 'consumer') this.dispose();
+    const more = this.#extra();
+    more.reason = reason;
+    clearTimeout(more.timer);
+    more.timer = undefined;
+    more.controller?.abort(reason);
+    this.#abortChildren(cause, reason);
+    this.onAbort(cause);
+    if (cause === 'consumer') this.close();
     else if (this.#graceMs <= 0) this.#abandon();
-    else if (this.#graceMs <= MAX_TIMER_MS) this.#graceTimer = setTimeout(() => this.#abandon(), this.#graceMs);
+    else if (this.#graceMs <= MAX_TIMER_MS) more.timer = setTimeout(() => this.#abandon(), this.#graceMs);
+  }
+
+  /** Clears the timer, leaves the parent's list, stops listening to a foreign signal. The signal stays as it is. */
+  close(): void {
+    if (this.#state === ScopeState.Closed) return;
+    this.#state = ScopeState.Closed;
+    const more = this.#more;
+    if (more !== undefined) {
+      clearTimeout(more.timer);
+      more.timer = undefined;
+      if (more.foreign !== undefined) more.foreign.removeEventListener('abort', more.onForeignAbort!);
+      more.foreign = undefined;
+      more.onForeignAbort = undefined;
+    }
+    const parent = this.#parent;
+    if (parent === undefined) return;
+    const list = parent.#more!;
+    const prev = this.#prev;
+    const next = this.#next;
+    if (prev === undefined) list.firstChild = next;
+    else prev.#next = next;
+    if (next === undefined) list.lastChild = prev;
+    else next.#prev = prev;
+    this.#parent = this.#prev = this.#next = undefined;
+  }
+
+  /** Called once, on the transition to `Aborted`, after the signal and the children aborted. */
+  protected onAbort(_cause: AbortCause): void {}
+
+  /** Called once if the grace period after an abort ends before the scope closed (A3). */
+  protected onAbandon(): void {}
+
+  #abortChildren(cause: AbortCause, reason: unknown): void {
+    // A child closes itself (leaves the list) on a consumer exit: read `next` first.
+    for (let child = this.#more?.firstChild; child !== undefined; ) {
+      const next = child.#next;
+      child.abort(cause, reason);
+      child = next;
+    }
   }
 
   #abandon(): void {
-    if (this.#abandoned || this.#disposed) return;
-    this.#abandoned = true;
-    this.#onAbandon();
-  }
-
-  /** Clears both timers. Called once the call has its outcome; the signal stays as it is. */
-  dispose(): void {
-    if (this.#disposed) return;
-    this.#disposed = true;
-    clearTimeout(this.#timeoutTimer);
-    clearTimeout(this.#graceTimer);
+    if (this.#state !== ScopeState.Aborted) return;
+    this.#state = ScopeState.Abandoned;
+    this.#more!.timer = undefined;
+    this.onAbandon();
   }
 }
 
-/**
- * The run's cancellation: one internal controller fed by at most one listener on the
- * caller's signal (A6), plus the set of executing calls it fans an abort out to.
- * Hooks get {@link RunAbort.signal}: it aborts on a run abort and on consumer exit.
- */
-export class RunAbort {
-  readonly #controller = new AbortController();
-  readonly #caller: AbortSignal | undefined;
-  readonly #onCallerAbort = (): void => this.abort('run', this.#caller!.reason);
-  /** Executing calls. Invariant: a scope is here from its first tool step until its outcome. */
-  readonly running = new Set<CallScope>();
-  #cause: AbortCause | undefined;
-  readonly #onStop: () => void;
-
-  /** @param onStop - called once when the run aborts or the consumer leaves, after every call's signal aborted. */
-  constructor(caller: AbortSignal | undefined, onStop: () => void) {
-    this.#caller = caller;
-    this.#onStop = onStop;
-    // Concurrent afterToolCall hooks each wait on this internal signal (one listener per
-    // waiting hook, removed when it settles): legitimate, so no MaxListenersExceededWarning.
-    allowManyListeners(this.#controller.signal);
-    if (caller === undefined) return;
-    if (caller.aborted) this.abort('run', caller.reason);
-    else caller.addEventListener('abort', this.#onCallerAbort, { once: true });
-  }
-
-  /** Aborted on a run abort or a consumer exit. */
-  get signal(): AbortSignal {
-    return this.#controller.signal;
-  }
-
-  /** `'run'` after the caller's signal aborted, `'consumer'` after the consumer left; else `undefined`. */
-  get cause(): AbortCause | undefined {
-    return this.#cause;
-  }
-
-  /** Aborts the run once: the internal signal, then every executing call. */
-  abort(cause: 'run' | 'consumer', reason: unknown): void {
-    if (this.#cause !== undefined) {
-      if (cause === 'consumer') for (const scope of this.running) scope.abort('consumer', reason);
-      return;
-    }
-    this.#cause = cause;
-    this.#controller.abort(reason);
-    for (const scope of this.running) scope.abort(cause, reason);
-    this.#onStop();
-  }
-
-  /** Removes the listener from the caller's signal. Call once when the run ends, however it ends. */
-  dispose(): void {
-    this.#caller?.removeEventListener('abort', this.#onCallerAbort);
-  }
+/** The rarely needed part of a {@link CancelScope}. */
+class ScopeMore {
+  controller: AbortController | undefined = undefined;
+  reason: unknown = undefined;
+  /** The time limit while open, the grace period while aborted; at most one. */
+  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** Children in the order they entered; each links to its neighbours. */
+  firstChild: CancelScope | undefined = undefined;
+  lastChild: CancelScope | undefined = undefined;
+  foreign: AbortSignal | undefined = undefined;
+  onForeignAbort: (() => void) | undefined = undefined;
 }

@@ -79,6 +79,13 @@ export interface ToolBatch {
   messages: ToolResultMessage[];
   /** True only when every result asked to terminate and none is an error (contract O6). */
   terminate: boolean;
-  /** True when the run's signal aborted before every call had ended. */
+  /**
+   * True when the run's signal changed the batch: a call ended `not_run`, `interrupted` or
+   * `abandoned` because of it, an `afterToolCall` still waiting when it aborted had its
+   * overrides dropped, or it stopped the reading of a stream of calls (S4) before the
+   * stream ended. False when the signal aborted only after every call had its outcome and
+   * every call had arrived (the batch is what it would have been without the abort), and
+   * false when only timeouts stopped calls.
+   */
   aborted: boolean;
 }

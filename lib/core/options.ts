@@ -1,9 +1,9 @@
 /**
- * The options of `runTools` and the hook contexts.
+ * The options of `runTools`, the hook contexts, and the checks of `runTools`' arguments.
  *
  * @module
  */
-import type { ContentBlock, Tool, ToolCall } from './tool.ts';
+import { assertToolShape, describeValue, type ContentBlock, type Tool, type ToolCall } from './tool.ts';
 
 /** What `beforeToolCall` receives. */
 export interface BeforeToolCallContext {
@@ -60,8 +60,12 @@ export interface RunToolsOptions {
    */
   abortGraceMs?: number;
   /**
-   * Longest text of one result, in characters (UTF-16 code units). Longer text keeps its head
-   * and tail around a marker that states the original size (case C20).
+   * Longest text of one result, in characters (UTF-16 code units), counted over all its text
+   * blocks together and over every kind of result: a tool's output, an error text, a hook's
+   * override, a block reason. A longer result keeps the first ¾ and the last ¼ of its text
+   * around one marker, `[truncated: <original> chars, <cut> cut; showing <max>]`; text blocks
+   * wholly inside the cut are dropped, image blocks kept (case C20). Applied when the call
+   * completes, after `afterToolCall`: the hook sees the tool's own result.
    * @default 100_000
    */
   maxResultChars?: number;
@@ -79,4 +83,69 @@ export interface RunToolsOptions {
    * Must not throw; a throw is reported with `process.emitWarning` and ignored.
    */
   onInProgressChange?: (ids: ReadonlySet<string>) => void;
+}
+
+/** The tools by name; throws a TypeError for a malformed tool or a repeated name. */
+export function toolTable(tools: readonly Tool[]): Map<string, Tool> {
+  const table = new Map<string, Tool>();
+  tools.forEach((tool, i) => {
+    assertToolShape(tool, `runTools: options.tools[${i}]`);
+    if (table.has(tool.name)) {
+      throw new TypeError(`runTools: options.tools has two tools named "${tool.name}" (at ${[...table.keys()].indexOf(tool.name)} and ${i}); names must be unique`);
+    }
+    table.set(tool.name, tool);
+  });
+  return table;
+}
+
+/**
+ * Checks `runTools`' arguments before anything starts (a synchronous iterable of calls is
+ * materialized into an array first, so its calls are checked too); throws one `TypeError` naming the
+ * field and the value received.
+ */
+export function checkRunToolsArguments(calls: unknown, options: unknown): asserts options is RunToolsOptions {
+  if (calls === null || typeof calls !== 'object' || !(Symbol.iterator in calls || Symbol.asyncIterator in calls)) {
+    throw new TypeError(`runTools: calls must be an array or an (async) iterable of tool calls, received ${describeValue(calls)}`);
+  }
+  if (Array.isArray(calls)) calls.forEach((call, i) => checkCall(call, i));
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`runTools: options must be an object with a tools array, received ${describeValue(options)}`);
+  }
+  const o = options as Record<string, unknown>;
+  if (!Array.isArray(o.tools)) throw new TypeError(`runTools: options.tools must be an array of tools, received ${describeValue(o.tools)}`);
+  if (o.mode !== undefined && o.mode !== 'parallel' && o.mode !== 'sequential') {
+    throw new TypeError(`runTools: options.mode must be 'parallel' or 'sequential', received ${describeValue(o.mode)}`);
+  }
+  const max = o.maxConcurrency;
+  if (max !== undefined && !(max === Infinity || (Number.isInteger(max) && (max as number) > 0))) {
+    throw new TypeError(`runTools: options.maxConcurrency must be a positive integer or Infinity, received ${describeValue(max)}`);
+  }
+  for (const key of ['timeoutMs', 'abortGraceMs', 'maxResultChars'] as const) {
+    const value = o[key];
+    if (value !== undefined && !(typeof value === 'number' && value >= 0 && !Number.isNaN(value))) {
+      throw new TypeError(`runTools: options.${key} must be a non-negative number, received ${describeValue(value)}`);
+    }
+  }
+  for (const key of ['beforeToolCall', 'afterToolCall', 'onInProgressChange'] as const) {
+    if (o[key] !== undefined && typeof o[key] !== 'function') {
+      throw new TypeError(`runTools: options.${key} must be a function, received ${describeValue(o[key])}`);
+    }
+  }
+  if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) {
+    throw new TypeError(`runTools: options.signal must be an AbortSignal, received ${describeValue(o.signal)}`);
+  }
+}
+
+/** A call from the caller's own code must have string `id` and `name` (empty is the model's business). */
+export function checkCall(call: unknown, index: number): asserts call is ToolCall {
+  if (call === null || typeof call !== 'object') {
+    throw new TypeError(`runTools: calls[${index}] must be a tool call object {id, name, arguments}, received ${describeValue(call)}`);
+  }
+  const c = call as Record<string, unknown>;
+  if (typeof c.name !== 'string') {
+    throw new TypeError(`runTools: calls[${index}].name must be a string, received ${describeValue(c.name)}`);
+  }
+  if (typeof c.id !== 'string') {
+    throw new TypeError(`runTools: calls[${index}].id must be a string, received ${describeValue(c.id)}`);
+  }
 }

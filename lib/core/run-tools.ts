@@ -1,29 +1,41 @@
 /**
- * `runTools`: the run loop. It hands the scheduler's events to the consumer, feeds it the
- * merge engine's records, and cleans up however the run ends.
+ * `runTools`: the entry point, and the generator the consumer iterates.
  *
- * Data flow:
+ * One call, from `runTools` to its `tool_result` (the files in the order a call meets them):
  *
  * ```
- * calls ─▶ Scheduler ──── prepare (serial, P1) ───▶ tool generators ─▶ MergeEngine (M1–M6)
- *            ▲  hands out (S1–S4)                                          │ records
- *            └──────────── handle(record): update / end / finalize ◀──────┘
- *                              │ outbox: start, update (live, O5), end (completion order, O3),
- *                              │ tool_result via ReorderBuffer (call order, O2)
- *                              ▼
- *                     runTools ── for await ──▶ consumer
+ * runTools(calls, options)          run-tools.ts   checks the arguments (options.ts), builds the Run
+ *   └─ RunGenerator.next()          run-tools.ts   first next(): listen to options.signal (A6)
+ *        └─ Run.pump()              run.ts         hands out call i when S1–S3 and P1 allow:
+ *             CallRecord            call.ts          one record per call, states Queued → … → Released
+ *             tool_execution_start                   → outbox
+ *             prepareToolCall       stages/prepare.ts  lookup, parse, prepareArguments, validate,
+ *                                                      beforeToolCall (P1, P2, P5) → undefined or an Outcome
+ *             #execute              run.ts           the record enters the run's cancel scope (abort.ts),
+ *                                                    starts its timeout, calls execute (stages/execute.ts):
+ *                                                    a generator or promise → MergeEngine (streams/merge.ts);
+ *                                                    a plain value → an Outcome at once
+ *        tool steps ─▶ MergeEngine ─▶ Channel (streams/channel.ts) ─▶ Run.handle(record)
+ *             a yielded value  → tool_execution_update → outbox (live, O5), then a pull mark (M3)
+ *             returned / threw → executedFromReturn / executedFromThrow → an Outcome
+ *             #executed             run.ts           afterToolCall (stages/finalize.ts, P3)
+ *             #complete             run.ts           bound (C20), tool_execution_end → outbox (O3);
+ *                                                    tool_result → outbox once every earlier call ended (O2)
+ *        RunGenerator               run-tools.ts   hands the outbox to the consumer, one event per next()
  * ```
  *
- * One async generator stands between a tool's step and the consumer: the tools' steps go
- * straight into the merge engine's queue, and the loop below turns them into events.
+ * Every foreign value on the way (what a tool, hook or schema returns or throws) is read by
+ * `stages/foreign.ts` and never makes the run throw (P4). Cancellation (abort.ts): the run
+ * is a `CancelScope` listening to the caller's signal; each running call is a child scope
+ * with its own timeout and grace period (A1–A4). Leaving the loop aborts every call, returns
+ * every generator and waits for their cleanup up to `abortGraceMs` (A5).
  *
  * @module
  */
-import { consumerExitReason } from './abort.ts';
+import { consumerExitReason, MAX_TIMER_MS } from './abort.ts';
 import type { ToolBatch, ToolEvent } from './events.ts';
-import type { RunToolsOptions } from './options.ts';
-import { checkRunToolsArguments, RunState } from './run-state.ts';
-import { Scheduler } from './scheduler.ts';
+import { checkRunToolsArguments, type RunToolsOptions } from './options.ts';
+import { Run } from './run.ts';
 import { Slot } from './streams/merge.ts';
 import type { ToolCall } from './tool.ts';
 
@@ -32,10 +44,14 @@ import type { ToolCall } from './tool.ts';
  *
  * Returns an async generator of {@link ToolEvent}s; its return value is the
  * {@link ToolBatch}: every result message in call order, whether the batch asks the agent
- * loop to stop, and whether the run was aborted. Every call gets exactly one
+ * loop to stop, and whether the run's abort changed an outcome. Every call gets exactly one
  * `tool_result`, whatever happens — success, throw, unknown tool, bad arguments, block,
- * timeout, abort — unless the consumer leaves the loop early (O1). No failure of a tool or
- * a hook is thrown out of the generator (P4).
+ * timeout, abort — unless the consumer leaves the loop early (O1). No failure of a tool, a
+ * hook or a schema is thrown out of the generator (P4).
+ *
+ * Nothing starts, and nothing is attached to `options.signal`, before the first `next()`
+ * (A6). Leaving the loop (`break`, `throw()`, `return()`) aborts every running call and
+ * completes once their cleanup has run or `abortGraceMs` has passed (A5).
  *
  * @param calls - the calls in the order the model wrote them: an array, any iterable, or
  *   an async iterable of calls still arriving from a stream (S4).
@@ -61,56 +77,199 @@ export function runTools(
 ): AsyncGenerator<ToolEvent, ToolBatch, undefined> {
   const list = isSyncIterable(calls) && !Array.isArray(calls) ? Array.from(calls) : calls;
   checkRunToolsArguments(list, options);
-  const run = new RunState(options);
-  const scheduler = new Scheduler(run, list);
-  run.onStop = () => scheduler.engine.notify();
-  return runLoop(run, scheduler);
+  return new RunGenerator(new Run(list as readonly ToolCall[] | AsyncIterable<ToolCall>, options));
 }
 
 function isSyncIterable(value: unknown): value is Iterable<ToolCall> {
   return typeof value === 'object' && value !== null && Symbol.iterator in value && !(Symbol.asyncIterator in value);
 }
 
-async function* runLoop(run: RunState, scheduler: Scheduler): AsyncGenerator<ToolEvent, ToolBatch, undefined> {
-  const { engine, outbox } = scheduler;
-  let completed = false;
-  try {
-    for (;;) {
-      // Hand every pending event to the consumer; a Slot marks a tool to pull once the
-      // update before it has been taken (one step ahead of the consumer).
-      while (scheduler.outboxHead < outbox.length) {
-        const item = outbox[scheduler.outboxHead]!;
-        outbox[scheduler.outboxHead++] = undefined as never;
-        if (item instanceof Slot) engine.pull(item);
-        else yield item;
-      }
-      outbox.length = 0;
-      scheduler.outboxHead = 0;
+/** The generator's states, forward only: not started → running → done. */
+const Life = { Fresh: 0, Running: 1, Done: 2 } as const;
+type Life = (typeof Life)[keyof typeof Life];
 
-      const record = engine.take();
-      if (record !== undefined) {
-        scheduler.handle(record);
-        continue;
+const Request = { Next: 0, Return: 1, Throw: 2 } as const;
+type Request = (typeof Request)[keyof typeof Request];
+
+type Result = IteratorResult<ToolEvent, ToolBatch>;
+
+/** What `next()` gives after the generator finished (O4); an async generator's `value` is `undefined` then, whatever its return type. */
+const DONE = Object.freeze({ done: true, value: undefined }) as unknown as IteratorReturnResult<ToolBatch>;
+
+/**
+ * The async generator `runTools` returns, written by hand rather than as an
+ * `async function*`: when events are already waiting, `next()` hands one out as an already
+ * resolved promise, without resuming a generator body (a third of the per-call cost at
+ * N = 1,000; docs/bench/findings.md).
+ *
+ * It keeps an async generator's contract: requests (`next`, `return`, `throw`) are
+ * answered in the order they were made, one at a time; after it finished (returned, threw,
+ * or was closed) every `next()` gives `{ done: true, value: undefined }` (O4).
+ */
+class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
+  readonly #run: Run;
+  #life: Life = Life.Fresh;
+  /** Requests made while an earlier one is still being answered. */
+  #inFlight = 0;
+  /** Settles (never rejects) when the last request made so far has been answered. */
+  #last: Promise<unknown> | undefined;
+
+  constructor(run: Run) {
+    this.#run = run;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.return(undefined as never);
+  }
+
+  next(): Promise<Result> {
+    return this.#request(Request.Next, undefined);
+  }
+
+  return(value?: ToolBatch | PromiseLike<ToolBatch>): Promise<Result> {
+    return this.#request(Request.Return, value);
+  }
+
+  throw(error?: unknown): Promise<Result> {
+    return this.#request(Request.Throw, error);
+  }
+
+  #request(kind: Request, argument: unknown): Promise<Result> {
+    if (this.#inFlight === 0) {
+      let answer: Result | Promise<Result>;
+      try {
+        answer = this.#answer(kind, argument);
+      } catch (error) {
+        return Promise.reject(error);
       }
-      scheduler.pump();
-      if (outbox.length > 0) continue;
-      if (scheduler.finished) break;
-      await engine.wait();
+      if (!(answer instanceof Promise)) return Promise.resolve(answer);
+      this.#track(answer);
+      return answer;
     }
-    completed = true;
-    if (scheduler.inputError !== undefined) throw scheduler.inputError.error;
-    return {
-      messages: scheduler.messages,
-      terminate: scheduler.messages.length > 0 && scheduler.terminating === scheduler.messages.length,
-      aborted: run.abort.cause === 'run',
+    const answer = this.#last!.then(() => this.#answer(kind, argument));
+    this.#track(answer);
+    return answer;
+  }
+
+  #track(answer: Promise<unknown>): void {
+    this.#inFlight++;
+    const settled = (): void => {
+      this.#inFlight--;
     };
-  } finally {
-    if (!completed) {
-      // The consumer left (break, throw, return()): stop every tool, then let go of every
-      // generator without awaiting it (A5, M5).
-      run.abort.abort('consumer', consumerExitReason());
-      scheduler.close();
+    this.#last = answer.then(settled, settled);
+  }
+
+  #answer(kind: Request, argument: unknown): Result | Promise<Result> {
+    if (this.#life === Life.Done) {
+      if (kind === Request.Throw) throw argument;
+      return kind === Request.Return ? { done: true, value: argument as ToolBatch } : DONE;
     }
-    run.dispose();
+    if (this.#life === Life.Fresh) {
+      if (kind !== Request.Next) {
+        // Closed before its first next(): nothing was started or attached (A6).
+        this.#life = Life.Done;
+        this.#run.close();
+        if (kind === Request.Throw) throw argument;
+        return { done: true, value: argument as ToolBatch };
+      }
+      this.#life = Life.Running;
+      this.#run.listen(this.#run.options.signal);
+    }
+    if (kind !== Request.Next) return this.#leave(kind, argument);
+    const ready = this.#step();
+    return ready !== undefined ? ready : this.#drive();
+  }
+
+  /** Hands out the next event if one can be had without waiting; `undefined` when the run must wait. */
+  #step(): Result | undefined {
+    const run = this.#run;
+    const { outbox, engine } = run;
+    try {
+      for (;;) {
+        const item = outbox.take();
+        if (item !== undefined) {
+          // A pull mark: the update before it has been taken, so its tool may step again (M3).
+          if (item instanceof Slot) {
+            engine.pull(item);
+            continue;
+          }
+          return { done: false, value: item };
+        }
+        const record = engine.take();
+        if (record !== undefined) {
+          run.handle(record);
+          continue;
+        }
+        run.pump();
+        if (outbox.size > 0) continue;
+        if (run.finished) return this.#finish();
+        return undefined;
+      }
+    } catch (error) {
+      if (this.#life !== Life.Done) {
+        // Not expected (every foreign failure is a result): still, never leave tools running.
+        this.#life = Life.Done;
+        run.abort('consumer', consumerExitReason());
+        run.closeSources();
+        run.close();
+      }
+      throw error;
+    }
+  }
+
+  async #drive(): Promise<Result> {
+    for (;;) {
+      await this.#run.engine.wait();
+      const ready = this.#step();
+      if (ready !== undefined) return ready;
+    }
+  }
+
+  /** Every call answered: the batch (O6), or the error of the calls' stream (S4). */
+  #finish(): Result {
+    const run = this.#run;
+    this.#life = Life.Done;
+    run.close();
+    if (run.inputError !== undefined) throw run.inputError.error;
+    return { done: true, value: { messages: run.messages, terminate: run.terminate, aborted: run.abortChangedOutcome } };
+  }
+
+  /**
+   * The consumer left (`return()`, `throw()`, `break`): abort every tool, call every
+   * generator's `return()`, and wait for their cleanup (`finally` blocks) — never longer
+   * than the grace period: a generator parked in an await that ignores its signal cannot
+   * be unwound, and must not hang the consumer's exit (A5, M5).
+   */
+  async #leave(kind: Request, argument: unknown): Promise<Result> {
+    const run = this.#run;
+    this.#life = Life.Done;
+    run.abort('consumer', consumerExitReason());
+    const cleanups = run.closeSources();
+    run.close();
+    if (cleanups.length > 0) await waitAtMost(Promise.all(cleanups), run.graceMs);
+    if (kind === Request.Throw) throw argument;
+    return { done: true, value: (await argument) as ToolBatch };
+  }
+}
+
+/** Waits for `promise` (which never rejects), or `ms` milliseconds, whichever comes first; the timer is cleared either way. */
+async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  if (ms <= 0) return;
+  if (ms > MAX_TIMER_MS) {
+    await promise;
+    return;
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const elapsed = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    await Promise.race([promise, elapsed]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -10,6 +10,8 @@
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { compileJsonSchema, JsonSchemaStructureError } from './json-schema-validator.ts';
+import { isPromiseLike } from './stages/execute.ts';
+import { isObjectRecord, Problem, readSchemaResult, thrownText } from './stages/foreign.ts';
 import { describeValue, type InputSchema, type JsonSchema } from './tool.ts';
 
 /** Longest raw argument text quoted back to the model, in characters. */
@@ -83,35 +85,57 @@ export function validateArguments(
   toolName: string,
 ): Checked<unknown> | Promise<Checked<unknown>> {
   if (isStandardSchema(schema)) {
-    const result = schema['~standard'].validate(args);
-    if (result instanceof Promise) return result.then((r) => fromStandardResult(r, args, toolName));
+    // The schema is foreign code: a transform or check may throw on the model's input
+    // (`JSON.parse` of a bad string), and its result is read through the guarded reader.
+    let result: unknown;
+    try {
+      result = schema['~standard'].validate(args);
+    } catch (error) {
+      return schemaFailed(toolName, error);
+    }
+    if (isPromiseLike(result)) {
+      return Promise.resolve(result).then(
+        (r) => fromStandardResult(r, args, toolName),
+        (error: unknown) => schemaFailed(toolName, error),
+      );
+    }
     return fromStandardResult(result, args, toolName);
   }
   const schemaProblem = (error: unknown): Checked<unknown> => {
     if (!(error instanceof JsonSchemaStructureError)) throw error;
     return {
       ok: false,
-      message: `Tool "${toolName}" cannot be called: its input JSON Schema is invalid (${error.message}). This is a problem in the tool definition, not in your call.`,
+      message: `Tool "${toolName}" cannot be called: its input JSON Schema is invalid (${thrownText(error)}). This is a problem in the tool definition, not in your call.`,
     };
   };
-  let issues: string[];
+  let compiled;
   try {
-    issues = compileJsonSchema(schema).issues(args);
+    compiled = compileJsonSchema(schema);
   } catch (error) {
     return schemaProblem(error);
+  }
+  let issues: string[];
+  try {
+    issues = compiled.issues(args);
+  } catch (error) {
+    // A $ref that points nowhere is the schema's fault; anything else (arguments a shim made
+    // unreadable, a revoked Proxy) is reported as the schema failing on these arguments.
+    return error instanceof JsonSchemaStructureError ? schemaProblem(error) : schemaFailed(toolName, error);
   }
   if (issues.length === 0) return { ok: true, value: args };
   return { ok: false, message: invalidArgumentsText(toolName, issues, args) };
 }
 
-function fromStandardResult(
-  result: StandardSchemaV1.Result<unknown>,
-  args: unknown,
-  toolName: string,
-): Checked<unknown> {
-  if (result.issues === undefined) return { ok: true, value: result.value };
+function schemaFailed(toolName: string, error: unknown): Checked<never> {
+  return { ok: false, message: `Tool "${toolName}" could not validate its arguments: its input schema threw ${thrownText(error)}. Check the argument values and call the tool again.` };
+}
+
+function fromStandardResult(result: unknown, args: unknown, toolName: string): Checked<unknown> {
+  const read = readSchemaResult(result);
+  if (read instanceof Problem) return schemaFailed(toolName, read.problem);
+  if (read.ok) return read;
   // One line per issue (P5): arktype writes a multi-rule issue over several lines.
-  const lines = result.issues.map((issue) => `${pathText(issue.path)}: ${issue.message.replace(/\s*\n\s*/g, ' ')}`);
+  const lines = read.issues.map(([path, message]) => `${path}: ${message.replace(/\s*\n\s*/g, ' ')}`);
   return { ok: false, message: invalidArgumentsText(toolName, lines, args) };
 }
 
@@ -124,21 +148,13 @@ function invalidArgumentsText(toolName: string, issueLines: string[], args: unkn
   );
 }
 
-function pathText(path: StandardSchemaV1.Issue['path']): string {
-  if (path === undefined || path.length === 0) return 'arguments';
-  return path.map((p) => String(typeof p === 'object' ? p.key : p)).join('.');
-}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return isObjectRecord(value);
 }
 
 function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
+  return thrownText(value);
 }
 
 function quote(text: string): string {

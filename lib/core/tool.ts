@@ -213,12 +213,21 @@ export function describeValue(value: unknown, maxChars = 120): string {
   if (value === undefined) return 'undefined';
   if (value === null) return 'null';
   if (typeof value === 'function') return `a function (${value.name || 'anonymous'})`;
-  const kind = Array.isArray(value) ? 'array' : typeof value;
+  let kind: string;
+  try {
+    kind = Array.isArray(value) ? 'array' : typeof value;
+  } catch {
+    return 'a revoked Proxy';
+  }
   let text: string;
   try {
     text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
   } catch {
-    text = String(value);
+    try {
+      text = String(value);
+    } catch {
+      text = '(unreadable)'; // a revoked Proxy, or a cycle whose toString throws
+    }
   }
   if (text.length > maxChars) text = `${text.slice(0, maxChars)}… (${text.length} chars)`;
   return kind === 'string' ? `string ${text}` : `${kind} ${text}`;

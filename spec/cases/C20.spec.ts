@@ -35,7 +35,7 @@ describe('C20 Huge tool output is bounded before it becomes a result', () => {
     const driven = await drive(runTools(input, { tools: [dump, dumpSmall, dumpObj], signal: controller.signal, maxResultChars: 20_000 }));
     expectInvariants(input, driven);
     const [m1, m2, m3] = driven.batch.messages;
-    const marker1 = '[truncated: 5000008 chars; showing 20000]';
+    const marker1 = '[truncated: 5000008 chars, 4980008 cut; showing 20000]';
     expect(m1!.isError).toBe(false);
     expect(text(m1!)).toContain(marker1);
     expect(text(m1!).length).toBeLessThanOrEqual(20_000 + marker1.length + 2);
@@ -43,7 +43,7 @@ describe('C20 Huge tool output is bounded before it becomes a result', () => {
     expect(text(m1!).endsWith('TAIL')).toBe(true);
     expect(m2!.isError).toBe(false);
     expect(text(m2!)).toBe(small);
-    const marker3 = `[truncated: ${objJson.length} chars; showing 20000]`;
+    const marker3 = `[truncated: ${objJson.length} chars, ${objJson.length - 20_000} cut; showing 20000]`;
     expect(m3!.isError).toBe(false);
     expect(text(m3!)).toContain(marker3);
     expect(text(m3!).length).toBeLessThanOrEqual(20_000 + marker3.length + 2);

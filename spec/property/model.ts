@@ -10,6 +10,12 @@
  * Every outcome is checked against what the model observed the tool do (when it started,
  * settled, saw its signal abort), so the oracle needs no knowledge of microtask order.
  *
+ * This file generates scenarios, runs one in virtual time and records what happened into
+ * an `Observed` record; the checkers of each contract group read it: `checks/ordering.ts`
+ * (O1–O6), `checks/stages.ts` (P1–P5 and each call's outcome, A1–A4), `checks/scheduling.ts`
+ * (P1, S2, S3), `checks/cancellation.ts` (A5, A6). What is left here checks the run as a
+ * whole (I1–I5, A6's listeners and timers).
+ *
  * Time is virtual: {@link VirtualClock} replaces the global `setTimeout`/`clearTimeout`
  * (all toolrun uses) for the duration of one case and fires timers in order, draining
  * every microtask between two timers as Node's event loop does. vitest's `vi` fake timers
@@ -18,6 +24,11 @@
  * @module
  */
 import { getEventListeners } from 'node:events';
+import { checkConsumerExit, checkExit } from './checks/cancellation.ts';
+import type { Observed } from './checks/observed.ts';
+import { checkOrdering } from './checks/ordering.ts';
+import { checkScheduling } from './checks/scheduling.ts';
+import { checkStages } from './checks/stages.ts';
 import fc from 'fast-check';
 import * as v from 'valibot';
 import { runTools } from '../../lib/index.ts';
@@ -183,14 +194,26 @@ export type Step =
 
 /** How a tool's script ends. */
 export type Ending =
-  | { kind: 'return'; value: 'text' | 'json' | 'content' | 'terminate' | 'undefined' | 'long' }
-  | { kind: 'throw'; value: 'error' | 'string' | 'object' | 'ownAbortError' }
+  | { kind: 'return'; value: 'text' | 'json' | 'content' | 'terminate' | 'undefined' | 'long' | PoisonReturn }
+  | { kind: 'throw'; value: 'error' | 'string' | 'object' | 'ownAbortError' | PoisonThrow }
   /** Waits for its signal, then throws the reason. */
   | { kind: 'hangHonour' }
   /** Waits for its signal, then returns normally (a success, by the documented decision). */
   | { kind: 'hangHonourReturn' }
   /** Never settles, ignores its signal. */
   | { kind: 'hangIgnore' };
+
+/**
+ * Poisoned results (issue 12, P4): a `content` array holding `null`, a throwing `content`
+ * getter, a revoked Proxy, an object whose `toJSON` and `toString` both throw. Only a
+ * synchronous `execute` returns them as they are (an async one resolving a revoked Proxy
+ * rejects), so the generator gives them to sync tools only.
+ */
+export type PoisonReturn = 'poisonNullBlock' | 'poisonGetter' | 'poisonRevoked' | 'poisonUnprintable';
+/** Poisoned thrown values: a revoked Proxy, an Error whose `name` and `message` getters throw. */
+export type PoisonThrow = 'poisonRevoked' | 'poisonGetters';
+
+export const isPoisonReturn = (e: Ending): boolean => e.kind === 'return' && e.value.startsWith('poison');
 
 /** The model's own mistakes in the arguments, and the good shapes. */
 export type ArgsShape =
@@ -213,7 +236,8 @@ export interface CallSpec {
   known: boolean;
   emptyName: boolean;
   args: ArgsShape;
-  schema: 'valibot' | 'json' | 'jsonOptional';
+  /** `throwing`: a valibot schema whose transform throws on every well-formed input (issue 12). */
+  schema: 'valibot' | 'json' | 'jsonOptional' | 'throwing';
   /** `executionMode: 'sequential'` on the call's tool (contract S3). */
   exclusive: boolean;
   /** The tool's own `timeoutMs`. */
@@ -232,7 +256,9 @@ export type BeforeHook =
   | { kind: 'block'; reason: boolean }
   | { kind: 'throwSync'; value: 'error' | 'string' }
   | { kind: 'throwLater'; ms: number }
-  | { kind: 'abortRun' };
+  | { kind: 'abortRun' }
+  /** Returns synchronously an object whose `block` getter throws. */
+  | { kind: 'poisonAnswer' };
 
 export type AfterHook =
   | { kind: 'pass' }
@@ -240,7 +266,9 @@ export type AfterHook =
   | { kind: 'override' }
   | { kind: 'markError' }
   | { kind: 'throwSync' }
-  | { kind: 'throwLater'; ms: number };
+  | { kind: 'throwLater'; ms: number }
+  /** Returns synchronously an object whose `content` getter throws. */
+  | { kind: 'poisonAnswer' };
 
 export interface Scenario {
   calls: CallSpec[];
@@ -266,7 +294,7 @@ export interface Scenario {
     reason: 'error' | 'string' | 'default';
   };
   consumer: {
-    /** Stop after receiving this many events (0-based index of the last one read). */
+    /** Stop after receiving this many events (0-based index of the last one read); -1: before the first next(). */
     stopAt: number | undefined;
     how: 'break' | 'throw' | 'return' | 'throwInto';
     /** What the consumer does per event (cycled): 0 nothing, -1 a few microtasks, >0 a timer. */
@@ -290,6 +318,8 @@ const stepArb: fc.Arbitrary<Step> = weighted<Step>(
 const endingArb: fc.Arbitrary<Ending> = weighted<Ending>(
   [6, fc.record({ kind: fc.constant('return' as const), value: fc.constantFrom('text', 'json', 'content', 'terminate', 'undefined', 'long') })],
   [3, fc.record({ kind: fc.constant('throw' as const), value: fc.constantFrom('error', 'string', 'object', 'ownAbortError') })],
+  [1, fc.record({ kind: fc.constant('return' as const), value: fc.constantFrom<PoisonReturn>('poisonNullBlock', 'poisonGetter', 'poisonRevoked', 'poisonUnprintable') })],
+  [1, fc.record({ kind: fc.constant('throw' as const), value: fc.constantFrom<PoisonThrow>('poisonRevoked', 'poisonGetters') })],
   [1, fc.constant({ kind: 'hangHonour' as const })],
   [1, fc.constant({ kind: 'hangHonourReturn' as const })],
   [1, fc.constant({ kind: 'hangIgnore' as const })],
@@ -307,7 +337,7 @@ function callArb(): fc.Arbitrary<Omit<CallSpec, 'id'>> {
       known: weighted([30, fc.constant(true)], [1, fc.constant(false)]),
       emptyName: fc.boolean(),
       args: argsArb,
-      schema: fc.constantFrom<CallSpec['schema']>('valibot', 'json', 'jsonOptional'),
+      schema: weighted<CallSpec['schema']>([6, fc.constantFrom<CallSpec['schema']>('valibot', 'json', 'jsonOptional')], [1, fc.constant('throwing')]),
       exclusive: weighted([8, fc.constant(false)], [1, fc.constant(true)]),
       timeoutMs: weighted<number | undefined>([4, fc.constant(undefined)], [1, fc.integer({ min: 1, max: 150 })]),
       shape: weighted<CallSpec['shape']>([5, fc.constant('generator')], [3, fc.constant('async')], [1, fc.constant('sync')]),
@@ -321,6 +351,8 @@ function callArb(): fc.Arbitrary<Omit<CallSpec, 'id'>> {
         const ending: Ending = c.ending.kind === 'return' || c.ending.kind === 'throw' ? c.ending : { kind: 'throw', value: 'error' };
         return { ...c, steps: [], ending };
       }
+      // A poisoned result reaches toolrun as it is only from a sync execute.
+      if (isPoisonReturn(c.ending)) c = { ...c, ending: { kind: 'throw', value: 'poisonRevoked' } };
       if (c.shape === 'async') return { ...c, steps: c.steps.filter((s) => s.kind !== 'yield') };
       // At most 20 progress values per tool.
       let yields = 0;
@@ -336,6 +368,7 @@ const beforeArb: fc.Arbitrary<BeforeHook> = weighted<BeforeHook>(
   [1, fc.record({ kind: fc.constant('throwSync' as const), value: fc.constantFrom<'error' | 'string'>('error', 'string') })],
   [1, fc.record({ kind: fc.constant('throwLater' as const), ms: fc.integer({ min: 0, max: 30 }) })],
   [1, fc.constant({ kind: 'abortRun' as const })],
+  [1, fc.constant({ kind: 'poisonAnswer' as const })],
 );
 
 const afterArb: fc.Arbitrary<AfterHook> = weighted<AfterHook>(
@@ -345,6 +378,7 @@ const afterArb: fc.Arbitrary<AfterHook> = weighted<AfterHook>(
   [1, fc.constant({ kind: 'markError' as const })],
   [1, fc.constant({ kind: 'throwSync' as const })],
   [1, fc.record({ kind: fc.constant('throwLater' as const), ms: fc.integer({ min: 0, max: 30 }) })],
+  [1, fc.constant({ kind: 'poisonAnswer' as const })],
 );
 
 /** Unique ids (`c0`, `c1`…) most of the time; otherwise empty and repeated ids (pairing is by position). */
@@ -364,7 +398,7 @@ export type Focus = 'any' | 'reads-all' | 'leaves-early';
 const stopAtArb: Record<Focus, fc.Arbitrary<number | undefined>> = {
   any: weighted<number | undefined>([3, fc.constant(undefined)], [1, fc.integer({ min: 0, max: 40 })]),
   'reads-all': fc.constant(undefined),
-  'leaves-early': fc.integer({ min: 0, max: 30 }),
+  'leaves-early': weighted<number>([10, fc.integer({ min: 0, max: 30 })], [1, fc.constant(-1)]),
 };
 
 /** Every random scenario of the property (1–40 calls). */
@@ -381,7 +415,7 @@ export function scenarioArbitrary(focus: Focus = 'any'): fc.Arbitrary<Scenario> 
         maxConcurrency: fc.constantFrom<number | undefined>(undefined, 1, 2, 3, 5, 16, Infinity),
         timeoutMs: weighted<number | undefined>([3, fc.constant(undefined)], [1, fc.integer({ min: 0, max: 200 })]),
         abortGraceMs: weighted<number | undefined>([2, fc.constant(undefined)], [1, fc.constant(0)], [2, fc.integer({ min: 1, max: 150 })]),
-        maxResultChars: weighted<number | undefined>([3, fc.constant(undefined)], [1, fc.integer({ min: 0, max: 60 })]),
+        maxResultChars: weighted<number | undefined>([3, fc.constant(undefined)], [1, fc.integer({ min: 0, max: 60 })], [1, fc.integer({ min: 61, max: 400 })]),
         before: weighted<BeforeHook[] | undefined>([1, fc.constant(undefined)], [1, fc.array(beforeArb, { minLength: 1, maxLength: 8 })]),
         after: weighted<AfterHook[] | undefined>([1, fc.constant(undefined)], [1, fc.array(afterArb, { minLength: 1, maxLength: 8 })]),
         progressListener: fc.boolean(),
@@ -405,7 +439,7 @@ export function scenarioArbitrary(focus: Focus = 'any'): fc.Arbitrary<Scenario> 
 }
 
 /** The effective time limit of call `c`, if any. */
-function timeoutOf(sc: Scenario, c: CallSpec): number | undefined {
+export function timeoutOf(sc: Scenario, c: CallSpec): number | undefined {
   return c.timeoutMs ?? sc.timeoutMs;
 }
 
@@ -428,13 +462,13 @@ function ensureTermination(generated: Scenario): Scenario {
 // ---------------------------------------------------------------------------------------
 
 /** A moment: the global order of everything the model saw, and the virtual time. */
-interface Mark {
+export interface Mark {
   seq: number;
   at: number;
 }
 
 /** What the model saw of one call. */
-interface CallLog {
+export interface CallLog {
   beforeCalls: (Mark & { args: unknown; sameCall: boolean; index: number })[];
   beforeSettled: Mark | undefined;
   afterCalls: Mark[];
@@ -450,15 +484,15 @@ interface CallLog {
 }
 
 /** One event as the consumer received it. */
-interface Received extends Mark {
+export interface Received extends Mark {
   event: ToolEvent;
 }
 
-class ModelViolation extends Error {
+export class ModelViolation extends Error {
   override name = 'ModelViolation';
 }
 
-function check(condition: boolean, message: string | (() => string)): asserts condition {
+export function check(condition: boolean, message: string | (() => string)): asserts condition {
   if (!condition) throw new ModelViolation(typeof message === 'string' ? message : message());
 }
 
@@ -501,10 +535,40 @@ function returnValue(i: number, value: Extract<Ending, { kind: 'return' }>['valu
       return undefined;
     case 'long':
       return `head-${i}-${'x'.repeat(150)}-tail-${i}`;
+    case 'poisonNullBlock':
+      return { content: [null] };
+    case 'poisonGetter':
+      return {
+        get content(): never {
+          throw new Error(`getter-${i}`);
+        },
+      };
+    case 'poisonRevoked':
+      return revokedProxy();
+    case 'poisonUnprintable':
+      return unprintable(i);
   }
 }
 
-function expectedReturnText(i: number, value: Extract<Ending, { kind: 'return' }>['value']): string {
+function revokedProxy(): object {
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  return proxy;
+}
+
+function unprintable(i: number): object {
+  return {
+    toJSON(): never {
+      throw new Error(`toJSON-${i}`);
+    },
+    toString(): never {
+      throw new Error(`toString-${i}`);
+    },
+  };
+}
+
+export function expectedReturnText(i: number, value: Extract<Ending, { kind: 'return' }>['value']): string {
+  if (value.startsWith('poison')) return `Tool "t${i}" returned a result toolrun cannot use: `;
   const out = returnValue(i, value);
   if (typeof out === 'string') return out;
   if (out === undefined) return '';
@@ -522,12 +586,32 @@ function thrownValue(i: number, value: Extract<Ending, { kind: 'throw' }>['value
       return { code: `obj-${i}` };
     case 'ownAbortError':
       return new DOMException(`own-${i}`, 'AbortError');
+    case 'poisonRevoked':
+      return revokedProxy();
+    case 'poisonGetters': {
+      const error = new Error(`hidden-${i}`);
+      for (const key of ['name', 'message']) {
+        Object.defineProperty(error, key, {
+          get(): never {
+            throw new Error(`${key}-getter-${i}`);
+          },
+        });
+      }
+      return error;
+    }
   }
 }
 
 /** A marker the error text of a thrown value contains. */
-function thrownMarker(i: number, value: Extract<Ending, { kind: 'throw' }>['value']): string {
-  return { error: `boom-${i}`, string: `str-${i}`, object: `obj-${i}`, ownAbortError: `own-${i}` }[value];
+export function thrownMarker(i: number, value: Extract<Ending, { kind: 'throw' }>['value']): string {
+  return {
+    error: `boom-${i}`,
+    string: `str-${i}`,
+    object: `obj-${i}`,
+    ownAbortError: `own-${i}`,
+    poisonRevoked: 'a value that could not be read',
+    poisonGetters: 'an Error whose name or message could not be read',
+  }[value];
 }
 
 /** The raw `arguments` call `i` carries. */
@@ -563,12 +647,13 @@ function rawArguments(i: number, shape: ArgsShape): unknown {
 /** What prepare must conclude about a call before any hook (P5). */
 type Verdict = { ok: true; args: Record<string, unknown> } | { ok: false; pattern: RegExp };
 
-function verdictOf(i: number, c: CallSpec): Verdict {
+export function verdictOf(i: number, c: CallSpec): Verdict {
   if (!c.known) return { ok: false, pattern: c.emptyName ? /^The tool call has no tool name\. Available tools: / : /^No tool named "nope\d+"\. Available tools: / };
   switch (c.args) {
     case 'object':
     case 'json':
     case 'double':
+      if (c.schema === 'throwing') return { ok: false, pattern: /^Tool "t\d+" could not validate its arguments: its input schema threw SyntaxError: schema-throws-/ };
       return { ok: true, args: { n: i } };
     case 'empty':
     case 'blank':
@@ -586,7 +671,7 @@ function verdictOf(i: number, c: CallSpec): Verdict {
   }
 }
 
-function cycled<T>(list: readonly T[] | undefined, i: number): T | undefined {
+export function cycled<T>(list: readonly T[] | undefined, i: number): T | undefined {
   return list === undefined || list.length === 0 ? undefined : list[i % list.length];
 }
 
@@ -737,6 +822,8 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
     let consumerError: unknown;
     let stopped: Mark | undefined;
     let stopDone = false;
+    /** When the consumer's exit (break, return(), throw()) completed. */
+    let stopDoneMark: Mark | undefined;
     let finished: Mark | undefined;
     const stopError = new Error('consumer stops');
     let maxCallerListeners = 0;
@@ -754,6 +841,25 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
       try {
         const how = sc.consumer.how;
         const stopAt = sc.consumer.stopAt;
+        if (stopAt === -1) {
+          // The consumer leaves before its first next() (issue 12, A6).
+          stopped = mark();
+          if (how === 'break' || how === 'return') {
+            const r = await run.return(undefined as never);
+            check(r.done === true, 'return() before the first next() did not finish the generator');
+          } else {
+            let rethrown: unknown;
+            try {
+              await run.throw(stopError);
+            } catch (error) {
+              rethrown = error;
+            }
+            check(rethrown === stopError, () => `throw() before the first next() did not rethrow the consumer's error: ${String(rethrown)}`);
+          }
+          stopDoneMark = mark();
+          stopDone = true;
+          return;
+        }
         if (stopAt !== undefined && (how === 'break' || how === 'throw')) {
           try {
             for await (const event of run) {
@@ -769,7 +875,10 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
             if (error !== stopError) throw error;
           }
           // (A for-await loop drops the return value: reading to the end uses next() below.)
-          if (stopped !== undefined) stopDone = true;
+          if (stopped !== undefined) {
+            stopDoneMark = mark();
+            stopDone = true;
+          }
           else finished = mark();
           return;
         }
@@ -795,6 +904,7 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
               }
               check(rethrown === stopError, () => `throw() into the run did not rethrow the consumer's error: ${String(rethrown)}`);
             }
+            stopDoneMark = mark();
             stopDone = true;
             return;
           }
@@ -833,6 +943,8 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
     const after = await run.next();
     check(after.done === true && after.value === undefined, () => `O4: the generator yielded after it returned: ${JSON.stringify(after)}`);
 
+    const observed: Observed = { sc, n, calls, logs, received, batch, stopped, stopDoneMark, consumerStopped, runAbort, grace, maxCallerListeners, deliveries, delivered, uniqueIds, progressLog, signalReason: controller.signal.reason, coverage };
+    checkExit(observed);
     // A6: no listener left on the caller's signal, at most one while the run ran.
     check(getEventListeners(controller.signal, 'abort').length === 0, 'A6: a listener was left on the caller’s signal');
     check(maxCallerListeners <= 1, () => `A6: ${maxCallerListeners} listeners on the caller’s signal during the run`);
@@ -840,249 +952,14 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
     await clock.flush();
     check(clock.pending('runtime') === 0, () => `A6: ${clock.pending('runtime')} toolrun timer(s) still pending after the run ended`);
 
-    // --- per-call phases and global order (O1–O4), on whatever the consumer received.
-    const events = received.map((r) => r.event);
-    const phase: ('started' | 'ended' | 'released' | undefined)[] = new Array(n).fill(undefined);
-    let released = 0;
-    let firstUnended = 0;
-    const updates: number[][] = sc.calls.map(() => []);
-    const updateMarks: Mark[][] = sc.calls.map(() => []);
-    const ends: (Extract<ToolEvent, { type: 'tool_execution_end' }> & { mark: Mark })[] = [];
-    const endByIndex = new Map<number, (typeof ends)[number]>();
-    const results: Extract<ToolEvent, { type: 'tool_result' }>[] = [];
-    const resultMarks: Mark[] = [];
-    for (const r of received) {
-      const e = r.event;
-      check(Number.isInteger(e.index) && e.index >= 0 && e.index < n, () => `event for index ${e.index} out of range: ${JSON.stringify(e)}`);
-      const i = e.index;
-      const now = phase[i];
-      if (e.type !== 'tool_result') {
-        // O2: result i is out as soon as calls 0..i have ended — before anything else happens.
-        check(released === firstUnended, () => `O2: ${firstUnended} calls ended in a row but only ${released} results released before a ${e.type} for call ${i}`);
-      }
-      switch (e.type) {
-        case 'tool_execution_start':
-          check(now === undefined, () => `O4: second start for call ${i}`);
-          check(e.toolCallId === calls[i]!.id && e.toolName === calls[i]!.name, () => `start event of call ${i} names ${e.toolCallId}/${e.toolName}`);
-          check(e.args === calls[i]!.arguments, () => `start event of call ${i} does not carry the raw arguments`);
-          phase[i] = 'started';
-          break;
-        case 'tool_execution_update':
-          check(now === 'started', () => `O4: update for call ${i} while ${String(now)}`);
-          check(e.toolCallId === calls[i]!.id, 'update carries another id');
-          updates[i]!.push(e.progress as number);
-          updateMarks[i]!.push(r);
-          break;
-        case 'tool_execution_end':
-          check(now === 'started', () => `O4: end for call ${i} while ${String(now)}`);
-          check(e.toolCallId === calls[i]!.id && e.toolName === calls[i]!.name, 'end event carries another id');
-          phase[i] = 'ended';
-          ends.push({ ...e, mark: r });
-          endByIndex.set(i, { ...e, mark: r });
-          while (firstUnended < n && phase[firstUnended] === 'ended') firstUnended++;
-          break;
-        case 'tool_result':
-          check(now === 'ended', () => `O4: result for call ${i} while ${String(now)}`);
-          check(i === released, () => `O2: result for call ${i} released while ${released} was next`);
-          check(e.message.toolCallId === calls[i]!.id && e.message.toolName === calls[i]!.name, () => `O1: result ${i} carries id ${e.message.toolCallId}, call has ${calls[i]!.id}`);
-          check(e.message.role === 'tool', 'result message role');
-          phase[i] = 'released';
-          released++;
-          results.push(e);
-          resultMarks.push(r);
-          break;
-      }
-    }
-
-    if (!consumerStopped) {
-      // O1: one result per call. A stream (S4) is read until the run stops: every call that
-      // arrived before the abort is answered; a read still pending then may be left behind
-      // (a stuck stream must not hold the abort), so the calls after it get no result.
-      if (sc.input === 'async' && runAbort !== undefined) {
-        const before = deliveries.filter((d) => d.at < runAbort!.at).length;
-        check(released >= before && released <= delivered, () => `O1: ${released} results; ${before} calls had arrived before the abort, ${delivered} in all`);
-      } else {
-        check(released === n, () => `O1: ${released} results for ${n} calls`);
-      }
-      check(released === firstUnended, 'O2: results held back at the end');
-      check(batch === undefined || batch.messages.length === released, 'O6: batch size');
-      if (batch !== undefined) {
-        for (let i = 0; i < released; i++) check(batch.messages[i] === results[i]!.message, () => `O6: batch message ${i} differs from the emitted result`);
-        const allTerminate = released > 0 && ends.every((e) => !e.isError && e.result.terminate === true);
-        check(batch.terminate === allTerminate, () => `O6: terminate is ${batch!.terminate}, expected ${allTerminate}`);
-        if (runAbort === undefined) check(batch.aborted === false, 'batch.aborted without an abort');
-        const lastEnd = ends.at(-1);
-        if (runAbort !== undefined && lastEnd !== undefined && runAbort.seq < lastEnd.mark.seq) check(batch.aborted === true, 'batch.aborted is false after an abort during the run');
-      }
-      // Every call ended by itself, by abort, or by its timeout; a call that never ended
-      // could only be answered by the consumer leaving.
-    }
+    const seen = checkOrdering(observed);
     check(inProgressViolations.length === 0, () => inProgressViolations.join('\n'));
     check(violations.length === 0, () => violations.join('\n'));
     if (sc.progressListener && !consumerStopped && inProgress !== undefined) check(inProgress.size === 0, 'onInProgressChange: calls still in progress after the run');
 
-    // --- the consumer left early (A5): every running tool told to stop, nothing starts after.
-    const stopSeq = stopped?.seq ?? Infinity;
-    if (consumerStopped) {
-      for (const [i, log] of logs.entries()) {
-        const c = sc.calls[i]!;
-        if (log.bodyStart === undefined || log.bodySettled !== undefined && log.bodySettled.seq < stopSeq) continue;
-        if (endByIndex.has(i)) continue;
-        // Still running when the consumer left: its signal is aborted...
-        if (log.signal !== undefined) check(log.signal.aborted, () => `A5: call ${i} still running after the consumer left, its signal not aborted`);
-        // ...and a generator got return().
-        if (c.shape === 'generator' && log.bodySettled === undefined) check(log.returnCalled !== undefined, () => `A5: generator of call ${i} did not get return() when the consumer left`);
-      }
-    }
-
-    // --- what happened to each call, against what the model saw.
-    const stopMark = Math.min(runAbort?.seq ?? Infinity, stopSeq);
-    for (const [i, c] of sc.calls.entries()) {
-      const log = logs[i]!;
-      const verdict = verdictOf(i, c);
-      const before = sc.before === undefined ? undefined : cycled(sc.before, i);
-      const afterSpec = sc.after === undefined ? undefined : cycled(sc.after, i);
-      // P1/A2: no hook or body starts after the run stopped.
-      if (log.bodyStart !== undefined) {
-        check(log.bodyStart.seq < stopMark, () => `A2: the body of call ${i} started after the run was aborted or the consumer left`);
-        check(!log.bodyStart.abortedAtStart, () => `A2: call ${i} started with its signal already aborted`);
-        check(verdict.ok, () => `P5: call ${i} ran although its arguments/tool were invalid`);
-        if (uniqueIds && sc.progressListener) check(log.bodyStart.inProgress === true, () => `onInProgressChange: call ${i} not in progress when its body started`);
-      }
-      for (const b of log.beforeCalls) {
-        check(b.seq < stopMark, () => `beforeToolCall for call ${i} after the run stopped`);
-        check(b.sameCall && b.index === i, () => `C24: beforeToolCall for call ${i} got another call or index`);
-        check(verdict.ok && JSON.stringify(b.args) === JSON.stringify(verdict.args), () => `beforeToolCall for call ${i} got args ${JSON.stringify(b.args)}`);
-      }
-      check(log.beforeCalls.length <= 1, () => `beforeToolCall called ${log.beforeCalls.length} times for call ${i}`);
-      check(log.afterCalls.length <= 1, () => `afterToolCall called ${log.afterCalls.length} times for call ${i}`);
-      for (const a of log.afterCalls) {
-        check(log.bodyStart !== undefined, () => `afterToolCall for call ${i} whose body never ran`);
-        // Allowed after the stop only for a tool that had already settled: toolrun notes when
-        // the tool ended, not when its record is processed.
-        // (A call its own timeout had given up on — timed out, grace over — before the stop
-        // counts as ended too; at the same virtual time either order is possible.)
-        const limit = timeoutOf(sc, c);
-        const stopAt = Math.min(runAbort?.at ?? Infinity, stopped?.at ?? Infinity);
-        const gaveUp = limit !== undefined && log.bodyStart !== undefined && log.bodyStart.at + limit + grace <= stopAt;
-        check(a.seq < stopMark || gaveUp || (log.bodySettled !== undefined && log.bodySettled.seq < stopMark), () => `afterToolCall for call ${i} after the run stopped (stop mark ${stopMark}, hook at ${a.seq}, outcome ${endByIndex.get(i)?.outcome}, log ${JSON.stringify({ ...log, signal: undefined })}, call ${JSON.stringify(c)})`);
-      }
-      if (!verdict.ok) check(log.beforeCalls.length === 0, () => `C13: beforeToolCall ran for call ${i} with invalid input`);
-
-      // A1: who aborted the call's signal.
-      if (log.signalAborted !== undefined && log.bodyStart !== undefined) {
-        const s = log.signalAborted;
-        const limit = timeoutOf(sc, c);
-        const byRun = runAbort !== undefined && s.reason === controller.signal.reason && s.seq > runAbort.seq && s.at === runAbort.at;
-        const byTimeout = limit !== undefined && s.reason instanceof DOMException && s.reason.name === 'TimeoutError' && s.at === log.bodyStart.at + limit;
-        const byConsumer = stopped !== undefined && s.seq > stopped.seq && s.reason instanceof DOMException && s.reason.name === 'AbortError';
-        check(byRun || byTimeout || byConsumer, () => `A1: call ${i}'s signal aborted at ${s.at} with ${String(s.reason)} — not by the run, its timeout or the consumer`);
-      }
-
-      const end = endByIndex.get(i);
-      if (!consumerStopped && i >= released) {
-        // A stream cut by the abort: this call never reached the run.
-        check(end === undefined && log.bodyStart === undefined && log.beforeCalls.length === 0, () => `call ${i} got no result but has an end, a hook call or a body`);
-        continue;
-      }
-      if (end === undefined) {
-        check(consumerStopped, () => `O1: no end for call ${i}`);
-        continue;
-      }
-      coverage?.add(`outcome:${end.outcome}`);
-      const msg = results.find((r) => r.index === i)?.message;
-      const text = end.result.content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('');
-      if (msg !== undefined) {
-        check(msg.content === end.result.content && msg.isError === end.isError, () => `result message of call ${i} differs from its end event`);
-      }
-      check(end.isError === (end.outcome !== 'ok'), () => `call ${i}: isError ${end.isError} with outcome ${end.outcome}`);
-      check(end.mark.seq > (log.bodySettled?.seq ?? 0) || end.outcome !== 'ok', () => `call ${i} ended ok before its tool returned`);
-      const stoppedBeforeEnd = runAbort !== undefined && runAbort.seq < end.mark.seq;
-      const why = (): string => `call ${i} (${JSON.stringify(c)}) ended ${end.outcome}: ${JSON.stringify(text).slice(0, 300)}; log ${JSON.stringify({ ...log, signal: undefined })}`;
-
-      if (end.outcome === 'not_run') {
-        check(log.bodyStart === undefined, () => `A2: call ${i} is not_run but its body ran — ${why()}`);
-        check(stoppedBeforeEnd, () => `call ${i} not_run without an abort — ${why()}`);
-        check(text.startsWith('Not run:'), () => `A2: not-run text: ${why()}`);
-        continue;
-      }
-      if (!verdict.ok) {
-        check(end.outcome === 'rejected' && verdict.pattern.test(text), () => `P5: ${why()} — expected ${String(verdict.pattern)}`);
-        continue;
-      }
-      // The before hook decided.
-      if (before !== undefined && (before.kind === 'block' || before.kind === 'throwSync' || before.kind === 'throwLater' || before.kind === 'abortRun')) {
-        check(log.bodyStart === undefined, () => `beforeToolCall ${before.kind} but the body ran — ${why()}`);
-        check(before.kind !== 'abortRun', () => `abortRun hook: call must be not_run — ${why()}`);
-        check(end.outcome === 'rejected', () => `beforeToolCall ${before.kind}: ${why()}`);
-        if (before.kind === 'block') check(before.reason ? text === `blocked-${i}` : /blocked/.test(text), why);
-        else check(text.startsWith(`Tool call "t${i}" was not run: beforeToolCall failed: `) && text.includes(before.kind === 'throwSync' && before.value === 'string' ? `bstr-${i}` : `bboom-${i}`), why);
-        continue;
-      }
-      check(log.bodyStart !== undefined, () => `call ${i} passed prepare but ended ${end.outcome} without running — ${why()}`);
-      checkExecuted(i, c, log, end.outcome, text, afterSpec, why, stoppedBeforeEnd);
-
-      // O5: every progress value, in order, nothing dropped (all of them when the tool returned).
-      const yielded = log.yields.map((y) => y.value);
-      check(JSON.stringify(updates[i]) === JSON.stringify(yielded.slice(0, updates[i]!.length)), () => `O5: updates ${JSON.stringify(updates[i])} are not a prefix of the yields ${JSON.stringify(yielded)}`);
-      if (log.bodySettled?.kind === 'return' && end.outcome !== 'abandoned' && end.outcome !== 'timed_out') {
-        check(updates[i]!.length === yielded.length, () => `O5: ${updates[i]!.length} of ${yielded.length} progress values delivered for call ${i}`);
-      }
-      // Live delivery (O3, O5): with a consumer that never waits on a timer, an update
-      // arrives at the virtual time it was yielded, and an end at the time the tool settled.
-      const fast = sc.consumer.delays.every((d) => d <= 0);
-      if (fast) {
-        updateMarks[i]!.forEach((m, k) => check(m.at === log.yields[k]!.at, () => `O5: update ${k} of call ${i} yielded at ${log.yields[k]!.at} arrived at ${m.at}`));
-        const syncAfter = afterSpec === undefined || (afterSpec.kind !== 'passLater' && afterSpec.kind !== 'throwLater');
-        const limit = timeoutOf(sc, c);
-        const inTime = log.bodySettled !== undefined && (limit === undefined || log.bodySettled.at < log.bodyStart!.at + limit);
-        if (inTime && (end.outcome === 'ok' || end.outcome === 'error') && syncAfter && runAbort === undefined) {
-          check(end.mark.at === log.bodySettled!.at, () => `O3: call ${i} settled at ${log.bodySettled!.at}, its end arrived at ${end.mark.at}`);
-        }
-      }
-    }
-
-    // --- P1, S2, S3: orderings of prepare and execution.
-    const hookOrder = logs.flatMap((l, i) => l.beforeCalls.map((b) => ({ i, seq: b.seq })));
-    for (let k = 1; k < hookOrder.length; k++) {
-      const prev = hookOrder[k - 1]!;
-      const cur = hookOrder[k]!;
-      check(cur.i > prev.i, () => `P1: beforeToolCall for call ${cur.i} after call ${prev.i}`);
-      const settled = logs[prev.i]!.beforeSettled;
-      check(settled !== undefined && settled.seq < cur.seq, () => `P1: beforeToolCall for call ${cur.i} before call ${prev.i}'s hook settled`);
-    }
-    for (const [i, log] of logs.entries()) {
-      const c = sc.calls[i]!;
-      const start = log.bodyStart;
-      if (start === undefined) continue;
-      // P1: execution does not wait for later calls' preparation.
-      if (!c.exclusive) {
-        for (let j = i + 1; j < n; j++) {
-          const b = logs[j]!.beforeCalls[0];
-          if (b !== undefined) check(b.seq > start.seq, () => `P1: call ${i}'s body started after call ${j}'s beforeToolCall`);
-        }
-      }
-      // S2: in sequential mode a call is prepared only after the previous result was taken.
-      if (sc.mode === 'sequential' && i > 0) {
-        const prevResult = resultMarks[i - 1];
-        const firstTouch = logs[i]!.beforeCalls[0]?.seq ?? start.seq;
-        check(prevResult !== undefined && prevResult.seq < firstTouch, () => `S2: call ${i} was prepared before the consumer took result ${i - 1}`);
-      }
-      // S3: an exclusive call starts after every earlier call ended, and nothing later starts before it ended.
-      if (c.exclusive && uniqueIds && sc.progressListener) {
-        for (let j = 0; j < i; j++) {
-          const lj = logs[j]!;
-          if (lj.afterCalls.length > 0) check(lj.afterSettled !== undefined && lj.afterSettled.seq < start.seq, () => `S3: exclusive call ${i} started while call ${j}'s afterToolCall was pending`);
-        }
-        const leftAt = progressLog.find((p) => p.seq > start.seq && !p.ids.includes(c.id));
-        const endOfI = Math.max(leftAt?.seq ?? Infinity, log.afterSettled?.seq ?? 0);
-        for (let j = i + 1; j < n; j++) {
-          const lj = logs[j]!;
-          const touch = Math.min(lj.beforeCalls[0]?.seq ?? Infinity, lj.bodyStart?.seq ?? Infinity);
-          check(touch === Infinity || touch > endOfI, () => `S3: call ${j} was prepared or started before exclusive call ${i} ended`);
-        }
-      }
-    }
+    checkConsumerExit(observed, seen);
+    checkStages(observed, seen);
+    checkScheduling(observed, seen);
 
     // --- I5 and A5: let everything settle; nothing more happens to the run.
     const bodiesBefore = logs.filter((l) => l.bodyStart !== undefined).length;
@@ -1106,107 +983,8 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
     coverage?.add(consumerStopped ? `consumer:${sc.consumer.how}` : 'consumer:read-all');
     if (runAbort !== undefined) coverage?.add('run-aborted');
 
-    // ----- helpers with access to the run's state
-    function checkExecuted(
-      i: number,
-      c: CallSpec,
-      log: CallLog,
-      outcome: string,
-      text: string,
-      afterSpec: AfterHook | undefined,
-      why: () => string,
-      stoppedBeforeEnd: boolean,
-    ): void {
-      const start = log.bodyStart!;
-      const limit = timeoutOf(sc, c);
-      // When (and why) the call's signal aborted while its body ran: its timeout, or the run.
-      const timeoutAt = limit === undefined ? Infinity : start.at + limit;
-      const runAt = runAbort === undefined || runAbort.seq < start.seq ? Infinity : runAbort.at;
-      const settled = log.bodySettled;
-      const abortAt = Math.min(timeoutAt, runAt);
-      // Did the tool settle before / after its signal aborted? At the same virtual time both
-      // orders are possible: toolrun sees a tool end when its promise or next() settles, a
-      // few microtasks after the body's own last statement, and an abort from the consumer
-      // or a hook can land in between. The order is known only when the tool watched its
-      // signal and saw the abort first.
-      const order = (cause: 'timeout' | 'run'): 'before' | 'after' | 'either' => {
-        const t = cause === 'run' ? runAt : timeoutAt;
-        if (settled === undefined) return 'after';
-        if (settled.at !== t) return settled.at < t ? 'before' : 'after';
-        const abortSeq = log.signalAborted?.seq;
-        return abortSeq !== undefined && abortSeq < settled.seq ? 'after' : 'either';
-      };
-      const firstCauses = (['timeout', 'run'] as const).filter((cause) => (cause === 'run' ? runAt : timeoutAt) === abortAt && abortAt !== Infinity);
-      // Causes that may have aborted the signal while the tool was still running.
-      const causes = firstCauses.filter((cause) => order(cause) !== 'before');
-      const undisturbed = firstCauses.every((cause) => order(cause) !== 'after');
-      const withinGrace = settled !== undefined && settled.at - abortAt <= grace;
-      const pastGrace = settled === undefined || settled.at - abortAt >= grace;
-      // The base outcomes execute may produce, with a test for the text.
-      const bases: { outcome: string; text: (t: string) => boolean }[] = [];
-      const ownResult = (t: string): boolean => {
-        if (c.ending.kind === 'hangHonourReturn') return boundedEquals(t, `returned-after-abort-${i}`, sc.maxResultChars ?? 100_000);
-        if (c.ending.kind !== 'return') return false;
-        return boundedEquals(t, expectedReturnText(i, c.ending.value), sc.maxResultChars ?? 100_000);
-      };
-      const ownError = (t: string): boolean => c.ending.kind === 'throw' && t.includes(thrownMarker(i, c.ending.value));
-      if (undisturbed) {
-        check(settled !== undefined, () => `call ${i} ended ${outcome} though its tool never settled and nothing aborted it — ${why()}`);
-        if (settled.kind === 'return') bases.push({ outcome: 'ok', text: ownResult });
-        else bases.push({ outcome: 'error', text: ownError });
-      }
-      if (causes.length > 0) {
-        // Documented decision: a tool that returns normally after its signal aborted (within
-        // the grace period) is still interrupted / timed out, its own result after a notice.
-        if (settled?.kind === 'return' && withinGrace && causes.includes('timeout')) {
-          bases.push({ outcome: 'timed_out', text: (t) => t.startsWith(`Tool "t${i}" timed out after ${limit} ms; what it returned when stopped follows.`) && ownResult(t.slice(t.indexOf('follows.') + 8)) });
-        }
-        if (settled?.kind === 'return' && withinGrace && causes.includes('run')) {
-          bases.push({ outcome: 'interrupted', text: (t) => t.startsWith('Interrupted:') && t.includes('what it returned when stopped follows.') && ownResult(t.slice(t.indexOf('follows.') + 8)) });
-        }
-        if (causes.includes('timeout')) {
-          const names = (t: string): boolean => t.includes(`"t${i}"`) && t.includes(`timed out after ${limit} ms`);
-          if (settled?.kind === 'throw' && withinGrace) bases.push({ outcome: 'timed_out', text: (t) => names(t) && t.includes('was stopped') });
-          if (pastGrace) bases.push({ outcome: 'timed_out', text: (t) => names(t) && t.includes('did not stop when asked') });
-        }
-        if (causes.includes('run')) {
-          if (settled?.kind === 'throw' && withinGrace) bases.push({ outcome: 'interrupted', text: (t) => t.startsWith('Interrupted:') && !t.includes('did not confirm') });
-          if (pastGrace) bases.push({ outcome: 'abandoned', text: (t) => t.includes('did not confirm cancellation') && t.includes('outcome is unknown') });
-        }
-      }
-      // afterToolCall: not called once the run stopped; its answer is dropped if the run stopped while it waited.
-      const afterCalled = log.afterCalls.length > 0;
-      if (afterSpec !== undefined && !stoppedBeforeEnd && !consumerStopped) check(afterCalled, () => `P3: afterToolCall not called for executed call ${i} — ${why()}`);
-      const candidates: { outcome: string; text: (t: string) => boolean }[] = [];
-      for (const base of bases) {
-        const applied = afterCalled && afterSpec !== undefined ? applyAfter(i, base, afterSpec) : base;
-        candidates.push(applied);
-        if (afterCalled && stoppedBeforeEnd) candidates.push(base);
-      }
-      check(
-        candidates.some((cand) => cand.outcome === outcome && cand.text(text)),
-        () => `outcome: ${why()} — allowed ${JSON.stringify(candidates.map((x) => x.outcome))} (abort at ${abortAt}, causes ${causes.join('+')}, grace ${grace})`,
-      );
-      if (outcome === 'abandoned' && c.shape === 'generator' && settled === undefined) {
-        check(log.returnCalled !== undefined || log.finallyRan !== undefined, () => `A3: abandoned generator of call ${i} got no return()`);
-      }
-    }
   }
 
-  function applyAfter(i: number, base: { outcome: string; text: (t: string) => boolean }, spec: AfterHook): { outcome: string; text: (t: string) => boolean } {
-    switch (spec.kind) {
-      case 'pass':
-      case 'passLater':
-        return base;
-      case 'override':
-        return { outcome: base.outcome, text: (t) => t === `after-${i}` };
-      case 'markError':
-        return { outcome: base.outcome === 'ok' ? 'error' : base.outcome, text: base.text };
-      case 'throwSync':
-      case 'throwLater':
-        return { outcome: 'error', text: (t) => t === `Tool "t${i}" ran, but afterToolCall failed: aboom-${i}` };
-    }
-  }
 
   function makeTool(i: number, c: CallSpec): Tool {
     const log = logs[i]!;
@@ -1414,6 +1192,13 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
         settled();
         abortRun();
         return;
+      case 'poisonAnswer':
+        settled();
+        return Object.defineProperty({}, 'block', {
+          get(): never {
+            throw new Error(`block-getter-${i}`);
+          },
+        }) as BeforeToolCallResult;
     }
   }
 
@@ -1451,6 +1236,13 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
             reject(new Error(`aboom-${i}`));
           }, spec.ms),
         );
+      case 'poisonAnswer':
+        settled();
+        return Object.defineProperty({}, 'content', {
+          get(): never {
+            throw new Error(`content-getter-${i}`);
+          },
+        }) as AfterToolCallResult;
     }
   }
 }
@@ -1460,12 +1252,34 @@ const SCHEMAS = {
   valibot: v.object({ n: v.number() }),
   json: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
   jsonOptional: { type: 'object', properties: { n: { type: 'number' } } },
+  // A transform that throws on every well-formed input, as `JSON.parse` of a bad string would.
+  throwing: v.pipe(
+    v.object({ n: v.number() }),
+    v.transform((value): never => {
+      throw new SyntaxError(`schema-throws-${value.n}`);
+    }),
+  ),
 } as const;
 
+const TRUNCATED = /\n?\[truncated: (\d+) chars, (\d+) cut; showing (\d+)\]\n?/;
+
+/**
+ * C20: `test` holds for the result text `t`, or `t` is a whole result bounded to `max`: one
+ * marker stating the original size and the cut, and exactly `max` characters kept around it.
+ * (Every result is bounded, error texts too; which text was cut is checked by `test`
+ * when it is short enough to survive, and by spec/cases/C20 precisely.)
+ */
+export function fits(t: string, max: number | undefined, test: (t: string) => boolean): boolean {
+  if (test(t)) return true;
+  const m = TRUNCATED.exec(t);
+  if (m === null || max === undefined) return false;
+  return Number(m[3]) === max && Number(m[1]) - Number(m[2]) === max && t.length - m[0].length === max;
+}
+
 /** `actual` is `expected`, or `expected` bounded to `max` chars around the truncation marker (C20). */
-function boundedEquals(actual: string, expected: string, max: number): boolean {
+export function boundedEquals(actual: string, expected: string, max: number): boolean {
   if (expected.length <= max) return actual === expected;
-  const marker = `[truncated: ${expected.length} chars; showing ${max}]`;
+  const marker = `[truncated: ${expected.length} chars, ${expected.length - max} cut; showing ${max}]`;
   const at = actual.indexOf(marker);
   if (at < 0) return false;
   const head = actual.slice(0, at).replace(/\n$/, '');

@@ -2,8 +2,11 @@
  * Property tests of `runTools` (issue "Reliability: every call answered"): random batches
  * of 1–40 calls over random tool behaviours (returns after microtask or timer jitter, 0–20
  * progress values, sync/async throws of Errors and non-Errors, hangs that honour or ignore
- * their signal, unknown tools, bad arguments, a `finally` that records it ran), random
- * hooks, `mode`, `maxConcurrency`, exclusive tools, timeouts, aborts and consumers. Each
+ * their signal, unknown tools, bad arguments, a `finally` that records it ran), poisoned
+ * values (a `null` content block, throwing getters, revoked Proxies, unprintable objects,
+ * Errors whose getters throw, a schema whose transform throws, hooks answering with a
+ * throwing getter), random hooks, `mode`, `maxConcurrency`, exclusive tools, timeouts,
+ * aborts and consumers (some leaving before their first `next()`). Each
  * case runs in virtual time and is checked against O1–O6, P1, S1–S3, A1–A6 and I1–I5 —
  * see `model.ts`, which `bench/soak.ts` runs too.
  *

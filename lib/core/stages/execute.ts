@@ -1,60 +1,67 @@
 /**
- * Stage 2, execute (contract P4, A1–A4): starts a prepared call's tool under its own
- * {@link CallScope}, and turns every way it can end into an {@link Executed} value.
+ * Stage 2, execute (contract P4, A1–A4): starts a prepared call's tool with its own signal
+ * (the call record is its cancellation scope), and turns every way it can end into an
+ * {@link Outcome}.
  *
  * The tool's steps do not pass through a wrapper generator: an async-generator tool is
  * handed to the merge engine as it is, a promise-returning one as a one-step iterator, and
- * a synchronous one ends right here. The scheduler maps the merge records back to calls.
+ * a synchronous one ends right here. The run (run.ts) maps the merge records back to calls.
  *
  * @module
  */
-import type { AbortCause, CallScope } from '../abort.ts';
-import { normalizeToolOutput, textContent, type ToolContext } from '../tool.ts';
-import { errorText, type Executed, type Prepared } from './outcome.ts';
-
-/** How a tool's `execute` answered: with steps still to come, or at once. */
-export type Started =
-  | { kind: 'steps'; iterator: AsyncIterator<unknown, unknown, undefined> }
-  | { kind: 'ended'; executed: Executed };
+import type { AbortCause } from '../abort.ts';
+import { CallContext, type CallRecord } from '../call.ts';
+import { textContent, type ContentBlock, type ToolResult } from '../tool.ts';
+import { Problem, readToolOutput } from './foreign.ts';
+import { errorText, Outcome, outcomeText } from './outcome.ts';
 
 /**
  * Calls the tool's `execute` with the validated input and a context whose `signal` is the
- * call's own. A synchronous throw or value ends the call at once (P4); a promise becomes a
- * one-step iterator; an async generator is returned as it is.
+ * call's own. Returns the iterator to merge — the async generator itself, or a promise seen
+ * as a one-step iterator — or, for a synchronous throw or value, the outcome at once (P4).
  */
-export function startExecution(prepared: Prepared, scope: CallScope, maxResultChars: number): Started {
-  const { call, tool } = prepared;
+export function startExecution(record: CallRecord): AsyncIterator<unknown, unknown, undefined> | Outcome {
   let output: unknown;
   try {
-    output = tool.execute(prepared.args, new CallContext(call.id, call.name, prepared.index, scope));
+    output = record.tool!.execute(record.args, new CallContext(record));
   } catch (error) {
-    return { kind: 'ended', executed: executedFromThrow(scope, call.name, error) };
+    return executedFromThrow(record, error);
   }
-  if (isAsyncIterator(output)) return { kind: 'steps', iterator: output };
-  if (isPromiseLike(output)) return { kind: 'steps', iterator: new OneStep(output) };
-  return { kind: 'ended', executed: executedFromReturn(scope, call.name, output, maxResultChars) };
+  if (isAsyncIterator(output)) return output;
+  if (isPromiseLike(output)) return new OneStep(output);
+  return executedFromReturn(record, output);
+}
+
+/** What the outcome texts need of a call. */
+interface Stopped {
+  readonly call: { readonly name: string };
+  readonly timeoutMs: number | undefined;
+  readonly cause: AbortCause | undefined;
 }
 
 /**
- * The outcome of a tool that returned `value`, its text bounded. A success — unless its
- * signal had aborted before it returned (`stoppedBy`: the run's abort or its timeout): then
- * it is `interrupted` or `timed_out` (A2, A4), and what the tool returned (a killed
- * command's output, say) follows a first text block that says so.
+ * The outcome of a tool that returned `value` (its text is bounded later, with every
+ * result's, when the call completes). A success — unless its signal had aborted before it
+ * returned (`stoppedBy`: the run's abort or its timeout): then it is `interrupted` or
+ * `timed_out` (A2, A4), and what the tool returned (a killed command's output, say)
+ * follows a first text block that says so.
  */
-export function executedFromReturn(
-  scope: CallScope,
-  toolName: string,
-  value: unknown,
-  maxResultChars: number,
-  stoppedBy: AbortCause | undefined = scope.cause,
-): Executed {
-  const result = boundResult(normalizeToolOutput(value), maxResultChars);
-  if (stoppedBy === undefined) return { result, isError: false, outcome: 'ok' };
+export function executedFromReturn(record: Stopped, value: unknown, stoppedBy: AbortCause | undefined = record.cause): Outcome {
+  const toolName = record.call.name;
+  const read = readToolOutput(value);
+  if (read instanceof Problem && stoppedBy === undefined) return outcomeText('error', unusableResultText(toolName, read.problem));
+  const result = read instanceof Problem ? { content: textContent(unusableResultText(toolName, read.problem)) } : read;
+  if (stoppedBy === undefined) return new Outcome(result, false, 'ok');
   const notice =
     stoppedBy === 'timeout'
-      ? errorExecuted('timed_out', `Tool "${toolName}" timed out after ${scope.timeoutMs} ms; what it returned when stopped follows.`)
-      : errorExecuted('interrupted', `Interrupted: the run was aborted while tool "${toolName}" was running; what it returned when stopped follows.`);
-  return { ...notice, result: { ...result, content: [...notice.result.content, ...result.content] } };
+      ? `Tool "${toolName}" timed out after ${record.timeoutMs} ms; what it returned when stopped follows.`
+      : `Interrupted: the run was aborted while tool "${toolName}" was running; what it returned when stopped follows.`;
+  const content: ContentBlock[] = [{ type: 'text', text: notice }];
+  for (const block of result.content) content.push(block);
+  const merged: ToolResult = { content };
+  if (result.details !== undefined) merged.details = result.details;
+  if (result.terminate !== undefined) merged.terminate = result.terminate;
+  return new Outcome(merged, true, stoppedBy === 'timeout' ? 'timed_out' : 'interrupted');
 }
 
 /**
@@ -63,83 +70,98 @@ export function executedFromReturn(
  * `AbortError` the tool raised on its own (its fetch timed out, say) is an ordinary
  * failure: the run was not cancelled (case C10, variant V).
  */
-export function executedFromThrow(scope: CallScope, toolName: string, error: unknown, stoppedBy: AbortCause | undefined = scope.cause): Executed {
+export function executedFromThrow(record: Stopped, error: unknown, stoppedBy: AbortCause | undefined = record.cause): Outcome {
+  const toolName = record.call.name;
   switch (stoppedBy) {
     case 'timeout':
-      return errorExecuted('timed_out', `Tool "${toolName}" timed out after ${scope.timeoutMs} ms and was stopped.`);
+      return outcomeText('timed_out', `Tool "${toolName}" timed out after ${record.timeoutMs} ms and was stopped.`);
     case 'run':
     case 'consumer':
-      return errorExecuted(
+      return outcomeText(
         'interrupted',
         `Interrupted: the run was aborted while tool "${toolName}" was running; it stopped before finishing and may have had partial effects.`,
       );
     default:
-      return errorExecuted('error', errorText(error));
+      return outcomeText('error', errorText(error));
   }
 }
 
 /** The outcome of a tool that did not settle within the grace period after its signal aborted (A3, case C9). */
-export function executedAbandoned(scope: CallScope, toolName: string): Executed {
-  return scope.cause === 'timeout'
-    ? errorExecuted(
+export function executedAbandoned(record: Stopped): Outcome {
+  const toolName = record.call.name;
+  return record.cause === 'timeout'
+    ? outcomeText(
         'timed_out',
-        `Tool "${toolName}" timed out after ${scope.timeoutMs} ms and did not stop when asked; its outcome is unknown and it may still be running.`,
+        `Tool "${toolName}" timed out after ${record.timeoutMs} ms and did not stop when asked; its outcome is unknown and it may still be running.`,
       )
-    : errorExecuted(
+    : outcomeText(
         'abandoned',
         `Interrupted: the run was aborted while tool "${toolName}" was running, and the tool did not confirm cancellation; its outcome is unknown (it may have finished or had partial effects).`,
       );
 }
 
-function errorExecuted(outcome: Executed['outcome'], text: string): Executed {
-  return { result: { content: textContent(text) }, isError: true, outcome };
+function unusableResultText(toolName: string, problem: string): string {
+  return `Tool "${toolName}" returned a result toolrun cannot use: ${problem}.`;
 }
 
 /**
- * Bounds each text block to `maxChars` characters, keeping its head (¾) and tail (¼) around
- * a marker that states the original size (case C20).
+ * Bounds the text of a whole result — every text block together — to `maxChars`
+ * characters (case C20): the first ¾ and the last ¼ of the text are kept, in their blocks,
+ * around one marker that says how much was cut; text blocks wholly inside the cut are
+ * dropped, other blocks (images) are kept. A result within the bound is returned as is
+ * (no copy).
  */
-export function boundResult<R extends { content: { type: string }[] }>(result: R, maxChars: number): R {
-  if (!result.content.some((block) => block.type === 'text' && ((block as unknown as { text: unknown }).text as string)?.length > maxChars)) return result;
-  let changed = false;
-  const content = result.content.map((block) => {
-    if (block.type !== 'text') return block;
-    const text = (block as unknown as { text: unknown }).text;
-    if (typeof text !== 'string' || text.length <= maxChars) return block;
-    changed = true;
-    const tail = Math.floor(maxChars / 4);
-    const head = maxChars - tail;
-    const marker = `\n[truncated: ${text.length} chars; showing ${maxChars}]\n`;
-    return { ...block, text: text.slice(0, head) + marker + text.slice(text.length - tail) };
-  });
-  return changed ? { ...result, content } : result;
-}
-
-/** The `ToolContext` a tool receives; `signal` is made when the tool first reads it. */
-class CallContext implements ToolContext {
-  constructor(
-    readonly toolCallId: string,
-    readonly toolName: string,
-    readonly index: number,
-    readonly scope: CallScope,
-  ) {}
-
-  get signal(): AbortSignal {
-    return this.scope.signal;
+export function boundResult<R extends { content: ContentBlock[] }>(result: R, maxChars: number): R {
+  const content = result.content;
+  let total = 0;
+  for (let i = 0; i < content.length; i++) {
+    const block = content[i]!;
+    if (block.type === 'text') total += block.text.length;
   }
+  if (total <= maxChars) return result;
+  const tail = Math.floor(maxChars / 4);
+  const cutFrom = maxChars - tail;
+  const cutTo = total - tail;
+  const marker = `\n[truncated: ${total} chars, ${total - maxChars} cut; showing ${maxChars}]\n`;
+  const kept: ContentBlock[] = [];
+  let start = 0;
+  for (const block of content) {
+    if (block.type !== 'text') {
+      kept.push(block);
+      continue;
+    }
+    const end = start + block.text.length;
+    let text = start < cutFrom ? block.text.slice(0, Math.min(end, cutFrom) - start) : '';
+    // The marker goes where the cut starts: in the block holding position `cutFrom`.
+    const markerHere = start <= cutFrom && cutFrom < end;
+    if (markerHere) text += marker;
+    if (end > cutTo) text += block.text.slice(Math.max(start, cutTo) - start);
+    if (text !== '') kept.push({ type: 'text', text });
+    start = end;
+  }
+  return { ...result, content: kept };
 }
 
 /** A promise seen as an iterator with one step: its value is the return value. */
 class OneStep implements AsyncIterator<unknown, unknown, undefined> {
-  #promise: PromiseLike<unknown> | undefined;
+  readonly #promise: PromiseLike<unknown>;
+  #taken = false;
   constructor(promise: PromiseLike<unknown>) {
     this.#promise = promise;
   }
   next(): Promise<IteratorResult<unknown, unknown>> {
-    const promise = this.#promise;
-    this.#promise = undefined;
-    return promise === undefined ? Promise.resolve({ done: true, value: undefined }) : Promise.resolve(promise).then(asReturn);
+    if (this.#taken) return Promise.resolve({ done: true, value: undefined });
+    this.#taken = true;
+    return Promise.resolve(this.#promise).then(asReturn);
   }
+  /** Settles when the tool's promise settles: its own cleanup has run by then (A5). */
+  return(): Promise<IteratorResult<unknown, unknown>> {
+    return Promise.resolve(this.#promise).then(asDone, asDone);
+  }
+}
+
+function asDone(): IteratorResult<unknown, unknown> {
+  return { done: true, value: undefined };
 }
 
 function asReturn(value: unknown): IteratorResult<unknown, unknown> {
@@ -148,15 +170,20 @@ function asReturn(value: unknown): IteratorResult<unknown, unknown> {
 
 /** True for async iterators (async generators included). */
 export function isAsyncIterator(value: unknown): value is AsyncIterator<unknown, unknown, undefined> {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as AsyncIterator<unknown>).next === 'function' &&
-    Symbol.asyncIterator in value
-  );
+  if (typeof value !== 'object' || value === null) return false;
+  try {
+    return typeof (value as AsyncIterator<unknown>).next === 'function' && Symbol.asyncIterator in value;
+  } catch {
+    return false; // a revoked Proxy: the result reader reports it
+  }
 }
 
-/** True for promises and other thenables. */
+/** True for promises and other thenables; false (never a throw) for a value whose `then` cannot be read. */
 export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
+  try {
+    return typeof (value as PromiseLike<unknown>).then === 'function';
+  } catch {
+    return false; // a revoked Proxy or a throwing `then` getter: not a promise; its reader reports it
+  }
 }

@@ -6,63 +6,80 @@
  * @module
  */
 import { abortable } from 'abort-controller-x';
-import type { AfterToolCallResult } from '../options.ts';
-import type { RunState } from '../run-state.ts';
+import type { CallRecord } from '../call.ts';
+import type { RunToolsOptions } from '../options.ts';
 import { textContent } from '../tool.ts';
 import { isPromiseLike } from './execute.ts';
-import { errorText, type Executed, type Finalized, type Prepared } from './outcome.ts';
+import { readAfterAnswer } from './foreign.ts';
+import { errorText, Outcome } from './outcome.ts';
+
+/** What finalize reads of the run: nothing more. */
+export interface FinalizeInput {
+  readonly afterToolCall: RunToolsOptions['afterToolCall'];
+  /** True once the run was aborted or the consumer left. */
+  readonly stopped: boolean;
+  /** Why the run stopped first: `run` (its signal) or `consumer` (the loop was left); `undefined` while running. */
+  readonly cause: 'run' | 'timeout' | 'consumer' | undefined;
+  /** The run's signal, handed to the hook (read only if the hook reads it). */
+  readonly signal: AbortSignal;
+  /** Called when the run's abort dropped a waiting hook's answer (it changed an outcome: `ToolBatch.aborted`). */
+  noteAbortChangedOutcome(): void;
+}
 
 /**
  * Applies `afterToolCall` to an executed call. A throw from the hook makes the result an
  * error naming the hook, attached to this call only (case C3, C4). The hook is called for
- * every call whose tool ended before the run stopped (`runStoppedFirst` false), however
- * late the consumer takes its record; not for a call the stop caught running, nor after
- * the consumer left. A hook still waiting when the run stops is not waited for (its
+ * every call whose tool ended before the run stopped (`record.runStoppedFirst` false),
+ * however late the consumer takes its record; not for a call the stop caught running, nor
+ * after the consumer left. A hook still waiting when the run stops is not waited for (its
  * overrides are dropped).
  */
-export function finalizeExecutedToolCall(run: RunState, prepared: Prepared, executed: Executed, runStoppedFirst: boolean): Finalized | Promise<Finalized> {
-  const hook = run.options.afterToolCall;
-  const { index, call } = prepared;
-  const base: Finalized = { kind: 'finalized', index, call, ...executed };
-  if (hook === undefined || runStoppedFirst || run.abort.cause === 'consumer') return base;
-  let answer: ReturnType<typeof hook>;
+export function finalizeExecutedToolCall(run: FinalizeInput, record: CallRecord, executed: Outcome): Outcome | Promise<Outcome> {
+  const hook = run.afterToolCall;
+  if (hook === undefined || record.runStoppedFirst || run.cause === 'consumer') return executed;
+  let answer: unknown;
   try {
     answer = hook({
-      toolCall: call,
-      index,
-      tool: prepared.tool,
-      args: prepared.args,
-      signal: run.abort.signal,
+      toolCall: record.call,
+      index: record.index,
+      tool: record.tool!,
+      args: record.args,
+      get signal() {
+        return run.signal;
+      },
       result: executed.result,
       isError: executed.isError,
     });
   } catch (error) {
-    return hookFailed(base, error);
+    return hookFailed(record, error);
   }
-  if (!isPromiseLike(answer)) return override(base, answer);
-  return abortable(run.abort.signal, Promise.resolve(answer)).then(
-    (a) => override(base, a),
-    (error: unknown) => (run.stopped ? base : hookFailed(base, error)),
+  if (!isPromiseLike(answer)) return override(record, executed, answer);
+  return abortable(run.signal, Promise.resolve(answer)).then(
+    (a) => override(record, executed, a),
+    (error: unknown) => {
+      if (!run.stopped) return hookFailed(record, error);
+      // The hook was cut short by the stop: its overrides are dropped, so the abort changed this outcome.
+      if (run.cause === 'run') run.noteAbortChangedOutcome();
+      return executed;
+    },
   );
 }
 
-function override(base: Finalized, answer: AfterToolCallResult | void): Finalized {
-  if (answer === undefined || answer === null) return base;
-  const result: Finalized['result'] = { content: answer.content ?? base.result.content };
-  const details = answer.details !== undefined ? answer.details : base.result.details;
+function override(record: CallRecord, base: Outcome, answer: unknown): Outcome {
+  const read = readAfterAnswer(answer);
+  if (!read.ok) return hookFailed(record, read.problem);
+  const a = read.value;
+  if (a === undefined) return base;
+  const result: Outcome['result'] = { content: a.content ?? base.result.content };
+  const details = a.details !== undefined ? a.details : base.result.details;
   if (details !== undefined) result.details = details;
-  const terminate = answer.terminate ?? base.result.terminate;
+  const terminate = a.terminate ?? base.result.terminate;
   if (terminate !== undefined) result.terminate = terminate;
-  const isError = answer.isError ?? base.isError;
+  const isError = a.isError ?? base.isError;
   const outcome = isError === base.isError ? base.outcome : isError ? 'error' : 'ok';
-  return { ...base, result, isError, outcome };
+  return new Outcome(result, isError, outcome);
 }
 
-function hookFailed(base: Finalized, error: unknown): Finalized {
-  return {
-    ...base,
-    result: { content: textContent(`Tool "${base.call.name}" ran, but afterToolCall failed: ${errorText(error)}`) },
-    isError: true,
-    outcome: 'error',
-  };
+function hookFailed(record: CallRecord, error: unknown): Outcome {
+  return new Outcome({ content: textContent(`Tool "${record.call.name}" ran, but afterToolCall failed: ${errorText(error)}`) }, true, 'error');
 }

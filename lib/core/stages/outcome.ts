@@ -1,54 +1,33 @@
 /**
- * The shapes that flow between the five stages of seed 000:
+ * The one shape that flows between the five stages of seed 000:
  * prepare → execute → finalize → emit end → result message.
  *
- * A call that fails in prepare gets its {@link Finalized} outcome at once, in the same shape
- * as an executed one (contract P2), so the last two stages never ask where it came from.
+ * A call that fails in prepare gets its {@link Outcome} at once, in the same shape as an
+ * executed one (contract P2), so the last two stages never ask where it came from.
  *
  * @module
  */
 import type { CallOutcome } from '../events.ts';
-import type { Tool, ToolCall, ToolResult } from '../tool.ts';
+import type { ToolResult } from '../tool.ts';
 import { textContent } from '../tool.ts';
+import { thrownText } from './foreign.ts';
 
-/** A call that passed prepare: ready to execute. */
-export interface Prepared {
-  kind: 'prepared';
-  index: number;
-  call: ToolCall;
-  tool: Tool;
-  /** The validated arguments (after `prepareArguments`, validation and `beforeToolCall`). */
-  args: unknown;
+/** How a call ended: its result (before the bound of `maxResultChars`), whether it is an error, and why. */
+export class Outcome {
+  constructor(
+    public result: ToolResult,
+    public isError: boolean,
+    public outcome: CallOutcome,
+  ) {}
 }
 
-/** What execute produced, before `afterToolCall`. */
-export interface Executed {
-  result: ToolResult;
-  isError: boolean;
-  outcome: CallOutcome;
-}
-
-/** A call's final outcome: what `tool_execution_end` and the result message carry. */
-export interface Finalized extends Executed {
-  kind: 'finalized';
-  index: number;
-  call: ToolCall;
-}
+/** What execute produced, before `afterToolCall` (the same shape as every outcome, P2). */
+export type Executed = Outcome;
 
 /** An outcome with one text block; `isError` is true for every outcome but `ok`. */
-export function finalizedText(index: number, call: ToolCall, outcome: CallOutcome, text: string): Finalized {
-  return { kind: 'finalized', index, call, outcome, isError: outcome !== 'ok', result: { content: textContent(text) } };
+export function outcomeText(outcome: CallOutcome, text: string): Outcome {
+  return new Outcome({ content: textContent(text) }, outcome !== 'ok', outcome);
 }
 
-/** A text for a thrown value: the message of an Error (with its name unless plain `Error`), else its string or JSON. */
-export function errorText(error: unknown): string {
-  if (error instanceof Error) {
-    return error.name && error.name !== 'Error' ? `${error.name}: ${error.message}` : error.message;
-  }
-  if (typeof error === 'string') return error;
-  try {
-    return JSON.stringify(error) ?? String(error);
-  } catch {
-    return String(error);
-  }
-}
+/** A text for a thrown value (see {@link thrownText}: never throws). */
+export const errorText = thrownText;

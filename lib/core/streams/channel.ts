@@ -1,6 +1,11 @@
 /**
- * A single-consumer push channel: any number of producers `push` values, one consumer
- * reads them with `for await` (or `next()`), in push order.
+ * `Channel`: the one single-consumer push queue of the project. Any number of producers
+ * `push` values (promise callbacks, timers, synchronous code); one consumer reads them in push
+ * order, in either of two ways:
+ * - as an async iterator (`for await`, `next()`, `return()`): composition, the agent loop, MCP;
+ * - synchronously, on a hot path: `take()` what waits, and when nothing does, `await wait()`
+ *   for the next `push()`, `notify()` or end — the merge engine and the run's outbox, where
+ *   every tool step passes and a promise per item would cost too much.
  *
  * ```
  * producer ─ push(v) ─▶ [ buffer ] ─▶ next() ─▶ the one consumer
@@ -15,7 +20,12 @@
  * `ready()` runs in lockstep with the consumer: it is released only while the consumer is
  * waiting for a value, as a merge source is pulled at most one step ahead (contract M3).
  *
- * One consumer only: `next()` must not be called again before the previous call settled.
+ * One consumer only: `next()` must not be called again before the previous call settled, and
+ * a consumer uses either `next()` or `take()`/`wait()`, not both.
+ *
+ * Cost: O(1) per `push` and per read (amortized over the doubling of the ring); the ring keeps
+ * its storage when it empties, so a queue that fills and drains every turn allocates nothing
+ * after warm-up.
  *
  * @module
  */
@@ -29,6 +39,8 @@ export interface ChannelOptions {
    * @default 1
    */
   highWaterMark?: number;
+  /** Initial ring size (rounded up to a power of two); it doubles when full. @default 4 */
+  capacity?: number;
 }
 
 /**
@@ -58,7 +70,7 @@ export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined
    * Its length is a power of two that only grows, so a channel that fills and drains over
    * and over reuses the same storage; a read slot is cleared at once.
    */
-  #slots: Array<T | undefined> = new Array<T | undefined>(4);
+  #slots: Array<T | undefined>;
   #head = 0;
   #size = 0;
   readonly #highWaterMark: number;
@@ -70,6 +82,9 @@ export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined
   #rejectWaiting: ((error: unknown) => void) | undefined;
   /** Producers waiting in `ready()`; released together when the channel wants more or ends. */
   #readyWaiters: Array<() => void> = [];
+  /** Invariant: set only while a `take()` consumer waits in `wait()`; cleared when woken. */
+  #wake: (() => void) | undefined;
+  #woken: Promise<void> | undefined;
 
   constructor(options: ChannelOptions = {}) {
     const hwm = options.highWaterMark ?? 1;
@@ -77,6 +92,9 @@ export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined
       throw new TypeError(`Channel: highWaterMark must be a non-negative integer or Infinity, received ${String(hwm)}`);
     }
     this.#highWaterMark = hwm;
+    let capacity = 4;
+    while (capacity < (options.capacity ?? 4)) capacity *= 2;
+    this.#slots = new Array<T | undefined>(capacity);
   }
 
   /** Values buffered and not read yet. */
@@ -102,8 +120,41 @@ export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined
       waiting({ done: false, value });
     } else {
       this.#enqueue(value);
+      if (this.#wake !== undefined) this.notify();
     }
     return this.#wantsMore();
+  }
+
+  /** Takes the oldest buffered value, or `undefined` when none waits (the `take()` consumer). */
+  take(): T | undefined {
+    if (this.#size === 0) return undefined;
+    const value = this.#slots[this.#head] as T;
+    this.#slots[this.#head] = undefined; // let go of the value now
+    this.#head = (this.#head + 1) & (this.#slots.length - 1);
+    this.#size--;
+    if (this.#readyWaiters.length > 0 && this.#wantsMore()) this.#releaseProducers();
+    return value;
+  }
+
+  /**
+   * Resolves at the next `push()`, `notify()`, `close()` or `return()` — at once when a value
+   * already waits or the channel is closed (the `take()` consumer). A second `wait()` before
+   * the first resolved gets the same promise.
+   */
+  wait(): Promise<void> {
+    if (this.#size > 0 || this.#state !== State.Open) return Promise.resolve();
+    return (this.#woken ??= new Promise<void>((resolve) => {
+      this.#wake = resolve;
+    }));
+  }
+
+  /** Wakes a consumer waiting in `wait()` without a value (its owner has news of its own). */
+  notify(): void {
+    const wake = this.#wake;
+    if (wake === undefined) return;
+    this.#wake = undefined;
+    this.#woken = undefined;
+    wake();
   }
 
   /**
@@ -126,18 +177,12 @@ export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined
     if (error.length > 0) this.#error = { error: error[0] };
     this.#releaseProducers();
     if (this.#waiting !== undefined) this.#finish();
+    this.notify();
   }
 
   /** The next value; waits while the buffer is empty and the channel open. */
   next(): Promise<IteratorResult<T, undefined>> {
-    if (this.size > 0) {
-      const value = this.#slots[this.#head] as T;
-      this.#slots[this.#head] = undefined; // let go of the value now
-      this.#head = (this.#head + 1) & (this.#slots.length - 1);
-      this.#size--;
-      if (this.#wantsMore()) this.#releaseProducers();
-      return Promise.resolve({ done: false, value });
-    }
+    if (this.#size > 0) return Promise.resolve({ done: false, value: this.take() as T });
     if (this.#state !== State.Open) return this.#end();
     return new Promise<IteratorResult<T, undefined>>((resolve, reject) => {
       this.#waiting = resolve;
@@ -147,7 +192,10 @@ export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined
     });
   }
 
-  /** The consumer leaves: buffered values are dropped, producers released, later pushes ignored. */
+  /**
+   * The consumer leaves: buffered values are dropped, producers released, later pushes
+   * ignored, a `wait()` resolves.
+   */
   return(): Promise<IteratorResult<T, undefined>> {
     this.#state = State.Done;
     this.#slots.fill(undefined);
@@ -155,6 +203,7 @@ export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined
     this.#error = undefined;
     this.#releaseProducers();
     if (this.#waiting !== undefined) this.#finish();
+    this.notify();
     return Promise.resolve({ done: true, value: undefined });
   }
 

@@ -3,20 +3,21 @@
  * steps out, in the order they were produced, return values kept.
  *
  * How it works: every active source has at most one `next()` outstanding. When it settles,
- * a record goes onto one shared FIFO queue and the single waiting consumer is woken. There
- * is no `Promise.race` over the sources, so an item costs the same with 10 sources or
- * 100,000 (M2). ix's `merge` races every source per item, drops return values and closes
+ * the source's slot (its own record) goes onto one shared FIFO queue — a {@link Channel} —
+ * and the single waiting consumer is woken. There is no `Promise.race` over the sources, so
+ * an item costs the same with 10 sources or 100,000 (M2, measured by its spec). ix's `merge` races every source per item, drops return values and closes
  * no source on break or error (`../shared/research/libraries.md` §1): this is why the
  * project writes its own.
  *
  * Two layers:
  * - {@link MergeEngine}: the queue, the sources and their cleanup, driven by synchronous
- *   calls. `runTools` drives it directly, so a tool's step reaches the consumer through one
- *   async generator, not a stack of them.
+ *   calls. `runTools` drives it directly, so a tool's step reaches the consumer without a
+ *   generator in between.
  * - {@link mergeGenerators}: the public combinator, an async generator over the engine.
  *
  * @module
  */
+import { Channel } from './channel.ts';
 
 /** One item of a merged stream: a value a source yielded, or (`done: true`) its return value. */
 export type MergeItem<Y, R> =
@@ -49,19 +50,28 @@ export type Step = (typeof Step)[keyof typeof Step];
 export interface MergeRecord<T = unknown> {
   step: Step;
   /** The source's tag, or for `External` records the tag the owner passed. */
-  tag: T;
+  readonly tag: T;
   /** The source; `undefined` for `External` records. */
-  slot: Slot<T> | undefined;
+  readonly slot: Slot<T> | undefined;
   value: unknown;
 }
 
 /**
- * One active source. Invariant: at most one `next()` of `iterator` is outstanding, and
- * `finished` becomes true once, when the source returned, threw, or was let go of.
- * `tag` is the owner's (the source's index, a call's state).
+ * One active source, and its own merge record: a source has at most one `next()`
+ * outstanding, so at most one of its steps waits in the queue at a time, and the slot can
+ * carry it (`step`, `value`) without a record object per step.
+ *
+ * Invariants: `finished` becomes true once, when the source returned, threw, or was let go
+ * of; while it is false the slot is on the engine's active list. `tag` is the owner's (the
+ * source's index, a call's record).
  */
-export class Slot<T = unknown> {
+export class Slot<T = unknown> implements MergeRecord<T> {
   finished = false;
+  step: Step = Step.Value;
+  value: unknown = undefined;
+  /** Neighbours on the engine's active list (in the order the sources started). */
+  prev: Slot<T> | undefined = undefined;
+  next: Slot<T> | undefined = undefined;
   readonly onValue: (result: IteratorResult<unknown, unknown>) => void;
   readonly onError: (error: unknown) => void;
 
@@ -71,22 +81,36 @@ export class Slot<T = unknown> {
     readonly iterator: AsyncIterator<unknown, unknown, undefined>,
   ) {
     const slot = this;
-    // Made once per source, not per item. Plain assignments, so no per-call name helpers.
+    // Made once per source, not per item.
     this.onValue = function (this: void, result) {
-      engine.settled(slot, result.done === true ? Step.Done : Step.Value, result.value);
+      let done: unknown;
+      let value: unknown;
+      try {
+        done = result.done;
+        value = result.value;
+      } catch (error) {
+        // An iterator result with a throwing getter (a hand-written iterator): a failed step.
+        engine.settled(slot, Step.Error, error);
+        return;
+      }
+      engine.settled(slot, done === true ? Step.Done : Step.Value, value);
     };
     this.onError = function (this: void, error) {
       engine.settled(slot, Step.Error, error);
     };
+  }
+
+  get slot(): Slot<T> {
+    return this;
   }
 }
 
 /**
  * The merge's state: active sources and the queue of their settled steps.
  *
- * Invariants: `active` holds exactly the slots not yet `finished`; a record of a finished
- * slot is never queued after it finished (late steps of a source let go of are dropped);
- * `wake` is set only while the consumer waits on an empty queue.
+ * Invariants: the active list holds exactly the slots not yet `finished` (`activeCount` of
+ * them); a step of a finished slot is never queued (late steps of a source let go of are
+ * dropped); the queue is a {@link Channel}, whose single consumer is the engine's owner.
  */
 export class MergeEngine<T = unknown> {
   /**
@@ -96,16 +120,25 @@ export class MergeEngine<T = unknown> {
    */
   constructor(readonly onEnd?: (tag: T) => void) {}
 
-  #queue: (MergeRecord<T> | undefined)[] = [];
-  #head = 0;
-  #wake: (() => void) | undefined;
-  #closed = false;
-  readonly active = new Set<Slot<T>>();
+  readonly #queue = new Channel<MergeRecord<T>>({ highWaterMark: Infinity, capacity: 16 });
+  #first: Slot<T> | undefined;
+  #last: Slot<T> | undefined;
+  #active = 0;
+
+  /** How many sources are active (started, not finished). */
+  get activeCount(): number {
+    return this.#active;
+  }
 
   /** Starts a source: pulls its first step at once. */
   add(tag: T, iterator: AsyncIterator<unknown, unknown, undefined>): Slot<T> {
     const slot = new Slot(this, tag, iterator);
-    this.active.add(slot);
+    const last = this.#last;
+    slot.prev = last;
+    if (last === undefined) this.#first = slot;
+    else last.next = slot;
+    this.#last = slot;
+    this.#active++;
     this.pull(slot);
     return slot;
   }
@@ -113,64 +146,45 @@ export class MergeEngine<T = unknown> {
   /** Asks a source for its next step (after the consumer took the previous one: M3). */
   pull(slot: Slot<T>): void {
     if (slot.finished) return;
-    let step: Promise<IteratorResult<unknown, unknown>>;
     try {
-      step = slot.iterator.next();
+      slot.iterator.next().then(slot.onValue, slot.onError);
     } catch (error) {
-      // A hand-written iterator whose next() throws synchronously fails like a rejection.
+      // A hand-written iterator whose next() throws synchronously, or returns no promise,
+      // fails like a rejection.
       this.settled(slot, Step.Error, error);
-      return;
     }
-    step.then(slot.onValue, slot.onError);
   }
 
   /** @internal A source's step settled. */
   settled(slot: Slot<T>, step: Step, value: unknown): void {
-    if (slot.finished || this.#closed) return;
+    if (slot.finished || this.#queue.closed) return;
     if (step !== Step.Value) {
       this.#finish(slot);
       this.onEnd?.(slot.tag);
     }
-    this.#queue.push({ step, tag: slot.tag, slot, value });
-    this.notify();
+    slot.step = step;
+    slot.value = value;
+    this.#queue.push(slot);
   }
 
   /** Queues a record of the owner's own (an outcome computed elsewhere) and wakes the consumer. */
   push(tag: T, value: unknown): void {
-    if (this.#closed) return;
     this.#queue.push({ step: Step.External, tag, slot: undefined, value });
-    this.notify();
   }
 
   /** Takes the oldest record, or `undefined` when none is waiting. */
   take(): MergeRecord<T> | undefined {
-    if (this.#head === this.#queue.length) return undefined;
-    const record = this.#queue[this.#head]!;
-    this.#queue[this.#head++] = undefined;
-    if (this.#head === this.#queue.length) {
-      this.#queue.length = 0;
-      this.#head = 0;
-    } else if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
-      this.#queue = this.#queue.slice(this.#head);
-      this.#head = 0;
-    }
-    return record;
+    return this.#queue.take();
   }
 
-  /** Resolves at the next `notify()` (a settled step, a pushed record, or the owner's own news). */
+  /** Resolves at the next settled step, pushed record or `notify()` (at once if a record waits). */
   wait(): Promise<void> {
-    return new Promise<void>((resolve) => {
-      this.#wake = resolve;
-    });
+    return this.#queue.wait();
   }
 
   /** Wakes a waiting consumer, if any. */
   notify(): void {
-    const wake = this.#wake;
-    if (wake !== undefined) {
-      this.#wake = undefined;
-      wake();
-    }
+    this.#queue.notify();
   }
 
   /**
@@ -183,22 +197,37 @@ export class MergeEngine<T = unknown> {
     closeWithoutWaiting(slot.iterator);
   }
 
-  /** Lets go of every active source and drops whatever comes later. */
-  close(): void {
-    this.#closed = true;
-    for (const slot of this.active) {
+  /**
+   * Lets go of every active source and drops whatever comes later. Returns the settling of
+   * each source's `return()` (never rejecting): the owner may wait on them for a while (A5)
+   * or not at all (M5).
+   */
+  close(): Promise<unknown>[] {
+    const returns: Promise<unknown>[] = [];
+    for (let slot = this.#first; slot !== undefined; ) {
+      const next = slot.next;
       slot.finished = true;
-      closeWithoutWaiting(slot.iterator);
+      slot.prev = slot.next = undefined;
+      const settled = closeWithoutWaiting(slot.iterator);
+      if (settled !== undefined) returns.push(settled);
+      slot = next;
     }
-    this.active.clear();
-    this.#queue.length = 0;
-    this.#head = 0;
-    this.notify();
+    this.#first = this.#last = undefined;
+    this.#active = 0;
+    void this.#queue.return(); // drop what waits and every later push, wake the consumer
+    return returns;
   }
 
   #finish(slot: Slot<T>): void {
     slot.finished = true;
-    this.active.delete(slot);
+    const prev = slot.prev;
+    const next = slot.next;
+    if (prev === undefined) this.#first = next;
+    else prev.next = next;
+    if (next === undefined) this.#last = prev;
+    else next.prev = prev;
+    slot.prev = slot.next = undefined;
+    this.#active--;
   }
 }
 
@@ -271,7 +300,7 @@ async function* run(
   // Reads sources while there is room: a synchronous list at once, an async one with one
   // next() outstanding at a time.
   const fill = (): void => {
-    while (!sourcesDone && failure === undefined && engine.active.size < concurrency) {
+    while (!sourcesDone && failure === undefined && engine.activeCount < concurrency) {
       if (syncSources !== undefined) {
         const r = syncSources.next();
         if (r.done === true) sourcesDone = true;
@@ -319,7 +348,7 @@ async function* run(
       const record = engine.take();
       if (record === undefined) {
         if (failure !== undefined) throw failure.error;
-        if (engine.active.size === 0 && sourcesDone && !sourcesPending) return;
+        if (engine.activeCount === 0 && sourcesDone && !sourcesPending) return;
         await engine.wait();
         continue;
       }
@@ -361,16 +390,20 @@ function toIterator(source: Source<unknown, unknown>): AsyncIterator<unknown, un
  * Calls `return()` without awaiting it. Awaiting would hang when the source is parked in an
  * `await` that never settles: its `return()` is queued behind that pending step. Its
  * rejection, if any, is swallowed on purpose: the consumer already left or failed.
+ *
+ * @returns a promise that fulfils (never rejects) once `return()` settled, for an owner that
+ *   wants to wait a bounded time (runTools, A5); `undefined` when there is nothing to wait for.
  */
-export function closeWithoutWaiting(iterator: { return?: (...args: never[]) => unknown }): void {
+export function closeWithoutWaiting(iterator: { return?: (...args: never[]) => unknown }): Promise<unknown> | undefined {
   try {
     const r = iterator.return?.();
     if (r !== undefined && r !== null && typeof (r as Promise<unknown>).then === 'function') {
-      (r as Promise<unknown>).then(undefined, ignore);
+      return Promise.resolve(r as Promise<unknown>).then(undefined, ignore);
     }
   } catch {
     // A synchronous throw from return() is as uninteresting here as a rejection.
   }
+  return undefined;
 }
 
 function ignore(): void {}

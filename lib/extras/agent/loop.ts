@@ -12,8 +12,7 @@
  *
  * @module
  */
-import type { RunToolsOptions } from '../../core/options.ts';
-import { checkRunToolsArguments } from '../../core/run-state.ts';
+import { checkRunToolsArguments, type RunToolsOptions } from '../../core/options.ts';
 import { assertToolShape, describeValue, type Tool } from '../../core/tool.ts';
 import type { ToolProgressOf } from '../compose/types.ts';
 import type { AgentEndReason, AgentEvent, AgentMessage, AgentModel, AgentResult } from './messages.ts';

@@ -2,14 +2,14 @@
  * One child call of a tool made by another tool (`callTool`, `withTimeout`, `withRetry`):
  * its cancellation and the loop that runs it.
  *
- * Cancellation is the runtime's own {@link CallScope} (timeout, grace period, forward-only
+ * Cancellation is the runtime's own {@link CancelScope} (timeout, grace period, forward-only
  * states), fed by one listener on the parent's signal — never `AbortSignal.any`, whose
  * dependants Node 20 never prunes on a long-lived signal (`../shared/research/libraries.md` §3).
  *
  * @module
  */
-import { CallScope } from '../../core/abort.ts';
-import { DEFAULTS } from '../../core/run-state.ts';
+import { CancelScope, ScopeState, timeoutReason } from '../../core/abort.ts';
+import { DEFAULTS } from '../../core/defaults.ts';
 import { isAsyncIterator } from '../../core/stages/execute.ts';
 import { closeWithoutWaiting } from '../../core/streams/merge.ts';
 import { describeValue, type Tool, type ToolContext } from '../../core/tool.ts';
@@ -17,23 +17,29 @@ import { describeValue, type Tool, type ToolContext } from '../../core/tool.ts';
 /** Default grace after an abort, in ms: the runtime's `abortGraceMs` default. */
 export const DEFAULT_GRACE_MS: number = DEFAULTS.abortGraceMs;
 
+/** The core's scope, telling the link when the grace after an abort ran out. */
+class ChildScope extends CancelScope {
+  onGraceOver: (() => void) | undefined;
+  protected override onAbandon(): void {
+    this.onGraceOver?.();
+  }
+}
+
 /**
- * A {@link CallScope} tied to a parent signal: the parent's abort becomes the child's
+ * A {@link CancelScope} tied to a parent signal: the parent's abort becomes the child's
  * (`cause: 'run'`), and {@link ChildLink.wait} gives up on a step once the grace after an
  * abort ran out.
  */
 export class ChildLink {
-  readonly #scope: CallScope;
-  readonly #parent: AbortSignal;
-  readonly #onParentAbort = (): void => this.#scope.abort('run', this.#parent.reason);
+  readonly #scope: ChildScope;
   /** Rejects the step being waited for, if any, when the grace runs out. */
   #rejectPending: ((reason: unknown) => void) | undefined;
 
   constructor(parent: AbortSignal, toolName: string, timeoutMs: number | undefined, graceMs: number) {
-    this.#parent = parent;
-    this.#scope = new CallScope(toolName, timeoutMs, graceMs, () => this.#rejectPending?.(this.#scope.signal.reason));
-    if (parent.aborted) this.#scope.abort('run', parent.reason);
-    else parent.addEventListener('abort', this.#onParentAbort, { once: true });
+    this.#scope = new ChildScope(graceMs);
+    this.#scope.onGraceOver = () => this.#rejectPending?.(this.#scope.signal.reason);
+    this.#scope.listen(parent);
+    this.#scope.limit(timeoutMs, () => timeoutReason(toolName, timeoutMs!));
   }
 
   get signal(): AbortSignal {
@@ -47,7 +53,7 @@ export class ChildLink {
 
   /** True once the grace after the abort ran out with the child still busy. */
   get expired(): boolean {
-    return this.#scope.abandoned;
+    return this.#scope.scopeState === ScopeState.Abandoned;
   }
 
   /** `promise`, unless the grace after an abort runs out first: then the signal's reason. */
@@ -66,8 +72,7 @@ export class ChildLink {
 
   /** Removes the parent listener and clears the timers; the signal stays as it is. */
   dispose(): void {
-    this.#parent.removeEventListener('abort', this.#onParentAbort);
-    this.#scope.dispose();
+    this.#scope.close();
   }
 }
 

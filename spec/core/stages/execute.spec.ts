@@ -140,7 +140,7 @@ describe('result normalization and bounds (case C20)', () => {
     const out = text(batch.messages[0]!);
     expect(out.startsWith('HEAD')).toBe(true);
     expect(out.endsWith('TAIL')).toBe(true);
-    expect(out).toContain('[truncated: 5000008 chars; showing 20000]');
+    expect(out).toContain('[truncated: 5000008 chars, 4980008 cut; showing 20000]');
     expect(out.length).toBeLessThan(20_100);
     expect(batch.messages[0]!.isError).toBe(false);
   });

@@ -67,11 +67,92 @@ describe('M1 interleaves sources and keeps their return values', () => {
   });
 });
 
+/**
+ * M2, measured: the operations per delivered item while `stuck` sources sit idle with a step
+ * outstanding. Counted: promise subscriptions (`then` calls — what `Promise.race` makes on
+ * every candidate, and what a merge makes to pull a source) and the keyed-collection calls a
+ * merge could spend per source (`Map`/`WeakMap` `get`/`set`, `Set` `add`/`delete` — ix's
+ * `safeRace` subscribes once per promise but does a `WeakMap.get` and a `Set.add` per
+ * candidate per item). Counted by wrapping those methods only while the items flow; no clock.
+ */
+async function operationsPerItem(merge: (sources: AsyncIterator<number>[]) => AsyncIterable<unknown>, stuck: number, items = 200): Promise<number> {
+  const never = new Promise<IteratorResult<number>>(() => {});
+  const idle = (): AsyncIterator<number> => ({ next: () => never });
+  async function* busy() {
+    for (let i = 0; ; i++) yield i;
+  }
+  const sources = [...Array.from({ length: stuck }, idle), busy()];
+  const iterator = merge(sources)[Symbol.asyncIterator]();
+  await iterator.next(); // warm-up: every source started
+  const counted: [object, string][] = [
+    [Promise.prototype, 'then'],
+    [Map.prototype, 'get'],
+    [Map.prototype, 'set'],
+    [WeakMap.prototype, 'get'],
+    [WeakMap.prototype, 'set'],
+    [Set.prototype, 'add'],
+    [Set.prototype, 'delete'],
+  ];
+  const originals = counted.map(([proto, key]) => (proto as Record<string, (...a: unknown[]) => unknown>)[key]!);
+  let operations = 0;
+  counted.forEach(([proto, key], k) => {
+    const original = originals[k]!;
+    (proto as Record<string, unknown>)[key] = function (this: unknown, ...args: unknown[]) {
+      operations++;
+      return original.apply(this, args);
+    };
+  });
+  try {
+    for (let i = 0; i < items; i++) await iterator.next();
+  } finally {
+    counted.forEach(([proto, key], k) => {
+      (proto as Record<string, unknown>)[key] = originals[k];
+    });
+  }
+  void iterator.return?.();
+  return operations / items;
+}
+
+/** The check of M2: per-item work with 2,000 idle sources is that with 10, within one operation. */
+async function expectConstantPerItem(merge: (sources: AsyncIterator<number>[]) => AsyncIterable<unknown>): Promise<void> {
+  const few = await operationsPerItem(merge, 10);
+  const many = await operationsPerItem(merge, 2_000);
+  expect(many - few, `operations per item: ${few} with 10 idle sources, ${many} with 2,000`).toBeLessThan(1);
+}
+
+/** A merge that races every pending source per item, as ix's does: the check must catch it. */
+async function* raceMerge(sources: AsyncIterator<number>[]): AsyncGenerator<number, void, undefined> {
+  const pending = new Map<number, Promise<{ i: number; r: IteratorResult<number> }>>();
+  const pull = (i: number): void => {
+    pending.set(i, sources[i]!.next().then((r) => ({ i, r })));
+  };
+  sources.forEach((_, i) => pull(i));
+  while (pending.size > 0) {
+    const { i, r } = await Promise.race(pending.values());
+    if (r.done === true) pending.delete(i);
+    else {
+      pull(i);
+      yield r.value;
+    }
+  }
+}
+
 describe('M2 cost per item does not depend on how many sources are active', () => {
+  it('mergeGenerators: the operations per item with 2,000 idle sources are those with 10', async () => {
+    await expectConstantPerItem((sources) => mergeGenerators<number, unknown>(sources));
+  });
+
+  it('the check catches a Promise.race merge: a small one written here, and ix’s merge', async () => {
+    await expect(expectConstantPerItem(raceMerge)).rejects.toThrow(/operations per item/);
+    const ix = (sources: AsyncIterator<number>[]): AsyncIterable<unknown> => {
+      const [first, ...rest] = sources.map((s) => ({ [Symbol.asyncIterator]: () => s }));
+      return ixMerge(first!, ...rest);
+    };
+    await expect(expectConstantPerItem(ix)).rejects.toThrow(/operations per item/);
+  });
+
   it('delivers one item with 20,000 stuck sources active without touching them', async () => {
-    // Each stuck source counts how often its next() is called. A Promise.race-based merge
-    // re-subscribes to every pending source per item; this one never calls next() twice
-    // on a source whose step is outstanding.
+    // Each stuck source counts how often its next() is called: never twice while a step is outstanding.
     let nextCalls = 0;
     const never = new Promise<IteratorResult<number>>(() => {});
     const stuck = (): AsyncIterator<number> => ({

@@ -6,7 +6,7 @@
 import * as v from 'valibot';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defineTool, runTools, type ToolCall, type ToolEvent } from '../../lib/index.ts';
-import { Scheduler } from '../../lib/core/scheduler.ts';
+import { Run } from '../../lib/core/run.ts';
 import { MergeEngine } from '../../lib/core/streams/merge.ts';
 import { collect, expectRunInvariants, gate, ofType, settle, text, type Gate } from '../helpers.ts';
 
@@ -220,8 +220,8 @@ describe('S4 calls from an async iterable are prepared and started on arrival', 
 
   it('a call waiting behind an exclusive tool costs no CPU: no timer, no wake-up, no read while it waits', async () => {
     vi.useFakeTimers();
-    const pumps = vi.spyOn(Scheduler.prototype, 'pump');
-    const handles = vi.spyOn(Scheduler.prototype, 'handle');
+    const pumps = vi.spyOn(Run.prototype, 'pump');
+    const handles = vi.spyOn(Run.prototype, 'handle');
     const waits = vi.spyOn(MergeEngine.prototype, 'wait');
     const s = callStream();
     const t = gatedTools();

@@ -1,0 +1,110 @@
+/**
+ * `CallRecord`: everything the run knows about one tool call, from the moment it is handed
+ * out to its `tool_result`. It is also the call's cancellation scope (a child of the run's):
+ * its signal, its time limit and its grace period live on the same object, so a call costs
+ * one record, not a record plus a scope.
+ *
+ * @module
+ */
+import { CancelScope, timeoutReason, type AbortCause } from './abort.ts';
+import type { Slot } from './streams/merge.ts';
+import type { Tool, ToolCall, ToolContext, ToolResultMessage } from './tool.ts';
+
+/**
+ * A call's states, in the only order they can come (contract O4, S3):
+ *
+ * ```
+ * Queued ─▶ Preparing ─▶ [Waiting: exclusive gate, S3] ─▶ Running ─▶ Finalizing ─▶ Ended ─▶ Released
+ *               └── rejected / not run ─────────────────────────────────────────▶ Ended
+ * ```
+ *
+ * `Queued`: received, not handed out. `Preparing`: `tool_execution_start` emitted, prepare
+ * (P1) under way. `Waiting`: prepared, an exclusive tool waiting for every earlier call to
+ * end (S3). `Running`: the tool executes. `Finalizing`: the tool settled, `afterToolCall`
+ * under way (P3). `Ended`: `tool_execution_end` emitted (O3). `Released`: `tool_result`
+ * emitted (O2) — nothing more happens for this call.
+ */
+export const CallState = { Queued: 0, Preparing: 1, Waiting: 2, Running: 3, Finalizing: 4, Ended: 5, Released: 6 } as const;
+export type CallState = (typeof CallState)[keyof typeof CallState];
+
+/** The run-side hooks a call's scope reports to. */
+export interface CallOwner {
+  /** The call's grace period after an abort ran out with its tool still busy (A3). */
+  abandoned(record: CallRecord): void;
+}
+
+/**
+ * One call. Invariants, beside each field below; the state only moves forward, through
+ * {@link CallRecord.advance}, one comparison per transition — so a late event (a step of an
+ * abandoned tool, a hook that answered after the stop) finds the call past the state it
+ * would act in, and is dropped.
+ */
+export class CallRecord extends CancelScope {
+  /** Where the call is; only {@link advance} changes it. */
+  state: CallState = CallState.Queued;
+  /** The tool the call names, looked up once when handed out; `undefined`: unknown tool. */
+  tool: Tool | undefined;
+  /** The validated arguments; set when prepare succeeded, cleared when the call ended. */
+  args: unknown;
+  /** The call's time limit in ms (the tool's own, or the run's), if any (A4). */
+  timeoutMs: number | undefined;
+  /** The merge source of a generator or promise tool; set only while `Running`. */
+  slot: Slot<CallRecord | undefined> | undefined;
+  /**
+   * What had aborted the call's signal when its tool settled (`undefined`: nothing, it ended
+   * on its own). Noted when the tool settles, not when its record is taken: the consumer
+   * may take it much later, and an abort in between is not this call's.
+   */
+  stoppedBy: AbortCause | undefined;
+  /** Whether the run had stopped (abort, consumer exit) when the tool settled or was abandoned (decides `afterToolCall`, P3). */
+  runStoppedFirst = false;
+  /** The result message, only while the call has ended ahead of a gap and waits to be released (O2). */
+  message: ToolResultMessage | undefined;
+
+  constructor(
+    /** Position in the batch: unique even when ids repeat (O1). */
+    readonly index: number,
+    readonly call: ToolCall,
+    graceMs: number,
+    readonly owner: CallOwner,
+  ) {
+    super(graceMs);
+  }
+
+  /**
+   * Moves the call to `to` if that is forward; returns false (and changes nothing) when the
+   * call is already there or past it.
+   */
+  advance(to: CallState): boolean {
+    if (to <= this.state) return false;
+    this.state = to;
+    return true;
+  }
+
+  /** Starts the call's time limit (A4): its signal aborts with a `TimeoutError` reason. */
+  startTimeout(): void {
+    const ms = this.timeoutMs;
+    if (ms !== undefined) this.limit(ms, () => timeoutReason(this.call.name, ms));
+  }
+
+  protected override onAbandon(): void {
+    this.owner.abandoned(this);
+  }
+}
+
+/** The `ToolContext` a tool receives: its call's fields, and a `signal` made when the tool first reads it. */
+export class CallContext implements ToolContext {
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly index: number;
+  readonly #record: CallRecord;
+  constructor(record: CallRecord) {
+    this.toolCallId = record.call.id;
+    this.toolName = record.call.name;
+    this.index = record.index;
+    this.#record = record;
+  }
+  get signal(): AbortSignal {
+    return this.#record.signal;
+  }
+}

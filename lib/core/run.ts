@@ -1,0 +1,468 @@
+/**
+ * `Run`: the one record of a run — its options, its calls, its scheduling (contract S1–S4,
+ * P1), the life of each call through the five stages, and its cancellation scope (it *is*
+ * the run's {@link CancelScope}; every running call is a child scope).
+ *
+ * Rules it keeps:
+ * - prepare is serial in call order (P1): the next call is handed out only once the
+ *   previous one is prepared; execution starts as soon as a call's own prepare is done;
+ * - at most `maxConcurrency` calls are handed out and not ended (S1);
+ * - sequential mode: one call at a time, and the next is handed out only after the
+ *   consumer has taken the previous call's `tool_result` (S2);
+ * - an exclusive tool (`executionMode: 'sequential'`) starts only when every earlier call
+ *   has ended, and no later call is handed out until it has ended (S3);
+ * - calls from an async iterable are handed out as they arrive (S4).
+ *
+ * Nothing polls: the run acts on records of its merge engine (a tool's step, a settled
+ * hook, a call arriving, a grace period over) through {@link Run.handle}, and on
+ * {@link Run.pump}, which the run generator calls whenever the consumer has taken every
+ * pending event. Everything the consumer is to see goes into {@link Run.outbox}.
+ *
+ * @module
+ */
+import { CancelScope, type AbortCause } from './abort.ts';
+import { CallRecord, CallState, type CallOwner } from './call.ts';
+import { DEFAULTS, HAND_OUT_SLICE } from './defaults.ts';
+import type { ToolEvent } from './events.ts';
+import { toolTable, type RunToolsOptions } from './options.ts';
+import { emitWarning } from './platform.ts';
+import { boundResult, executedAbandoned, executedFromReturn, executedFromThrow, isPromiseLike, startExecution } from './stages/execute.ts';
+import { finalizeExecutedToolCall, type FinalizeInput } from './stages/finalize.ts';
+import { thrownText } from './stages/foreign.ts';
+import { Outcome, outcomeText } from './stages/outcome.ts';
+import { notRun, prepareToolCall, type PrepareInput } from './stages/prepare.ts';
+import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.ts';
+import { Channel } from './streams/channel.ts';
+import { MergeEngine, Slot, Step, type MergeRecord } from './streams/merge.ts';
+import type { Tool, ToolCall, ToolResultMessage } from './tool.ts';
+
+/** What the consumer is handed, in order: events, and pull marks (`Slot`: pull that tool once the update before it was taken, M3). */
+export type OutboxItem = ToolEvent | Slot<CallRecord | undefined>;
+
+/** Records the run pushes to its own merge engine (hooks settling, input arriving, a grace period over). */
+type Note =
+  | { kind: 'prepared'; outcome: Outcome | undefined }
+  | { kind: 'finalized'; outcome: Outcome }
+  | { kind: 'abandoned' }
+  | { kind: 'input'; result: IteratorResult<ToolCall, unknown> }
+  | { kind: 'input-error'; error: unknown };
+
+/**
+ * One run. Each field carries its invariant.
+ */
+export class Run extends CancelScope implements PrepareInput, FinalizeInput, CallOwner {
+  // --- configuration: fixed at construction
+  readonly options: RunToolsOptions;
+  readonly tools: ReadonlyMap<string, Tool>;
+  /** Most calls handed out and not ended: 1 in sequential mode (S1, S2). */
+  readonly concurrency: number;
+  readonly sequential: boolean;
+  readonly graceMs: number;
+  readonly maxResultChars: number;
+  readonly beforeToolCall: RunToolsOptions['beforeToolCall'];
+  readonly afterToolCall: RunToolsOptions['afterToolCall'];
+
+  // --- the calls
+  /** `received[i]` is call i, in call order: the caller's array, or the calls a stream delivered so far (appended before they are handed out). */
+  readonly received: ToolCall[];
+  /** The async iterable of calls, until its iterator is made on the first read (nothing is opened for a run never iterated). */
+  #source: AsyncIterable<ToolCall> | undefined;
+  /** Its iterator, while it may still deliver; `undefined` once done, failed, or let go of (S4). */
+  #input: AsyncIterator<ToolCall, unknown, undefined> | undefined;
+  /** True while one `next()` of `#input` is outstanding (at most one). */
+  #reading = false;
+  /** The error the calls' stream threw, if it did: rethrown once every received call is answered. */
+  inputError: { error: unknown } | undefined;
+
+  // --- hand-out (S1–S3, P1)
+  /** The index of the next call to hand out; every lower one has been handed out. */
+  #next = 0;
+  /** Calls handed out and not ended; never more than `concurrency`. */
+  #active = 0;
+  /** A call whose prepare is pending (asynchronous): nothing else is handed out meanwhile (P1). */
+  #preparing: CallRecord | undefined;
+  /** An exclusive call handed out and not ended: nothing after it is handed out (S3). */
+  #exclusive: CallRecord | undefined;
+
+  // --- release in call order (O2, O6)
+  /**
+   * Result messages released so far, in call order. Its length is the lowest index whose
+   * call has not ended: results are released the moment every earlier call has ended, so
+   * "released" and "ended below" are the same frontier.
+   */
+  readonly messages: ToolResultMessage[] = [];
+  /** Calls that ended ahead of a gap, by index; every key is above `messages.length`. */
+  readonly #held = new Map<number, CallRecord>();
+  /** How many released results asked to terminate and are not errors (O6). */
+  #terminating = 0;
+  /** True once the run's signal changed the batch (`ToolBatch.aborted`): an outcome, or a stream of calls cut short; only goes from false to true. */
+  abortChangedOutcome = false;
+
+  // --- channels
+  /** Every settled tool step, and the run's own notes, in the order they happened (M1–M3). */
+  readonly engine: MergeEngine<CallRecord | undefined>;
+  /** What the consumer is handed next, in order (O3–O5). */
+  readonly outbox = new Channel<OutboxItem>({ highWaterMark: Infinity, capacity: 16 });
+
+  // --- onInProgressChange
+  /** Executing call ids (a count per id, since ids can repeat); kept only when the option is set. */
+  readonly inProgress = new Set<string>();
+  readonly #inProgressCounts = new Map<string, number>();
+  #toolNames: string | undefined;
+
+  constructor(calls: readonly ToolCall[] | AsyncIterable<ToolCall>, options: RunToolsOptions) {
+    super();
+    this.options = options;
+    this.tools = toolTable(options.tools);
+    this.sequential = options.mode === 'sequential';
+    this.concurrency = this.sequential ? 1 : (options.maxConcurrency ?? DEFAULTS.maxConcurrency);
+    this.graceMs = options.abortGraceMs ?? DEFAULTS.abortGraceMs;
+    this.maxResultChars = options.maxResultChars ?? DEFAULTS.maxResultChars;
+    this.beforeToolCall = options.beforeToolCall;
+    this.afterToolCall = options.afterToolCall;
+    if (Array.isArray(calls)) this.received = calls as ToolCall[];
+    else {
+      this.received = [];
+      this.#source = calls as AsyncIterable<ToolCall>;
+    }
+    // When a tool settles, what had stopped it is noted at once and its timers cleared: the
+    // record may be taken much later (a slow consumer), and an abort in between must not be
+    // blamed on a call that had already ended.
+    this.engine = new MergeEngine<CallRecord | undefined>((record) => {
+      if (record === undefined || record.state !== CallState.Running) return;
+      record.stoppedBy = record.cause;
+      record.runStoppedFirst = this.stopped;
+      record.close();
+    });
+  }
+
+  /** True once the run was aborted or the consumer left: nothing new may start. */
+  get stopped(): boolean {
+    return this.cause !== undefined;
+  }
+
+  /** The available tool names, for "unknown tool" errors: computed once per run. */
+  get toolNames(): string {
+    return (this.#toolNames ??= [...this.tools.keys()].join(', ') || '(none)');
+  }
+
+  /** True once every call has been answered and no more can arrive. */
+  get finished(): boolean {
+    return this.#active === 0 && this.#input === undefined && this.#source === undefined && this.#next === this.received.length;
+  }
+
+  /** True when the batch asks the agent loop to stop: every result asked, none is an error (O6). */
+  get terminate(): boolean {
+    return this.messages.length > 0 && this.#terminating === this.messages.length;
+  }
+
+  noteAbortChangedOutcome(): void {
+    this.abortChangedOutcome = true;
+  }
+
+  /** Wakes the run generator when the run stops (it may be waiting on the engine). */
+  protected override onAbort(_cause: AbortCause): void {
+    this.engine.notify();
+  }
+
+  /** Hands out calls while the rules allow. Called when the outbox is empty. */
+  pump(): void {
+    if (this.stopped) {
+      // A stream of calls cut by the run's abort: calls that would have come are not in the batch.
+      if (this.cause === 'run' && (this.#input !== undefined || this.#source !== undefined)) this.abortChangedOutcome = true;
+      this.#stopInput();
+      this.#settleWaiting();
+      // Calls never handed out are answered now, as never run (A2).
+      while (this.#next < this.received.length) this.#answerNotRun(this.#next++);
+      return;
+    }
+    // At most HAND_OUT_SLICE calls per pass: their events are delivered before the next slice.
+    for (let handed = 0; this.#preparing === undefined && this.#exclusive === undefined && this.#active < this.concurrency; handed++) {
+      if (handed === HAND_OUT_SLICE) return;
+      if (this.#next === this.received.length) {
+        this.#readInput();
+        return;
+      }
+      this.#handOut(this.#next++);
+      // S2: the next call waits until the consumer has taken this one's result.
+      if (this.sequential) return;
+    }
+  }
+
+  /** Reacts to one record of the merge engine. */
+  handle(record: MergeRecord<CallRecord | undefined>): void {
+    const call = record.tag;
+    if (record.step === Step.External) {
+      this.#note(call, record.value as Note);
+      return;
+    }
+    if (call === undefined || call.state !== CallState.Running) return;
+    switch (record.step) {
+      case Step.Value:
+        this.outbox.push({ type: 'tool_execution_update', toolCallId: call.call.id, toolName: call.call.name, index: call.index, progress: record.value });
+        this.outbox.push(record.slot!);
+        return;
+      case Step.Done:
+        this.#executed(call, executedFromReturn(call, record.value, call.stoppedBy));
+        return;
+      default:
+        this.#executed(call, executedFromThrow(call, record.value, call.stoppedBy));
+    }
+  }
+
+  /** A call's grace period after an abort ran out with its tool still busy (A3): its outcome is synthesized. */
+  abandoned(call: CallRecord): void {
+    call.runStoppedFirst = this.stopped;
+    this.engine.push(call, { kind: 'abandoned' } satisfies Note);
+  }
+
+  /**
+   * The consumer left: stop reading calls, let go of every running tool. Returns the
+   * settling of each tool's `return()`, for the run generator to wait on for at most the
+   * grace period (A5).
+   */
+  closeSources(): Promise<unknown>[] {
+    this.#stopInput();
+    return this.engine.close();
+  }
+
+  #note(call: CallRecord | undefined, note: Note): void {
+    switch (note.kind) {
+      case 'prepared':
+        if (call !== undefined && call.state === CallState.Preparing) {
+          this.#preparing = undefined;
+          this.#afterPrepare(call, note.outcome);
+        }
+        return;
+      case 'finalized':
+        if (call !== undefined && call.state === CallState.Finalizing) this.#complete(call, note.outcome);
+        return;
+      case 'abandoned':
+        if (call !== undefined && call.state === CallState.Running) {
+          if (call.slot !== undefined) this.engine.release(call.slot);
+          this.#executed(call, executedAbandoned(call));
+        }
+        return;
+      case 'input':
+        this.#reading = false;
+        // A read that settles after the run stopped reading (abort, consumer exit) is
+        // dropped: what the run answers must not depend on when the stream settles (S4).
+        if (this.#input === undefined) return;
+        if (note.result.done === true) this.#input = undefined;
+        else this.received.push(coerceCall(note.result.value));
+        return;
+      case 'input-error':
+        // S4: the calls already received are answered; nothing more is handed out.
+        this.#reading = false;
+        // After a stop, the stream's error is a consequence of letting it go (often the
+        // AbortError of a request aborted with the same signal): the run returns its batch.
+        if (this.#input === undefined) return;
+        this.#input = undefined;
+        this.inputError = { error: note.error };
+        while (this.#next < this.received.length) this.#answerNotRun(this.#next++);
+        return;
+    }
+  }
+
+  /** Stage 1 for call `index`: `tool_execution_start`, then prepare (P1, P2). */
+  #handOut(index: number): void {
+    const call = this.received[index]!;
+    const tool = this.tools.get(call.name);
+    const record = new CallRecord(index, call, this.graceMs, this);
+    record.tool = tool;
+    record.timeoutMs = tool?.timeoutMs ?? this.options.timeoutMs;
+    record.advance(CallState.Preparing);
+    this.#active++;
+    if (tool?.executionMode === 'sequential') this.#exclusive = record;
+    this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
+    const prepared = prepareToolCall(this, record);
+    if (isPromiseLike(prepared)) {
+      this.#preparing = record;
+      prepared.then(
+        (outcome) => this.engine.push(record, { kind: 'prepared', outcome } satisfies Note),
+        // prepareToolCall turns every failure into an outcome; this is a last line of defence (P4).
+        (error: unknown) => this.engine.push(record, { kind: 'prepared', outcome: outcomeText('rejected', thrownText(error)) } satisfies Note),
+      );
+      return;
+    }
+    this.#afterPrepare(record, prepared);
+  }
+
+  #afterPrepare(record: CallRecord, outcome: Outcome | undefined): void {
+    if (outcome !== undefined) {
+      this.#complete(record, outcome);
+      return;
+    }
+    // S3: an exclusive call waits until every earlier call has ended; #complete wakes it.
+    if (this.#exclusive === record && this.messages.length < record.index) {
+      record.advance(CallState.Waiting);
+      return;
+    }
+    this.#execute(record);
+  }
+
+  /** Stage 2: starts the tool (A1: its own signal; A4: its own timer). */
+  #execute(record: CallRecord): void {
+    if (this.stopped) {
+      this.#complete(record, notRun(record.call));
+      return;
+    }
+    if (!record.advance(CallState.Running)) return;
+    record.enter(this);
+    record.startTimeout();
+    if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, true);
+    const started = startExecution(record);
+    if (started instanceof Outcome) this.#executed(record, started);
+    else record.slot = this.engine.add(record, started);
+  }
+
+  /** Stage 3: the tool's outcome goes through `afterToolCall` (P3). */
+  #executed(record: CallRecord, executed: Outcome): void {
+    if (!record.advance(CallState.Finalizing)) return;
+    record.close();
+    record.slot = undefined;
+    if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, false);
+    const finalized = finalizeExecutedToolCall(this, record, executed);
+    if (finalized instanceof Outcome) {
+      this.#complete(record, finalized);
+      return;
+    }
+    finalized.then(
+      (outcome) => this.engine.push(record, { kind: 'finalized', outcome } satisfies Note),
+      (error: unknown) => this.engine.push(record, { kind: 'finalized', outcome: outcomeText('error', thrownText(error)) } satisfies Note),
+    );
+  }
+
+  /** Stages 4 and 5: `tool_execution_end` now (O3), `tool_result` when every earlier call has ended (O2). */
+  #complete(record: CallRecord, outcome: Outcome): void {
+    if (!record.advance(CallState.Ended)) return;
+    record.args = undefined;
+    this.#active--;
+    if (this.#preparing === record) this.#preparing = undefined;
+    if (this.#exclusive === record) this.#exclusive = undefined;
+    // One bound over the whole text of every result, errors and hook overrides included (C20).
+    outcome.result = boundResult(outcome.result, this.maxResultChars);
+    if (outcome.result.terminate === true && !outcome.isError) this.#terminating++;
+    // ToolBatch.aborted: the run's abort decided this outcome (docs/decisions.md).
+    const kind = outcome.outcome;
+    if (this.cause === 'run' && (kind === 'not_run' || kind === 'interrupted' || kind === 'abandoned')) this.abortChangedOutcome = true;
+    this.outbox.push(toolExecutionEndEvent(record.index, record.call, outcome));
+    const message = createToolResultMessage(record.call, outcome);
+    if (record.index !== this.messages.length) {
+      // Ahead of a gap: held until every earlier call has ended.
+      record.message = message;
+      this.#held.set(record.index, record);
+      return;
+    }
+    // Next in call order: released at once, without the held map (the common case).
+    this.#release(record, message);
+    if (this.#held.size > 0) {
+      for (let next = this.#held.get(this.messages.length); next !== undefined; next = this.#held.get(this.messages.length)) {
+        this.#held.delete(next.index);
+        this.#release(next, next.message!);
+        next.message = undefined;
+      }
+    }
+    // An exclusive call waiting for its turn may go now (S3).
+    const waiting = this.#exclusive;
+    if (waiting !== undefined && waiting.state === CallState.Waiting && this.messages.length === waiting.index) this.#execute(waiting);
+  }
+
+  #release(record: CallRecord, message: ToolResultMessage): void {
+    record.advance(CallState.Released);
+    this.outbox.push({ type: 'tool_result', index: this.messages.length, message });
+    this.messages.push(message);
+  }
+
+  /** A call the run stopped before it was handed out: start, end and result, never run (A2). */
+  #answerNotRun(index: number): void {
+    const call = this.received[index]!;
+    const record = new CallRecord(index, call, this.graceMs, this);
+    record.advance(CallState.Preparing);
+    this.#active++;
+    this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
+    this.#complete(record, notRun(call));
+  }
+
+  #readInput(): void {
+    if (this.#source !== undefined) {
+      // The iterator is made on the first read, so a run never iterated opens no stream.
+      const source = this.#source;
+      this.#source = undefined;
+      try {
+        this.#input = source[Symbol.asyncIterator]();
+      } catch (error) {
+        this.inputError = { error };
+        return;
+      }
+    }
+    const input = this.#input;
+    if (input === undefined || this.#reading) return;
+    this.#reading = true;
+    let read: Promise<IteratorResult<ToolCall, unknown>>;
+    try {
+      read = input.next();
+    } catch (error) {
+      read = Promise.reject(error);
+    }
+    Promise.resolve(read).then(
+      (result) => this.engine.push(undefined, { kind: 'input', result } satisfies Note),
+      (error: unknown) => this.engine.push(undefined, { kind: 'input-error', error } satisfies Note),
+    );
+  }
+
+  #stopInput(): void {
+    this.#source = undefined;
+    const input = this.#input;
+    if (input === undefined) return;
+    this.#input = undefined;
+    // The model's stream is not read further; its own cleanup runs (not awaited: it may be
+    // parked in a network read).
+    void Promise.resolve()
+      .then(() => input.return?.())
+      .catch(() => {});
+  }
+
+  /** An exclusive call waiting for the calls before it must not start after a stop. */
+  #settleWaiting(): void {
+    const waiting = this.#exclusive;
+    if (waiting !== undefined && waiting.state === CallState.Waiting && this.stopped) this.#complete(waiting, notRun(waiting.call));
+  }
+
+  /** Adds or removes one executing call and tells `onInProgressChange` (a throw there is reported, not raised). */
+  #setInProgress(id: string, running: boolean): void {
+    const count = (this.#inProgressCounts.get(id) ?? 0) + (running ? 1 : -1);
+    if (count > 0) this.#inProgressCounts.set(id, count);
+    else this.#inProgressCounts.delete(id);
+    const changed = running ? count === 1 : count === 0;
+    if (!changed) return;
+    if (running) this.inProgress.add(id);
+    else this.inProgress.delete(id);
+    const listener = this.options.onInProgressChange;
+    if (listener === undefined) return;
+    try {
+      listener(this.inProgress);
+    } catch (error) {
+      emitWarning(`toolrun: onInProgressChange threw and was ignored: ${thrownText(error)}`);
+    }
+  }
+}
+
+/** A call that arrived on an async stream: kept even when malformed, so it still gets its result (O1). */
+function coerceCall(raw: unknown): ToolCall {
+  const call: ToolCall = { id: '', name: '', arguments: undefined };
+  try {
+    const c = (typeof raw === 'object' && raw !== null ? raw : {}) as Partial<ToolCall>;
+    const id = c.id;
+    const name = c.name;
+    call.id = typeof id === 'string' ? id : '';
+    call.name = typeof name === 'string' ? name : '';
+    call.arguments = c.arguments;
+    // A stream adapter's cut-off mark must survive, or a truncated call would run (case C16).
+    const incomplete = c.incomplete;
+    if (typeof incomplete === 'string') call.incomplete = incomplete;
+  } catch {
+    // An unreadable call (a revoked Proxy) is kept as a nameless call: it is answered (O1).
+  }
+  return call;
+}

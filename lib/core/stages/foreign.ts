@@ -1,0 +1,234 @@
+/**
+ * The one place where foreign values become results (contract P4, O1).
+ *
+ * A foreign value is anything toolrun did not build: what a tool returns or throws, what a
+ * hook (`beforeToolCall`, `afterToolCall`) or a shim (`prepareArguments`) returns or throws,
+ * what a Standard Schema's `validate` returns or throws. Any of them may be a revoked Proxy,
+ * an object with a throwing getter, a cycle without a prototype, an Error whose `message`
+ * getter throws… Every reader below is total: it reads each field once, inside a `try`,
+ * copies what it keeps into a fresh object toolrun owns, and turns anything it cannot read
+ * into a problem text for the model. The stages call foreign code only through these
+ * readers, so nothing a tool, a hook or a schema does can make `runTools` throw.
+ *
+ * @module
+ */
+import type { StandardSchemaV1 } from '@standard-schema/spec';
+import type { ContentBlock, ToolResult } from '../tool.ts';
+
+/** What a reader gives back: the value, or a sentence saying what was wrong with it. */
+export type Read<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+/** A sentence saying what was wrong with a foreign value (returned, not thrown, by the hot-path readers). */
+export class Problem {
+  constructor(readonly problem: string) {}
+}
+
+const UNREADABLE = 'a value that could not be read (its message, name and text all threw)';
+const UNREADABLE_ERROR = 'an Error whose name or message could not be read (its getter threw)';
+
+/**
+ * A text for a thrown value: an Error's message (with its name unless plain `Error`), a
+ * string as is, anything else as its JSON or `String()` text. Never throws: a value whose
+ * every reading throws (a revoked Proxy) gets a fixed sentence.
+ */
+export function thrownText(error: unknown): string {
+  let isError = false;
+  try {
+    isError = error instanceof Error;
+    if (isError) {
+      const name: unknown = (error as Error).name;
+      const message: unknown = (error as Error).message;
+      const text = typeof message === 'string' ? message : String(message);
+      return typeof name === 'string' && name !== '' && name !== 'Error' ? `${name}: ${text}` : text;
+    }
+    if (typeof error === 'string') return error;
+  } catch {
+    // A throwing getter or a revoked Proxy: an Error says so; anything else gets the plainer readings below.
+    if (isError) return UNREADABLE_ERROR;
+  }
+  return plainText(error) ?? UNREADABLE;
+}
+
+/** JSON text, else `String()` text, else `undefined` when both throw. */
+function plainText(value: unknown): string | undefined {
+  try {
+    const json = JSON.stringify(value);
+    if (typeof json === 'string') return json;
+  } catch {
+    // A cycle, a BigInt, a throwing toJSON: fall back to String().
+  }
+  try {
+    return String(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A tool's return value as a {@link ToolResult} toolrun owns (the rule of
+ * `normalizeToolOutput`, made total):
+ * - a string is one text block; `undefined` an empty text block;
+ * - an object with a `content` array is checked block by block (text blocks need a string
+ *   `text`, image blocks string `data` and `mimeType`) and copied, with `details` and a
+ *   boolean `terminate`;
+ * - anything else is its JSON text, or its `String()` text.
+ *
+ * A value that cannot be read this way (a revoked Proxy, a throwing `content` getter, a
+ * `null` block, a cycle whose `toString` throws) is a problem, never a throw.
+ */
+export function readToolOutput(output: unknown): ToolResult | Problem {
+  if (typeof output === 'string') return { content: [{ type: 'text', text: output }] };
+  if (output === undefined) return { content: [{ type: 'text', text: '' }] };
+  try {
+    if (typeof output === 'object' && output !== null) {
+      const content: unknown = (output as { content?: unknown }).content;
+      if (Array.isArray(content)) {
+        const blocks = readContent(content);
+        if (!blocks.ok) return new Problem(blocks.problem);
+        const result: ToolResult = { content: blocks.value };
+        const details: unknown = (output as { details?: unknown }).details;
+        if (details !== undefined) result.details = details;
+        const terminate: unknown = (output as { terminate?: unknown }).terminate;
+        if (terminate === true) result.terminate = true;
+        return result;
+      }
+    }
+  } catch (error) {
+    return new Problem(`reading its result threw (${thrownText(error)})`);
+  }
+  const text = plainText(output);
+  if (text === undefined) return new Problem('its result cannot be turned into text (JSON.stringify and String both threw)');
+  return { content: [{ type: 'text', text }] };
+}
+
+/** Checks and copies a content array: text and image blocks only. */
+export function readContent(content: unknown): Read<ContentBlock[]> {
+  try {
+    if (!Array.isArray(content)) return { ok: false, problem: `content must be an array of content blocks, got ${typeName(content)}` };
+    const blocks: ContentBlock[] = new Array<ContentBlock>(content.length);
+    for (let i = 0; i < content.length; i++) {
+      const block: unknown = content[i];
+      if (typeof block !== 'object' || block === null) return { ok: false, problem: `content[${i}] is ${typeName(block)}, not a content block` };
+      const type: unknown = (block as { type?: unknown }).type;
+      if (type === 'text') {
+        const text: unknown = (block as { text?: unknown }).text;
+        if (typeof text !== 'string') return { ok: false, problem: `content[${i}] is a text block whose text is ${typeName(text)}, not a string` };
+        blocks[i] = { type: 'text', text };
+      } else if (type === 'image') {
+        const data: unknown = (block as { data?: unknown }).data;
+        const mimeType: unknown = (block as { mimeType?: unknown }).mimeType;
+        if (typeof data !== 'string' || typeof mimeType !== 'string') {
+          return { ok: false, problem: `content[${i}] is an image block without string data and mimeType` };
+        }
+        blocks[i] = { type: 'image', data, mimeType };
+      } else {
+        return { ok: false, problem: `content[${i}] has type ${typeName(type)}; a content block is {type: 'text', text} or {type: 'image', data, mimeType}` };
+      }
+    }
+    return { ok: true, value: blocks };
+  } catch (error) {
+    return { ok: false, problem: `reading its content threw (${thrownText(error)})` };
+  }
+}
+
+/** What toolrun keeps of a `beforeToolCall` answer. */
+export interface BeforeAnswer {
+  block: boolean;
+  /** The hook's reason, when it gave a non-empty string. */
+  reason: string | undefined;
+}
+
+/** Reads a `beforeToolCall` answer: `undefined`/`null` allow; `block` must be `true` to block. */
+export function readBeforeAnswer(answer: unknown): Read<BeforeAnswer> {
+  if (answer === undefined || answer === null) return { ok: true, value: { block: false, reason: undefined } };
+  try {
+    if (typeof answer !== 'object') return { ok: false, problem: `it returned ${typeName(answer)}, not an object or undefined` };
+    const block = (answer as { block?: unknown }).block === true;
+    const reason: unknown = block ? (answer as { reason?: unknown }).reason : undefined;
+    return { ok: true, value: { block, reason: typeof reason === 'string' && reason !== '' ? reason : undefined } };
+  } catch (error) {
+    return { ok: false, problem: `reading its answer threw (${thrownText(error)})` };
+  }
+}
+
+/** The overrides toolrun keeps of an `afterToolCall` answer; a field left `undefined` keeps the result's own. */
+export interface AfterAnswer {
+  content: ContentBlock[] | undefined;
+  details: unknown;
+  isError: boolean | undefined;
+  terminate: boolean | undefined;
+}
+
+/**
+ * Reads an `afterToolCall` answer field by field (P3): `content` must be a valid content
+ * array, `isError` and `terminate` booleans; `undefined` (or `null`) keeps a field.
+ */
+export function readAfterAnswer(answer: unknown): Read<AfterAnswer | undefined> {
+  if (answer === undefined || answer === null) return { ok: true, value: undefined };
+  try {
+    if (typeof answer !== 'object') return { ok: false, problem: `it returned ${typeName(answer)}, not an object or undefined` };
+    const a = answer as Record<string, unknown>;
+    const rawContent = a.content;
+    let content: ContentBlock[] | undefined;
+    if (rawContent !== undefined && rawContent !== null) {
+      const read = readContent(rawContent);
+      if (!read.ok) return read;
+      content = read.value;
+    }
+    const details = a.details;
+    const isError = a.isError;
+    if (isError !== undefined && isError !== null && typeof isError !== 'boolean') return { ok: false, problem: `isError is ${typeName(isError)}, not a boolean` };
+    const terminate = a.terminate;
+    if (terminate !== undefined && terminate !== null && typeof terminate !== 'boolean') return { ok: false, problem: `terminate is ${typeName(terminate)}, not a boolean` };
+    return { ok: true, value: { content, details, isError: isError ?? undefined, terminate: terminate ?? undefined } };
+  } catch (error) {
+    return { ok: false, problem: `reading its answer threw (${thrownText(error)})` };
+  }
+}
+
+/**
+ * Reads what a Standard Schema's `validate` returned (not a promise): its output, the issues
+ * as `[dotted path, message]` pairs, or a {@link Problem} when reading it threw. One object
+ * on success (the hot path): `{ ok: true, value }`, the shape validation hands on.
+ */
+export function readSchemaResult(result: unknown): { ok: true; value: unknown } | { ok: false; issues: [string, string][] } | Problem {
+  try {
+    const r = result as StandardSchemaV1.Result<unknown>;
+    const issues = r.issues;
+    if (issues === undefined) return { ok: true, value: (r as StandardSchemaV1.SuccessResult<unknown>).value };
+    const lines: [string, string][] = [];
+    for (const issue of issues) lines.push([pathText(issue.path), String(issue.message)]);
+    return { ok: false, issues: lines };
+  } catch (error) {
+    return new Problem(thrownText(error));
+  }
+}
+
+function pathText(path: StandardSchemaV1.Issue['path']): string {
+  if (path === undefined || path.length === 0) return 'arguments';
+  return path.map((p) => String(typeof p === 'object' && p !== null ? p.key : p)).join('.');
+}
+
+/** True for a plain (non-array) object; false, not a throw, for a revoked Proxy. */
+export function isObjectRecord(value: unknown): value is Record<string, unknown> {
+  try {
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
+/** A short type name for problem texts; never reads the value's fields. */
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'object') {
+    try {
+      return Array.isArray(value) ? 'an array' : 'an object';
+    } catch {
+      return 'a revoked Proxy';
+    }
+  }
+  return `a ${typeof value} (${String(value as number)})`;
+}
