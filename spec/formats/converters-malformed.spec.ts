@@ -26,14 +26,15 @@ import {
 import { collect, text } from '../helpers.ts';
 import { anthropic, chat, responses } from './stream-events.ts';
 
-/** The results of one `echo` call whose afterToolCall hook (or tool) put `content` in the result. */
+/**
+ * A result message holding `content` as a caller may build it by hand (a stored history, an
+ * adapter): the converters must not trust its shape. Through `runTools` such content never
+ * gets this far: the core turns it into an error result that names the problem (the last
+ * spec of this file).
+ */
 async function resultsWith(options: { hookContent?: unknown; toolReturns?: unknown }): Promise<ToolResultMessage[]> {
-  const echo = defineTool({ name: 'echo', input: { type: 'object' }, execute: () => options.toolReturns ?? 'ok' });
-  const run = runTools([{ id: 'call_1', name: 'echo', arguments: {} }], {
-    tools: [echo],
-    ...(options.hookContent === undefined ? {} : { afterToolCall: () => ({ content: options.hookContent as never }) }),
-  });
-  return (await collect(run)).batch.messages;
+  const content = options.hookContent ?? (options.toolReturns as { content?: unknown } | undefined)?.content;
+  return [{ role: 'tool', toolCallId: 'call_1', toolName: 'echo', content: content as never, isError: false }];
 }
 
 /** The three converters' texts for `results`, one string per result and converter (a throw fails the spec). */
@@ -179,5 +180,28 @@ describe('non-string and missing call ids from the model: a number is its text, 
     );
     expect(streamed.results.map((r) => r.toolCallId)).toEqual(expected);
     expect(streamed.ran).toEqual(expected);
+  });
+});
+
+describe('through runTools, malformed content never reaches a converter (the core reads foreign values in one place, P4)', () => {
+  async function ran(options: { hookContent?: unknown; toolReturns?: unknown }): Promise<ToolResultMessage> {
+    const echo = defineTool({ name: 'echo', input: { type: 'object' }, execute: () => options.toolReturns ?? 'ok' });
+    const run = runTools([{ id: 'call_1', name: 'echo', arguments: {} }], {
+      tools: [echo],
+      ...(options.hookContent === undefined ? {} : { afterToolCall: () => ({ content: options.hookContent as never }) }),
+    });
+    return (await collect(run)).batch.messages[0]!;
+  }
+
+  it('a string content from afterToolCall, an image without data and a text block with a number are error results that say what is wrong', async () => {
+    const fromHook = await ran({ hookContent: 'the hook text' });
+    expect(fromHook.isError).toBe(true);
+    expect(text(fromHook)).toMatch(/afterToolCall failed: content must be an array of content blocks/);
+    const image = await ran({ toolReturns: { content: [{ type: 'text', text: 'before' }, { type: 'image' }] } });
+    expect(image.isError).toBe(true);
+    expect(text(image)).toMatch(/content\[1\] is an image block without string data and mimeType/);
+    const five = await ran({ hookContent: [{ type: 'text', text: 5 }] });
+    expect(text(five)).toMatch(/content\[0\] is a text block whose text is a number \(5\), not a string/);
+    for (const message of [fromHook, image, five]) expect(() => [toAnthropic([message]), toOpenAIChat([message]), toOpenAIResponses([message])]).not.toThrow();
   });
 });
