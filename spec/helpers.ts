@@ -1,6 +1,6 @@
 /**
  * Test helpers shared by the specs: gates instead of sleeps, an event collector, and the
- * invariants every run must keep (O1–O4, I1–I5 of `../shared/cases/CASES.md`).
+ * invariants every run must keep (O1–O4, I1–I5 of docs/contract.md).
  */
 import { expect, vi } from 'vitest';
 import type { ToolBatch, ToolEvent } from '../lib/core/events.ts';

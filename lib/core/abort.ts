@@ -6,7 +6,7 @@
  *
  * Why not `AbortSignal.any([runSignal, timeout])` per call: on Node 20 the parent's set of
  * dependants is never pruned, which retained 39–260 MB over 100,000 calls
- * (`../shared/research/libraries.md` §3). A scope that fans an abort out to its children
+ * (docs/contract.md, "Measured facts"). A scope that fans an abort out to its children
  * retains nothing.
  *
  * @module

@@ -143,7 +143,7 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
 
   /** The available tool names, for "unknown tool" errors: computed once per run. */
   get toolNames(): string {
-    return (this.#toolNames ??= [...this.tools.keys()].join(', ') || '(none)');
+    return (this.#toolNames ??= [...this.tools.keys()].join(', '));
   }
 
   /** True once every call has been answered and no more can arrive. */

@@ -44,7 +44,7 @@ describe('C11 A hung tool ends with a timeout error result', () => {
   });
 
   // Documented decision (timeoutMs): at the limit the call's signal aborts with a
-  // TimeoutError, then the tool gets abortGraceMs to settle. CASES.md says "about 200 ms";
+  // TimeoutError, then the tool gets abortGraceMs to settle. The public case says "about 200 ms";
   // with abortGraceMs: 0 the hung call ends at exactly 200 ms, with the default grace
   // (100 ms) at 300 ms.
   it('abortGraceMs 0: ends at 200 ms with a TimeoutError on the signal and a result naming the tool and limit', async () => {

@@ -88,7 +88,7 @@ describe('C3 An after-hook that throws must not lose the other results or deadlo
     // toolrun has no event listeners: the consumer's loop body is the listener. Documented
     // decision (runTools, contract O1 "consumer exit excepted", A5): a consumer that throws
     // leaves the loop, so every running tool's signal aborts and every generator gets
-    // return(); no result follows. CASES.md's "c2 must never be missing" applies to the
+    // return(); no result follows. The public case's "c2 must never be missing" applies to the
     // after-hook variant above; here the consumer itself chose to stop reading.
     const { tool, probe } = lookupTool();
     const controller = new AbortController();

@@ -83,7 +83,7 @@ describe('C7 No tool may start after an abort, including calls already prepared'
   describe('B (parallel, c2’s before-hook aborts the run)', () => {
     // Documented decision (contract P1): prepare of call i runs when it is handed out and its
     // execution starts as soon as its own prepare is done; it does NOT wait for later calls'
-    // preflight. So c1's body may already have run when c2's hook aborts (CASES.md expects
+    // preflight. So c1's body may already have run when c2's hook aborts (the public case expects
     // "execution starts only after every preflight has finished" and neither body to run).
     // What must hold: no tool body starts AFTER the abort, c2 never runs, every call is answered.
     function writeNoteTool(log: string[], ms: number) {

@@ -1,5 +1,5 @@
 /**
- * Harness for the case specs (`../shared/cases/CASES.md`): the scripts of the cases'
+ * Harness for the case specs (docs/contract.md, "Cases from public bug reports"): the scripts of the cases'
  * notation (`sleep(n)`, `sleep!(n)`, `hang`) on vitest's fake timers, a driver that runs a
  * batch in virtual time and stamps every event with its time, and the global invariants
  * I1–I5 that every case asserts.

@@ -5,8 +5,8 @@
  * `npm test`) and `bench/soak.ts` (100,000 cases, replayable with `--seed S --path P`),
  * so a failure of one replays in the other.
  *
- * The checks are the contract of `../shared/DESIGN.md`: O1–O6 (when the consumer read to
- * the end), P1, S1–S3, A1–A6, and the invariants I1–I5 of `../shared/cases/CASES.md`.
+ * The checks are the contract of docs/contract.md: O1–O6 (when the consumer read to
+ * the end), P1, S1–S3, A1–A6, and the invariants I1–I5 of docs/contract.md.
  * Every outcome is checked against what the model observed the tool do (when it started,
  * settled, saw its signal abort), so the oracle needs no knowledge of microtask order.
  *

@@ -59,10 +59,13 @@ export function prepareToolCall(run: PrepareInput, record: CallRecord): Outcome 
   const name = call.name;
   const tool = record.tool;
   if (tool === undefined) {
+    const available = run.toolNames;
     const text =
-      name === ''
-        ? `The tool call has no tool name. Available tools: ${run.toolNames}. Call one of these by name.`
-        : `No tool named "${name}". Available tools: ${run.toolNames}. Call one of these instead.`;
+      available === ''
+        ? `${name === '' ? 'The tool call has no tool name' : `No tool named "${name}"`}. No tools are available in this turn: answer without calling a tool.`
+        : name === ''
+          ? `The tool call has no tool name. Available tools: ${available}. Call one of these by name.`
+          : `No tool named "${name}". Available tools: ${available}. Call one of these instead.`;
     return outcomeText('rejected', text);
   }
   if (call.incomplete !== undefined) return outcomeText('rejected', incompleteText(call));

@@ -6,7 +6,7 @@
  * the source's slot (its own record) goes onto one shared FIFO queue — a {@link Channel} —
  * and the single waiting consumer is woken. There is no `Promise.race` over the sources, so
  * an item costs the same with 10 sources or 100,000 (M2, measured by its spec). ix's `merge` races every source per item, drops return values and closes
- * no source on break or error (`../shared/research/libraries.md` §1): this is why the
+ * no source on break or error (docs/contract.md, "Measured facts"): this is why the
  * project writes its own.
  *
  * Two layers:

@@ -4,7 +4,7 @@
  *
  * Cancellation is the runtime's own {@link CancelScope} (timeout, grace period, forward-only
  * states), fed by one listener on the parent's signal — never `AbortSignal.any`, whose
- * dependants Node 20 never prunes on a long-lived signal (`../shared/research/libraries.md` §3).
+ * dependants Node 20 never prunes on a long-lived signal (docs/contract.md, "Measured facts").
  *
  * @module
  */

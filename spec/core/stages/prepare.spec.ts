@@ -200,3 +200,14 @@ describe('P5 a call cut off before its arguments were complete (case C16)', () =
     );
   });
 });
+
+describe('P5: an unknown tool when no tools are registered', () => {
+  it('says that no tool is available and to answer without one, instead of listing "(none)"', async () => {
+    const { batch } = await collect(runTools([{ id: 'c1', name: 'web_search', arguments: {} }, { id: 'c2', name: '', arguments: {} }], { tools: [] }));
+    expect(batch.messages.map(text)).toEqual([
+      'No tool named "web_search". No tools are available in this turn: answer without calling a tool.',
+      'The tool call has no tool name. No tools are available in this turn: answer without calling a tool.',
+    ]);
+    expect(batch.messages.every((m) => m.isError)).toBe(true);
+  });
+});
