@@ -127,7 +127,7 @@ export type TreeChange =
   | { kind: 'agent_end'; depth: number; text: string };
 
 /** The first non-empty line of a content list (terminal-safe), and how many non-empty lines follow. */
-export function firstLine(content: readonly ContentBlock[]): { first: string; more: number } {
+function firstLine(content: readonly ContentBlock[]): { first: string; more: number } {
   const lines = contentLines(content);
   return { first: lines[0] ?? '', more: Math.max(0, lines.length - 1) };
 }

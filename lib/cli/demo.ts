@@ -33,7 +33,7 @@ export interface DemoOptions {
 }
 
 /** The small project the demo's calls look at: path → text. */
-export const demoFiles: Readonly<Record<string, string>> = {
+const demoFiles: Readonly<Record<string, string>> = {
   'README.md': '# weather-cli\n\nPrints tomorrow\'s forecast for a city.\n\nRelease checklist: tests pass, changelog updated, version bumped.\n',
   'src/forecast.ts':
     "import { toCelsius } from './units.ts';\n\n// TODO: cache forecasts for ten minutes\nexport function describe(city: string, fahrenheit: number): string {\n  return `${city}: ${toCelsius(fahrenheit).toFixed(1)} °C`;\n}\n",
@@ -46,7 +46,7 @@ export const demoFiles: Readonly<Record<string, string>> = {
  * shell call prints `step N of 5` every 0.5 s and then `finished`; the second waits 1.2 s
  * and counts the source lines; the file tools answer in milliseconds.
  */
-export const demoMessage = {
+const demoMessage = {
   id: 'msg_demo',
   type: 'message',
   role: 'assistant',

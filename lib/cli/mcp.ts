@@ -44,7 +44,7 @@ import { count } from './text.ts';
 import type { RunView } from './view/index.ts';
 
 /** The text of `toolrun mcp --help`. */
-export const MCP_USAGE = `usage: toolrun mcp [options] [--] <command> [args...]
+const MCP_USAGE = `usage: toolrun mcp [options] [--] <command> [args...]
 
 Starts <command> as an MCP server over stdio, lists its tools, and runs one assistant
 message of tool calls against them, live.

@@ -47,7 +47,7 @@ import { CliInputError } from './errors.ts';
 import { count } from './text.ts';
 import type { RunView } from './view/index.ts';
 
-export { KNOWN_FORMATS };
+{ KNOWN_FORMATS };
 
 /** Options of {@link replay}. */
 export interface ReplayOptions {
@@ -78,7 +78,7 @@ export interface ReplayOptions {
 }
 
 /** How one recorded message came out. */
-export interface ReplayMessageResult {
+interface ReplayMessageResult {
   /** Where in the file, e.g. "interaction 0", "entry parallel_3". */
   label: string;
   calls: number;
@@ -132,7 +132,7 @@ export interface ReplayReport {
 const DEFAULT_DELAY_MS = 40;
 
 /** Default of {@link ReplayOptions.eventDelayMs}, in ms: about the pace of a model streaming a tool call. */
-export const DEFAULT_EVENT_DELAY_MS = 50;
+const DEFAULT_EVENT_DELAY_MS = 50;
 
 /**
  * Replays a recording file, or every recording under a folder (recursively, sorted by

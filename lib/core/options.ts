@@ -137,7 +137,7 @@ export function checkRunToolsArguments(calls: unknown, options: unknown): assert
 }
 
 /** A call from the caller's own code must have string `id` and `name` (empty is the model's business). */
-export function checkCall(call: unknown, index: number): asserts call is ToolCall {
+function checkCall(call: unknown, index: number): asserts call is ToolCall {
   if (call === null || typeof call !== 'object') {
     throw new TypeError(`runTools: calls[${index}] must be a tool call object {id, name, arguments}, received ${describeValue(call)}`);
   }

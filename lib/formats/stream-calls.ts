@@ -241,7 +241,7 @@ export function replaceArguments(call: PendingCall, text: string): void {
 }
 
 /** The arguments text received so far (joined once; later calls reuse the joined string). */
-export function argumentText(call: PendingCall): string {
+function argumentText(call: PendingCall): string {
   if (call.parts.length > 1) call.parts = [call.parts.join('')];
   return call.parts[0] ?? '';
 }
@@ -521,7 +521,7 @@ function report(options: ToolCallStreamOptions, end: ToolCallStreamEnd): void {
 }
 
 /** One line, at most 200 characters: `Name: message`, or the message alone for a plain `Error`. */
-export function summarize(error: unknown): string {
+function summarize(error: unknown): string {
   const text =
     error instanceof Error ? (error.name === 'Error' || error.name === '' ? error.message : `${error.name}: ${error.message}`) : String(error);
   const line = text.replace(/\s+/g, ' ').trim();

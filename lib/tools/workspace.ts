@@ -144,6 +144,6 @@ export async function findFiles(root: string, dir: string, pattern: string, igno
 }
 
 /** Orders strings by UTF-16 code units, independent of the locale. */
-export function compareCodeUnits(a: string, b: string): number {
+function compareCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }

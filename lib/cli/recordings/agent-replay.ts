@@ -40,7 +40,7 @@ export interface AgentReplayOptions {
 }
 
 /** A recorded assistant message as the agent loop's neutral message. */
-export function transcriptMessage(turn: TranscriptTurn): AssistantMessage {
+function transcriptMessage(turn: TranscriptTurn): AssistantMessage {
   const calls = turn.content.some((block) => block.type === 'tool_use');
   return fromAnthropicMessage({ content: turn.content, stop_reason: calls ? 'tool_use' : 'end_turn' });
 }

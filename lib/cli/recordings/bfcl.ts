@@ -19,7 +19,7 @@ import type { JsonlRecord } from './read.ts';
 import type { LoadedRecording, RecordedMessage, RecordedTool } from './types.ts';
 
 /** The prefix of a BFCL answers file name: `possible_answer_<question file name>`. */
-export const ANSWER_PREFIX = 'possible_answer_';
+const ANSWER_PREFIX = 'possible_answer_';
 
 /** True when the records are BFCL question entries. */
 export function looksLikeBfclQuestions(records: readonly JsonlRecord[]): boolean {

@@ -41,9 +41,6 @@ interface Dialect {
   tools(body: Record<string, unknown>): RecordedTool[] | undefined;
 }
 
-/** The `api` values of converted cassettes this module reads, and the Gemini URL marker. */
-export const CASSETTE_APIS = ['anthropic-messages', 'openai-chat-completions', 'openai-responses', 'Gemini generateContent URL'] as const;
-
 /** The dialect of a cassette's `api` field, or `undefined` for an unknown one. */
 function dialectOf(api: unknown): Dialect | undefined {
   if (api === 'anthropic-messages') return anthropic;
@@ -181,7 +178,7 @@ export function callNotes(calls: ToolCall[]): string[] {
 }
 
 /** Notes for calls whose tool the recorded request did not define. */
-export function undefinedToolNotes(calls: ToolCall[], tools: RecordedTool[] | undefined): string[] {
+function undefinedToolNotes(calls: ToolCall[], tools: RecordedTool[] | undefined): string[] {
   if (tools === undefined) return [];
   const names = new Set(tools.map((tool) => tool.name));
   return calls

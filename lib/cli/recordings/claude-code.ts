@@ -212,7 +212,7 @@ export interface TranscriptTurn {
 }
 
 /** A stretch of a conversation that one `runAgent` run replays: a user prompt, then the model's turns up to its answer. */
-export interface TranscriptRun {
+interface TranscriptRun {
   /** The user text logged before the run's first turn (prompts, interruptions), joined; `''` when none. */
   prompt: string;
   turns: TranscriptTurn[];
@@ -227,7 +227,7 @@ export interface TranscriptResult {
 }
 
 /** A subagent's conversation, embedded in the parent transcript's `agent_progress` lines. */
-export interface TranscriptSubagent {
+interface TranscriptSubagent {
   agentId: string;
   /** Its first user message. */
   prompt: string;

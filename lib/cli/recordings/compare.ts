@@ -53,7 +53,7 @@ export interface ProducedBatch {
 }
 
 /** Converts toolrun's results with the adapter of `format` (Gemini has none in toolrun: its entries are built directly). */
-export function produceWire(format: WireFormat, messages: readonly ToolResultMessage[]): unknown {
+function produceWire(format: WireFormat, messages: readonly ToolResultMessage[]): unknown {
   switch (format) {
     case 'anthropic':
       return toAnthropic(messages);
@@ -140,7 +140,7 @@ function withText(entry: Omit<WireEntry, 'text'>): WireEntry {
  * parts keeps text (`text`, `input_text`, `output_text`) and base64 images, and any other
  * part becomes its JSON text; `null`/absent is one empty text block.
  */
-export function partsToContent(value: unknown): ContentBlock[] {
+function partsToContent(value: unknown): ContentBlock[] {
   if (typeof value === 'string') return [{ type: 'text', text: value }];
   if (value === undefined || value === null) return [{ type: 'text', text: '' }];
   if (!Array.isArray(value)) return [{ type: 'text', text: JSON.stringify(value) }];
@@ -154,7 +154,7 @@ export function partsToContent(value: unknown): ContentBlock[] {
 }
 
 /** Text blocks joined with `"\n"`, images as `[image <mime>]`, empty text blocks skipped. */
-export function contentText(content: readonly ContentBlock[]): string {
+function contentText(content: readonly ContentBlock[]): string {
   return content
     .filter((block) => !(block.type === 'text' && block.text === ''))
     .map((block) => (block.type === 'text' ? block.text : `[image ${block.mimeType}]`))

@@ -52,7 +52,7 @@ export async function readRecordingFile(path: string, shownPath: string): Promis
  *
  * @throws CliInputError naming the file, the line and the column of the first bad line.
  */
-export function parseJsonLines(text: string, shownPath: string): JsonlRecord[] {
+function parseJsonLines(text: string, shownPath: string): JsonlRecord[] {
   const records: JsonlRecord[] = [];
   for (const { line, text: lineText } of nonEmptyLines(text)) {
     try {
@@ -114,7 +114,7 @@ const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
  * Finds the offset and a short description of the first JSON syntax error in `text`
  * (RFC 8259 grammar), or `undefined` when the scanner finds none (or nests too deep).
  */
-export function locateJsonError(text: string): { offset: number; message: string } | undefined {
+function locateJsonError(text: string): { offset: number; message: string } | undefined {
   let i = 0;
   const fail = (message: string): never => {
     throw new JsonScanError(i, message);

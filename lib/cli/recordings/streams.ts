@@ -6,12 +6,6 @@
  */
 import { isRecord } from '../../formats/shared.ts';
 
-/** One recorded server-sent event: `event:` name (if any) and `data:` parsed as JSON. */
-export interface RecordedEvent {
-  event?: string;
-  data: unknown;
-}
-
 /**
  * Builds an Anthropic assistant message `{ role, content }` from Messages stream events
  * (`message_start`, `content_block_start`, `content_block_delta`, `content_block_stop`, …).

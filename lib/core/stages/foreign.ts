@@ -102,7 +102,7 @@ export function readToolOutput(output: unknown): ToolResult | Problem {
 }
 
 /** Checks and copies a content array: text and image blocks only. */
-export function readContent(content: unknown): Read<ContentBlock[]> {
+function readContent(content: unknown): Read<ContentBlock[]> {
   try {
     if (!Array.isArray(content)) return { ok: false, problem: `content must be an array of content blocks, got ${typeName(content)}` };
     const blocks: ContentBlock[] = new Array<ContentBlock>(content.length);

@@ -21,9 +21,6 @@ export class Outcome {
   ) {}
 }
 
-/** What execute produced, before `afterToolCall` (the same shape as every outcome, P2). */
-export type Executed = Outcome;
-
 /** An outcome with one text block; `isError` is true for every outcome but `ok`. */
 export function outcomeText(outcome: CallOutcome, text: string): Outcome {
   return new Outcome({ content: textContent(text) }, outcome !== 'ok', outcome);

@@ -27,7 +27,7 @@ export interface PrepareInput {
 }
 
 /** Text of a call the run never started (contract A2; differs from the interrupted text). */
-export function notRunText(call: ToolCall): string {
+function notRunText(call: ToolCall): string {
   return `Not run: the run was aborted before tool "${call.name}" started, so it had no effect. Call it again if it is still needed.`;
 }
 
@@ -37,7 +37,7 @@ export function notRun(call: ToolCall): Outcome {
 }
 
 /** Text of a call whose arguments were cut off before they were complete (case C16). */
-export function incompleteText(call: ToolCall): string {
+function incompleteText(call: ToolCall): string {
   return (
     `Your call to tool "${call.name}" was cut off by ${call.incomplete} before its arguments were complete, so it was not run. ` +
     `Send the call again, shorter (for long content, split it across several calls).`
