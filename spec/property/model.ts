@@ -648,7 +648,7 @@ function rawArguments(i: number, shape: ArgsShape): unknown {
 type Verdict = { ok: true; args: Record<string, unknown> } | { ok: false; pattern: RegExp };
 
 export function verdictOf(i: number, c: CallSpec): Verdict {
-  if (!c.known) return { ok: false, pattern: c.emptyName ? /^The tool call has no tool name\. Available tools: / : /^No tool named "nope\d+"\. Available tools: / };
+  if (!c.known) return { ok: false, pattern: c.emptyName ? /^The tool call has no tool name\. (Available tools: |No tools are available)/ : /^No tool named "nope\d+"\. (Available tools: |No tools are available)/ };
   switch (c.args) {
     case 'object':
     case 'json':
