@@ -221,6 +221,14 @@ function collectUnits(): { units: Unit[]; fences: number; blocks: number } {
   return { units, fences, blocks: blockCount };
 }
 
+/** The project's files (tsconfig.json's `include`) and options. */
+function projectConfig(): ts.ParsedCommandLine {
+  const configPath = join(root, 'tsconfig.json');
+  const config = ts.readConfigFile(configPath, (path) => ts.sys.readFile(path));
+  if (config.error !== undefined) throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, '\n'));
+  return ts.parseJsonConfigFileContent(config.config, ts.sys, root);
+}
+
 /** The project's compiler options, plus JavaScript checking and the package's own names. */
 function compilerOptions(): ts.CompilerOptions {
   const configPath = join(root, 'tsconfig.json');
@@ -275,8 +283,22 @@ for (const unit of [...units, CANARY]) writeFileSync(unit.fileName, unit.source)
 describe('docs that run: every ts/js block of README.md and docs/*.md', () => {
   let diagnostics = new Map<string, string[]>();
 
+  /** `path:line: message` for every error in the project's own files (what `tsc --noEmit` reports). */
+  let projectErrors: string[] = [];
+
   beforeAll(() => {
-    const program = ts.createProgram([...units, CANARY].map((unit) => unit.fileName), compilerOptions());
+    // One Program for the project and the docs: this is also `npm test`'s typecheck of the
+    // whole project (lib, spec, bench), so the type information is built once, not twice.
+    const projectFiles = projectConfig().fileNames;
+    const program = ts.createProgram([...projectFiles, ...[...units, CANARY].map((unit) => unit.fileName)], compilerOptions());
+    projectErrors = projectFiles.flatMap((fileName) => {
+      const file = program.getSourceFile(fileName);
+      if (file === undefined) return [`${fileName} is not in the program`];
+      return [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)].map((d) => {
+        const where = d.start === undefined ? '' : `:${file.getLineAndCharacterOfPosition(d.start).line + 1}`;
+        return `${relative(root, fileName)}${where}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+      });
+    });
     const global = [...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics()];
     diagnostics = new Map([...units, CANARY].map((unit) => {
       const file = program.getSourceFile(unit.fileName);
@@ -285,7 +307,11 @@ describe('docs that run: every ts/js block of README.md and docs/*.md', () => {
       return [unit.label, found.map((d) => describeDiagnostic(unit, file, d))];
     }));
     if (global.length > 0) diagnostics.set('(compiler options)', global.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')));
-  }, 60_000);
+  }, 240_000);
+
+  it('the whole project typechecks: every file of tsconfig.json, as `tsc --noEmit` checks it', () => {
+    expect(projectErrors).toEqual([]);
+  });
 
   it('finds every ts/js fence, and each one follows the annotation convention', () => {
     expect(blockCount).toBe(fences);
