@@ -144,6 +144,11 @@ export interface Tool<Input = any, Progress = unknown, Output = unknown> {
    * mean no limit; a throw, or anything but a non-negative number, makes the call's error
    * result (the tool does not run).
    * @default none
+   * @example
+   * ```ts
+   * // A shell command may say how long it needs; 5 s of margin on top.
+   * timeoutMs: ({ timeoutSeconds }) => (timeoutSeconds ?? 60) * 1000 + 5_000,
+   * ```
    */
   readonly timeoutMs?: number | ((input: Input) => number);
   /**
