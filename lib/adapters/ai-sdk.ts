@@ -14,6 +14,7 @@ import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/sp
 import type { RunToolsOptions } from '../core/options.ts';
 import { runTools } from '../core/run-tools.ts';
 import type { ContentBlock, InputSchema, JsonSchema, Tool, ToolContext, ToolResult, ToolResultMessage } from '../core/tool.ts';
+import { fromAISDKSchema, isAISDKSchema } from '../core/input-check.ts';
 import { describeValue } from '../core/tool.ts';
 import { contentToText } from '../formats/shared.ts';
 import { toolJsonSchema } from '../schemas/json-schema.ts';
@@ -22,15 +23,12 @@ import {
   assertObjectSchema,
   imageBlock,
   isAsyncIterable,
-  isPromiseLike,
   isStandardSchema,
   outputText,
   type ApprovalHook,
   type ApproveFunction,
 } from './shared.ts';
 
-/** The AI SDK's marker on `jsonSchema()` / `zodSchema()` wrappers (`Symbol.for`, so the same in every copy of the SDK). */
-const AI_SDK_SCHEMA = Symbol.for('vercel.ai.schema');
 
 /** What an AI SDK tool's `execute` receives as its second argument (the fields toolrun fills). */
 export interface AISDKToolExecutionOptions {
@@ -184,36 +182,12 @@ function aiSdkInputSchema(name: string, schema: unknown): InputSchema {
   if (isStandardSchema(schema)) return schema;
   // A lazy schema: a function that returns a wrapper.
   const wrapper: unknown = typeof schema === 'function' ? (schema as () => unknown)() : schema;
-  if (typeof wrapper !== 'object' || wrapper === null || (wrapper as Record<symbol, unknown>)[AI_SDK_SCHEMA] !== true) {
+  if (!isAISDKSchema(wrapper)) {
     throw new TypeError(
       `fromAISDKTools: tool "${name}".inputSchema must be a zod schema, a Standard Schema or an AI SDK jsonSchema()/zodSchema() wrapper, received ${describeValue(schema)}`,
     );
   }
-  const w = wrapper as { jsonSchema: unknown; validate?: (value: unknown) => unknown };
-  const json = w.jsonSchema;
-  if (isPromiseLike(json)) {
-    throw new TypeError(`fromAISDKTools: tool "${name}".inputSchema's JSON Schema is a promise; resolve it first and pass jsonSchema(resolved)`);
-  }
-  if (typeof json !== 'object' || json === null) {
-    throw new TypeError(`fromAISDKTools: tool "${name}".inputSchema's JSON Schema must be an object, received ${describeValue(json)}`);
-  }
-  if (typeof w.validate !== 'function') return json as JsonSchema;
-  const validate = w.validate.bind(w);
-  const converter: StandardJSONSchemaV1.Converter = { input: () => json as Record<string, unknown>, output: () => json as Record<string, unknown> };
-  const standard: StandardSchemaV1<unknown, unknown> & StandardJSONSchemaV1<unknown, unknown> = {
-    '~standard': {
-      version: 1,
-      vendor: 'ai-sdk',
-      async validate(value) {
-        const result = (await validate(value)) as { success: boolean; value?: unknown; error?: unknown };
-        if (result.success) return { value: result.value };
-        const message = result.error instanceof Error ? result.error.message : outputText(result.error);
-        return { issues: [{ message }] };
-      },
-      jsonSchema: converter,
-    },
-  };
-  return standard;
+  return fromAISDKSchema(wrapper as object, `fromAISDKTools: tool "${name}".inputSchema`);
 }
 
 /** An AI SDK tool's output → a toolrun result (see {@link fromAISDKTools}). */

@@ -39,7 +39,7 @@ import { fromOpenAIChatStream } from '../formats/openai-chat-stream.ts';
 import { fromOpenAIResponsesStream } from '../formats/openai-responses-stream.ts';
 import type { ToolCallStreamEnd } from '../formats/stream-calls.ts';
 import { runTools } from '../core/run-tools.ts';
-import { defineTool, type Tool, type ToolCall, type ToolResultMessage } from '../core/tool.ts';
+import { defineForeignTool, type Tool, type ToolCall, type ToolResultMessage } from '../core/tool.ts';
 import { judge, pairRecorded, readWire, type Verdict, type WireEntry } from './recordings/compare.ts';
 import { KNOWN_FORMATS, listRecordingFiles, loadRecording, statOrUndefined, unknownFormatMessage } from './recordings/load.ts';
 import { ANY_OBJECT_SCHEMA, type LoadedRecording, type RecordedMessage, type RecordedStream, type RecordedTool } from './recordings/types.ts';
@@ -463,7 +463,7 @@ function buildTools(
     if (definition.name === '' || names.has(definition.name)) continue;
     names.add(definition.name);
     tools.push(
-      defineTool({
+      defineForeignTool({
         name: definition.name,
         input: definition.schema,
         async *execute(_input, { toolCallId, toolName, signal }) {

@@ -39,7 +39,7 @@ export interface ToolExecutionEndEvent {
   toolCallId: string;
   toolName: string;
   index: number;
-  result: { content: ContentBlock[]; details?: unknown; terminate?: boolean };
+  result: { content: ContentBlock[]; details?: unknown; meta?: Record<string, unknown>; terminate?: boolean };
   isError: boolean;
   /** How the call ended; `ok` and `error` ran the tool, the others say why it did not finish normally. */
   outcome: CallOutcome;
@@ -77,7 +77,10 @@ export type CallOutcome = 'ok' | 'error' | 'rejected' | 'not_run' | 'interrupted
 export interface ToolBatch {
   /** One result per call, in call order (contract O6). */
   messages: ToolResultMessage[];
-  /** True only when every result asked to terminate and none is an error (contract O6). */
+  /**
+   * True when every result asked to terminate and none is an error (contract O6), or when
+   * `beforeToolCall` blocked a call with `terminate: true` (contract P6).
+   */
   terminate: boolean;
   /**
    * True when the run's signal changed the batch: a call ended `not_run`, `interrupted` or

@@ -17,22 +17,57 @@ export interface BeforeToolCallContext {
   signal: AbortSignal;
 }
 
-/** What `beforeToolCall` may return: `{ block: true, reason }` turns the call into an error result. */
+/**
+ * What `beforeToolCall` may return: `{ block: true, reason }` turns the call into an error
+ * result (its text is `reason`) and the tool does not run.
+ *
+ * @example
+ * ```ts
+ * beforeToolCall: ({ tool }) =>
+ *   tool.name === 'delete_repo' ? { block: true, reason: 'Deleting repositories is not allowed.', terminate: true } : undefined,
+ * ```
+ */
 export interface BeforeToolCallResult {
+  /** `true` blocks the call. Anything else allows it. */
   block?: boolean;
+  /** The error text the model gets for a blocked call. @default a sentence saying the application blocked the call */
   reason?: string;
+  /**
+   * With `block: true`: also end the agent loop after this batch — `ToolBatch.terminate`
+   * becomes true whatever the other results say (contract P6). The blocked call's result
+   * stays an ordinary error result, so the conversation stays valid for the provider; the
+   * batch's other calls still run. Ignored without `block: true`.
+   * @default false
+   */
+  terminate?: boolean;
 }
 
 /** What `afterToolCall` receives: the result before any override. */
 export interface AfterToolCallContext extends BeforeToolCallContext {
-  result: { content: ContentBlock[]; details?: unknown; terminate?: boolean };
+  result: { content: ContentBlock[]; details?: unknown; meta?: Record<string, unknown>; terminate?: boolean };
   isError: boolean;
 }
 
-/** Field-by-field overrides from `afterToolCall` (contract P3: no deep merge; `undefined` keeps the field). */
+/**
+ * Field-by-field overrides from `afterToolCall` (contract P3: no deep merge; `undefined` or
+ * `null` keeps the field). Only these fields are read: any other field of the hook's answer
+ * (`usage`, `cost`…) is ignored — put such data in `meta`, which does not replace the tool's
+ * own `details` (docs/decisions.md, "Hooks: terminate, input-dependent time limits, meta").
+ *
+ * @example
+ * ```ts
+ * afterToolCall: ({ result }) => ({ meta: { usage: { outputChars: result.content.length } } }),
+ * ```
+ */
 export interface AfterToolCallResult {
   content?: ContentBlock[];
   details?: unknown;
+  /**
+   * Data about the call (token usage, cost, timings): lands on the result message's `meta`
+   * and the `tool_execution_end` event's `result.meta`, never sent to the model. Must be a
+   * plain object; anything else makes the result an error naming the hook.
+   */
+  meta?: Record<string, unknown>;
   isError?: boolean;
   terminate?: boolean;
 }
@@ -72,7 +107,8 @@ export interface RunToolsOptions {
   /**
    * Runs in the prepare stage, serially in call order, after validation (contract P1): a
    * permission prompt here asks about one call at a time. A throw becomes this call's error
-   * result (P4).
+   * result (P4). `{ block: true, reason, terminate: true }` also ends the agent loop after
+   * this batch (P6).
    */
   beforeToolCall?: (context: BeforeToolCallContext) => BeforeToolCallResult | void | Promise<BeforeToolCallResult | void>;
   /** Runs after every executed call, success or throw, and overrides fields of its result (P3). A throw becomes an error result. */

@@ -28,7 +28,7 @@ import { toolTable, type RunToolsOptions } from './options.ts';
 import { emitWarning } from './platform.ts';
 import { boundResult, executedAbandoned, executedFromReturn, executedFromThrow, isPromiseLike, startExecution } from './stages/execute.ts';
 import { finalizeExecutedToolCall, type FinalizeInput } from './stages/finalize.ts';
-import { thrownText } from './stages/foreign.ts';
+import { Problem, readTimeoutLimit, thrownText } from './stages/foreign.ts';
 import { Outcome, outcomeText } from './stages/outcome.ts';
 import { notRun, prepareToolCall, type PrepareInput } from './stages/prepare.ts';
 import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.ts';
@@ -95,6 +95,8 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
   readonly #held = new Map<number, CallRecord>();
   /** How many released results asked to terminate and are not errors (O6). */
   #terminating = 0;
+  /** True once `beforeToolCall` blocked a call with `terminate: true` (P6); only goes from false to true. */
+  #blockTerminated = false;
   /** True once the run's signal changed the batch (`ToolBatch.aborted`): an outcome, or a stream of calls cut short; only goes from false to true. */
   abortChangedOutcome = false;
 
@@ -151,9 +153,9 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     return this.#active === 0 && this.#input === undefined && this.#source === undefined && this.#next === this.received.length;
   }
 
-  /** True when the batch asks the agent loop to stop: every result asked, none is an error (O6). */
+  /** True when the batch asks the agent loop to stop: every result asked, none is an error (O6), or a blocking hook asked (P6). */
   get terminate(): boolean {
-    return this.messages.length > 0 && this.#terminating === this.messages.length;
+    return this.#blockTerminated || (this.messages.length > 0 && this.#terminating === this.messages.length);
   }
 
   noteAbortChangedOutcome(): void {
@@ -270,7 +272,9 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     const tool = this.tools.get(call.name);
     const record = new CallRecord(index, call, this.graceMs, this);
     record.tool = tool;
-    record.timeoutMs = tool?.timeoutMs ?? this.options.timeoutMs;
+    // A tool's limit that is a function of its input is read in #execute, once validated.
+    const own = tool?.timeoutMs;
+    record.timeoutMs = own === undefined ? this.options.timeoutMs : typeof own === 'number' ? own : undefined;
     record.advance(CallState.Preparing);
     this.#active++;
     if (tool?.executionMode === 'sequential') this.#exclusive = record;
@@ -307,6 +311,15 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
       this.#complete(record, notRun(record.call));
       return;
     }
+    const own = record.tool!.timeoutMs;
+    if (typeof own === 'function') {
+      const limit = readTimeoutLimit(own, record.args);
+      if (limit instanceof Problem) {
+        this.#complete(record, outcomeText('rejected', `Tool "${record.call.name}" was not run: its timeoutMs function ${limit.problem}. This is a problem in the tool definition, not in your call.`));
+        return;
+      }
+      record.timeoutMs = limit;
+    }
     if (!record.advance(CallState.Running)) return;
     record.enter(this);
     record.startTimeout();
@@ -342,7 +355,11 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     if (this.#exclusive === record) this.#exclusive = undefined;
     // One bound over the whole text of every result, errors and hook overrides included (C20).
     outcome.result = boundResult(outcome.result, this.maxResultChars);
-    if (outcome.result.terminate === true && !outcome.isError) this.#terminating++;
+    if (outcome.result.terminate === true) {
+      if (!outcome.isError) this.#terminating++;
+      // A rejected outcome carries terminate only when beforeToolCall blocked with it (P6).
+      else if (outcome.outcome === 'rejected') this.#blockTerminated = true;
+    }
     // ToolBatch.aborted: the run's abort decided this outcome (docs/decisions.md).
     const kind = outcome.outcome;
     if (this.cause === 'run' && (kind === 'not_run' || kind === 'interrupted' || kind === 'abandoned')) this.abortChangedOutcome = true;

@@ -5,6 +5,7 @@
  * @module
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
+import { checkToolInput } from './input-check.ts';
 
 /**
  * A tool call as the model wrote it.
@@ -52,6 +53,12 @@ export interface ToolResult<Details = unknown> {
   content: ContentBlock[];
   /** Anything the application wants to keep next to the result; not sent to the model by the format adapters. */
   details?: Details;
+  /**
+   * Data about the call rather than its result (token usage, cost, timings), usually set by
+   * `afterToolCall` so that it does not replace the tool's own `details` (P3: no deep merge).
+   * Kept on the result message; not sent to the model by the format adapters.
+   */
+  meta?: Record<string, unknown>;
   /** Ask the agent loop to stop after this batch; honoured only when every result in the batch asks (contract O6). */
   terminate?: boolean;
 }
@@ -67,6 +74,8 @@ export interface ToolResultMessage {
   toolName: string;
   content: ContentBlock[];
   details?: unknown;
+  /** The result's `meta` (see {@link ToolResult.meta}), copied when present; never sent to the model. */
+  meta?: Record<string, unknown>;
   isError: boolean;
 }
 
@@ -128,8 +137,20 @@ export interface Tool<Input = any, Progress = unknown, Output = unknown> {
    * @default 'parallel'
    */
   readonly executionMode?: 'parallel' | 'sequential';
-  /** Per-call time limit in ms; overrides the run's `timeoutMs` (contract A4). @default none */
-  readonly timeoutMs?: number;
+  /**
+   * Per-call time limit in ms; overrides the run's `timeoutMs` (contract A4). A function
+   * gets the call's validated input (after `beforeToolCall`) and returns the limit for that
+   * call: called once per executed call, just before the tool starts; `0` or `Infinity`
+   * mean no limit; a throw, or anything but a non-negative number, makes the call's error
+   * result (the tool does not run).
+   * @default none
+   * @example
+   * ```ts
+   * // A shell command may say how long it needs; 5 s of margin on top.
+   * timeoutMs: ({ timeoutSeconds }) => (timeoutSeconds ?? 60) * 1000 + 5_000,
+   * ```
+   */
+  readonly timeoutMs?: number | ((input: Input) => number);
   /**
    * A shim for old argument shapes, run on the parsed arguments before validation
    * (seed 000, `prepareArguments`). Must be synchronous or return a promise; a throw becomes
@@ -145,7 +166,8 @@ export interface ToolDefinition<S extends InputSchema, Progress, Output> {
   description?: string;
   input: S;
   executionMode?: 'parallel' | 'sequential';
-  timeoutMs?: number;
+  /** A number of ms, or a function of the validated input (see {@link Tool.timeoutMs}). */
+  timeoutMs?: number | ((input: InferInput<S>) => number);
   prepareArguments?: (args: unknown) => unknown;
   execute: ToolExecute<InferInput<S>, Progress, Output>;
 }
@@ -153,9 +175,18 @@ export interface ToolDefinition<S extends InputSchema, Progress, Output> {
 /**
  * Defines a tool, inferring `execute`'s input type from a Standard Schema.
  *
- * Checks the definition's shape at once and throws a `TypeError` naming the field and the
- * value received (a missing name, a non-function `execute`, a non-object schema, a
- * non-positive `timeoutMs`).
+ * Checks the definition at once and throws a `TypeError` naming the field and the value
+ * received: a missing name, a non-function `execute`, a `timeoutMs` that is neither a
+ * positive number nor a function, and an `input` that is not usable (issue 13, see
+ * docs/decisions.md "Tool inputs checked at definition"):
+ * - a Standard Schema that cannot be converted into the JSON Schema a model is sent (zod 3,
+ *   a transform JSON Schema cannot express) — the message says what to pass instead;
+ * - a JSON Schema whose structure is invalid (`type: 'text'`, `required: 'a'`), whose `type`
+ *   is not `"object"`, or with a key that is a near miss of a keyword (`propertes`, `typ`).
+ *
+ * An AI SDK `jsonSchema()` / `zodSchema()` wrapper is accepted as `input` and unwrapped: the
+ * returned tool's `input` is its JSON Schema, or a Standard Schema that validates with the
+ * wrapper's `validate`. (Tools from MCP servers are not checked this strictly: see `mcpTools`.)
  *
  * @example
  * ```ts
@@ -173,7 +204,21 @@ export function defineTool<S extends InputSchema, Progress = never, Output = unk
   definition: ToolDefinition<S, Progress, Output>,
 ): Tool<InferInput<S>, Progress, Output> {
   assertToolShape(definition, 'defineTool');
+  const input = checkToolInput(definition.input, definition.name);
+  if (input !== definition.input) return { ...definition, input } as Tool<InferInput<S>, Progress, Output>;
   return definition as Tool<InferInput<S>, Progress, Output>;
+}
+
+/**
+ * @internal Builds a tool from a foreign listing (an MCP server's, a recording's) with the
+ * shape checks of `defineTool` but not its schema checks: a badly structured schema is then
+ * reported in the result of each call of that tool, and the rest of the listing stays usable.
+ */
+export function defineForeignTool<Progress = never, Output = unknown>(
+  definition: ToolDefinition<JsonSchema, Progress, Output>,
+): Tool<Record<string, unknown>, Progress, Output> {
+  assertToolShape(definition, 'defineTool');
+  return definition as Tool<Record<string, unknown>, Progress, Output>;
 }
 
 /** @internal Throws a TypeError if `tool` cannot be run; `where` names the caller in the message. */
@@ -200,8 +245,8 @@ export function assertToolShape(tool: unknown, where: string): asserts tool is T
       `${where}: tool "${t.name}".executionMode must be 'parallel' or 'sequential', received ${describeValue(t.executionMode)}`,
     );
   }
-  if (t.timeoutMs !== undefined && !(typeof t.timeoutMs === 'number' && t.timeoutMs > 0)) {
-    throw new TypeError(`${where}: tool "${t.name}".timeoutMs must be a positive number of ms, received ${describeValue(t.timeoutMs)}`);
+  if (t.timeoutMs !== undefined && typeof t.timeoutMs !== 'function' && !(typeof t.timeoutMs === 'number' && t.timeoutMs > 0)) {
+    throw new TypeError(`${where}: tool "${t.name}".timeoutMs must be a positive number of ms or a function of the input, received ${describeValue(t.timeoutMs)}`);
   }
   if (t.prepareArguments !== undefined && typeof t.prepareArguments !== 'function') {
     throw new TypeError(`${where}: tool "${t.name}".prepareArguments must be a function, received ${describeValue(t.prepareArguments)}`);

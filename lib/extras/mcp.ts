@@ -43,7 +43,7 @@
  */
 import { Channel } from '../core/streams/channel.ts';
 import { contentToText, isRecord } from '../formats/shared.ts';
-import { defineTool, describeValue, type ContentBlock, type JsonSchema, type Tool, type ToolResult } from '../core/tool.ts';
+import { defineForeignTool, describeValue, type ContentBlock, type JsonSchema, type Tool, type ToolResult } from '../core/tool.ts';
 
 /** One MCP progress notification's payload, as yielded by an MCP tool (`tool_execution_update.progress`). */
 export interface McpProgress {
@@ -226,7 +226,7 @@ function mcpTool(client: McpClientLike, info: McpToolInfo, name: string, options
   const executionMode = typeof options.executionMode === 'function' ? options.executionMode(info) : options.executionMode;
   const requestTimeoutMs = options.requestTimeoutMs;
   const highWaterMark = options.progressHighWaterMark ?? DEFAULT_PROGRESS_HIGH_WATER_MARK;
-  return defineTool({
+  return defineForeignTool({
     name,
     ...(description === undefined ? {} : { description }),
     input: info.inputSchema as JsonSchema,

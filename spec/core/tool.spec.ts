@@ -13,7 +13,7 @@ describe('defineTool', () => {
     expect(() => defineTool({ name: '', input, execute: () => 1 })).toThrow('defineTool: tool.name must be a non-empty string, received string ""');
     expect(() => defineTool({ name: 'x', input, execute: 'nope' as never })).toThrow('defineTool: tool "x".execute must be a function, received string "nope"');
     expect(() => defineTool({ name: 'x', input: null as never, execute: () => 1 })).toThrow(/tool "x".input must be a Standard Schema or a JSON Schema object, received null/);
-    expect(() => defineTool({ name: 'x', input, timeoutMs: -5, execute: () => 1 })).toThrow(/timeoutMs must be a positive number of ms, received number -5/);
+    expect(() => defineTool({ name: 'x', input, timeoutMs: -5, execute: () => 1 })).toThrow(/timeoutMs must be a positive number of ms or a function of the input, received number -5/);
     expect(() => defineTool({ name: 'x', input, executionMode: 'exclusive' as never, execute: () => 1 })).toThrow(TypeError);
   });
 });

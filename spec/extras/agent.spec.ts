@@ -129,6 +129,28 @@ describe('runAgent: the loop around runTools (seed 000 runLoop)', () => {
     expectValidHistory(result.messages);
   });
 
+  it('P6: a beforeToolCall that blocks with terminate: true ends the run after that batch → terminated, history valid', async () => {
+    const model = scriptedModel([
+      { role: 'assistant', content: [{ type: 'toolCall', id: 'e1', name: 'echo', arguments: { text: 'a' } }, { type: 'toolCall', id: 'e2', name: 'echo', arguments: { text: 'b' } }], stopReason: 'toolUse' },
+      call('e3', 'echo', { text: 'never' }),
+    ]);
+    const { result } = await drain(
+      runAgent({
+        model,
+        tools: [echo],
+        messages: [user('go')],
+        beforeToolCall: ({ toolCall }) => (toolCall.id === 'e2' ? { block: true, reason: 'Stop here: a person takes over.', terminate: true } : undefined),
+      }),
+    );
+    expect(result.reason).toBe('terminated');
+    expect(model.calls).toBe(1);
+    expect(result.messages.slice(-2)).toMatchObject([
+      { role: 'tool', toolCallId: 'e1', isError: false, content: [{ type: 'text', text: 'echo: a' }] },
+      { role: 'tool', toolCallId: 'e2', isError: true, content: [{ type: 'text', text: 'Stop here: a person takes over.' }] },
+    ]);
+    expectValidHistory(result.messages);
+  });
+
   it('maxTurns: the last turn’s calls are run and answered, then the run ends with max_turns (no exception)', async () => {
     const model = scriptedModel([1, 2, 3, 4].map((n) => call(`t${n}`, 'echo', { text: String(n) })));
     const { events, result } = await drain(runAgent({ model, tools: [echo], messages: [user('loop')], maxTurns: 3 }));

@@ -307,6 +307,18 @@ describe('mcpTools mapping rules (a fake client)', () => {
     expect(text(batch.messages[1]!)).toBe('failed\n[image omitted: image/png, 3 bytes; this tool result format carries text only]');
   });
 
+  it('an odd schema in a listing does not make mcpTools throw (unlike defineTool): that tool’s calls say its schema is at fault, the others work', async () => {
+    const odd = { type: 'object' as const, properties: { q: { type: 'text' } } };
+    const typo = { type: 'object' as const, propertes: { q: { type: 'string' } } };
+    const client = fakeClient([[{ name: 'odd', inputSchema: odd }, { name: 'typo', inputSchema: typo }, { name: 'fine', inputSchema: schema }]], () => ({ content: [{ type: 'text', text: 'served' }] }));
+    const tools = await mcpTools(client);
+    expect(tools.map((t) => t.name)).toEqual(['odd', 'typo', 'fine']);
+    const { batch } = await collect(runTools(['odd', 'typo', 'fine'].map((name) => ({ id: name, name, arguments: { q: 'x' } })), { tools }));
+    expect(batch.messages.map((m) => m.isError)).toEqual([true, false, false]);
+    expect(text(batch.messages[0]!)).toMatch(/^Tool "odd" cannot be called: its input JSON Schema is invalid \(.*properties\.q\.type must be one of/);
+    expect(text(batch.messages[0]!)).toContain('This is a problem in the tool definition, not in your call.');
+  });
+
   it('a client that resolves without a result object (null): an error result at once, saying so', async () => {
     const client = fakeClient([[{ name: 'nothing', inputSchema: schema }]], () => null as unknown as McpCallToolResult);
     const tools = await mcpTools(client);

@@ -117,7 +117,8 @@ describe('toAnthropicTools, toOpenAIChatTools, toOpenAIResponsesTools', () => {
   });
 
   it('the jsonSchema option supplies a schema the library cannot convert', () => {
-    const when = defineTool({ name: 'when', input: v.object({ at: v.date() }), execute });
+    // A plain Tool object: defineTool refuses a schema that cannot become a tool definition (issue 13).
+    const when: Tool = { name: 'when', input: v.object({ at: v.date() }), execute };
     expect(() => toAnthropicTools([when])).toThrow(/^toAnthropicTools: tool "when": its input schema \(valibot\) cannot be converted/);
     const schema = { type: 'object', properties: { at: { type: 'string', format: 'date-time' } } } as const;
     expect(toAnthropicTools([when], { jsonSchema: (tool) => (tool.name === 'when' ? schema : undefined) })).toEqual([{ name: 'when', input_schema: schema }]);
@@ -125,7 +126,7 @@ describe('toAnthropicTools, toOpenAIChatTools, toOpenAIResponsesTools', () => {
 
   it('rejects duplicate names, a JSON Schema that is not an object schema, and a bad strict option', () => {
     expect(() => toOpenAIChatTools([tools[0]!, tools[0]!])).toThrow(/^toOpenAIChatTools: two tools are named "forecast"/);
-    expect(() => toAnthropicTools([defineTool({ name: 'x', input: { type: 'string' }, execute })])).toThrow(
+    expect(() => toAnthropicTools([{ name: 'x', input: { type: 'string' }, execute } satisfies Tool])).toThrow(
       /^toAnthropicTools: tool "x" has an input JSON Schema without type "object" at the top \(got string "string"\)/,
     );
     expect(() => toOpenAIResponsesTools(tools, { strict: 'yes' as unknown as boolean })).toThrow(/options\.strict must be a boolean or a function/);

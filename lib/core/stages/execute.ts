@@ -60,6 +60,7 @@ export function executedFromReturn(record: Stopped, value: unknown, stoppedBy: A
   for (const block of result.content) content.push(block);
   const merged: ToolResult = { content };
   if (result.details !== undefined) merged.details = result.details;
+  if (result.meta !== undefined) merged.meta = result.meta;
   if (result.terminate !== undefined) merged.terminate = result.terminate;
   return new Outcome(merged, true, stoppedBy === 'timeout' ? 'timed_out' : 'interrupted');
 }

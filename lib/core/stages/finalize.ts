@@ -1,6 +1,6 @@
 /**
  * Stage 3, finalize (contract P3): `afterToolCall` sees every executed call's result —
- * success or throw — and overrides `content`, `details`, `isError`, `terminate` field by
+ * success or throw — and overrides `content`, `details`, `meta`, `isError`, `terminate` field by
  * field, with no deep merge (seed 000).
  *
  * @module
@@ -73,6 +73,8 @@ function override(record: CallRecord, base: Outcome, answer: unknown): Outcome {
   const result: Outcome['result'] = { content: a.content ?? base.result.content };
   const details = a.details !== undefined ? a.details : base.result.details;
   if (details !== undefined) result.details = details;
+  const meta = a.meta ?? base.result.meta;
+  if (meta !== undefined) result.meta = meta;
   const terminate = a.terminate ?? base.result.terminate;
   if (terminate !== undefined) result.terminate = terminate;
   const isError = a.isError ?? base.isError;

@@ -70,7 +70,7 @@ function plainText(value: unknown): string | undefined {
  * - a string is one text block; `undefined` an empty text block;
  * - an object with a `content` array is checked block by block (text blocks need a string
  *   `text`, image blocks string `data` and `mimeType`) and copied, with `details` and a
- *   boolean `terminate`;
+ *   `meta` (a plain object) and a boolean `terminate`;
  * - anything else is its JSON text, or its `String()` text.
  *
  * A value that cannot be read this way (a revoked Proxy, a throwing `content` getter, a
@@ -88,6 +88,8 @@ export function readToolOutput(output: unknown): ToolResult | Problem {
         const result: ToolResult = { content: blocks.value };
         const details: unknown = (output as { details?: unknown }).details;
         if (details !== undefined) result.details = details;
+        const meta: unknown = (output as { meta?: unknown }).meta;
+        if (meta !== undefined && isObjectRecord(meta)) result.meta = meta;
         const terminate: unknown = (output as { terminate?: unknown }).terminate;
         if (terminate === true) result.terminate = true;
         return result;
@@ -136,32 +138,54 @@ export interface BeforeAnswer {
   block: boolean;
   /** The hook's reason, when it gave a non-empty string. */
   reason: string | undefined;
+  /** True only when the call is blocked and the hook's `terminate` is `true` (P6). */
+  terminate: boolean;
 }
 
 /** Reads a `beforeToolCall` answer: `undefined`/`null` allow; `block` must be `true` to block. */
 export function readBeforeAnswer(answer: unknown): Read<BeforeAnswer> {
-  if (answer === undefined || answer === null) return { ok: true, value: { block: false, reason: undefined } };
+  if (answer === undefined || answer === null) return { ok: true, value: { block: false, reason: undefined, terminate: false } };
   try {
     if (typeof answer !== 'object') return { ok: false, problem: `it returned ${typeName(answer)}, not an object or undefined` };
     const block = (answer as { block?: unknown }).block === true;
-    const reason: unknown = block ? (answer as { reason?: unknown }).reason : undefined;
-    return { ok: true, value: { block, reason: typeof reason === 'string' && reason !== '' ? reason : undefined } };
+    if (!block) return { ok: true, value: { block, reason: undefined, terminate: false } };
+    const reason: unknown = (answer as { reason?: unknown }).reason;
+    const terminate = (answer as { terminate?: unknown }).terminate === true;
+    return { ok: true, value: { block, reason: typeof reason === 'string' && reason !== '' ? reason : undefined, terminate } };
   } catch (error) {
     return { ok: false, problem: `reading its answer threw (${thrownText(error)})` };
   }
+}
+
+/**
+ * Calls a tool's `timeoutMs` function with the call's validated input and reads its answer:
+ * a non-negative number of ms; `0` and `Infinity` mean no limit (`undefined`). A throw, or
+ * anything else (a string, `NaN`, a negative number, a promise), is a {@link Problem}.
+ */
+export function readTimeoutLimit(limit: (input: unknown) => unknown, input: unknown): number | undefined | Problem {
+  let ms: unknown;
+  try {
+    ms = limit(input);
+  } catch (error) {
+    return new Problem(`threw ${thrownText(error)}`);
+  }
+  if (typeof ms !== 'number' || Number.isNaN(ms) || ms < 0) return new Problem(`returned ${typeName(ms)}, not a non-negative number of ms`);
+  return ms === 0 || ms === Infinity ? undefined : ms;
 }
 
 /** The overrides toolrun keeps of an `afterToolCall` answer; a field left `undefined` keeps the result's own. */
 export interface AfterAnswer {
   content: ContentBlock[] | undefined;
   details: unknown;
+  meta: Record<string, unknown> | undefined;
   isError: boolean | undefined;
   terminate: boolean | undefined;
 }
 
 /**
  * Reads an `afterToolCall` answer field by field (P3): `content` must be a valid content
- * array, `isError` and `terminate` booleans; `undefined` (or `null`) keeps a field.
+ * array, `meta` a plain object, `isError` and `terminate` booleans; `undefined` (or `null`)
+ * keeps a field. Other fields are not read.
  */
 export function readAfterAnswer(answer: unknown): Read<AfterAnswer | undefined> {
   if (answer === undefined || answer === null) return { ok: true, value: undefined };
@@ -176,11 +200,13 @@ export function readAfterAnswer(answer: unknown): Read<AfterAnswer | undefined> 
       content = read.value;
     }
     const details = a.details;
+    const rawMeta = a.meta;
+    if (rawMeta !== undefined && rawMeta !== null && !isObjectRecord(rawMeta)) return { ok: false, problem: `meta is ${typeName(rawMeta)}, not a plain object` };
     const isError = a.isError;
     if (isError !== undefined && isError !== null && typeof isError !== 'boolean') return { ok: false, problem: `isError is ${typeName(isError)}, not a boolean` };
     const terminate = a.terminate;
     if (terminate !== undefined && terminate !== null && typeof terminate !== 'boolean') return { ok: false, problem: `terminate is ${typeName(terminate)}, not a boolean` };
-    return { ok: true, value: { content, details, isError: isError ?? undefined, terminate: terminate ?? undefined } };
+    return { ok: true, value: { content, details, meta: (rawMeta ?? undefined) as Record<string, unknown> | undefined, isError: isError ?? undefined, terminate: terminate ?? undefined } };
   } catch (error) {
     return { ok: false, problem: `reading its answer threw (${thrownText(error)})` };
   }

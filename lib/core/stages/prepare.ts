@@ -146,7 +146,10 @@ function decide(run: PrepareInput, record: CallRecord, answer: unknown): Outcome
   if (!read.ok) return hookFailed(run, record, read.problem);
   if (read.value.block) {
     const text = read.value.reason ?? `Tool call "${call.name}" was blocked by the application and did not run.`;
-    return outcomeText('rejected', text);
+    const outcome = outcomeText('rejected', text);
+    // P6: the only rejected outcome that carries terminate; the run reads it in #complete.
+    if (read.value.terminate) outcome.result.terminate = true;
+    return outcome;
   }
   return undefined;
 }

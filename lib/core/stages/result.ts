@@ -21,7 +21,7 @@ export function toolExecutionEndEvent(index: number, call: ToolCall, outcome: Ou
   };
 }
 
-/** The result message for the model. `terminate` stays on the outcome; `details` is copied when present. */
+/** The result message for the model. `terminate` stays on the outcome; `details` and `meta` are copied when present. */
 export function createToolResultMessage(call: ToolCall, outcome: Outcome): ToolResultMessage {
   const message: ToolResultMessage = {
     role: 'tool',
@@ -31,5 +31,6 @@ export function createToolResultMessage(call: ToolCall, outcome: Outcome): ToolR
     isError: outcome.isError,
   };
   if (outcome.result.details !== undefined) message.details = outcome.result.details;
+  if (outcome.result.meta !== undefined) message.meta = outcome.result.meta;
   return message;
 }

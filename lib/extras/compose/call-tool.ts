@@ -108,11 +108,15 @@ export async function* callTool<I, P, O>(
   options: CallToolOptions = {},
 ): AsyncGenerator<P, NormalizedOutput<O>, undefined> {
   checkGraceMs('callTool', options.graceMs);
-  const timeoutMs = options.timeoutMs ?? tool.timeoutMs;
-  checkTimeoutMs('callTool', timeoutMs);
+  checkTimeoutMs('callTool', options.timeoutMs);
   context.signal.throwIfAborted();
   const input = await checkInput(tool, args);
   context.signal.throwIfAborted();
+  // The tool's own limit may be a function of its validated input; 0 or Infinity: none.
+  const own = tool.timeoutMs;
+  let timeoutMs = options.timeoutMs ?? (typeof own === 'function' ? own(input as I) : own);
+  if (timeoutMs === 0 || timeoutMs === Infinity) timeoutMs = undefined;
+  checkTimeoutMs('callTool', timeoutMs);
   const output = yield* invoke(tool, input, context, {
     timeoutMs,
     graceMs: options.graceMs ?? DEFAULT_GRACE_MS,
