@@ -12,7 +12,7 @@ import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { compileJsonSchema, JsonSchemaStructureError } from './json-schema-validator.ts';
 import { isPromiseLike } from './stages/execute.ts';
 import { isObjectRecord, Problem, readSchemaResult, thrownText } from './stages/foreign.ts';
-import { describeValue, type InputSchema } from './tool.ts';
+import { describeValue, type InputSchema, type JsonSchema } from './tool.ts';
 
 /** Longest raw argument text quoted back to the model, in characters. */
 const MAX_QUOTED_CHARS = 300;
@@ -73,6 +73,15 @@ export function isStandardSchema(schema: InputSchema): schema is StandardSchemaV
   return typeof std === 'object' && std !== null && typeof std.validate === 'function';
 }
 
+/** {@link isStandardSchema}, or the error that reading the schema threw (a getter, a revoked Proxy). */
+function standardSchemaOf(schema: InputSchema): StandardSchemaV1 | undefined | { unreadable: unknown } {
+  try {
+    return isStandardSchema(schema) ? schema : undefined;
+  } catch (error) {
+    return { unreadable: error };
+  }
+}
+
 /**
  * Validates parsed arguments against a tool's input schema. Returns the schema's output
  * (with defaults and transforms applied, for Standard Schema) or an error text listing one
@@ -84,12 +93,14 @@ export function validateArguments(
   args: Record<string, unknown>,
   toolName: string,
 ): Checked<unknown> | Promise<Checked<unknown>> {
-  if (isStandardSchema(schema)) {
+  const standard = standardSchemaOf(schema);
+  if (standard !== undefined && 'unreadable' in standard) return schemaFailed(toolName, standard.unreadable);
+  if (standard !== undefined) {
     // The schema is foreign code: a transform or check may throw on the model's input
     // (`JSON.parse` of a bad string), and its result is read through the guarded reader.
     let result: unknown;
     try {
-      result = schema['~standard'].validate(args);
+      result = standard['~standard'].validate(args);
     } catch (error) {
       return schemaFailed(toolName, error);
     }
@@ -110,7 +121,7 @@ export function validateArguments(
   };
   let compiled;
   try {
-    compiled = compileJsonSchema(schema);
+    compiled = compileJsonSchema(schema as JsonSchema); // not a Standard Schema (checked above)
   } catch (error) {
     return schemaProblem(error);
   }

@@ -219,9 +219,15 @@ export function readAfterAnswer(answer: unknown): Read<AfterAnswer | undefined> 
  */
 export function readSchemaResult(result: unknown): { ok: true; value: unknown } | { ok: false; issues: [string, string][] } | Problem {
   try {
+    // A Standard Schema result is `{ value }` or `{ issues }`; anything else (a number, `{}`)
+    // is the schema failing, never a success with `undefined` arguments.
+    if (typeof result !== 'object' || result === null) return new Problem(`its validate returned ${typeName(result)}, not a result object`);
     const r = result as StandardSchemaV1.Result<unknown>;
     const issues = r.issues;
-    if (issues === undefined) return { ok: true, value: (r as StandardSchemaV1.SuccessResult<unknown>).value };
+    if (issues === undefined) {
+      if (!('value' in r)) return new Problem('its validate returned an object with neither value nor issues');
+      return { ok: true, value: (r as StandardSchemaV1.SuccessResult<unknown>).value };
+    }
     const lines: [string, string][] = [];
     for (const issue of issues) lines.push([pathText(issue.path), String(issue.message)]);
     return { ok: false, issues: lines };

@@ -83,9 +83,10 @@ export function prepareToolCall(run: PrepareInput, record: CallRecord): Outcome 
       return outcomeText('rejected', `Tool "${name}" could not read its arguments: ${errorText(error)}`);
     }
     if (isPromiseLike(args)) {
-      return Promise.resolve(args).then(
-        (value: unknown) => validateAndAsk(run, record, tool, value),
-        (error: unknown) => outcomeText('rejected', `Tool "${name}" could not read its arguments: ${errorText(error)}`),
+      // Foreign code that may never settle: its wait ends when the run stops, as the hooks' do.
+      return abortable(run.signal, Promise.resolve(args)).then(
+        (value: unknown) => (run.stopped ? notRun(record.call) : validateAndAsk(run, record, tool, value)),
+        (error: unknown) => (run.stopped ? notRun(record.call) : outcomeText('rejected', `Tool "${name}" could not read its arguments: ${errorText(error)}`)),
       );
     }
   }
@@ -99,9 +100,11 @@ function validateAndAsk(run: PrepareInput, record: CallRecord, tool: Tool, args:
   }
   const checked = validateArguments(tool.input, args, name);
   if (isPromiseLike(checked)) {
-    return Promise.resolve(checked).then(
-      (c) => validated(run, record, tool, c),
-      (error: unknown) => outcomeText('rejected', `Tool "${name}" could not validate its arguments: ${errorText(error)}`),
+    // An async schema (a refinement that asks a server) may never settle: the wait ends
+    // when the run stops, and the call is answered "not run" like every call not started.
+    return abortable(run.signal, Promise.resolve(checked)).then(
+      (c) => (run.stopped ? notRun(record.call) : validated(run, record, tool, c)),
+      (error: unknown) => (run.stopped ? notRun(record.call) : outcomeText('rejected', `Tool "${name}" could not validate its arguments: ${errorText(error)}`)),
     );
   }
   return validated(run, record, tool, checked);
