@@ -54,8 +54,13 @@ export function compileJsonSchema(schema: JsonSchema): CompiledJsonSchema {
   if (cached !== undefined) return cached;
   const draft = draftOf(schema.$schema);
   let validator: Validator;
+  let checksUniqueItems = false;
   try {
-    validator = new Validator(prepareSchema(schema, []) as Schema, draft, false);
+    const prepared = prepareSchema(schema, []);
+    // Over-approximated (a property named uniqueItems with a `true` schema counts too): it
+    // only turns on the length bound below.
+    checksUniqueItems = JSON.stringify(prepared).includes('"uniqueItems":true');
+    validator = new Validator(prepared as Schema, draft, false);
   } catch (error) {
     // A structure problem, or one the walk cannot survive (a cyclic object, too deep).
     if (error instanceof JsonSchemaStructureError) throw error;
@@ -63,6 +68,10 @@ export function compileJsonSchema(schema: JsonSchema): CompiledJsonSchema {
   }
   const result: CompiledJsonSchema = {
     issues(value) {
+      if (checksUniqueItems) {
+        const long = longArray(value);
+        if (long !== undefined) return [long];
+      }
       let outcome;
       try {
         outcome = withLinearPatterns(() => validator.validate(value));
@@ -79,6 +88,33 @@ export function compileJsonSchema(schema: JsonSchema): CompiledJsonSchema {
   };
   compiled.set(schema, result);
   return result;
+}
+
+/**
+ * Most items toolrun checks `uniqueItems` on. The interpreter compares every pair of items
+ * (16,000 objects held the event loop 13 s, with no timeout able to step in), so a schema
+ * that uses `uniqueItems` gets arguments whose arrays are at most this long (about 0.1 s for
+ * objects at the bound).
+ */
+const MAX_UNIQUE_ITEMS = 1_000;
+
+/** An issue line for the first array in `value` longer than {@link MAX_UNIQUE_ITEMS}, if any. */
+function longArray(value: unknown): string | undefined {
+  const stack: [unknown, string][] = [[value, '']];
+  let visited = 0;
+  while (stack.length > 0 && visited++ < 1_000_000) {
+    const [node, path] = stack.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    if (Array.isArray(node)) {
+      if (node.length > MAX_UNIQUE_ITEMS) {
+        return `${path === '' ? 'arguments' : path}: ${node.length} items; this tool's schema checks uniqueItems, which toolrun checks on at most ${MAX_UNIQUE_ITEMS} items — send at most ${MAX_UNIQUE_ITEMS}, or split the call`;
+      }
+      node.forEach((item, i) => stack.push([item, path === '' ? String(i) : `${path}.${i}`]));
+    } else {
+      for (const [key, item] of Object.entries(node)) stack.push([item, path === '' ? key : `${path}.${key}`]);
+    }
+  }
+  return undefined;
 }
 
 function draftOf(declared: unknown): SchemaDraft {

@@ -157,3 +157,22 @@ describe('patterns run in linear time (issue 12: a schema pattern from an MCP se
     expect(globalThis.RegExp).toBe(native);
   });
 });
+
+describe('uniqueItems is bounded (issue 12: the interpreter compares every pair, so a long array froze the event loop)', () => {
+  const schema = { type: 'object', properties: { s: { type: 'array', uniqueItems: true } } } as const;
+
+  it('an array over 1,000 items under a schema that uses uniqueItems is one issue naming the bound, answered without comparing pairs', () => {
+    // 200,000 objects: pairwise comparison would take hours; the bound answers at once.
+    const s = Array.from({ length: 200_000 }, (_, i) => ({ i }));
+    expect(compileJsonSchema(schema).issues({ s })).toEqual([
+      "s: 200000 items; this tool's schema checks uniqueItems, which toolrun checks on at most 1000 items — send at most 1000, or split the call",
+    ]);
+  });
+
+  it('up to 1,000 items, uniqueItems is checked as before; schemas without uniqueItems take any length', () => {
+    const s = Array.from({ length: 1_000 }, (_, i) => ({ i }));
+    expect(compileJsonSchema(schema).issues({ s })).toEqual([]);
+    expect(compileJsonSchema(schema).issues({ s: [{ i: 1 }, { i: 1 }] })).toHaveLength(1);
+    expect(compileJsonSchema({ type: 'object', properties: { s: { type: 'array' } } }).issues({ s: Array.from({ length: 50_000 }, (_, i) => ({ i })) })).toEqual([]);
+  });
+});
