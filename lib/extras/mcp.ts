@@ -138,6 +138,9 @@ export interface McpToolsOptions {
 /** Default of {@link McpToolsOptions.progressHighWaterMark}. */
 const DEFAULT_PROGRESS_HIGH_WATER_MARK = 16;
 
+/** Most pages of `tools/list` followed: far more than a real server sends. */
+const MAX_LIST_PAGES = 100;
+
 /**
  * Lists the tools of a connected MCP client (following `nextCursor` pages) and returns one
  * toolrun tool per server tool, in the server's order.
@@ -166,7 +169,8 @@ const DEFAULT_PROGRESS_HIGH_WATER_MARK = 16;
  * @returns the tools, ready for `runTools` (and for `toAnthropicTools` & co.).
  * @throws whatever `listTools` throws (not connected, server error, aborted); a
  *   `TypeError` when the server lists a tool without a name, or two tools that end up with
- *   the same name.
+ *   the same name, or sends a cursor twice or more than 100 pages; the signal's reason when
+ *   `options.signal` aborts between pages.
  */
 export async function mcpTools(client: McpClientLike, options: McpToolsOptions = {}): Promise<Tool<Record<string, unknown>, McpProgress, ToolResult>[]> {
   const prefix = options.prefix ?? '';
@@ -175,11 +179,20 @@ export async function mcpTools(client: McpClientLike, options: McpToolsOptions =
     throw new TypeError(`mcpTools: options.progressHighWaterMark must be a positive integer, received ${describeValue(hwm)}`);
   }
   const listed: McpToolInfo[] = [];
+  // The server chooses the cursors: a repeated one, or more pages than any real server
+  // sends, would keep this loop (and the memory it fills) going for ever.
+  const cursors = new Set<string>();
   let cursor: string | undefined;
   do {
+    options.signal?.throwIfAborted();
     const page = await client.listTools(cursor === undefined ? undefined : { cursor }, options.signal === undefined ? undefined : { signal: options.signal });
     listed.push(...page.tools);
     cursor = page.nextCursor;
+    if (cursor !== undefined && cursor !== '') {
+      if (cursors.has(cursor)) throw new TypeError(`mcpTools: the server sent the cursor ${describeValue(cursor)} twice while listing its tools (a listing that never ends)`);
+      if (cursors.size >= MAX_LIST_PAGES) throw new TypeError(`mcpTools: the server's tool listing went on past ${MAX_LIST_PAGES} pages (${listed.length} tools so far)`);
+      cursors.add(cursor);
+    }
   } while (cursor !== undefined && cursor !== '');
   const tools: Tool<Record<string, unknown>, McpProgress, ToolResult>[] = [];
   const seen = new Set<string>();

@@ -482,3 +482,36 @@ describe('mcpTools against a misbehaving server (the SDK’s server classes over
     expect(server.errors.map((e) => e.message)).toContain('ReadBuffer exceeded maximum size of 10485760 bytes');
   }, 20_000);
 });
+
+describe('mcpTools: a tool listing that never ends (found by an independent attack)', () => {
+  const tool = (name: string): McpToolInfo => ({ name, inputSchema: { type: 'object' } });
+  const answer = async (): Promise<McpCallToolResult> => ({ content: [] });
+
+  it('a server that sends the same cursor again is refused with a TypeError naming the cursor', async () => {
+    let pages = 0;
+    const client: McpClientLike = { listTools: async () => ({ tools: [tool(`t${++pages}`)], nextCursor: 'again' }), callTool: answer };
+    await expect(mcpTools(client)).rejects.toThrow(/sent the cursor string "again" twice/);
+    expect(pages).toBe(2);
+  });
+
+  it('a server whose cursors never repeat is stopped after 100 pages', async () => {
+    let pages = 0;
+    const client: McpClientLike = { listTools: async () => ({ tools: [tool(`t${++pages}`)], nextCursor: `c${pages}` }), callTool: answer };
+    await expect(mcpTools(client)).rejects.toThrow(/past 100 pages \(101 tools so far\)/);
+    expect(pages).toBe(101);
+  });
+
+  it('an abort between pages ends the listing with the signal’s reason', async () => {
+    const controller = new AbortController();
+    let pages = 0;
+    const client: McpClientLike = {
+      listTools: async () => {
+        if (++pages === 3) controller.abort(new Error('stop listing'));
+        return { tools: [tool(`t${pages}`)], nextCursor: `c${pages}` };
+      },
+      callTool: answer,
+    };
+    await expect(mcpTools(client, { signal: controller.signal })).rejects.toThrow('stop listing');
+    expect(pages).toBe(3);
+  });
+});
