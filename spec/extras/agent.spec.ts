@@ -91,7 +91,7 @@ describe('runAgent: the loop around runTools (seed 000 runLoop)', () => {
       },
     ]);
     const { events, result } = await drain(runAgent({ model, tools: [echo], messages: [user('echo hi')] }));
-    expectTypeOf(events[0]!).toEqualTypeOf<AgentEvent<string>>();
+    expectTypeOf(events[0]!).toEqualTypeOf<AgentEvent<typeof echo, never>>();
     expect(types(events)).toEqual([
       'turn_start',
       'message',

@@ -212,12 +212,16 @@ export interface AgentEndEvent extends AgentResult {
  * turn's batch. Per turn: `turn_start`, (`message_update`*), `message`, the batch's
  * `tool_execution_*` / `tool_result` events, `turn_end`; then one `agent_end`.
  *
- * @typeParam Progress - the union of the tools' progress types.
+ * The `runTools` events are typed from the tools as in {@link ToolEvent}: narrow on `type`,
+ * then `toolName`, to get a tool's progress or details.
+ *
+ * @typeParam T - the union of the run's tools. @default Tool
+ * @typeParam AfterDetails - the `details` type the run's `afterToolCall` may return. @default unknown
  */
-export type AgentEvent<Progress = unknown> =
+export type AgentEvent<T extends Tool = Tool, AfterDetails = unknown> =
   | TurnStartEvent
   | MessageUpdateEvent
   | AgentMessageEvent
-  | ToolEvent<Progress>
+  | ToolEvent<T, AfterDetails>
   | TurnEndEvent
   | AgentEndEvent;
