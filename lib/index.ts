@@ -15,6 +15,7 @@ export type {
   ToolCall,
   ToolContext,
   ToolDefinition,
+  ToolDetailsOf,
   ToolExecute,
   ToolResult,
   ToolResultMessage,
@@ -27,6 +28,7 @@ export type {
   ToolExecutionStartEvent,
   ToolExecutionUpdateEvent,
   ToolResultEvent,
+  ToolResultMessageOf,
 } from './core/events.ts';
 export type {
   AfterToolCallContext,
@@ -70,7 +72,7 @@ export type { ToolCallStreamEnd, ToolCallStreamOptions, ToolCallStreamStatus } f
 export { parseSSE } from './formats/sse.ts';
 export type { ProviderStream, ServerSentEvent, SSEChunks } from './formats/sse.ts';
 export { callTool, mapProgress, pipeEvents, resultText, ToolInputError, withRetry, withTimeout } from './extras/compose.ts';
-export type { CallToolOptions, NormalizedOutput, RetryOptions, ToolInputOf, ToolOutputOf, ToolProgressOf } from './extras/compose.ts';
+export type { CallToolOptions, NormalizedOutput, RetryOptions, ToolInputOf, ToolNameOf, ToolOutputOf, ToolProgressOf, WithTimeoutOptions } from './extras/compose.ts';
 export { assistantText, DEFAULT_MAX_TURNS, runAgent, toolCallsOf } from './extras/agent.ts';
 export type {
   AgentEndEvent,
