@@ -7,6 +7,10 @@
  * (part of `npm test`); each test also runs, so the typed fields are seen to be the ones the
  * runtime sets.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import * as v from 'valibot';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
@@ -213,5 +217,25 @@ describe('runTools: events discriminated by toolName', () => {
     const plain = runTools([], { tools: [readFile] });
     expectTypeOf(plain).toEqualTypeOf<AsyncGenerator<ToolEvent<typeof readFile, never>, ToolBatch<typeof readFile, never>, undefined>>();
     await plain.return(undefined as never);
+  });
+});
+
+describe('no any in the library', () => {
+  it('no `any` keyword in lib/ (so none in the published .d.ts): foreign SDK shapes use unknown with bivariant parameters', () => {
+    const lib = fileURLToPath(new URL('../../lib/', import.meta.url));
+    const found: string[] = [];
+    for (const entry of readdirSync(lib, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+      const file = join(entry.parentPath, entry.name);
+      const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+      const visit = (node: ts.Node): void => {
+        if (node.kind === ts.SyntaxKind.AnyKeyword) {
+          found.push(`${file.slice(lib.length)}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${node.parent.getText()}`);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+    expect(found).toEqual([]);
   });
 });
