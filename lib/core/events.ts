@@ -90,8 +90,8 @@ export type ToolEvent<T extends Tool = Tool, AfterDetails = unknown> =
   | ToolExecutionEndEvent<never, string>
   | ToolResultEvent<never, string>;
 
-/** The update, end and result events of each tool of the union `T` (distributive). */
-type KnownToolEvent<T extends Tool, AfterDetails> =
+/** The update, end and result events of each tool of the union `T` (distributive): the part of {@link ToolEvent} typed by the tools. */
+export type KnownToolEvent<T extends Tool, AfterDetails = unknown> =
   T extends Tool<never, infer Progress, infer Output, infer Name>
     ?
         | ToolExecutionUpdateEvent<Progress, Name>
