@@ -87,6 +87,11 @@ describe('runAgent: the same discriminated events as runTools', () => {
       }
     }
     expect(seen).toEqual(['k', 'found true', 'len 2']);
+    // turn_end carries the batch's messages, typed the same way.
+    const results = events.flatMap((e) => (e.type === 'turn_end' ? e.toolResults : []));
+    const lookups = results.flatMap((r) => (r.toolName === 'lookup' ? [r.details] : []));
+    expectTypeOf(lookups).toEqualTypeOf<({ found: boolean } | undefined)[]>();
+    expect(lookups).toEqual([{ found: true }]);
   });
 });
 

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ToolEvent } from '../../core/events.ts';
+import type { ToolEvent, ToolResultMessageOf } from '../../core/events.ts';
 import type { ContentBlock, TextContent, Tool, ToolCall, ToolResultMessage } from '../../core/tool.ts';
 
 // ---------------------------------------------------------------------------------------
@@ -168,11 +168,12 @@ export interface AgentMessageEvent {
 }
 
 /** The turn is over: its message (absent when the model gave none) and every result of its calls, in call order. */
-export interface TurnEndEvent {
+export interface TurnEndEvent<T extends Tool = Tool, AfterDetails = unknown> {
   type: 'turn_end';
   turn: number;
   message: AssistantMessage | undefined;
-  toolResults: ToolResultMessage[];
+  /** Typed per tool as the batch's messages (see {@link ToolResultMessageOf}). */
+  toolResults: ToolResultMessageOf<T, AfterDetails>[];
 }
 
 /**
@@ -223,5 +224,5 @@ export type AgentEvent<T extends Tool = Tool, AfterDetails = unknown> =
   | MessageUpdateEvent
   | AgentMessageEvent
   | ToolEvent<T, AfterDetails>
-  | TurnEndEvent
+  | TurnEndEvent<T, AfterDetails>
   | AgentEndEvent;
