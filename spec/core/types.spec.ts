@@ -213,6 +213,9 @@ describe('runTools: events discriminated by toolName', () => {
       expectTypeOf(end.result.details).toEqualTypeOf<{ bytes: number } | { audited: boolean } | undefined>();
     }
     expect(end?.result.details).toEqual({ audited: true });
+    // An async hook that sometimes returns nothing: its details type is still inferred.
+    const hooked = runTools([], { tools: [readFile], afterToolCall: async ({ isError }) => (isError ? undefined : { details: { note: 'x' } }) });
+    expectTypeOf(hooked).toEqualTypeOf<AsyncGenerator<ToolEvent<typeof readFile, { note: string }>, ToolBatch<typeof readFile, { note: string }>, undefined>>();
     // Without a hook, nothing is added.
     const plain = runTools([], { tools: [readFile] });
     expectTypeOf(plain).toEqualTypeOf<AsyncGenerator<ToolEvent<typeof readFile, never>, ToolBatch<typeof readFile, never>, undefined>>();
