@@ -15,6 +15,7 @@ export type {
   ToolCall,
   ToolContext,
   ToolDefinition,
+  ToolDetailsOf,
   ToolExecute,
   ToolResult,
   ToolResultMessage,
@@ -25,8 +26,10 @@ export type {
   ToolEvent,
   ToolExecutionEndEvent,
   ToolExecutionStartEvent,
+  KnownToolEvent,
   ToolExecutionUpdateEvent,
   ToolResultEvent,
+  ToolResultMessageOf,
 } from './core/events.ts';
 export type {
   AfterToolCallContext,
@@ -37,11 +40,15 @@ export type {
 } from './core/options.ts';
 export { runTools } from './core/run-tools.ts';
 export { mergeGenerators } from './core/streams/merge.ts';
-export type { MergeItem, MergeOptions } from './core/streams/merge.ts';
+export type { MergeItem, MergeOptions, MergeSource, MergeSourceList } from './core/streams/merge.ts';
 export { ReorderBuffer } from './core/streams/reorder-buffer.ts';
+export type { ReorderBufferOptions } from './core/streams/reorder-buffer.ts';
 export { fromAnthropic, toAnthropic } from './formats/anthropic.ts';
+export type { AnthropicImageBlock, AnthropicMessageInput, AnthropicTextBlock, AnthropicToolResultBlock, AnthropicToolResultMessage } from './formats/anthropic.ts';
 export { fromOpenAIChat, toOpenAIChat } from './formats/openai-chat.ts';
+export type { OpenAIChatMessageInput, OpenAIChatToolMessage } from './formats/openai-chat.ts';
 export { fromOpenAIResponses, toOpenAIResponses } from './formats/openai-responses.ts';
+export type { OpenAIResponsesFunctionCallOutput, OpenAIResponsesInput } from './formats/openai-responses.ts';
 export {
   PROVIDER_TOOL_NAME,
   providerToolNames,
@@ -70,7 +77,7 @@ export type { ToolCallStreamEnd, ToolCallStreamOptions, ToolCallStreamStatus } f
 export { parseSSE } from './formats/sse.ts';
 export type { ProviderStream, ServerSentEvent, SSEChunks } from './formats/sse.ts';
 export { callTool, mapProgress, pipeEvents, resultText, ToolInputError, withRetry, withTimeout } from './extras/compose.ts';
-export type { CallToolOptions, NormalizedOutput, RetryOptions, ToolInputOf, ToolOutputOf, ToolProgressOf } from './extras/compose.ts';
+export type { CallToolOptions, NormalizedOutput, RetryOptions, ToolInputOf, ToolNameOf, ToolOutputOf, ToolProgressOf, WithTimeoutOptions } from './extras/compose.ts';
 export { assistantText, DEFAULT_MAX_TURNS, runAgent, toolCallsOf } from './extras/agent.ts';
 export type {
   AgentEndEvent,
@@ -114,7 +121,7 @@ export type {
   FromAISDKToolsResult,
   ToAISDKToolsOptions,
 } from './adapters/ai-sdk.ts';
-export type { ApprovalHook, ApprovalRequest, ApproveFunction } from './adapters/shared.ts';
+export type { ApprovalHook, ApprovalRequest, ApproveFunction, ForeignFunction } from './adapters/shared.ts';
 export { fromOpenAIAgentsTools } from './adapters/openai-agents.ts';
 export type { FromOpenAIAgentsToolsOptions, FromOpenAIAgentsToolsResult, OpenAIAgentsToolLike } from './adapters/openai-agents.ts';
 export { fromLangChainTools } from './adapters/langchain.ts';

@@ -27,6 +27,7 @@ import {
   outputText,
   type ApprovalHook,
   type ApproveFunction,
+  type ForeignFunction,
 } from './shared.ts';
 
 
@@ -46,12 +47,15 @@ export interface AISDKToolExecutionOptions {
  */
 export interface AISDKToolLike {
   readonly type?: string | undefined;
-  readonly description?: string | ((options: { context: any }) => string) | undefined;
+  readonly description?: string | ForeignFunction<[options: { context: unknown }], string> | undefined;
   /** A zod schema, any Standard Schema, a `jsonSchema()` / `zodSchema()` wrapper, or a lazy schema (a function returning a wrapper). */
   readonly inputSchema?: unknown;
-  readonly needsApproval?: boolean | ((input: any, options: { toolCallId: string; messages: any[]; context: any }) => boolean | PromiseLike<boolean>) | undefined;
-  readonly execute?: ((input: any, options: any) => unknown) | undefined;
-  readonly toModelOutput?: ((options: { toolCallId: string; input: any; output: any }) => unknown) | undefined;
+  readonly needsApproval?:
+    | boolean
+    | ForeignFunction<[input: unknown, options: { toolCallId: string; messages: unknown[]; context?: unknown }], boolean | PromiseLike<boolean>>
+    | undefined;
+  readonly execute?: ForeignFunction<[input: unknown, options: unknown], unknown> | undefined;
+  readonly toModelOutput?: ForeignFunction<[options: { toolCallId: string; input: unknown; output: unknown }], unknown> | undefined;
 }
 
 /** Options of {@link fromAISDKTools}. */

@@ -17,7 +17,7 @@ export interface LangChainToolLike {
   readonly description?: string | undefined;
   /** A zod schema (zod 4, or zod 3 with no JSON Schema converter: refused) or a JSON Schema object. */
   readonly schema?: unknown;
-  invoke(input: any, config?: any): Promise<unknown>;
+  invoke(input: unknown, config?: unknown): Promise<unknown>;
 }
 
 /** Options of {@link fromLangChainTools}. */

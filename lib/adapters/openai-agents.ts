@@ -7,7 +7,7 @@
  */
 import type { ContentBlock, JsonSchema, Tool, ToolContext, ToolResult } from '../core/tool.ts';
 import { describeValue } from '../core/tool.ts';
-import { approvalHook, assertObjectSchema, imageBlock, outputText, type ApprovalHook, type ApproveFunction } from './shared.ts';
+import { approvalHook, assertObjectSchema, imageBlock, outputText, type ApprovalHook, type ApproveFunction, type ForeignFunction } from './shared.ts';
 
 /**
  * The fields of an Agents SDK `FunctionTool` (what `tool({ … })` returns) that
@@ -21,8 +21,8 @@ export interface OpenAIAgentsToolLike {
   readonly parameters?: JsonSchema | undefined;
   readonly strict?: boolean | undefined;
   /** Present on function tools (hosted tools have none and are skipped). */
-  readonly invoke?: ((runContext: any, input: string, details?: any) => Promise<unknown>) | undefined;
-  readonly needsApproval?: ((runContext: any, input: any, callId?: string) => Promise<boolean>) | undefined;
+  readonly invoke?: ForeignFunction<[runContext: unknown, input: string, details?: unknown], Promise<unknown>> | undefined;
+  readonly needsApproval?: ForeignFunction<[runContext: unknown, input: unknown, callId?: string], Promise<boolean>> | undefined;
 }
 
 /** Options of {@link fromOpenAIAgentsTools}. */

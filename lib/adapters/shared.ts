@@ -14,6 +14,13 @@ import { describeValue } from '../core/tool.ts';
 import { inputJsonSchema } from '../schemas/json-schema.ts';
 
 /**
+ * A function `(...args: A) => R` whose parameters are compared bivariantly, as a method's are:
+ * a foreign SDK's function with narrower parameter types (its own input and context types)
+ * fits, without `any` in the shape. toolrun only calls it with the SDK's own values.
+ */
+export type ForeignFunction<A extends unknown[], R> = { call(...args: A): R }['call'];
+
+/**
  * One call that a peer tool says needs a person's approval, as the adapters' `approve`
  * option receives it.
  */

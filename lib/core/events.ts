@@ -12,52 +12,100 @@
  *
  * @module
  */
-import type { ContentBlock, ToolResultMessage } from './tool.ts';
+import type { ContentBlock, Tool, ToolDetailsOf, ToolResultMessage } from './tool.ts';
 
-/** toolrun began working on a call (its prepare stage starts next). `args` is the call's raw `arguments`. */
-export interface ToolExecutionStartEvent {
+/**
+ * toolrun began working on a call (its prepare stage starts next). `args` is the call's raw
+ * `arguments`, as the model sent them: not validated yet, hence `unknown` for every tool.
+ */
+export interface ToolExecutionStartEvent<Name extends string = string> {
   type: 'tool_execution_start';
   toolCallId: string;
-  toolName: string;
+  /** The name the model used: it may be a name no tool has (that call ends `rejected`). */
+  toolName: Name;
   /** Position of the call in the assistant message (0-based); unique even when ids repeat. */
   index: number;
   args: unknown;
 }
 
 /** A value the tool yielded, delivered while the tool is still running (contract O5). */
-export interface ToolExecutionUpdateEvent<Progress = unknown> {
+export interface ToolExecutionUpdateEvent<Progress = unknown, Name extends string = string> {
   type: 'tool_execution_update';
   toolCallId: string;
-  toolName: string;
+  /** The tool that yielded `progress` (only a tool of the run yields: never an unknown name). */
+  toolName: Name;
   index: number;
   progress: Progress;
 }
 
 /** The call's final result (after `afterToolCall`), emitted in completion order (contract O3). */
-export interface ToolExecutionEndEvent {
+export interface ToolExecutionEndEvent<Details = unknown, Name extends string = string> {
   type: 'tool_execution_end';
   toolCallId: string;
-  toolName: string;
+  toolName: Name;
   index: number;
-  result: { content: ContentBlock[]; details?: unknown; meta?: Record<string, unknown>; terminate?: boolean };
+  /** `details`: the tool's own (see {@link ToolDetailsOf}) or an `afterToolCall` override; absent for a call that did not run. */
+  result: { content: ContentBlock[]; details?: Details; meta?: Record<string, unknown>; terminate?: boolean };
   isError: boolean;
   /** How the call ended; `ok` and `error` ran the tool, the others say why it did not finish normally. */
   outcome: CallOutcome;
 }
 
 /** The result message for the model, emitted in call order (contract O2). */
-export interface ToolResultEvent {
+export interface ToolResultEvent<Details = unknown, Name extends string = string> {
   type: 'tool_result';
   index: number;
-  message: ToolResultMessage;
+  /** Narrow on `message.toolName` (e.g. `const { message } = event; if (message.toolName === 'read_file') …`). */
+  message: ToolResultMessage<Details, Name>;
 }
 
-/** Everything `runTools` yields. */
-export type ToolEvent<Progress = unknown> =
+/**
+ * Everything `runTools` yields, for a run whose tools are the union `T`, discriminated by
+ * `type` and then by `toolName`:
+ *
+ * - `tool_execution_update` of tool `N`: `progress` is that tool's `Progress`;
+ * - `tool_execution_end` / `tool_result` of tool `N`: `details` is that tool's
+ *   {@link ToolDetailsOf} its `Output` (or `AfterDetails`, what the run's `afterToolCall`
+ *   may set instead);
+ * - `tool_execution_start`: `args` is `unknown` (what the model sent, not yet validated);
+ * - a call to a name no tool has (the model can send anything) is its own branch, with
+ *   `toolName: string`: it is rejected before it runs, so it yields no update and its
+ *   results carry no `details`.
+ *
+ * `ToolEvent` without arguments is the event of any run (`progress` and `details` `unknown`).
+ *
+ * @typeParam T - the union of the run's tools (`(typeof tools)[number]`). @default Tool
+ * @typeParam AfterDetails - the `details` type an `afterToolCall` hook returns (`never`: no hook, or one that sets no details). @default unknown
+ *
+ * @example
+ * ```ts
+ * for await (const event of runTools(calls, { tools: [readFile, shell] })) {
+ *   if (event.type === 'tool_execution_update' && event.toolName === 'shell') draw(event.progress); // shell's progress type
+ * }
+ * ```
+ */
+export type ToolEvent<T extends Tool = Tool, AfterDetails = unknown> =
   | ToolExecutionStartEvent
-  | ToolExecutionUpdateEvent<Progress>
-  | ToolExecutionEndEvent
-  | ToolResultEvent;
+  | KnownToolEvent<T, AfterDetails>
+  | ToolExecutionEndEvent<never, string>
+  | ToolResultEvent<never, string>;
+
+/** The update, end and result events of each tool of the union `T` (distributive): the part of {@link ToolEvent} typed by the tools. */
+export type KnownToolEvent<T extends Tool, AfterDetails = unknown> =
+  T extends Tool<never, infer Progress, infer Output, infer Name>
+    ?
+        | ToolExecutionUpdateEvent<Progress, Name>
+        | ToolExecutionEndEvent<ToolDetailsOf<Output> | AfterDetails, Name>
+        | ToolResultEvent<ToolDetailsOf<Output> | AfterDetails, Name>
+    : never;
+
+/**
+ * The result message of a call in a run whose tools are the union `T`: one member per tool,
+ * discriminated by `toolName`, plus the unknown-name member (no `details`).
+ */
+export type ToolResultMessageOf<T extends Tool = Tool, AfterDetails = unknown> =
+  | (T extends Tool<never, unknown, infer Output, infer Name> ? ToolResultMessage<ToolDetailsOf<Output> | AfterDetails, Name> : never)
+  | ToolResultMessage<never, string>;
 
 /**
  * How a call ended:
@@ -74,9 +122,9 @@ export type ToolEvent<Progress = unknown> =
 export type CallOutcome = 'ok' | 'error' | 'rejected' | 'not_run' | 'interrupted' | 'abandoned' | 'timed_out';
 
 /** What the `runTools` generator returns when it finishes (not when the consumer leaves early). */
-export interface ToolBatch {
-  /** One result per call, in call order (contract O6). */
-  messages: ToolResultMessage[];
+export interface ToolBatch<T extends Tool = Tool, AfterDetails = unknown> {
+  /** One result per call, in call order (contract O6); typed per tool as in {@link ToolResultMessageOf}. */
+  messages: ToolResultMessageOf<T, AfterDetails>[];
   /**
    * True when every result asked to terminate and none is an error (contract O6), or when
    * `beforeToolCall` blocked a call with `terminate: true` (contract P6).

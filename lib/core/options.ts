@@ -58,10 +58,13 @@ export interface AfterToolCallContext extends BeforeToolCallContext {
  * ```ts
  * afterToolCall: ({ result }) => ({ meta: { usage: { outputChars: result.content.length } } }),
  * ```
+ *
+ * @typeParam Details - the type of a `details` override; the run's events type `details`
+ *   as the tool's own details or this. @default unknown
  */
-export interface AfterToolCallResult {
+export interface AfterToolCallResult<Details = unknown> {
   content?: ContentBlock[];
-  details?: unknown;
+  details?: Details;
   /**
    * Data about the call (token usage, cost, timings): lands on the result message's `meta`
    * and the `tool_execution_end` event's `result.meta`, never sent to the model. Must be a
@@ -72,10 +75,16 @@ export interface AfterToolCallResult {
   terminate?: boolean;
 }
 
-/** Options of `runTools`. One object; the signal lives inside it. */
-export interface RunToolsOptions {
+/**
+ * Options of `runTools`. One object; the signal lives inside it.
+ *
+ * @typeParam T - the tools, as written (a tuple when `runTools` infers it): the events are typed from them.
+ * @typeParam AfterDetails - the `details` type `afterToolCall` may return (inferred from the
+ *   hook; `never` without one). @default unknown
+ */
+export interface RunToolsOptions<T extends readonly Tool[] = readonly Tool[], AfterDetails = unknown> {
   /** The tools the model may call. Names must be unique. */
-  tools: readonly Tool[];
+  tools: T;
   /**
    * `'parallel'` runs prepared calls concurrently up to `maxConcurrency` (contract S1);
    * `'sequential'` finishes each call, through its `tool_result`, before preparing the next (S2).
@@ -112,7 +121,7 @@ export interface RunToolsOptions {
    */
   beforeToolCall?: (context: BeforeToolCallContext) => BeforeToolCallResult | void | Promise<BeforeToolCallResult | void>;
   /** Runs after every executed call, success or throw, and overrides fields of its result (P3). A throw becomes an error result. */
-  afterToolCall?: (context: AfterToolCallContext) => AfterToolCallResult | void | Promise<AfterToolCallResult | void>;
+  afterToolCall?: (context: AfterToolCallContext) => AfterToolCallResult<AfterDetails> | void | Promise<AfterToolCallResult<AfterDetails> | void>;
   /**
    * Called whenever the set of executing calls changes, with the same live `Set` each time
    * (never a copy). Ids that repeat in one batch appear once while any of them runs.

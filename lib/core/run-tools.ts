@@ -37,7 +37,7 @@ import type { ToolBatch, ToolEvent } from './events.ts';
 import { checkRunToolsArguments, type RunToolsOptions } from './options.ts';
 import { Run } from './run.ts';
 import { Slot } from './streams/merge.ts';
-import type { ToolCall } from './tool.ts';
+import type { Tool, ToolCall } from './tool.ts';
 
 /**
  * Runs the tool calls of one assistant message.
@@ -71,13 +71,18 @@ import type { ToolCall } from './tool.ts';
  * }
  * ```
  */
-export function runTools(
+export function runTools<const T extends readonly Tool[], AfterDetails = never>(
   calls: Iterable<ToolCall> | AsyncIterable<ToolCall>,
-  options: RunToolsOptions,
-): AsyncGenerator<ToolEvent, ToolBatch, undefined> {
+  options: RunToolsOptions<T, AfterDetails>,
+): AsyncGenerator<ToolEvent<T[number], AfterDetails>, ToolBatch<T[number], AfterDetails>, undefined> {
   const list = isSyncIterable(calls) && !Array.isArray(calls) ? Array.from(calls) : calls;
   checkRunToolsArguments(list, options);
-  return new RunGenerator(new Run(list as readonly ToolCall[] | AsyncIterable<ToolCall>, options));
+  // Type-level only: the events are the tools' own (a call's progress and details come from its tool).
+  return new RunGenerator(new Run(list as readonly ToolCall[] | AsyncIterable<ToolCall>, options)) as unknown as AsyncGenerator<
+    ToolEvent<T[number], AfterDetails>,
+    ToolBatch<T[number], AfterDetails>,
+    undefined
+  >;
 }
 
 function isSyncIterable(value: unknown): value is Iterable<ToolCall> {

@@ -67,13 +67,15 @@ export interface ToolResult<Details = unknown> {
  * One tool result, in the provider-neutral shape the format adapters convert
  * (`toAnthropic`, `toOpenAIChat`, `toOpenAIResponses`).
  */
-export interface ToolResultMessage {
+export interface ToolResultMessage<Details = unknown, Name extends string = string> {
   role: 'tool';
   /** The id of the call this answers, copied from the call, even when empty or repeated. */
   toolCallId: string;
-  toolName: string;
+  /** The name the model used: one of the run's tool names, or any other string for a call to an unknown tool. */
+  toolName: Name;
   content: ContentBlock[];
-  details?: unknown;
+  /** The `details` of the tool's result (see {@link ToolDetailsOf}) or of an `afterToolCall` override; absent otherwise. */
+  details?: Details;
   /** The result's `meta` (see {@link ToolResult.meta}), copied when present; never sent to the model. */
   meta?: Record<string, unknown>;
   isError: boolean;
@@ -118,15 +120,22 @@ export type ToolExecute<Input, Progress, Output> = (
 ) => AsyncGenerator<Progress, Output, undefined> | Promise<Output> | Output;
 
 /**
- * A tool. Build one with {@link defineTool} so that `Input` is inferred from the schema.
+ * A tool. Build one with {@link defineTool} so that `Input` is inferred from the schema
+ * and `Name` is the literal name.
  *
- * @typeParam Input - the validated input `execute` receives.
+ * `Tool` without type arguments is "any tool": every tool is assignable to it, whatever its
+ * types (`execute` is declared as a method, so its input is compared bivariantly; a
+ * hand-written `Tool` without arguments gets `unknown` input, never `any`).
+ *
+ * @typeParam Input - the validated input `execute` receives. @default unknown
  * @typeParam Progress - what the tool yields; arrives as `tool_execution_update.progress`.
  * @typeParam Output - what the tool returns, before normalization into content.
+ * @typeParam Name - the tool's name as a literal type (`'read_file'`); `runTools` events
+ *   are discriminated by it. @default string
  */
-export interface Tool<Input = any, Progress = unknown, Output = unknown> {
+export interface Tool<Input = unknown, Progress = unknown, Output = unknown, Name extends string = string> {
   /** The name the model calls. Unique within one `runTools` tool list. */
-  readonly name: string;
+  readonly name: Name;
   /** Sent to the model with the tool definition. */
   readonly description?: string;
   /** Validates the (parsed) arguments before `execute` runs; failures become error results (contract P5). */
@@ -150,19 +159,21 @@ export interface Tool<Input = any, Progress = unknown, Output = unknown> {
    * timeoutMs: ({ timeoutSeconds }) => (timeoutSeconds ?? 60) * 1000 + 5_000,
    * ```
    */
-  readonly timeoutMs?: number | ((input: Input) => number);
+  // A method's type (parameters compared bivariantly), as `execute`: keeps every tool assignable to `Tool`.
+  readonly timeoutMs?: number | { limit(input: Input): number }['limit'];
   /**
    * A shim for old argument shapes, run on the parsed arguments before validation
    * (seed 000, `prepareArguments`). Must be synchronous or return a promise; a throw becomes
    * this call's error result.
    */
   readonly prepareArguments?: (args: unknown) => unknown;
-  readonly execute: ToolExecute<Input, Progress, Output>;
+  /** Runs the call: see {@link ToolExecute}. */
+  execute(input: Input, context: ToolContext): AsyncGenerator<Progress, Output, undefined> | Promise<Output> | Output;
 }
 
 /** The fields `defineTool` takes: a {@link Tool} whose `Input` comes from `input`. */
-export interface ToolDefinition<S extends InputSchema, Progress, Output> {
-  name: string;
+export interface ToolDefinition<S extends InputSchema, Progress, Output, Name extends string = string> {
+  name: Name;
   description?: string;
   input: S;
   executionMode?: 'parallel' | 'sequential';
@@ -200,13 +211,13 @@ export interface ToolDefinition<S extends InputSchema, Progress, Output> {
  * });
  * ```
  */
-export function defineTool<S extends InputSchema, Progress = never, Output = unknown>(
-  definition: ToolDefinition<S, Progress, Output>,
-): Tool<InferInput<S>, Progress, Output> {
+export function defineTool<S extends InputSchema, Progress = never, Output = unknown, Name extends string = string>(
+  definition: ToolDefinition<S, Progress, Output, Name>,
+): Tool<InferInput<S>, Progress, Output, Name> {
   assertToolShape(definition, 'defineTool');
   const input = checkToolInput(definition.input, definition.name);
-  if (input !== definition.input) return { ...definition, input } as Tool<InferInput<S>, Progress, Output>;
-  return definition as Tool<InferInput<S>, Progress, Output>;
+  if (input !== definition.input) return { ...definition, input } as Tool<InferInput<S>, Progress, Output, Name>;
+  return definition as Tool<InferInput<S>, Progress, Output, Name>;
 }
 
 /**
@@ -220,6 +231,13 @@ export function defineForeignTool<Progress = never, Output = unknown>(
   assertToolShape(definition, 'defineTool');
   return definition as Tool<Record<string, unknown>, Progress, Output>;
 }
+
+/**
+ * The `details` type a tool's results carry, from its `Output`: `D` for a tool that returns
+ * `ToolResult<D>` (the runtime keeps `details` of a returned object with a `content` array),
+ * `never` (no details) for any other output, `unknown` when `Output` is `unknown`.
+ */
+export type ToolDetailsOf<Output> = unknown extends Output ? unknown : Output extends ToolResult<infer D> ? D : never;
 
 /** @internal Throws a TypeError if `tool` cannot be run; `where` names the caller in the message. */
 export function assertToolShape(tool: unknown, where: string): asserts tool is Tool {

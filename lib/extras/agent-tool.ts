@@ -38,7 +38,7 @@ import { describeValue, textContent, type InferInput, type InputSchema, type Too
  * level), their `path` extended: every progress value of an agent tool is one of these,
  * whatever the depth.
  */
-export interface AgentToolProgress<Progress = unknown> {
+export interface AgentToolProgress<T extends Tool = Tool, AfterDetails = unknown> {
   type: 'agent_progress';
   /** The name of the agent tool whose run produced `event`. */
   agent: string;
@@ -52,8 +52,8 @@ export interface AgentToolProgress<Progress = unknown> {
   depth: number;
   /** The last element of `path`: the call whose run produced `event`. */
   parentToolCallId: string;
-  /** The nested run's event. */
-  event: AgentEvent<Progress>;
+  /** The nested run's event, typed from the sub-agent's tools (narrow on `type`, then `toolName`). */
+  event: AgentEvent<T, AfterDetails>;
 }
 
 /** What an agent tool's result carries in `details` (not sent to the model). */
@@ -70,9 +70,10 @@ export const agentToolInput = v.object({
 });
 
 /** Options of {@link agentTool}. Every `runTools` option but `tools` and `signal` applies to the sub-agent's batches. */
-export interface AgentToolOptions<S extends InputSchema, T extends readonly Tool[]> extends Omit<RunToolsOptions, 'tools' | 'signal'> {
+export interface AgentToolOptions<S extends InputSchema, T extends readonly Tool[], AfterDetails = unknown, Name extends string = string>
+  extends Omit<RunToolsOptions<T, AfterDetails>, 'tools' | 'signal'> {
   /** The tool's name, as the parent model calls it. */
-  name: string;
+  name: Name;
   /** Sent to the parent model with the tool definition: what the sub-agent is good at. */
   description?: string;
   /** The input schema. @default {@link agentToolInput} (`{ prompt: string }`) */
@@ -99,8 +100,8 @@ export interface AgentToolOptions<S extends InputSchema, T extends readonly Tool
 }
 
 /** The progress type of an agent tool whose sub-agent has tools `T`: its own events, and those of deeper agent tools passed up. */
-export type AgentToolProgressOf<T extends readonly Tool[]> =
-  | AgentToolProgress<ToolProgressOf<T[number]>>
+export type AgentToolProgressOf<T extends readonly Tool[], AfterDetails = unknown> =
+  | AgentToolProgress<T[number], AfterDetails>
   | Extract<ToolProgressOf<T[number]>, { type: 'agent_progress' }>;
 
 /**
@@ -131,9 +132,9 @@ export type AgentToolProgressOf<T extends readonly Tool[]> =
  * for await (const event of runAgent({ model, tools: [explore, ...codingTools({ root })], messages })) { ... }
  * ```
  */
-export function agentTool<const T extends readonly Tool[], S extends InputSchema = typeof agentToolInput>(
-  options: AgentToolOptions<S, T>,
-): Tool<InferInput<S>, AgentToolProgressOf<T>, ToolResult<AgentToolDetails>> {
+export function agentTool<const T extends readonly Tool[], S extends InputSchema = typeof agentToolInput, AfterDetails = never, Name extends string = string>(
+  options: AgentToolOptions<S, T, AfterDetails, Name>,
+): Tool<InferInput<S>, AgentToolProgressOf<T, AfterDetails>, ToolResult<AgentToolDetails>, Name> {
   if (options === null || typeof options !== 'object') throw new TypeError(`agentTool: options must be an object, received ${describeValue(options)}`);
   const { name, description, input, model, tools, maxTurns = DEFAULT_MAX_TURNS, messages: toMessages, timeoutMs, executionMode, ...batchOptions } = options;
   if (typeof name !== 'string' || name === '') throw new TypeError(`agentTool: options.name must be a non-empty string, received ${describeValue(name)}`);
@@ -142,7 +143,7 @@ export function agentTool<const T extends readonly Tool[], S extends InputSchema
     throw new TypeError(`agentTool: options.maxTurns must be a positive integer or Infinity, received ${describeValue(maxTurns)}`);
   }
   const firstMessages = toMessages ?? defaultMessages;
-  const tool: Tool<InferInput<S>, AgentToolProgressOf<T>, ToolResult<AgentToolDetails>> = {
+  const tool: Tool<InferInput<S>, AgentToolProgressOf<T, AfterDetails>, ToolResult<AgentToolDetails>, Name> = {
     name,
     input: input ?? agentToolInput,
     ...(description === undefined ? {} : { description }),
@@ -159,14 +160,14 @@ export function agentTool<const T extends readonly Tool[], S extends InputSchema
             ended = true;
             return answer(name, maxTurns, step.value, context.signal);
           }
-          const event = step.value as AgentEvent<ToolProgressOf<T[number]>>;
+          const event = step.value;
           const nested = event.type === 'tool_execution_update' ? asAgentProgress(event.progress) : undefined;
           if (nested !== undefined) {
             // A deeper sub-agent's event: passed up as it is, one level deeper.
             const inner = [...path, ...nested.path];
-            yield { ...nested, path: inner, depth: inner.length } as AgentToolProgressOf<T>;
+            yield { ...nested, path: inner, depth: inner.length } as AgentToolProgressOf<T, AfterDetails>;
           } else {
-            yield { type: 'agent_progress', agent: name, path, depth: 1, parentToolCallId: context.toolCallId, event } as AgentToolProgressOf<T>;
+            yield { type: 'agent_progress', agent: name, path, depth: 1, parentToolCallId: context.toolCallId, event } as AgentToolProgressOf<T, AfterDetails>;
           }
         }
       } finally {

@@ -23,4 +23,5 @@ export { pipeEvents } from './compose/pipe-events.ts';
 export { withRetry } from './compose/with-retry.ts';
 export type { RetryOptions } from './compose/with-retry.ts';
 export { withTimeout } from './compose/with-timeout.ts';
-export type { NormalizedOutput, ToolInputOf, ToolOutputOf, ToolProgressOf } from './compose/types.ts';
+export type { WithTimeoutOptions } from './compose/with-timeout.ts';
+export type { NormalizedOutput, ToolInputOf, ToolNameOf, ToolOutputOf, ToolProgressOf } from './compose/types.ts';

@@ -35,14 +35,14 @@ export interface AnthropicTextBlock {
 }
 
 /** An image block of a `tool_result`, base64-encoded. */
-interface AnthropicImageBlock {
+export interface AnthropicImageBlock {
   type: 'image';
   /** `media_type` has the API's type (so the message fits the SDK's `MessageParam`); other image types are sent as they are, and the API rejects them. */
   source: { type: 'base64'; media_type: 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp'; data: string };
 }
 
 /** One `tool_result` block, answering the `tool_use` block whose id is `tool_use_id`. */
-interface AnthropicToolResultBlock {
+export interface AnthropicToolResultBlock {
   type: 'tool_result';
   tool_use_id: string;
   /** Omitted when the result has no non-empty block (the API rejects empty text blocks). */

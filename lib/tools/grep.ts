@@ -110,7 +110,7 @@ export const grepInput = v.strictObject({
 export type GrepInput = v.InferOutput<typeof grepInput>;
 
 /** The `grep` tool's type. */
-export type GrepTool = Tool<GrepInput, GrepProgress, ToolResult<GrepDetails>>;
+export type GrepTool = Tool<GrepInput, GrepProgress, ToolResult<GrepDetails>, 'grep'>;
 
 /** How often (in files) progress is yielded. */
 const PROGRESS_EVERY_FILES = 50;
@@ -167,7 +167,7 @@ export function grepTool(options: GrepToolOptions = {}): GrepTool {
     }
   }
 
-  return defineTool<typeof grepInput, GrepProgress, ToolResult<GrepDetails>>({
+  return defineTool<typeof grepInput, GrepProgress, ToolResult<GrepDetails>, 'grep'>({
     name: 'grep',
     description:
       'Search the files of the workspace for lines matching a JavaScript regular expression. Returns ' +

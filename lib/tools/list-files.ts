@@ -73,7 +73,7 @@ export const listFilesInput = v.strictObject({
 export type ListFilesInput = v.InferOutput<typeof listFilesInput>;
 
 /** The `list_files` tool's type. */
-export type ListFilesTool = Tool<ListFilesInput, never, ToolResult<ListFilesDetails>>;
+export type ListFilesTool = Tool<ListFilesInput, never, ToolResult<ListFilesDetails>, 'list_files'>;
 
 /**
  * Creates the `list_files` tool: the files under `path` that match `pattern`, one path per
@@ -108,7 +108,7 @@ export function listFilesTool(options: ListFilesToolOptions = {}): ListFilesTool
   if (!Number.isInteger(maxEntries) || maxEntries < 1) {
     throw new RangeError(`listFilesTool: options.maxEntries must be a positive integer, received ${describeValue(maxEntries)}`);
   }
-  return defineTool<typeof listFilesInput, never, ToolResult<ListFilesDetails>>({
+  return defineTool<typeof listFilesInput, never, ToolResult<ListFilesDetails>, 'list_files'>({
     name: 'list_files',
     description:
       'List the files in the workspace that match a glob pattern, one path per line, relative to the workspace root. ' +

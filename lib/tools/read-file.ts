@@ -81,7 +81,7 @@ export const readFileInput = v.strictObject({
 export type ReadFileInput = v.InferOutput<typeof readFileInput>;
 
 /** The `read_file` tool's type. */
-export type ReadFileTool = Tool<ReadFileInput, never, ToolResult<ReadFileDetails>>;
+export type ReadFileTool = Tool<ReadFileInput, never, ToolResult<ReadFileDetails>, 'read_file'>;
 
 /** Bytes at the start of the file checked for a NUL byte to tell a binary file (what is returned is checked too). */
 const BINARY_SNIFF_BYTES = 8192;
@@ -134,7 +134,7 @@ export function readFileTool(options: ReadFileToolOptions = {}): ReadFileTool {
       `readFileTool: options.maxScanBytes must be an integer >= maxBytes (${maxBytes}), received ${describeValue(maxScanBytes)}`,
     );
   }
-  return defineTool<typeof readFileInput, never, ToolResult<ReadFileDetails>>({
+  return defineTool<typeof readFileInput, never, ToolResult<ReadFileDetails>, 'read_file'>({
     name: 'read_file',
     description:
       'Read a UTF-8 text file in the workspace. Returns its text; use offset and limit (line numbers) to read part ' +

@@ -171,7 +171,7 @@ export const shellInput = v.strictObject({
 export type ShellInput = v.InferOutput<typeof shellInput>;
 
 /** The `shell` tool's type. */
-export type ShellTool = Tool<ShellInput, ShellProgress, ToolResult<ShellDetails>>;
+export type ShellTool = Tool<ShellInput, ShellProgress, ToolResult<ShellDetails>, 'shell'>;
 
 /**
  * Creates the `shell` tool.
@@ -227,7 +227,7 @@ export function shellTool(options: ShellToolOptions = {}): ShellTool {
   checkNumber('killGraceMs', killGraceMs, 0);
   checkNumber('exitDrainMs', exitDrainMs, 0);
 
-  return defineTool<typeof shellInput, ShellProgress, ToolResult<ShellDetails>>({
+  return defineTool<typeof shellInput, ShellProgress, ToolResult<ShellDetails>, 'shell'>({
     name: 'shell',
     description:
       `Run a shell command (/bin/sh -c) in ${cwd} and get its combined stdout and stderr plus its exit code. ` +

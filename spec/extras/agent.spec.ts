@@ -22,7 +22,6 @@ import {
   type AgentEvent,
   type AgentMessage,
   type AgentResult,
-  type AgentToolProgress,
   type AssistantMessage,
   type ModelStreamEvent,
   type ToolCall,
@@ -91,7 +90,7 @@ describe('runAgent: the loop around runTools (seed 000 runLoop)', () => {
       },
     ]);
     const { events, result } = await drain(runAgent({ model, tools: [echo], messages: [user('echo hi')] }));
-    expectTypeOf(events[0]!).toEqualTypeOf<AgentEvent<string>>();
+    expectTypeOf(events[0]!).toEqualTypeOf<AgentEvent<typeof echo, never>>();
     expect(types(events)).toEqual([
       'turn_start',
       'message',
@@ -529,7 +528,7 @@ describe('agentTool: sub-agents as tools (seed 002)', () => {
     expect(toolMessage).toMatchObject({ role: 'tool', toolCallId: 'p1', isError: false, content: [{ type: 'text', text: 'explore answer: k is 7' }] });
     expect((toolMessage as { details?: { reason: string; turns: number } }).details).toMatchObject({ reason: 'completed', turns: 2 });
 
-    const progress = events.flatMap((e) => (e.type === 'tool_execution_update' ? [e.progress as AgentToolProgress] : []));
+    const progress = events.flatMap((e) => (e.type === 'tool_execution_update' ? [e.progress] : []));
     const tagged = progress.map((p) => `${p.depth} ${p.path.join('/')} ${p.agent} ${p.event.type}${p.event.type === 'tool_execution_start' ? ` ${p.event.toolName}` : ''}`);
     expect(tagged).toContain('1 p1 explore tool_execution_start deep');
     expect(tagged).toContain('2 p1/e1 deep tool_execution_start lookup');
@@ -582,8 +581,8 @@ describe('agentTool: sub-agents as tools (seed 002)', () => {
     expect(finals).toEqual(['lookup finally']);
     expect(result.reason).toBe('aborted');
     expectValidHistory(result.messages);
-    const nestedEnds = events.flatMap((e) => (e.type === 'tool_execution_update' ? [e.progress as AgentToolProgress] : [])).filter((p) => p.event.type === 'agent_end');
-    expect(nestedEnds.map((p) => [p.depth, (p.event as { reason: string }).reason])).toEqual([
+    const nestedEnds = events.flatMap((e) => (e.type === 'tool_execution_update' && e.progress.event.type === 'agent_end' ? [{ depth: e.progress.depth, end: e.progress.event }] : []));
+    expect(nestedEnds.map((p) => [p.depth, p.end.reason])).toEqual([
       [2, 'aborted'],
       [1, 'aborted'],
     ]);

@@ -66,7 +66,7 @@ describe('callTool: delegating to another tool in one line', () => {
         return `${resultText(child)} (${child.details?.bytes} bytes)`;
       },
     });
-    expectTypeOf(parent).toEqualTypeOf<Tool<{ path: string }, { opened: string }, string>>();
+    expectTypeOf(parent).toEqualTypeOf<Tool<{ path: string }, { opened: string }, string, 'parent'>>();
     const { events, batch } = await collect(runTools([{ id: 'p', name: 'parent', arguments: { path: 'a.txt' } }], { tools: [parent] }));
     expect(ofType(events, 'tool_execution_update').map((e) => e.progress)).toEqual([{ opened: 'a.txt' }]);
     expect(text(batch.messages[0]!)).toBe('a.txt:3 (42 bytes)');
@@ -423,7 +423,7 @@ describe('withRetry (abort-controller-x retry)', () => {
 describe('mapProgress', () => {
   it('maps each progress value in order, keeps name, schema, input and output types', async () => {
     const mapped = mapProgress(reader, (p, ctx) => `${ctx.toolCallId} opened ${p.opened}`);
-    expectTypeOf(mapped).toEqualTypeOf<Tool<{ path: string; lines: number }, string, ToolOutputOf<typeof reader>>>();
+    expectTypeOf(mapped).toEqualTypeOf<Tool<{ path: string; lines: number }, string, ToolOutputOf<typeof reader>, 'read'>>();
     const { events, batch } = await collect(runTools([{ id: 'r1', name: 'read', arguments: { path: 'x' } }], { tools: [mapped] }));
     expect(ofType(events, 'tool_execution_update').map((e) => e.progress)).toEqual(['r1 opened x']);
     expect(text(batch.messages[0]!)).toBe('x:10');
@@ -481,13 +481,14 @@ describe('A5 through ix operators: leaving a pipeline closes every tool', () => 
     return { tool, calls, closed, signals };
   }
 
-  const isUpdate = (e: ToolEvent): e is Extract<ToolEvent, { type: 'tool_execution_update' }> => e.type === 'tool_execution_update';
+  const isUpdate = <E extends ToolEvent>(e: E): e is Extract<E, { type: 'tool_execution_update' }> => e.type === 'tool_execution_update';
 
   it('break out of from(runTools(...)).pipe(filter, map)', async () => {
     const t = endless();
     let n = 0;
     for await (const progress of from(runTools(t.calls, { tools: [t.tool] })).pipe(filter(isUpdate), map((e) => e.progress))) {
-      expectTypeOf(progress).toEqualTypeOf<unknown>();
+      // The tool's own progress type flows through the operators: no cast.
+      expectTypeOf(progress).toEqualTypeOf<number>();
       if (++n === 5) break;
     }
     await settle();

@@ -231,8 +231,12 @@ export class MergeEngine<T = unknown> {
   }
 }
 
-type Source<Y, R> = AsyncIterator<Y, R, undefined> | AsyncIterable<Y>;
-type SourceList<Y, R> = Iterable<Source<Y, R>> | AsyncIterable<Source<Y, R>>;
+/** One source of {@link mergeGenerators}: an async iterator (a generator) returning `R`, or an async iterable. */
+export type MergeSource<Y, R> = AsyncIterator<Y, R, undefined> | AsyncIterable<Y>;
+/** What {@link mergeGenerators} takes: the sources, as an array or any (async) iterable of them. */
+export type MergeSourceList<Y, R> = Iterable<MergeSource<Y, R>> | AsyncIterable<MergeSource<Y, R>>;
+type Source<Y, R> = MergeSource<Y, R>;
+type SourceList<Y, R> = MergeSourceList<Y, R>;
 
 /**
  * Interleaves async generators (or any async iterators) into one async generator.
@@ -267,7 +271,7 @@ type SourceList<Y, R> = Iterable<Source<Y, R>> | AsyncIterable<Source<Y, R>>;
  * ```
  */
 export function mergeGenerators<Y, R>(
-  sources: SourceList<Y, R>,
+  sources: MergeSourceList<Y, R>,
   options: MergeOptions = {},
 ): AsyncGenerator<MergeItem<Y, R>, void, undefined> {
   const concurrency = options.concurrency ?? Infinity;

@@ -14,12 +14,11 @@
  */
 import { checkRunToolsArguments, type RunToolsOptions } from '../../core/options.ts';
 import { assertToolShape, describeValue, type Tool } from '../../core/tool.ts';
-import type { ToolProgressOf } from '../compose/types.ts';
 import type { AgentEndReason, AgentEvent, AgentMessage, AgentModel, AgentResult } from './messages.ts';
 import { runTurn } from './turn.ts';
 
 /** Options of {@link runAgent}: the agent's own, plus every `runTools` option but `tools` and `signal`, applied to each batch. */
-export interface RunAgentOptions<T extends readonly Tool[] = readonly Tool[]> extends Omit<RunToolsOptions, 'tools' | 'signal'> {
+export interface RunAgentOptions<T extends readonly Tool[] = readonly Tool[], AfterDetails = unknown> extends Omit<RunToolsOptions<T, AfterDetails>, 'tools' | 'signal'> {
   /** The model; see {@link AgentModel}. */
   model: AgentModel;
   /** The tools the model may call. */
@@ -67,11 +66,12 @@ export const DEFAULT_MAX_TURNS = 10;
  * }
  * ```
  */
-export function runAgent<const T extends readonly Tool[]>(
-  options: RunAgentOptions<T>,
-): AsyncGenerator<AgentEvent<ToolProgressOf<T[number]>>, AgentResult, undefined> {
+export function runAgent<const T extends readonly Tool[], AfterDetails = never>(
+  options: RunAgentOptions<T, AfterDetails>,
+): AsyncGenerator<AgentEvent<T[number], AfterDetails>, AgentResult, undefined> {
   checkRunAgentOptions(options);
-  return agentLoop(options) as AsyncGenerator<AgentEvent<ToolProgressOf<T[number]>>, AgentResult, undefined>;
+  // Type-level only: the batches' events are the tools' own.
+  return agentLoop(options) as AsyncGenerator<AgentEvent, AgentResult, undefined> as AsyncGenerator<AgentEvent<T[number], AfterDetails>, AgentResult, undefined>;
 }
 
 function checkRunAgentOptions(options: unknown): asserts options is RunAgentOptions {

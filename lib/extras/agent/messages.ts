@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ToolEvent } from '../../core/events.ts';
+import type { ToolEvent, ToolResultMessageOf } from '../../core/events.ts';
 import type { ContentBlock, TextContent, Tool, ToolCall, ToolResultMessage } from '../../core/tool.ts';
 
 // ---------------------------------------------------------------------------------------
@@ -168,11 +168,12 @@ export interface AgentMessageEvent {
 }
 
 /** The turn is over: its message (absent when the model gave none) and every result of its calls, in call order. */
-export interface TurnEndEvent {
+export interface TurnEndEvent<T extends Tool = Tool, AfterDetails = unknown> {
   type: 'turn_end';
   turn: number;
   message: AssistantMessage | undefined;
-  toolResults: ToolResultMessage[];
+  /** Typed per tool as the batch's messages (see {@link ToolResultMessageOf}). */
+  toolResults: ToolResultMessageOf<T, AfterDetails>[];
 }
 
 /**
@@ -212,12 +213,16 @@ export interface AgentEndEvent extends AgentResult {
  * turn's batch. Per turn: `turn_start`, (`message_update`*), `message`, the batch's
  * `tool_execution_*` / `tool_result` events, `turn_end`; then one `agent_end`.
  *
- * @typeParam Progress - the union of the tools' progress types.
+ * The `runTools` events are typed from the tools as in {@link ToolEvent}: narrow on `type`,
+ * then `toolName`, to get a tool's progress or details.
+ *
+ * @typeParam T - the union of the run's tools. @default Tool
+ * @typeParam AfterDetails - the `details` type the run's `afterToolCall` may return. @default unknown
  */
-export type AgentEvent<Progress = unknown> =
+export type AgentEvent<T extends Tool = Tool, AfterDetails = unknown> =
   | TurnStartEvent
   | MessageUpdateEvent
   | AgentMessageEvent
-  | ToolEvent<Progress>
-  | TurnEndEvent
+  | ToolEvent<T, AfterDetails>
+  | TurnEndEvent<T, AfterDetails>
   | AgentEndEvent;

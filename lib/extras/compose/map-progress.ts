@@ -18,7 +18,7 @@ import { describeValue, type Tool, type ToolContext } from '../../core/tool.ts';
  * const quietShell = mapProgress(shell, (chunk) => `${chunk.text.length} bytes`);
  * ```
  */
-export function mapProgress<I, P, O, Q>(tool: Tool<I, P, O>, fn: (progress: P, context: ToolContext) => Q): Tool<I, Q, O> {
+export function mapProgress<I, P, O, Q, N extends string>(tool: Tool<I, P, O, N>, fn: (progress: P, context: ToolContext) => Q): Tool<I, Q, O, N> {
   if (typeof fn !== 'function') throw new TypeError(`mapProgress: fn must be a function, received ${describeValue(fn)}`);
   return {
     ...tool,

@@ -56,7 +56,7 @@ export interface RetryOptions {
  * const fetchPage = withRetry(withTimeout(fetchTool, 10_000), { retries: 2, backoff: { baseMs: 500 } });
  * ```
  */
-export function withRetry<I, P, O>(tool: Tool<I, P, O>, options: RetryOptions): Tool<I, P, O> {
+export function withRetry<I, P, O, N extends string>(tool: Tool<I, P, O, N>, options: RetryOptions): Tool<I, P, O, N> {
   const { retries, backoff = {}, shouldRetry, onRetry } = options ?? ({} as RetryOptions);
   if (!(Number.isInteger(retries) && retries >= 0)) {
     throw new TypeError(`withRetry: options.retries must be a non-negative integer, received ${describeValue(retries)}`);

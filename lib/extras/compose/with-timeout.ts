@@ -6,6 +6,15 @@
 import type { Tool, ToolContext } from '../../core/tool.ts';
 import { checkGraceMs, checkTimeoutMs, DEFAULT_GRACE_MS, invoke } from './child-call.ts';
 
+/** Options of {@link withTimeout}. */
+export interface WithTimeoutOptions {
+  /**
+   * How long, in ms, to wait for a tool that ignores its aborted signal before letting go of it.
+   * @default 100
+   */
+  graceMs?: number;
+}
+
 /**
  * A tool like `tool` (same name, schema, types, `executionMode`, `timeoutMs`) whose every
  * call is limited to `ms` wherever it runs — under `runTools`, through `callTool`, or
@@ -23,7 +32,7 @@ import { checkGraceMs, checkTimeoutMs, DEFAULT_GRACE_MS, invoke } from './child-
  * @param ms - the limit, in ms (> 0).
  * @throws TypeError at once when `ms` or `options.graceMs` is not a valid number of ms.
  */
-export function withTimeout<I, P, O>(tool: Tool<I, P, O>, ms: number, options: { graceMs?: number } = {}): Tool<I, P, O> {
+export function withTimeout<I, P, O, N extends string>(tool: Tool<I, P, O, N>, ms: number, options: WithTimeoutOptions = {}): Tool<I, P, O, N> {
   if (ms === undefined) throw new TypeError('withTimeout: ms is required');
   checkTimeoutMs('withTimeout', ms);
   checkGraceMs('withTimeout', options.graceMs);
