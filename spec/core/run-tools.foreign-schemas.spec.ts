@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runTools, type Tool, type ToolCall, type ToolEvent } from '../../lib/index.ts';
-import { expectRunInvariants, text } from '../helpers.ts';
+import { collect, expectRunInvariants, text } from '../helpers.ts';
 
 const never = (): Promise<never> => new Promise<never>(() => {});
 const plain: Tool = { name: 'plain', input: { type: 'object' }, execute: () => 'plain ran' };
@@ -52,17 +52,7 @@ describe('P4: a tool input that throws when read is that call\'s error, not a th
     };
     const bad: Tool = { name: 'bad', input: input as never, execute: () => 'ran' };
     const calls: ToolCall[] = [{ id: 'a', name: 'plain', arguments: {} }, { id: 'b', name: 'bad', arguments: {} }];
-    const events: ToolEvent[] = [];
-    const run = runTools(calls, { tools: [plain, bad] });
-    let batch;
-    for (;;) {
-      const step = await run.next();
-      if (step.done === true) {
-        batch = step.value;
-        break;
-      }
-      events.push(step.value);
-    }
+    const { events, batch } = await collect(runTools(calls, { tools: [plain, bad] }));
     expectRunInvariants(calls, events, batch);
     expect(text(batch.messages[0]!)).toBe('plain ran');
     expect(batch.messages[1]!.isError).toBe(true);
@@ -85,15 +75,7 @@ describe('P4: a Standard Schema result that is neither { value } nor { issues } 
         return 'ran';
       },
     };
-    const run = runTools([{ id: 'a', name: 'odd', arguments: { a: 1 } }], { tools: [odd] });
-    let batch;
-    for (;;) {
-      const step = await run.next();
-      if (step.done === true) {
-        batch = step.value;
-        break;
-      }
-    }
+    const { batch } = await collect(runTools([{ id: 'a', name: 'odd', arguments: { a: 1 } }], { tools: [odd] }));
     expect(ran).toBe(false);
     expect(batch.messages[0]!.isError).toBe(true);
     expect(text(batch.messages[0]!)).toMatch(/could not validate its arguments/);
