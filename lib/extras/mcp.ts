@@ -17,7 +17,7 @@
  * Over stdio, connect the client with `McpStdioTransport` (from `toolrun/mcp`) rather than the SDK's
  * `StdioClientTransport` when a server may misbehave: the SDK's transport closes the whole
  * connection on one message over 10 MiB, and lets a request answered with `result: null`
- * wait for its timeout; toolrun's fails only that request, at once (`lib/extras/mcp-stdio.ts`).
+ * wait for its timeout; toolrun's fails only that request, at once (`lib/mcp/stdio.ts`).
  *
  * The MCP SDK is not a runtime dependency of toolrun: this module calls only methods of the
  * client object it is given (`listTools`, `callTool`), typed structurally by

@@ -19,5 +19,5 @@ export { serveHttp, serveMcp } from './serve.ts';
 export type { McpHttpOptions, ServedMcp, ServeMcpOptions } from './serve.ts';
 export { connectMcpHttp } from './client.ts';
 export type { ConnectMcpHttpOptions } from './client.ts';
-export { McpStdioTransport } from '../extras/mcp-stdio.ts';
-export type { McpJsonRpcMessage, McpStdioTransportOptions } from '../extras/mcp-stdio.ts';
+export { McpStdioTransport } from './stdio.ts';
+export type { McpJsonRpcMessage, McpStdioTransportOptions } from './stdio.ts';
