@@ -33,10 +33,10 @@
  * @module
  */
 import { consumerExitReason, MAX_TIMER_MS } from './abort.ts';
+import { CallRecord } from './call.ts';
 import type { ToolBatch, ToolEvent } from './events.ts';
 import { checkRunToolsArguments, type RunToolsOptions } from './options.ts';
 import { Run } from './run.ts';
-import { Slot } from './streams/merge.ts';
 import type { Tool, ToolCall } from './tool.ts';
 
 /**
@@ -198,7 +198,7 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
         const item = outbox.take();
         if (item !== undefined) {
           // A pull mark: the update before it has been taken, so its tool may step again (M3).
-          if (item instanceof Slot) {
+          if (item instanceof CallRecord) {
             engine.pull(item);
             continue;
           }

@@ -33,11 +33,11 @@ import { Outcome, outcomeText } from './stages/outcome.ts';
 import { notRun, prepareToolCall, type PrepareInput } from './stages/prepare.ts';
 import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.ts';
 import { Channel } from './streams/channel.ts';
-import { MergeEngine, Slot, Step, type MergeRecord } from './streams/merge.ts';
+import { MergeEngine, Step, type MergeRecord } from './streams/merge.ts';
 import type { Tool, ToolCall, ToolResultMessage } from './tool.ts';
 
-/** What the consumer is handed, in order: events, and pull marks (`Slot`: pull that tool once the update before it was taken, M3). */
-export type OutboxItem = ToolEvent | Slot<CallRecord | undefined>;
+/** What the consumer is handed, in order: events, and pull marks (a `CallRecord`: pull that tool once the update before it was taken, M3). */
+export type OutboxItem = ToolEvent | CallRecord;
 
 /** Records the run pushes to its own merge engine (hooks settling, input arriving, a grace period over). */
 type Note =
@@ -202,7 +202,7 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     switch (record.step) {
       case Step.Value:
         this.outbox.push({ type: 'tool_execution_update', toolCallId: call.call.id, toolName: call.call.name, index: call.index, progress: record.value });
-        this.outbox.push(record.slot!);
+        this.outbox.push(call);
         return;
       case Step.Done:
         this.#executed(call, executedFromReturn(call, record.value, call.stoppedBy));
@@ -241,7 +241,7 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
         return;
       case 'abandoned':
         if (call !== undefined && call.state === CallState.Running) {
-          if (call.slot !== undefined) this.engine.release(call.slot);
+          this.engine.release(call);
           this.#executed(call, executedAbandoned(call));
         }
         return;
@@ -326,14 +326,13 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, true);
     const started = startExecution(record);
     if (started instanceof Outcome) this.#executed(record, started);
-    else record.slot = this.engine.add(record, started);
+    else this.engine.attach(record, started);
   }
 
   /** Stage 3: the tool's outcome goes through `afterToolCall` (P3). */
   #executed(record: CallRecord, executed: Outcome): void {
     if (!record.advance(CallState.Finalizing)) return;
     record.close();
-    record.slot = undefined;
     if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, false);
     const finalized = finalizeExecutedToolCall(this, record, executed);
     if (finalized instanceof Outcome) {

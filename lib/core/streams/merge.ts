@@ -52,53 +52,47 @@ export interface MergeRecord<T = unknown> {
   /** The source's tag, or for `External` records the tag the owner passed. */
   readonly tag: T;
   /** The source; `undefined` for `External` records. */
-  readonly slot: Slot<T> | undefined;
+  readonly slot: MergeSlot<T> | undefined;
   value: unknown;
 }
 
 /**
  * One active source, and its own merge record: a source has at most one `next()`
  * outstanding, so at most one of its steps waits in the queue at a time, and the slot can
- * carry it (`step`, `value`) without a record object per step.
+ * carry it (`step`, `value`) without a record object per step. The engine's owner may
+ * bring its own object as the slot (runTools' call record is one), so a source costs no
+ * object of its own; {@link Slot} is the plain one.
  *
  * Invariants: `finished` becomes true once, when the source returned, threw, or was let go
- * of; while it is false the slot is on the engine's active list. `tag` is the owner's (the
- * source's index, a call's record).
+ * of; while it is false (and the slot was attached) the slot is on the engine's active
+ * list. `tag` is the owner's (the source's index, a call's record). `iterator`, `onValue`
+ * and `onError` are set by {@link MergeEngine.attach}, once.
  */
-export class Slot<T = unknown> implements MergeRecord<T> {
+export interface MergeSlot<T = unknown> extends MergeRecord<T> {
+  finished: boolean;
+  step: Step;
+  value: unknown;
+  /** Neighbours on the engine's active list (in the order the sources started). */
+  prev: MergeSlot<T> | undefined;
+  next: MergeSlot<T> | undefined;
+  iterator: AsyncIterator<unknown, unknown, undefined> | undefined;
+  /** The source's settled `next()` goes to these (made once per source, not per item). */
+  onValue: ((result: IteratorResult<unknown, unknown>) => void) | undefined;
+  onError: ((error: unknown) => void) | undefined;
+}
+
+/** The plain {@link MergeSlot}: a tag, and the merge fields. */
+export class Slot<T = unknown> implements MergeSlot<T> {
   finished = false;
   step: Step = Step.Value;
   value: unknown = undefined;
-  /** Neighbours on the engine's active list (in the order the sources started). */
-  prev: Slot<T> | undefined = undefined;
-  next: Slot<T> | undefined = undefined;
-  readonly onValue: (result: IteratorResult<unknown, unknown>) => void;
-  readonly onError: (error: unknown) => void;
+  prev: MergeSlot<T> | undefined = undefined;
+  next: MergeSlot<T> | undefined = undefined;
+  iterator: AsyncIterator<unknown, unknown, undefined> | undefined = undefined;
+  onValue: ((result: IteratorResult<unknown, unknown>) => void) | undefined = undefined;
+  onError: ((error: unknown) => void) | undefined = undefined;
 
-  constructor(
-    readonly engine: MergeEngine<T>,
-    readonly tag: T,
-    readonly iterator: AsyncIterator<unknown, unknown, undefined>,
-  ) {
-    const slot = this;
-    // Made once per source, not per item.
-    this.onValue = function (this: void, result) {
-      let done: unknown;
-      let value: unknown;
-      try {
-        done = result.done;
-        value = result.value;
-      } catch (error) {
-        // An iterator result with a throwing getter (a hand-written iterator): a failed step.
-        engine.settled(slot, Step.Error, error);
-        return;
-      }
-      engine.settled(slot, done === true ? Step.Done : Step.Value, value);
-    };
-    this.onError = function (this: void, error) {
-      engine.settled(slot, Step.Error, error);
-    };
-  }
+  constructor(readonly tag: T) {}
 
   get slot(): Slot<T> {
     return this;
@@ -121,8 +115,8 @@ export class MergeEngine<T = unknown> {
   constructor(readonly onEnd?: (tag: T) => void) {}
 
   readonly #queue = new Channel<MergeRecord<T>>({ highWaterMark: Infinity, capacity: 16 });
-  #first: Slot<T> | undefined;
-  #last: Slot<T> | undefined;
+  #first: MergeSlot<T> | undefined;
+  #last: MergeSlot<T> | undefined;
   #active = 0;
 
   /** How many sources are active (started, not finished). */
@@ -132,7 +126,30 @@ export class MergeEngine<T = unknown> {
 
   /** Starts a source: pulls its first step at once. */
   add(tag: T, iterator: AsyncIterator<unknown, unknown, undefined>): Slot<T> {
-    const slot = new Slot(this, tag, iterator);
+    const slot = new Slot(tag);
+    this.attach(slot, iterator);
+    return slot;
+  }
+
+  /** Starts a source on a slot the owner made (not attached before): pulls its first step at once. */
+  attach(slot: MergeSlot<T>, iterator: AsyncIterator<unknown, unknown, undefined>): void {
+    slot.iterator = iterator;
+    slot.onValue = (result) => {
+      let done: unknown;
+      let value: unknown;
+      try {
+        done = result.done;
+        value = result.value;
+      } catch (error) {
+        // An iterator result with a throwing getter (a hand-written iterator): a failed step.
+        this.settled(slot, Step.Error, error);
+        return;
+      }
+      this.settled(slot, done === true ? Step.Done : Step.Value, value);
+    };
+    slot.onError = (error) => {
+      this.settled(slot, Step.Error, error);
+    };
     const last = this.#last;
     slot.prev = last;
     if (last === undefined) this.#first = slot;
@@ -140,14 +157,13 @@ export class MergeEngine<T = unknown> {
     this.#last = slot;
     this.#active++;
     this.pull(slot);
-    return slot;
   }
 
   /** Asks a source for its next step (after the consumer took the previous one: M3). */
-  pull(slot: Slot<T>): void {
+  pull(slot: MergeSlot<T>): void {
     if (slot.finished) return;
     try {
-      slot.iterator.next().then(slot.onValue, slot.onError);
+      slot.iterator!.next().then(slot.onValue, slot.onError);
     } catch (error) {
       // A hand-written iterator whose next() throws synchronously, or returns no promise,
       // fails like a rejection.
@@ -156,7 +172,7 @@ export class MergeEngine<T = unknown> {
   }
 
   /** @internal A source's step settled. */
-  settled(slot: Slot<T>, step: Step, value: unknown): void {
+  settled(slot: MergeSlot<T>, step: Step, value: unknown): void {
     if (slot.finished || this.#queue.closed) return;
     if (step !== Step.Value) {
       this.#finish(slot);
@@ -191,8 +207,8 @@ export class MergeEngine<T = unknown> {
    * Lets go of a source that has not finished: it counts as finished, its late steps are
    * dropped, and it gets `return()` without being awaited (see {@link closeWithoutWaiting}).
    */
-  release(slot: Slot<T>): void {
-    if (slot.finished) return;
+  release(slot: MergeSlot<T>): void {
+    if (slot.finished || slot.iterator === undefined) return;
     this.#finish(slot);
     closeWithoutWaiting(slot.iterator);
   }
@@ -208,7 +224,7 @@ export class MergeEngine<T = unknown> {
       const next = slot.next;
       slot.finished = true;
       slot.prev = slot.next = undefined;
-      const settled = closeWithoutWaiting(slot.iterator);
+      const settled = closeWithoutWaiting(slot.iterator!);
       if (settled !== undefined) returns.push(settled);
       slot = next;
     }
@@ -218,7 +234,7 @@ export class MergeEngine<T = unknown> {
     return returns;
   }
 
-  #finish(slot: Slot<T>): void {
+  #finish(slot: MergeSlot<T>): void {
     slot.finished = true;
     const prev = slot.prev;
     const next = slot.next;
