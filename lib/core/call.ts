@@ -50,8 +50,8 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
   /** The call's time limit in ms (the tool's own, or the run's), if any (A4). */
   timeoutMs: number | undefined;
   // --- the merge slot (MergeSlot): used only for a generator or promise tool, from the
-  // moment it is handed to the run's merge engine (`iterator` set) until it settles.
-  finished = false;
+  // moment it is handed to the run's merge engine (`iterator` set) until it settles
+  // (`iterator` cleared).
   step: Step = Step.Value;
   value: unknown = undefined;
   prev: MergeSlot<CallRecord | undefined> | undefined = undefined;

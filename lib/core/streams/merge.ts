@@ -63,18 +63,18 @@ export interface MergeRecord<T = unknown> {
  * bring its own object as the slot (runTools' call record is one), so a source costs no
  * object of its own; {@link Slot} is the plain one.
  *
- * Invariants: `finished` becomes true once, when the source returned, threw, or was let go
- * of; while it is false (and the slot was attached) the slot is on the engine's active
- * list. `tag` is the owner's (the source's index, a call's record). `iterator`, `onValue`
- * and `onError` are set by {@link MergeEngine.attach}, once.
+ * Invariants: `iterator` is set by {@link MergeEngine.attach} and cleared once, when the
+ * source returned, threw, or was let go of (it has finished); while it is set the slot is on
+ * the engine's active list. `tag` is the owner's (the source's index, a call's record).
+ * `onValue` and `onError` are set by {@link MergeEngine.attach}, once.
  */
 export interface MergeSlot<T = unknown> extends MergeRecord<T> {
-  finished: boolean;
   step: Step;
   value: unknown;
   /** Neighbours on the engine's active list (in the order the sources started). */
   prev: MergeSlot<T> | undefined;
   next: MergeSlot<T> | undefined;
+  /** The source, while it is active; `undefined` before it was attached and once it finished. */
   iterator: AsyncIterator<unknown, unknown, undefined> | undefined;
   /** The source's settled `next()` goes to these (made once per source, not per item). */
   onValue: ((result: IteratorResult<unknown, unknown>) => void) | undefined;
@@ -83,7 +83,6 @@ export interface MergeSlot<T = unknown> extends MergeRecord<T> {
 
 /** The plain {@link MergeSlot}: a tag, and the merge fields. */
 export class Slot<T = unknown> implements MergeSlot<T> {
-  finished = false;
   step: Step = Step.Value;
   value: unknown = undefined;
   prev: MergeSlot<T> | undefined = undefined;
@@ -102,7 +101,7 @@ export class Slot<T = unknown> implements MergeSlot<T> {
 /**
  * The merge's state: active sources and the queue of their settled steps.
  *
- * Invariants: the active list holds exactly the slots not yet `finished` (`activeCount` of
+ * Invariants: the active list holds exactly the slots whose `iterator` is set (`activeCount` of
  * them); a step of a finished slot is never queued (late steps of a source let go of are
  * dropped); the queue is a {@link Channel}, whose single consumer is the engine's owner.
  */
@@ -161,9 +160,10 @@ export class MergeEngine<T = unknown> {
 
   /** Asks a source for its next step (after the consumer took the previous one: M3). */
   pull(slot: MergeSlot<T>): void {
-    if (slot.finished) return;
+    const iterator = slot.iterator;
+    if (iterator === undefined) return;
     try {
-      slot.iterator!.next().then(slot.onValue, slot.onError);
+      iterator.next().then(slot.onValue, slot.onError);
     } catch (error) {
       // A hand-written iterator whose next() throws synchronously, or returns no promise,
       // fails like a rejection.
@@ -173,7 +173,7 @@ export class MergeEngine<T = unknown> {
 
   /** @internal A source's step settled. */
   settled(slot: MergeSlot<T>, step: Step, value: unknown): void {
-    if (slot.finished || this.#queue.closed) return;
+    if (slot.iterator === undefined || this.#queue.closed) return;
     if (step !== Step.Value) {
       this.#finish(slot);
       this.onEnd?.(slot.tag);
@@ -208,9 +208,10 @@ export class MergeEngine<T = unknown> {
    * dropped, and it gets `return()` without being awaited (see {@link closeWithoutWaiting}).
    */
   release(slot: MergeSlot<T>): void {
-    if (slot.finished || slot.iterator === undefined) return;
+    const iterator = slot.iterator;
+    if (iterator === undefined) return;
     this.#finish(slot);
-    closeWithoutWaiting(slot.iterator);
+    closeWithoutWaiting(iterator);
   }
 
   /**
@@ -222,9 +223,10 @@ export class MergeEngine<T = unknown> {
     const returns: Promise<unknown>[] = [];
     for (let slot = this.#first; slot !== undefined; ) {
       const next = slot.next;
-      slot.finished = true;
+      const iterator = slot.iterator!;
+      slot.iterator = undefined;
       slot.prev = slot.next = undefined;
-      const settled = closeWithoutWaiting(slot.iterator!);
+      const settled = closeWithoutWaiting(iterator);
       if (settled !== undefined) returns.push(settled);
       slot = next;
     }
@@ -235,7 +237,7 @@ export class MergeEngine<T = unknown> {
   }
 
   #finish(slot: MergeSlot<T>): void {
-    slot.finished = true;
+    slot.iterator = undefined;
     const prev = slot.prev;
     const next = slot.next;
     if (prev === undefined) this.#first = next;
