@@ -8,7 +8,7 @@
  * @module
  */
 import { CancelScope, timeoutReason, type AbortCause } from './abort.ts';
-import { Step, type MergeSlot } from './streams/merge.ts';
+import { Step, type MergeSlot, type Settler } from './streams/merge.ts';
 import type { Tool, ToolCall, ToolContext, ToolResultMessage } from './tool.ts';
 
 /**
@@ -57,8 +57,7 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
   prev: MergeSlot<CallRecord | undefined> | undefined = undefined;
   next: MergeSlot<CallRecord | undefined> | undefined = undefined;
   iterator: AsyncIterator<unknown, unknown, undefined> | undefined = undefined;
-  onValue: ((result: IteratorResult<unknown, unknown>) => void) | undefined = undefined;
-  onError: ((error: unknown) => void) | undefined = undefined;
+  settler: Settler<CallRecord | undefined> | undefined = undefined;
   /**
    * What had aborted the call's signal when its tool settled (`undefined`: nothing, it ended
    * on its own). Noted when the tool settles, not when its record is taken: the consumer

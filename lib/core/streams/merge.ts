@@ -66,7 +66,7 @@ export interface MergeRecord<T = unknown> {
  * Invariants: `iterator` is set by {@link MergeEngine.attach} and cleared once, when the
  * source returned, threw, or was let go of (it has finished); while it is set the slot is on
  * the engine's active list. `tag` is the owner's (the source's index, a call's record).
- * `onValue` and `onError` are set by {@link MergeEngine.attach}, once.
+ * `settler` is set by {@link MergeEngine.attach}.
  */
 export interface MergeSlot<T = unknown> extends MergeRecord<T> {
   step: Step;
@@ -76,9 +76,46 @@ export interface MergeSlot<T = unknown> extends MergeRecord<T> {
   next: MergeSlot<T> | undefined;
   /** The source, while it is active; `undefined` before it was attached and once it finished. */
   iterator: AsyncIterator<unknown, unknown, undefined> | undefined;
-  /** The source's settled `next()` goes to these (made once per source, not per item). */
-  onValue: ((result: IteratorResult<unknown, unknown>) => void) | undefined;
-  onError: ((error: unknown) => void) | undefined;
+  /** Where the source's settled `next()` goes; the engine's, lent to the slot while it is active. */
+  settler: Settler<T> | undefined;
+}
+
+const nativeThen = Promise.prototype.then;
+
+/**
+ * The two callbacks a source's `next()` settles into, and the slot they serve now. Made by
+ * the engine and lent to one active slot at a time: when a source ends by its own step
+ * (it returned or threw), nothing of it is pending any more, so the engine lends the same
+ * callbacks to the next source it starts — a batch pays for as many as ran at once, not one
+ * pair per source. A settler is never lent again once its slot was let go of (a step may
+ * still come), or once a `next()` gave something other than a native promise (a foreign
+ * thenable might call back twice).
+ */
+export class Settler<T = unknown> {
+  slot: MergeSlot<T> | undefined = undefined;
+  /** False once this settler must not serve another slot. */
+  reusable = true;
+  readonly onValue: (result: IteratorResult<unknown, unknown>) => void;
+  readonly onError: (error: unknown) => void;
+
+  constructor(engine: MergeEngine<T>) {
+    this.onValue = (result) => {
+      let done: unknown;
+      let value: unknown;
+      try {
+        done = result.done;
+        value = result.value;
+      } catch (error) {
+        // An iterator result with a throwing getter (a hand-written iterator): a failed step.
+        if (this.slot !== undefined) engine.settled(this.slot, Step.Error, error);
+        return;
+      }
+      if (this.slot !== undefined) engine.settled(this.slot, done === true ? Step.Done : Step.Value, value);
+    };
+    this.onError = (error) => {
+      if (this.slot !== undefined) engine.settled(this.slot, Step.Error, error);
+    };
+  }
 }
 
 /** The plain {@link MergeSlot}: a tag, and the merge fields. */
@@ -88,8 +125,7 @@ export class Slot<T = unknown> implements MergeSlot<T> {
   prev: MergeSlot<T> | undefined = undefined;
   next: MergeSlot<T> | undefined = undefined;
   iterator: AsyncIterator<unknown, unknown, undefined> | undefined = undefined;
-  onValue: ((result: IteratorResult<unknown, unknown>) => void) | undefined = undefined;
-  onError: ((error: unknown) => void) | undefined = undefined;
+  settler: Settler<T> | undefined = undefined;
 
   constructor(readonly tag: T) {}
 
@@ -114,6 +150,8 @@ export class MergeEngine<T = unknown> {
   constructor(readonly onEnd?: (tag: T) => void) {}
 
   readonly #queue = new Channel<MergeRecord<T>>({ highWaterMark: Infinity, capacity: 16 });
+  /** Settlers free to lend (see {@link Settler}). */
+  readonly #spare: Settler<T>[] = [];
   #first: MergeSlot<T> | undefined;
   #last: MergeSlot<T> | undefined;
   #active = 0;
@@ -133,22 +171,9 @@ export class MergeEngine<T = unknown> {
   /** Starts a source on a slot the owner made (not attached before): pulls its first step at once. */
   attach(slot: MergeSlot<T>, iterator: AsyncIterator<unknown, unknown, undefined>): void {
     slot.iterator = iterator;
-    slot.onValue = (result) => {
-      let done: unknown;
-      let value: unknown;
-      try {
-        done = result.done;
-        value = result.value;
-      } catch (error) {
-        // An iterator result with a throwing getter (a hand-written iterator): a failed step.
-        this.settled(slot, Step.Error, error);
-        return;
-      }
-      this.settled(slot, done === true ? Step.Done : Step.Value, value);
-    };
-    slot.onError = (error) => {
-      this.settled(slot, Step.Error, error);
-    };
+    const settler = this.#spare.pop() ?? new Settler(this);
+    settler.slot = slot;
+    slot.settler = settler;
     const last = this.#last;
     slot.prev = last;
     if (last === undefined) this.#first = slot;
@@ -162,9 +187,13 @@ export class MergeEngine<T = unknown> {
   pull(slot: MergeSlot<T>): void {
     const iterator = slot.iterator;
     if (iterator === undefined) return;
+    const settler = slot.settler!;
     try {
-      iterator.next().then(slot.onValue, slot.onError);
+      const step = iterator.next();
+      if (!(step instanceof Promise) || step.then !== nativeThen) settler.reusable = false;
+      step.then(settler.onValue, settler.onError);
     } catch (error) {
+      settler.reusable = false;
       // A hand-written iterator whose next() throws synchronously, or returns no promise,
       // fails like a rejection.
       this.settled(slot, Step.Error, error);
@@ -176,6 +205,13 @@ export class MergeEngine<T = unknown> {
     if (slot.iterator === undefined || this.#queue.closed) return;
     if (step !== Step.Value) {
       this.#finish(slot);
+      // Its own last step: nothing of the source is pending, its settler may serve another.
+      const settler = slot.settler!;
+      slot.settler = undefined;
+      if (settler.reusable) {
+        settler.slot = undefined;
+        this.#spare.push(settler);
+      }
       this.onEnd?.(slot.tag);
     }
     slot.step = step;
