@@ -18,8 +18,9 @@
  *        tool steps ─▶ MergeEngine ─▶ Channel (streams/channel.ts) ─▶ Run.handle(record)
  *             a yielded value  → tool_execution_update → outbox (live, O5), then a pull mark (M3)
  *             returned / threw → executedFromReturn / executedFromThrow → an Outcome
+ *                                  (a usable result, no afterToolCall, not stopped: straight to #end)
  *             #executed             run.ts           afterToolCall (stages/finalize.ts, P3)
- *             #complete             run.ts           bound (C20), tool_execution_end → outbox (O3);
+ *             #end                  run.ts           bound (C20), tool_execution_end → outbox (O3);
  *                                                    tool_result → outbox once every earlier call ended (O2)
  *        RunGenerator               run-tools.ts   hands the outbox to the consumer, one event per next()
  * ```
