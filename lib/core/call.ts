@@ -2,12 +2,13 @@
  * `CallRecord`: everything the run knows about one tool call, from the moment it is handed
  * out to its `tool_result`. It is also the call's cancellation scope (a child of the run's):
  * its signal, its time limit and its grace period live on the same object, so a call costs
- * one record, not a record plus a scope.
+ * one record, not a record plus a scope. It is also its tool's merge slot (streams/merge.ts):
+ * the steps of a generator or promise tool are queued as the record itself.
  *
  * @module
  */
 import { CancelScope, timeoutReason, type AbortCause } from './abort.ts';
-import type { Slot } from './streams/merge.ts';
+import { Step, type MergeSlot, type Settler } from './streams/merge.ts';
 import type { Tool, ToolCall, ToolContext, ToolResultMessage } from './tool.ts';
 
 /**
@@ -39,7 +40,7 @@ export interface CallOwner {
  * abandoned tool, a hook that answered after the stop) finds the call past the state it
  * would act in, and is dropped.
  */
-export class CallRecord extends CancelScope {
+export class CallRecord extends CancelScope implements MergeSlot<CallRecord | undefined> {
   /** Where the call is; only {@link advance} changes it. */
   state: CallState = CallState.Queued;
   /** The tool the call names, looked up once when handed out; `undefined`: unknown tool. */
@@ -48,8 +49,15 @@ export class CallRecord extends CancelScope {
   args: unknown;
   /** The call's time limit in ms (the tool's own, or the run's), if any (A4). */
   timeoutMs: number | undefined;
-  /** The merge source of a generator or promise tool; set only while `Running`. */
-  slot: Slot<CallRecord | undefined> | undefined;
+  // --- the merge slot (MergeSlot): used only for a generator or promise tool, from the
+  // moment it is handed to the run's merge engine (`iterator` set) until it settles
+  // (`iterator` cleared).
+  step: Step = Step.Value;
+  value: unknown = undefined;
+  prev: MergeSlot<CallRecord | undefined> | undefined = undefined;
+  next: MergeSlot<CallRecord | undefined> | undefined = undefined;
+  iterator: AsyncIterator<unknown, unknown, undefined> | undefined = undefined;
+  settler: Settler<CallRecord | undefined> | undefined = undefined;
   /**
    * What had aborted the call's signal when its tool settled (`undefined`: nothing, it ended
    * on its own). Noted when the tool settles, not when its record is taken: the consumer
@@ -69,6 +77,16 @@ export class CallRecord extends CancelScope {
     readonly owner: CallOwner,
   ) {
     super(graceMs);
+  }
+
+  /** The merge record's tag: the call itself. */
+  get tag(): CallRecord {
+    return this;
+  }
+
+  /** The merge record's slot: the call itself. */
+  get slot(): CallRecord {
+    return this;
   }
 
   /**

@@ -18,8 +18,9 @@
  *        tool steps ─▶ MergeEngine ─▶ Channel (streams/channel.ts) ─▶ Run.handle(record)
  *             a yielded value  → tool_execution_update → outbox (live, O5), then a pull mark (M3)
  *             returned / threw → executedFromReturn / executedFromThrow → an Outcome
+ *                                  (a usable result, no afterToolCall, not stopped: straight to #end)
  *             #executed             run.ts           afterToolCall (stages/finalize.ts, P3)
- *             #complete             run.ts           bound (C20), tool_execution_end → outbox (O3);
+ *             #end                  run.ts           bound (C20), tool_execution_end → outbox (O3);
  *                                                    tool_result → outbox once every earlier call ended (O2)
  *        RunGenerator               run-tools.ts   hands the outbox to the consumer, one event per next()
  * ```
@@ -33,10 +34,10 @@
  * @module
  */
 import { consumerExitReason, MAX_TIMER_MS } from './abort.ts';
+import { CallRecord } from './call.ts';
 import type { ToolBatch, ToolEvent } from './events.ts';
 import { checkRunToolsArguments, type RunToolsOptions } from './options.ts';
 import { Run } from './run.ts';
-import { Slot } from './streams/merge.ts';
 import type { Tool, ToolCall } from './tool.ts';
 
 /**
@@ -198,7 +199,7 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
         const item = outbox.take();
         if (item !== undefined) {
           // A pull mark: the update before it has been taken, so its tool may step again (M3).
-          if (item instanceof Slot) {
+          if (item instanceof CallRecord) {
             engine.pull(item);
             continue;
           }

@@ -23,21 +23,21 @@
 import { CancelScope, type AbortCause } from './abort.ts';
 import { CallRecord, CallState, type CallOwner } from './call.ts';
 import { DEFAULTS, HAND_OUT_SLICE } from './defaults.ts';
-import type { ToolEvent } from './events.ts';
+import type { CallOutcome, ToolEvent } from './events.ts';
 import { toolTable, type RunToolsOptions } from './options.ts';
 import { emitWarning } from './platform.ts';
 import { boundResult, executedAbandoned, executedFromReturn, executedFromThrow, isPromiseLike, startExecution } from './stages/execute.ts';
 import { finalizeExecutedToolCall, type FinalizeInput } from './stages/finalize.ts';
-import { Problem, readTimeoutLimit, thrownText } from './stages/foreign.ts';
+import { Problem, readTimeoutLimit, readToolOutput, thrownText } from './stages/foreign.ts';
 import { Outcome, outcomeText } from './stages/outcome.ts';
 import { notRun, prepareToolCall, type PrepareInput } from './stages/prepare.ts';
 import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.ts';
 import { Channel } from './streams/channel.ts';
-import { MergeEngine, Slot, Step, type MergeRecord } from './streams/merge.ts';
-import type { Tool, ToolCall, ToolResultMessage } from './tool.ts';
+import { MergeEngine, Step, type MergeRecord } from './streams/merge.ts';
+import type { Tool, ToolCall, ToolResult, ToolResultMessage } from './tool.ts';
 
-/** What the consumer is handed, in order: events, and pull marks (`Slot`: pull that tool once the update before it was taken, M3). */
-export type OutboxItem = ToolEvent | Slot<CallRecord | undefined>;
+/** What the consumer is handed, in order: events, and pull marks (a `CallRecord`: pull that tool once the update before it was taken, M3). */
+export type OutboxItem = ToolEvent | CallRecord;
 
 /** Records the run pushes to its own merge engine (hooks settling, input arriving, a grace period over). */
 type Note =
@@ -202,10 +202,10 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     switch (record.step) {
       case Step.Value:
         this.outbox.push({ type: 'tool_execution_update', toolCallId: call.call.id, toolName: call.call.name, index: call.index, progress: record.value });
-        this.outbox.push(record.slot!);
+        this.outbox.push(call);
         return;
       case Step.Done:
-        this.#executed(call, executedFromReturn(call, record.value, call.stoppedBy));
+        this.#returned(call, record.value);
         return;
       default:
         this.#executed(call, executedFromThrow(call, record.value, call.stoppedBy));
@@ -241,7 +241,7 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
         return;
       case 'abandoned':
         if (call !== undefined && call.state === CallState.Running) {
-          if (call.slot !== undefined) this.engine.release(call.slot);
+          this.engine.release(call);
           this.#executed(call, executedAbandoned(call));
         }
         return;
@@ -326,15 +326,36 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, true);
     const started = startExecution(record);
     if (started instanceof Outcome) this.#executed(record, started);
-    else record.slot = this.engine.add(record, started);
+    else this.engine.attach(record, started);
+  }
+
+  /**
+   * The tool returned `value`. The common case — it ended on its own, it returned a usable
+   * result, and there is no `afterToolCall` to see it — goes straight to stage 4, with no
+   * `Outcome` object (what `executedFromReturn` and finalize would give is this very result).
+   */
+  #returned(record: CallRecord, value: unknown): void {
+    if (record.stoppedBy === undefined && this.afterToolCall === undefined) {
+      const read = readToolOutput(value);
+      if (!(read instanceof Problem)) {
+        if (this.#settled(record)) this.#end(record, read, false, 'ok');
+        return;
+      }
+    }
+    this.#executed(record, executedFromReturn(record, value, record.stoppedBy));
+  }
+
+  /** The tool settled: the call moves to `Finalizing`; false when it was already past `Running`. */
+  #settled(record: CallRecord): boolean {
+    if (!record.advance(CallState.Finalizing)) return false;
+    record.close();
+    if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, false);
+    return true;
   }
 
   /** Stage 3: the tool's outcome goes through `afterToolCall` (P3). */
   #executed(record: CallRecord, executed: Outcome): void {
-    if (!record.advance(CallState.Finalizing)) return;
-    record.close();
-    record.slot = undefined;
-    if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, false);
+    if (!this.#settled(record)) return;
     const finalized = finalizeExecutedToolCall(this, record, executed);
     if (finalized instanceof Outcome) {
       this.#complete(record, finalized);
@@ -346,25 +367,29 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     );
   }
 
-  /** Stages 4 and 5: `tool_execution_end` now (O3), `tool_result` when every earlier call has ended (O2). */
+  /** Stages 4 and 5 for an outcome. */
   #complete(record: CallRecord, outcome: Outcome): void {
+    this.#end(record, outcome.result, outcome.isError, outcome.outcome);
+  }
+
+  /** Stages 4 and 5: `tool_execution_end` now (O3), `tool_result` when every earlier call has ended (O2). */
+  #end(record: CallRecord, unbounded: ToolResult, isError: boolean, kind: CallOutcome): void {
     if (!record.advance(CallState.Ended)) return;
     record.args = undefined;
     this.#active--;
     if (this.#preparing === record) this.#preparing = undefined;
     if (this.#exclusive === record) this.#exclusive = undefined;
     // One bound over the whole text of every result, errors and hook overrides included (C20).
-    outcome.result = boundResult(outcome.result, this.maxResultChars);
-    if (outcome.result.terminate === true) {
-      if (!outcome.isError) this.#terminating++;
+    const result = boundResult(unbounded, this.maxResultChars);
+    if (result.terminate === true) {
+      if (!isError) this.#terminating++;
       // A rejected outcome carries terminate only when beforeToolCall blocked with it (P6).
-      else if (outcome.outcome === 'rejected') this.#blockTerminated = true;
+      else if (kind === 'rejected') this.#blockTerminated = true;
     }
     // ToolBatch.aborted: the run's abort decided this outcome (docs/decisions.md).
-    const kind = outcome.outcome;
     if (this.cause === 'run' && (kind === 'not_run' || kind === 'interrupted' || kind === 'abandoned')) this.abortChangedOutcome = true;
-    this.outbox.push(toolExecutionEndEvent(record.index, record.call, outcome));
-    const message = createToolResultMessage(record.call, outcome);
+    this.outbox.push(toolExecutionEndEvent(record.index, record.call, result, isError, kind));
+    const message = createToolResultMessage(record.call, result, isError);
     if (record.index !== this.messages.length) {
       // Ahead of a gap: held until every earlier call has ended.
       record.message = message;

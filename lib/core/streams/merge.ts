@@ -52,37 +52,54 @@ export interface MergeRecord<T = unknown> {
   /** The source's tag, or for `External` records the tag the owner passed. */
   readonly tag: T;
   /** The source; `undefined` for `External` records. */
-  readonly slot: Slot<T> | undefined;
+  readonly slot: MergeSlot<T> | undefined;
   value: unknown;
 }
 
 /**
  * One active source, and its own merge record: a source has at most one `next()`
  * outstanding, so at most one of its steps waits in the queue at a time, and the slot can
- * carry it (`step`, `value`) without a record object per step.
+ * carry it (`step`, `value`) without a record object per step. The engine's owner may
+ * bring its own object as the slot (runTools' call record is one), so a source costs no
+ * object of its own; {@link Slot} is the plain one.
  *
- * Invariants: `finished` becomes true once, when the source returned, threw, or was let go
- * of; while it is false the slot is on the engine's active list. `tag` is the owner's (the
- * source's index, a call's record).
+ * Invariants: `iterator` is set by {@link MergeEngine.attach} and cleared once, when the
+ * source returned, threw, or was let go of (it has finished); while it is set the slot is on
+ * the engine's active list. `tag` is the owner's (the source's index, a call's record).
+ * `settler` is set by {@link MergeEngine.attach}.
  */
-export class Slot<T = unknown> implements MergeRecord<T> {
-  finished = false;
-  step: Step = Step.Value;
-  value: unknown = undefined;
+export interface MergeSlot<T = unknown> extends MergeRecord<T> {
+  step: Step;
+  value: unknown;
   /** Neighbours on the engine's active list (in the order the sources started). */
-  prev: Slot<T> | undefined = undefined;
-  next: Slot<T> | undefined = undefined;
+  prev: MergeSlot<T> | undefined;
+  next: MergeSlot<T> | undefined;
+  /** The source, while it is active; `undefined` before it was attached and once it finished. */
+  iterator: AsyncIterator<unknown, unknown, undefined> | undefined;
+  /** Where the source's settled `next()` goes; the engine's, lent to the slot while it is active. */
+  settler: Settler<T> | undefined;
+}
+
+const nativeThen = Promise.prototype.then;
+
+/**
+ * The two callbacks a source's `next()` settles into, and the slot they serve now. Made by
+ * the engine and lent to one active slot at a time: when a source ends by its own step
+ * (it returned or threw), nothing of it is pending any more, so the engine lends the same
+ * callbacks to the next source it starts — a batch pays for as many as ran at once, not one
+ * pair per source. A settler is never lent again once its slot was let go of (a step may
+ * still come), or once a `next()` gave something other than a native promise (a foreign
+ * thenable might call back twice).
+ */
+export class Settler<T = unknown> {
+  slot: MergeSlot<T> | undefined = undefined;
+  /** False once this settler must not serve another slot. */
+  reusable = true;
   readonly onValue: (result: IteratorResult<unknown, unknown>) => void;
   readonly onError: (error: unknown) => void;
 
-  constructor(
-    readonly engine: MergeEngine<T>,
-    readonly tag: T,
-    readonly iterator: AsyncIterator<unknown, unknown, undefined>,
-  ) {
-    const slot = this;
-    // Made once per source, not per item.
-    this.onValue = function (this: void, result) {
+  constructor(engine: MergeEngine<T>) {
+    this.onValue = (result) => {
       let done: unknown;
       let value: unknown;
       try {
@@ -90,15 +107,27 @@ export class Slot<T = unknown> implements MergeRecord<T> {
         value = result.value;
       } catch (error) {
         // An iterator result with a throwing getter (a hand-written iterator): a failed step.
-        engine.settled(slot, Step.Error, error);
+        if (this.slot !== undefined) engine.settled(this.slot, Step.Error, error);
         return;
       }
-      engine.settled(slot, done === true ? Step.Done : Step.Value, value);
+      if (this.slot !== undefined) engine.settled(this.slot, done === true ? Step.Done : Step.Value, value);
     };
-    this.onError = function (this: void, error) {
-      engine.settled(slot, Step.Error, error);
+    this.onError = (error) => {
+      if (this.slot !== undefined) engine.settled(this.slot, Step.Error, error);
     };
   }
+}
+
+/** The plain {@link MergeSlot}: a tag, and the merge fields. */
+export class Slot<T = unknown> implements MergeSlot<T> {
+  step: Step = Step.Value;
+  value: unknown = undefined;
+  prev: MergeSlot<T> | undefined = undefined;
+  next: MergeSlot<T> | undefined = undefined;
+  iterator: AsyncIterator<unknown, unknown, undefined> | undefined = undefined;
+  settler: Settler<T> | undefined = undefined;
+
+  constructor(readonly tag: T) {}
 
   get slot(): Slot<T> {
     return this;
@@ -108,7 +137,7 @@ export class Slot<T = unknown> implements MergeRecord<T> {
 /**
  * The merge's state: active sources and the queue of their settled steps.
  *
- * Invariants: the active list holds exactly the slots not yet `finished` (`activeCount` of
+ * Invariants: the active list holds exactly the slots whose `iterator` is set (`activeCount` of
  * them); a step of a finished slot is never queued (late steps of a source let go of are
  * dropped); the queue is a {@link Channel}, whose single consumer is the engine's owner.
  */
@@ -121,8 +150,10 @@ export class MergeEngine<T = unknown> {
   constructor(readonly onEnd?: (tag: T) => void) {}
 
   readonly #queue = new Channel<MergeRecord<T>>({ highWaterMark: Infinity, capacity: 16 });
-  #first: Slot<T> | undefined;
-  #last: Slot<T> | undefined;
+  /** Settlers free to lend (see {@link Settler}). */
+  readonly #spare: Settler<T>[] = [];
+  #first: MergeSlot<T> | undefined;
+  #last: MergeSlot<T> | undefined;
   #active = 0;
 
   /** How many sources are active (started, not finished). */
@@ -132,7 +163,17 @@ export class MergeEngine<T = unknown> {
 
   /** Starts a source: pulls its first step at once. */
   add(tag: T, iterator: AsyncIterator<unknown, unknown, undefined>): Slot<T> {
-    const slot = new Slot(this, tag, iterator);
+    const slot = new Slot(tag);
+    this.attach(slot, iterator);
+    return slot;
+  }
+
+  /** Starts a source on a slot the owner made (not attached before): pulls its first step at once. */
+  attach(slot: MergeSlot<T>, iterator: AsyncIterator<unknown, unknown, undefined>): void {
+    slot.iterator = iterator;
+    const settler = this.#spare.pop() ?? new Settler(this);
+    settler.slot = slot;
+    slot.settler = settler;
     const last = this.#last;
     slot.prev = last;
     if (last === undefined) this.#first = slot;
@@ -140,15 +181,19 @@ export class MergeEngine<T = unknown> {
     this.#last = slot;
     this.#active++;
     this.pull(slot);
-    return slot;
   }
 
   /** Asks a source for its next step (after the consumer took the previous one: M3). */
-  pull(slot: Slot<T>): void {
-    if (slot.finished) return;
+  pull(slot: MergeSlot<T>): void {
+    const iterator = slot.iterator;
+    if (iterator === undefined) return;
+    const settler = slot.settler!;
     try {
-      slot.iterator.next().then(slot.onValue, slot.onError);
+      const step = iterator.next();
+      if (!(step instanceof Promise) || step.then !== nativeThen) settler.reusable = false;
+      step.then(settler.onValue, settler.onError);
     } catch (error) {
+      settler.reusable = false;
       // A hand-written iterator whose next() throws synchronously, or returns no promise,
       // fails like a rejection.
       this.settled(slot, Step.Error, error);
@@ -156,10 +201,17 @@ export class MergeEngine<T = unknown> {
   }
 
   /** @internal A source's step settled. */
-  settled(slot: Slot<T>, step: Step, value: unknown): void {
-    if (slot.finished || this.#queue.closed) return;
+  settled(slot: MergeSlot<T>, step: Step, value: unknown): void {
+    if (slot.iterator === undefined || this.#queue.closed) return;
     if (step !== Step.Value) {
       this.#finish(slot);
+      // Its own last step: nothing of the source is pending, its settler may serve another.
+      const settler = slot.settler!;
+      slot.settler = undefined;
+      if (settler.reusable) {
+        settler.slot = undefined;
+        this.#spare.push(settler);
+      }
       this.onEnd?.(slot.tag);
     }
     slot.step = step;
@@ -191,10 +243,11 @@ export class MergeEngine<T = unknown> {
    * Lets go of a source that has not finished: it counts as finished, its late steps are
    * dropped, and it gets `return()` without being awaited (see {@link closeWithoutWaiting}).
    */
-  release(slot: Slot<T>): void {
-    if (slot.finished) return;
+  release(slot: MergeSlot<T>): void {
+    const iterator = slot.iterator;
+    if (iterator === undefined) return;
     this.#finish(slot);
-    closeWithoutWaiting(slot.iterator);
+    closeWithoutWaiting(iterator);
   }
 
   /**
@@ -206,9 +259,10 @@ export class MergeEngine<T = unknown> {
     const returns: Promise<unknown>[] = [];
     for (let slot = this.#first; slot !== undefined; ) {
       const next = slot.next;
-      slot.finished = true;
+      const iterator = slot.iterator!;
+      slot.iterator = undefined;
       slot.prev = slot.next = undefined;
-      const settled = closeWithoutWaiting(slot.iterator);
+      const settled = closeWithoutWaiting(iterator);
       if (settled !== undefined) returns.push(settled);
       slot = next;
     }
@@ -218,8 +272,8 @@ export class MergeEngine<T = unknown> {
     return returns;
   }
 
-  #finish(slot: Slot<T>): void {
-    slot.finished = true;
+  #finish(slot: MergeSlot<T>): void {
+    slot.iterator = undefined;
     const prev = slot.prev;
     const next = slot.next;
     if (prev === undefined) this.#first = next;

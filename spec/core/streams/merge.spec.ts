@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { merge as ixMerge } from 'ix/asynciterable';
 import { describe, expect, it } from 'vitest';
-import { mergeGenerators, type MergeItem } from '../../../lib/core/streams/merge.ts';
+import { MergeEngine, mergeGenerators, Step, type MergeItem } from '../../../lib/core/streams/merge.ts';
 import { gate, settle } from '../../helpers.ts';
 
 async function* counted(label: string, n: number, log: string[], returnValue: string = `${label}:done`) {
@@ -343,5 +343,65 @@ describe('M6 works for 100,000 sources in one merge', () => {
     expect(values).toBe(100_000);
     expect(returns).toBe(100_000);
     expect(sum).toBe(-((100_000 * 99_999) / 2));
+  });
+});
+
+describe('M1 a source’s callbacks serve another source only once nothing of it can still arrive', () => {
+  const pending = (): AsyncIterator<unknown, unknown, undefined> => ({ next: () => new Promise<never>(() => {}) });
+
+  it('a foreign thenable that calls back twice: the second call is dropped, not taken for the next source', async () => {
+    let fulfil: ((result: IteratorResult<unknown, unknown>) => void) | undefined;
+    const foreign = {
+      next: () => ({
+        then(onFulfilled: (result: IteratorResult<unknown, unknown>) => void) {
+          fulfil = onFulfilled;
+        },
+      }),
+    } as unknown as AsyncIterator<unknown, unknown, undefined>;
+    const engine = new MergeEngine<string>();
+    engine.add('a', foreign);
+    fulfil!({ done: true, value: 'a returned' });
+    const first = engine.take()!;
+    expect([first.tag, first.step, first.value]).toEqual(['a', Step.Done, 'a returned']);
+    engine.add('b', pending());
+    fulfil!({ done: true, value: 'a again' });
+    await settle();
+    expect(engine.take()).toBeUndefined();
+    expect(engine.activeCount).toBe(1);
+  });
+
+  it('a source let go of: its late step is dropped, not taken for the next source', async () => {
+    let fulfil: ((result: IteratorResult<unknown, unknown>) => void) | undefined;
+    const late = { next: () => new Promise<IteratorResult<unknown, unknown>>((resolve) => (fulfil = resolve)), return: () => Promise.resolve({ done: true as const, value: undefined }) };
+    const engine = new MergeEngine<string>();
+    const slot = engine.add('a', late);
+    engine.release(slot);
+    engine.add('b', pending());
+    fulfil!({ done: true, value: 'a late' });
+    await settle();
+    expect(engine.take()).toBeUndefined();
+    expect(engine.activeCount).toBe(1);
+  });
+
+  it('sources that end one after another each get their own steps (the callbacks are reused)', async () => {
+    const engine = new MergeEngine<number>();
+    const seen: unknown[] = [];
+    for (let i = 0; i < 5; i++) {
+      engine.add(i, (async function* () {
+        yield `${i}:0`;
+        return `${i}:done`;
+      })());
+      for (let steps = 0; steps < 2; ) {
+        const record = engine.take();
+        if (record === undefined) {
+          await engine.wait();
+          continue;
+        }
+        steps++;
+        seen.push([record.tag, record.value]);
+        if (record.step === Step.Value) engine.pull(record.slot!);
+      }
+    }
+    expect(seen).toEqual([0, 1, 2, 3, 4].flatMap((i) => [[i, `${i}:0`], [i, `${i}:done`]]));
   });
 });
