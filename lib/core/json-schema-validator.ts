@@ -55,11 +55,14 @@ export function compileJsonSchema(schema: JsonSchema): CompiledJsonSchema {
   const draft = draftOf(schema.$schema);
   let validator: Validator;
   let checksUniqueItems = false;
+  let hasPatterns = false;
   try {
     const prepared = prepareSchema(schema, []);
-    // Over-approximated (a property named uniqueItems with a `true` schema counts too): it
-    // only turns on the length bound below.
-    checksUniqueItems = JSON.stringify(prepared).includes('"uniqueItems":true');
+    // Both over-approximated (a property named like the keyword counts too): they only turn
+    // on the length bound and the linear-time pattern engine below.
+    const text = JSON.stringify(prepared);
+    checksUniqueItems = text.includes('"uniqueItems":true');
+    hasPatterns = text.includes('"pattern":') || text.includes('"patternProperties":');
     validator = new Validator(prepared as Schema, draft, false);
   } catch (error) {
     // A structure problem, or one the walk cannot survive (a cyclic object, too deep).
@@ -74,7 +77,7 @@ export function compileJsonSchema(schema: JsonSchema): CompiledJsonSchema {
       }
       let outcome;
       try {
-        outcome = withLinearPatterns(() => validator.validate(value));
+        outcome = hasPatterns ? withLinearPatterns(() => validator.validate(value)) : validator.validate(value);
       } catch (error) {
         const message = String((error as Error)?.message ?? error);
         // The interpreter throws for values JSON cannot carry (undefined, functions: the

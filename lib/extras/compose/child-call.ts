@@ -77,6 +77,32 @@ export class ChildLink {
 }
 
 /**
+ * Steps an inner tool's iterator for a wrapper, remembering whether it settled (returned or
+ * threw). `release()`, called from the wrapper's `finally`, returns an unsettled iterator
+ * without waiting: the wrapper's consumer left, or the wrapper itself threw, and a stuck tool
+ * must not hold that exit (M5's reasoning).
+ */
+export class InnerSteps<P, O> {
+  #settled = false;
+  constructor(readonly iterator: AsyncIterator<P, O, undefined>) {}
+
+  async next(): Promise<IteratorResult<P, O>> {
+    try {
+      const step = await this.iterator.next();
+      if (step.done === true) this.#settled = true;
+      return step;
+    } catch (error) {
+      this.#settled = true;
+      throw error;
+    }
+  }
+
+  release(): void {
+    if (!this.#settled) closeWithoutWaiting(this.iterator);
+  }
+}
+
+/**
  * Runs a tool's `execute` with validated input under a {@link ChildLink}: yields its
  * progress, returns its raw output. Shared by `callTool`, `withTimeout` and `withRetry`.
  */

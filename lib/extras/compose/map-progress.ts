@@ -4,8 +4,8 @@
  * @module
  */
 import { isAsyncIterator } from '../../core/stages/execute.ts';
-import { closeWithoutWaiting } from '../../core/streams/merge.ts';
 import { describeValue, type Tool, type ToolContext } from '../../core/tool.ts';
+import { InnerSteps } from './child-call.ts';
 
 /**
  * A tool like `tool` whose progress values go through `fn` (same name, schema, input and
@@ -31,24 +31,15 @@ export function mapProgress<I, P, O, Q, N extends string>(tool: Tool<I, P, O, N>
 }
 
 async function* mapped<P, O, Q>(iterator: AsyncIterator<P, O, undefined>, fn: (progress: P, context: ToolContext) => Q, context: ToolContext): AsyncGenerator<Q, O, undefined> {
-  /** True once the inner tool returned or threw; a throw of `fn` leaves it to be returned. */
-  let settled = false;
+  // A throw of `fn`, or the consumer leaving, leaves the inner tool to be returned.
+  const steps = new InnerSteps(iterator);
   try {
     for (;;) {
-      let step: IteratorResult<P, O>;
-      try {
-        step = await iterator.next();
-      } catch (error) {
-        settled = true;
-        throw error;
-      }
-      if (step.done === true) {
-        settled = true;
-        return step.value;
-      }
+      const step = await steps.next();
+      if (step.done === true) return step.value;
       yield fn(step.value, context);
     }
   } finally {
-    if (!settled) closeWithoutWaiting(iterator);
+    steps.release();
   }
 }

@@ -6,10 +6,9 @@
  */
 import { retry } from 'abort-controller-x';
 import { Channel } from '../../core/streams/channel.ts';
-import { closeWithoutWaiting } from '../../core/streams/merge.ts';
 import { describeValue, type Tool, type ToolContext } from '../../core/tool.ts';
 import { ToolInputError } from './call-tool.ts';
-import { callerStopped, ChildLink, invoke } from './child-call.ts';
+import { callerStopped, ChildLink, InnerSteps, invoke } from './child-call.ts';
 
 /** Options of {@link withRetry}. */
 export interface RetryOptions {
@@ -101,28 +100,18 @@ async function* retrying<I, P, O>(
     signal,
     async (attemptSignal) => {
       const iterator = invoke(tool, input, { ...context, signal: attemptSignal }, { timeoutMs: undefined, graceMs: Infinity, toolCallId: context.toolCallId });
-      /** True once the attempt's tool returned or threw; a consumer that left leaves it to be returned. */
-      let settled = false;
+      // A consumer that left leaves the attempt's tool to be returned (invoke's cleanup stops it).
+      const steps = new InnerSteps(iterator);
       try {
         for (;;) {
-          let step: IteratorResult<P, O>;
-          try {
-            step = await iterator.next();
-          } catch (error) {
-            settled = true;
-            throw error;
-          }
-          if (step.done === true) {
-            settled = true;
-            return step.value;
-          }
+          const step = await steps.next();
+          if (step.done === true) return step.value;
           if (!channel.push(step.value)) await channel.ready();
           // The consumer left while this attempt waited: end it (the signal aborted already).
           if (channel.closed) throw callerStopped(tool.name);
         }
       } finally {
-        // invoke's cleanup stops the tool.
-        if (!settled) closeWithoutWaiting(iterator);
+        steps.release();
       }
     },
     {
