@@ -2,27 +2,16 @@
  * `npm start -- agent` (lib/cli/agent.ts) and the live view's tree of sub-agent calls
  * (lib/cli/agent-tree.ts, drawn by lib/cli/view/index.ts).
  */
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import stripAnsi from 'strip-ansi';
 import type { AgentEvent } from '../../lib/extras/agent.ts';
 import type { AgentToolProgress } from '../../lib/extras/agent-tool.ts';
 import { runAgentDemo } from '../../lib/cli/agent.ts';
 import { createRunView } from '../../lib/cli/view/index.ts';
 import { main } from '../../lib/cli/main.ts';
-import { memoryIo } from './support.ts';
+import { FakeStream, memoryIo } from './support.ts';
 import type { ToolEvent } from '../../lib/core/events.ts';
 
-class FakeStream extends Writable {
-  output = '';
-  columns = 100;
-  override _write(chunk: Buffer | string, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    this.output += chunk.toString();
-    callback();
-  }
-}
-
-// eslint-disable-next-line no-control-regex
-const stripAnsi = (text: string): string => text.replace(/\x1b\[[0-?]*[ -/]*[@-~]/g, '');
 
 afterEach(() => {
   vi.useRealTimers();

@@ -119,3 +119,13 @@ export async function interruptWhen(args: readonly string[], marker: string): Pr
   const code = await exited;
   return { code, stdout, stderr };
 }
+
+/** A Writable that keeps everything written to it; `columns` makes it look like a terminal of that width. */
+export class FakeStream extends Writable {
+  output = '';
+  columns = 100;
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.output += chunk.toString();
+    callback();
+  }
+}

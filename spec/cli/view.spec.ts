@@ -1,23 +1,12 @@
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import stripAnsi from 'strip-ansi';
+import { FakeStream } from './support.ts';
 import type { CallOutcome, ToolEvent } from '../../lib/core/events.ts';
 import type { ToolCall } from '../../lib/core/tool.ts';
 import { createRunView } from '../../lib/cli/view/index.ts';
 import { finishedLine } from '../../lib/cli/view/lines.ts';
 import { argsSummary, oneLine, terminalSafe, truncateWidth } from '../../lib/cli/text.ts';
 
-/** A Writable that keeps everything written to it; `columns` makes it look like a terminal of that width. */
-class FakeStream extends Writable {
-  output = '';
-  columns = 100;
-  override _write(chunk: Buffer | string, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    this.output += chunk.toString();
-    callback();
-  }
-}
-
-// eslint-disable-next-line no-control-regex
-const stripAnsi = (text: string): string => text.replace(/\x1b\[[0-?]*[ -/]*[@-~]/g, '');
 
 const calls: ToolCall[] = [
   { id: 'call_a', name: 'read_file', arguments: { path: 'package.json' } },
