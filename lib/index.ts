@@ -10,6 +10,7 @@ export type {
   InferInput,
   InputSchema,
   JsonSchema,
+  NeedsApprovalContext,
   TextContent,
   Tool,
   ToolCall,
@@ -22,6 +23,7 @@ export type {
 } from './core/tool.ts';
 export type {
   CallOutcome,
+  ToolApprovalRequestEvent,
   ToolBatch,
   ToolEvent,
   ToolExecutionEndEvent,
@@ -39,6 +41,17 @@ export type {
   RunToolsOptions,
 } from './core/options.ts';
 export { runTools } from './core/run-tools.ts';
+export { ResumeError } from './core/approval.ts';
+export type {
+  PausedBatch,
+  PausedBatchState,
+  PausedCall,
+  ResumeErrorCode,
+  ResumeOptions,
+  ToolApprovalHandler,
+  ToolApprovalRequest,
+  ToolApprovalResponse,
+} from './core/approval.ts';
 export { mergeGenerators } from './core/streams/merge.ts';
 export type { MergeItem, MergeOptions, MergeSource, MergeSourceList } from './core/streams/merge.ts';
 export { ReorderBuffer } from './core/streams/reorder-buffer.ts';

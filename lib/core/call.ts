@@ -8,24 +8,28 @@
  * @module
  */
 import { CancelScope, timeoutReason, type AbortCause } from './abort.ts';
+import type { ToolApprovalRequest } from './approval.ts';
 import { Step, type MergeSlot, type Settler } from './streams/merge.ts';
 import type { Tool, ToolCall, ToolContext, ToolResultMessage } from './tool.ts';
 
 /**
- * A call's states, in the only order they can come (contract O4, S3):
+ * A call's states, in the only order they can come (contract O4, S3, H3):
  *
  * ```
  * Queued ─▶ Preparing ─▶ [Waiting: exclusive gate, S3] ─▶ Running ─▶ Finalizing ─▶ Ended ─▶ Released
- *               └── rejected / not run ─────────────────────────────────────────▶ Ended
+ *               ├── rejected / not run ─────────────────────────────────────────▶ Ended
+ *               └─▶ Deferred (waits for a person) ─── run aborted: not run ─────▶ Ended
  * ```
  *
  * `Queued`: received, not handed out. `Preparing`: `tool_execution_start` emitted, prepare
- * (P1) under way. `Waiting`: prepared, an exclusive tool waiting for every earlier call to
- * end (S3). `Running`: the tool executes. `Finalizing`: the tool settled, `afterToolCall`
- * under way (P3). `Ended`: `tool_execution_end` emitted (O3). `Released`: `tool_result`
- * emitted (O2) — nothing more happens for this call.
+ * (P1) under way. `Deferred`: prepare ended with "needs approval" and nobody answered (H3):
+ * the call waits, without a slot (S1), until the batch pauses (a resumed run makes a new
+ * record for it) or the run is aborted. `Waiting`: prepared, an exclusive tool waiting for
+ * every earlier call to end (S3). `Running`: the tool executes. `Finalizing`: the tool
+ * settled, `afterToolCall` under way (P3). `Ended`: `tool_execution_end` emitted (O3).
+ * `Released`: `tool_result` emitted (O2) — nothing more happens for this call.
  */
-export const CallState = { Queued: 0, Preparing: 1, Waiting: 2, Running: 3, Finalizing: 4, Ended: 5, Released: 6 } as const;
+export const CallState = { Queued: 0, Preparing: 1, Deferred: 2, Waiting: 3, Running: 4, Finalizing: 5, Ended: 6, Released: 7 } as const;
 export type CallState = (typeof CallState)[keyof typeof CallState];
 
 /** The run-side hooks a call's scope reports to. */
@@ -66,6 +70,8 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
   stoppedBy: AbortCause | undefined;
   /** Whether the run had stopped (abort, consumer exit) when the tool settled or was abandoned (decides `afterToolCall`, P3). */
   runStoppedFirst = false;
+  /** The request of a call that needs approval, from the moment it is asked for until it is answered (H1, H3); `undefined` for most calls. */
+  approval: ToolApprovalRequest | undefined;
   /** The result message, only while the call has ended ahead of a gap and waits to be released (O2). */
   message: ToolResultMessage | undefined;
 

@@ -10,8 +10,13 @@
  * Across calls, `tool_execution_end` comes in completion order (O3) and `tool_result` in
  * call order (O2), each released as soon as every earlier call has ended.
  *
+ * A call deferred for a person's approval (contract H3) gets `tool_execution_start →
+ * tool_approval_request` in the run that pauses, and its end and result in the run that
+ * resumes it (after a new `tool_execution_start`).
+ *
  * @module
  */
+import type { PausedBatch, ToolApprovalRequest } from './approval.ts';
 import type { ContentBlock, Tool, ToolDetailsOf, ToolResultMessage } from './tool.ts';
 
 /**
@@ -51,6 +56,25 @@ export interface ToolExecutionEndEvent<Details = unknown, Name extends string = 
   outcome: CallOutcome;
 }
 
+/**
+ * A call needs a person's approval and no `approve` function answered it: it is deferred,
+ * and the batch will end paused with this request pending (contract H3). Emitted right after
+ * the call's `tool_execution_start`, in the run that defers it and again in each resumed run
+ * in which it is still pending (same `approvalId`).
+ *
+ * @example
+ * ```ts
+ * if (event.type === 'tool_approval_request') console.log(`${event.toolName} waits for approval: ${event.request.approvalId}`);
+ * ```
+ */
+export interface ToolApprovalRequestEvent<Name extends string = string> {
+  type: 'tool_approval_request';
+  toolCallId: string;
+  toolName: Name;
+  index: number;
+  request: ToolApprovalRequest;
+}
+
 /** The result message for the model, emitted in call order (contract O2). */
 export interface ToolResultEvent<Details = unknown, Name extends string = string> {
   type: 'tool_result';
@@ -86,6 +110,7 @@ export interface ToolResultEvent<Details = unknown, Name extends string = string
  */
 export type ToolEvent<T extends Tool = Tool, AfterDetails = unknown> =
   | ToolExecutionStartEvent
+  | ToolApprovalRequestEvent
   | KnownToolEvent<T, AfterDetails>
   | ToolExecutionEndEvent<never, string>
   | ToolResultEvent<never, string>;
@@ -123,7 +148,11 @@ export type CallOutcome = 'ok' | 'error' | 'rejected' | 'not_run' | 'interrupted
 
 /** What the `runTools` generator returns when it finishes (not when the consumer leaves early). */
 export interface ToolBatch<T extends Tool = Tool, AfterDetails = unknown> {
-  /** One result per call, in call order (contract O6); typed per tool as in {@link ToolResultMessageOf}. */
+  /**
+   * One result per call, in call order (contract O6); typed per tool as in
+   * {@link ToolResultMessageOf}. For a paused batch: only the results released before the
+   * pause, the calls from the first one on up to the first unanswered one (H3).
+   */
   messages: ToolResultMessageOf<T, AfterDetails>[];
   /**
    * True when every result asked to terminate and none is an error (contract O6), or when
@@ -139,4 +168,11 @@ export interface ToolBatch<T extends Tool = Tool, AfterDetails = unknown> {
    * false when only timeouts stopped calls.
    */
   aborted: boolean;
+  /**
+   * Set when the batch ended paused (contract H3): some calls wait for a person's approval.
+   * Holds the requests, in call order, and the state to resume from (`runTools(calls,
+   * { tools, resume: { state, approvals } })`). Absent otherwise. A paused batch's
+   * `terminate` is false: it is decided by the batch that completes.
+   */
+  paused?: PausedBatch;
 }

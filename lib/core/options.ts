@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { ResumeOptions, ToolApprovalHandler } from './approval.ts';
 import { assertToolShape, describeValue, type ContentBlock, type Tool, type ToolCall } from './tool.ts';
 
 /** What `beforeToolCall` receives. */
@@ -32,6 +33,14 @@ export interface BeforeToolCallResult {
   block?: boolean;
   /** The error text the model gets for a blocked call. @default a sentence saying the application blocked the call */
   reason?: string;
+  /**
+   * `true` (without `block`): the call needs a person's approval (contract H1). It is asked
+   * about with the run's `approve` option, or deferred (the batch pauses) when there is none
+   * or it answers `undefined`; once approved it runs without this hook being asked again.
+   * `reason` is then the request's text for the person, not for the model.
+   * @default false
+   */
+  needsApproval?: boolean;
   /**
    * With `block: true`: also end the agent loop after this batch — `ToolBatch.terminate`
    * becomes true whatever the other results say (contract P6). The blocked call's result
@@ -123,6 +132,33 @@ export interface RunToolsOptions<T extends readonly Tool[] = readonly Tool[], Af
   /** Runs after every executed call, success or throw, and overrides fields of its result (P3). A throw becomes an error result. */
   afterToolCall?: (context: AfterToolCallContext) => AfterToolCallResult<AfterDetails> | void | Promise<AfterToolCallResult<AfterDetails> | void>;
   /**
+   * Answers approval requests within the run (contract H2): called, in the prepare stage,
+   * for each call whose tool's `needsApproval` or `beforeToolCall` asks for approval.
+   * `undefined` (or no `approve` at all) defers the call: the batch ends paused, with the
+   * request in `ToolBatch.paused`. See {@link ToolApprovalHandler}.
+   * @default none: every request is deferred
+   */
+  approve?: ToolApprovalHandler;
+  /**
+   * Continues a paused batch (contract H5–H8): `calls` and `tools` must be the paused run's.
+   * Calls answered before the pause are not run again; approved calls run, denied ones get
+   * an error result, unanswered ones stay pending. A state that cannot be resumed makes the
+   * first `next()` throw a `ResumeError`.
+   * @default none
+   * @example
+   * ```ts
+   * runTools(calls, { tools, resume: { state: JSON.parse(text), approvals: [{ approvalId, approved: true }] } });
+   * ```
+   */
+  resume?: ResumeOptions;
+  /**
+   * Secret for HMAC-SHA256 signing of paused-batch states (contract H9): a run with it signs
+   * the state it pauses with, and resumes only states signed with it (else a `ResumeError`
+   * with code `signature`). Must not be empty.
+   * @default none: states are not signed, and any well-formed state is resumed
+   */
+  signingSecret?: string | Uint8Array;
+  /**
    * Called whenever the set of executing calls changes, with the same live `Set` each time
    * (never a copy). Ids that repeat in one batch appear once while any of them runs.
    * Must not throw; a throw is reported with `process.emitWarning` and ignored.
@@ -171,10 +207,21 @@ export function checkRunToolsArguments(calls: unknown, options: unknown): assert
       throw new TypeError(`runTools: options.${key} must be a non-negative number, received ${describeValue(value)}`);
     }
   }
-  for (const key of ['beforeToolCall', 'afterToolCall', 'onInProgressChange'] as const) {
+  for (const key of ['beforeToolCall', 'afterToolCall', 'onInProgressChange', 'approve'] as const) {
     if (o[key] !== undefined && typeof o[key] !== 'function') {
       throw new TypeError(`runTools: options.${key} must be a function, received ${describeValue(o[key])}`);
     }
+  }
+  const secret = o.signingSecret;
+  if (secret !== undefined && !((typeof secret === 'string' || secret instanceof Uint8Array) && secret.length > 0)) {
+    throw new TypeError(`runTools: options.signingSecret must be a non-empty string or Uint8Array, received ${describeValue(secret)}`);
+  }
+  const resume = o.resume;
+  if (resume !== undefined) {
+    if (typeof resume !== 'object' || resume === null) throw new TypeError(`runTools: options.resume must be an object { state, approvals }, received ${describeValue(resume)}`);
+    if (!Array.isArray(calls)) throw new TypeError('runTools: options.resume needs the calls as an array (the paused batch\'s calls), not an async iterable');
+    const claim = (resume as { claim?: unknown }).claim;
+    if (claim !== undefined && typeof claim !== 'function') throw new TypeError(`runTools: options.resume.claim must be a function, received ${describeValue(claim)}`);
   }
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) {
     throw new TypeError(`runTools: options.signal must be an AbortSignal, received ${describeValue(o.signal)}`);

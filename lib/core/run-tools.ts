@@ -34,6 +34,7 @@
  * @module
  */
 import { consumerExitReason, MAX_TIMER_MS } from './abort.ts';
+import { readResume } from './approval.ts';
 import { CallRecord } from './call.ts';
 import type { ToolBatch, ToolEvent } from './events.ts';
 import { checkRunToolsArguments, type RunToolsOptions } from './options.ts';
@@ -183,6 +184,8 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
         return { done: true, value: argument as ToolBatch };
       }
       this.#life = Life.Running;
+      // A resumed run checks its state first (async: Web Crypto); a bad one throws a ResumeError, nothing started (H6–H9).
+      if (this.#run.options.resume !== undefined) return this.#resume();
       this.#run.listen(this.#run.options.signal);
     }
     if (kind !== Request.Next) return this.#leave(kind, argument);
@@ -190,8 +193,24 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
     return ready !== undefined ? ready : this.#drive();
   }
 
+  /** The first `next()` of a resumed run: the state is checked and applied, then the run starts (H5). */
+  async #resume(): Promise<Result> {
+    const run = this.#run;
+    const options = run.options;
+    try {
+      run.applyResume(await readResume({ resume: options.resume!, tools: run.tools, calls: run.received, signingSecret: options.signingSecret }));
+    } catch (error) {
+      this.#life = Life.Done;
+      run.close();
+      throw error;
+    }
+    run.listen(options.signal);
+    const ready = this.#step();
+    return ready !== undefined ? ready : this.#drive();
+  }
+
   /** Hands out the next event if one can be had without waiting; `undefined` when the run must wait. */
-  #step(): Result | undefined {
+  #step(): Result | Promise<Result> | undefined {
     const run = this.#run;
     const { outbox, engine } = run;
     try {
@@ -235,13 +254,14 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
     }
   }
 
-  /** Every call answered: the batch (O6), or the error of the calls' stream (S4). */
-  #finish(): Result {
+  /** Every call answered: the batch (O6), or the error of the calls' stream (S4); or the paused batch (H3), once its state is built. */
+  #finish(): Result | Promise<Result> {
     const run = this.#run;
     this.#life = Life.Done;
     run.close();
     if (run.inputError !== undefined) throw run.inputError.error;
-    return { done: true, value: { messages: run.messages, terminate: run.terminate, aborted: run.abortChangedOutcome } };
+    if (!run.paused) return { done: true, value: { messages: run.messages, terminate: run.terminate, aborted: run.abortChangedOutcome } };
+    return run.pausedBatch().then((paused) => ({ done: true, value: { messages: run.messages, terminate: false, aborted: false, paused } }));
   }
 
   /**

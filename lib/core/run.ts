@@ -11,7 +11,12 @@
  *   consumer has taken the previous call's `tool_result` (S2);
  * - an exclusive tool (`executionMode: 'sequential'`) starts only when every earlier call
  *   has ended, and no later call is handed out until it has ended (S3);
- * - calls from an async iterable are handed out as they arrive (S4).
+ * - calls from an async iterable are handed out as they arrive (S4);
+ * - a call deferred for approval (H3) frees its slot; in parallel mode later calls are
+ *   still prepared (those needing approval are deferred too), in sequential mode nothing
+ *   after it is, and an exclusive call after it is held unprepared with everything after
+ *   it; the run is finished — paused — when nothing is running and only deferred and held
+ *   calls are left.
  *
  * Nothing polls: the run acts on records of its merge engine (a tool's step, a settled
  * hook, a call arriving, a grace period over) through {@link Run.handle}, and on
@@ -21,6 +26,7 @@
  * @module
  */
 import { CancelScope, type AbortCause } from './abort.ts';
+import { pausedBatch, type PausedBatch, type ResumePlan, type ToolApprovalRequest } from './approval.ts';
 import { CallRecord, CallState, type CallOwner } from './call.ts';
 import { DEFAULTS, HAND_OUT_SLICE } from './defaults.ts';
 import type { CallOutcome, ToolEvent } from './events.ts';
@@ -30,7 +36,7 @@ import { boundResult, executedAbandoned, executedFromReturn, executedFromThrow, 
 import { finalizeExecutedToolCall, type FinalizeInput } from './stages/finalize.ts';
 import { Problem, readTimeoutLimit, readToolOutput, thrownText } from './stages/foreign.ts';
 import { Outcome, outcomeText } from './stages/outcome.ts';
-import { notRun, prepareToolCall, type PrepareInput } from './stages/prepare.ts';
+import { DEFERRED, notRun, prepareToolCall, type Prepared, type PrepareInput } from './stages/prepare.ts';
 import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.ts';
 import { Channel } from './streams/channel.ts';
 import { MergeEngine, Step, type MergeRecord } from './streams/merge.ts';
@@ -41,7 +47,7 @@ export type OutboxItem = ToolEvent | CallRecord;
 
 /** Records the run pushes to its own merge engine (hooks settling, input arriving, a grace period over). */
 type Note =
-  | { kind: 'prepared'; outcome: Outcome | undefined }
+  | { kind: 'prepared'; outcome: Prepared }
   | { kind: 'finalized'; outcome: Outcome }
   | { kind: 'abandoned' }
   | { kind: 'input'; result: IteratorResult<ToolCall, unknown> }
@@ -61,6 +67,7 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
   readonly maxResultChars: number;
   readonly beforeToolCall: RunToolsOptions['beforeToolCall'];
   readonly afterToolCall: RunToolsOptions['afterToolCall'];
+  readonly approve: RunToolsOptions['approve'];
 
   // --- the calls
   /** `received[i]` is call i, in call order: the caller's array, or the calls a stream delivered so far (appended before they are handed out). */
@@ -83,6 +90,16 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
   #preparing: CallRecord | undefined;
   /** An exclusive call handed out and not ended: nothing after it is handed out (S3). */
   #exclusive: CallRecord | undefined;
+  /** Calls deferred for approval, in call order (H3); made on the first deferral, emptied when the run stops (they end `not_run`). */
+  #deferred: CallRecord[] | undefined;
+  /**
+   * True once a deferral stopped the hand-out (H3): sequential mode, a deferred exclusive
+   * call, or an exclusive call after a deferred one. Calls from `#next` on are held
+   * unprepared until the batch resumes; the run still reads a stream of calls to its end.
+   */
+  #holding = false;
+  /** The plan of a resumed run, once its state passed every check (H5); `undefined` for a fresh run. */
+  resumed: ResumePlan | undefined;
 
   // --- release in call order (O2, O6)
   /**
@@ -122,6 +139,7 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     this.maxResultChars = options.maxResultChars ?? DEFAULTS.maxResultChars;
     this.beforeToolCall = options.beforeToolCall;
     this.afterToolCall = options.afterToolCall;
+    this.approve = options.approve;
     if (Array.isArray(calls)) this.received = calls as ToolCall[];
     else {
       this.received = [];
@@ -148,9 +166,45 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     return (this.#toolNames ??= [...this.tools.keys()].join(', '));
   }
 
-  /** True once every call has been answered and no more can arrive. */
+  /** True once every call has been answered — or is deferred or held (H3) — and no more can arrive. */
   get finished(): boolean {
-    return this.#active === 0 && this.#input === undefined && this.#source === undefined && this.#next === this.received.length;
+    return this.#active === 0 && this.#input === undefined && this.#source === undefined && (this.#next === this.received.length || this.#holding);
+  }
+
+  /** True when the finished run has calls waiting for approval: the batch ends paused (H3). */
+  get paused(): boolean {
+    return this.#deferred !== undefined && this.#deferred.length > 0;
+  }
+
+  /** The paused batch: its requests and its state (H3, H4), signed with `signingSecret` when given (H9). */
+  pausedBatch(): Promise<PausedBatch> {
+    const held = new Map<number, ToolResultMessage>();
+    for (const [index, record] of this.#held) held.set(index, record.message!);
+    const requests = new Map<number, ToolApprovalRequest>();
+    for (const record of this.#deferred!) requests.set(record.index, record.approval!);
+    return pausedBatch({
+      calls: this.received,
+      tools: this.tools,
+      released: this.messages,
+      held,
+      requests,
+      terminating: this.#terminating,
+      blockTerminated: this.#blockTerminated,
+      signingSecret: this.options.signingSecret,
+    });
+  }
+
+  /**
+   * Starts a resumed run from its checked plan (H5): the results released before the pause
+   * are the batch's first messages (no event: the consumer had them), the other results of
+   * the state are released in call order as the frontier reaches them.
+   */
+  applyResume(plan: ResumePlan): void {
+    this.resumed = plan;
+    for (let i = 0; i < plan.released; i++) this.messages.push(plan.results.get(i)!);
+    this.#next = plan.released;
+    this.#terminating = plan.terminating;
+    this.#blockTerminated = plan.blockTerminated;
   }
 
   /** True when the batch asks the agent loop to stop: every result asked, none is an error (O6), or a blocking hook asked (P6). */
@@ -174,21 +228,77 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
       if (this.cause === 'run' && (this.#input !== undefined || this.#source !== undefined)) this.abortChangedOutcome = true;
       this.#stopInput();
       this.#settleWaiting();
+      // Deferred calls never ran: not paused, every call is answered (H3, A2).
+      if (this.#deferred !== undefined) this.#answerDeferred(this.#deferred);
+      this.#holding = false;
       // Calls never handed out are answered now, as never run (A2).
-      while (this.#next < this.received.length) this.#answerNotRun(this.#next++);
+      while (this.#next < this.received.length) {
+        const index = this.#next++;
+        if (!this.#carry(index)) this.#answerNotRun(index);
+      }
       return;
     }
     // At most HAND_OUT_SLICE calls per pass: their events are delivered before the next slice.
-    for (let handed = 0; this.#preparing === undefined && this.#exclusive === undefined && this.#active < this.concurrency; handed++) {
+    for (let handed = 0; this.#preparing === undefined && this.#exclusive === undefined && !this.#holding && this.#active < this.concurrency; handed++) {
       if (handed === HAND_OUT_SLICE) return;
       if (this.#next === this.received.length) {
         this.#readInput();
         return;
       }
+      // H3: an exclusive call after a deferred one needs it ended: held, with all after it.
+      if (this.#deferred !== undefined && this.#deferred.length > 0 && this.tools.get(this.received[this.#next]!.name)?.executionMode === 'sequential') {
+        this.#holding = true;
+        break;
+      }
+      // A resumed run: a call that ended before the pause is not handed out again (H5).
+      if (this.resumed !== undefined && this.#carry(this.#next)) {
+        this.#next++;
+        continue;
+      }
       this.#handOut(this.#next++);
       // S2: the next call waits until the consumer has taken this one's result.
       if (this.sequential) return;
     }
+    // Held calls are not prepared, but a stream of calls is read to its end: the state keeps every call.
+    if (this.#holding) this.#readInput();
+  }
+
+  /**
+   * A resumed run's call `index` that ended before the pause: its stored result is released
+   * in call order, with no new start or end event (they were emitted before the pause).
+   * False when the call did not end before the pause.
+   */
+  #carry(index: number): boolean {
+    const message = this.resumed?.results.get(index);
+    if (message === undefined) return false;
+    const record = new CallRecord(index, this.received[index]!, this.graceMs, this);
+    record.advance(CallState.Ended);
+    this.#place(record, message);
+    return true;
+  }
+
+  /** Deferred calls of a run that stops: each ends `not_run` (A2) — the batch is aborted, not paused (H3). */
+  #answerDeferred(deferred: CallRecord[]): void {
+    this.#deferred = undefined;
+    for (const record of deferred) {
+      if (record.state !== CallState.Deferred) continue;
+      this.#active++;
+      this.#complete(record, notRun(record.call));
+    }
+  }
+
+  /** Prepare ended with "needs approval" and no answer (H3): the call waits, without a slot. */
+  #defer(record: CallRecord): void {
+    if (!record.advance(CallState.Deferred)) return;
+    this.#active--;
+    if (this.#exclusive === record) {
+      this.#exclusive = undefined;
+      this.#holding = true;
+    }
+    if (this.sequential) this.#holding = true;
+    (this.#deferred ??= []).push(record);
+    const call = record.call;
+    this.outbox.push({ type: 'tool_approval_request', toolCallId: call.id, toolName: call.name, index: record.index, request: record.approval! });
   }
 
   /** Reacts to one record of the merge engine. */
@@ -292,9 +402,10 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     this.#afterPrepare(record, prepared);
   }
 
-  #afterPrepare(record: CallRecord, outcome: Outcome | undefined): void {
+  #afterPrepare(record: CallRecord, outcome: Prepared): void {
     if (outcome !== undefined) {
-      this.#complete(record, outcome);
+      if (outcome === DEFERRED) this.#defer(record);
+      else this.#complete(record, outcome);
       return;
     }
     // S3: an exclusive call waits until every earlier call has ended; #complete wakes it.
@@ -389,7 +500,11 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     // ToolBatch.aborted: the run's abort decided this outcome (docs/decisions.md).
     if (this.cause === 'run' && (kind === 'not_run' || kind === 'interrupted' || kind === 'abandoned')) this.abortChangedOutcome = true;
     this.outbox.push(toolExecutionEndEvent(record.index, record.call, result, isError, kind));
-    const message = createToolResultMessage(record.call, result, isError);
+    this.#place(record, createToolResultMessage(record.call, result, isError));
+  }
+
+  /** Stage 5 for an ended call: its `tool_result` now if every earlier call has ended, else when they have (O2). */
+  #place(record: CallRecord, message: ToolResultMessage): void {
     if (record.index !== this.messages.length) {
       // Ahead of a gap: held until every earlier call has ended.
       record.message = message;

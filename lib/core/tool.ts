@@ -167,8 +167,31 @@ export interface Tool<Input = unknown, Progress = unknown, Output = unknown, Nam
    * this call's error result.
    */
   readonly prepareArguments?: (args: unknown) => unknown;
+  /**
+   * Whether a call needs a person's approval before it runs (contract H1): `true` for
+   * every call, or a function of the validated input (sync or async). Evaluated in the
+   * prepare stage after validation and before `beforeToolCall`. A call that needs approval
+   * is asked about with the run's `approve` option; without one (or when it answers
+   * `undefined`) the call is deferred and the batch ends paused. A throw, or an answer that
+   * is not a boolean, becomes that call's error result (P4).
+   * @default false
+   * @example
+   * ```ts
+   * needsApproval: ({ path }) => !path.startsWith('/tmp/'),
+   * ```
+   */
+  // A method's type (parameters compared bivariantly), as `execute`: keeps every tool assignable to `Tool`.
+  readonly needsApproval?: boolean | { check(input: Input, context: NeedsApprovalContext): boolean | Promise<boolean> }['check'];
   /** Runs the call: see {@link ToolExecute}. */
   execute(input: Input, context: ToolContext): AsyncGenerator<Progress, Output, undefined> | Promise<Output> | Output;
+}
+
+/** What a tool's `needsApproval` function receives besides the validated input. */
+export interface NeedsApprovalContext {
+  /** The call as the model wrote it. */
+  toolCall: ToolCall;
+  /** Position of the call in the batch (0-based). */
+  index: number;
 }
 
 /** The fields `defineTool` takes: a {@link Tool} whose `Input` comes from `input`. */
@@ -180,6 +203,8 @@ export interface ToolDefinition<S extends InputSchema, Progress, Output, Name ex
   /** A number of ms, or a function of the validated input (see {@link Tool.timeoutMs}). */
   timeoutMs?: number | ((input: InferInput<S>) => number);
   prepareArguments?: (args: unknown) => unknown;
+  /** `true`, or a function of the validated input (see {@link Tool.needsApproval}). @default false */
+  needsApproval?: boolean | ((input: InferInput<S>, context: NeedsApprovalContext) => boolean | Promise<boolean>);
   execute: ToolExecute<InferInput<S>, Progress, Output>;
 }
 
@@ -265,6 +290,9 @@ export function assertToolShape(tool: unknown, where: string): asserts tool is T
   }
   if (t.timeoutMs !== undefined && typeof t.timeoutMs !== 'function' && !(typeof t.timeoutMs === 'number' && t.timeoutMs > 0)) {
     throw new TypeError(`${where}: tool "${t.name}".timeoutMs must be a positive number of ms or a function of the input, received ${describeValue(t.timeoutMs)}`);
+  }
+  if (t.needsApproval !== undefined && typeof t.needsApproval !== 'boolean' && typeof t.needsApproval !== 'function') {
+    throw new TypeError(`${where}: tool "${t.name}".needsApproval must be a boolean or a function of the input, received ${describeValue(t.needsApproval)}`);
   }
   if (t.prepareArguments !== undefined && typeof t.prepareArguments !== 'function') {
     throw new TypeError(`${where}: tool "${t.name}".prepareArguments must be a function, received ${describeValue(t.prepareArguments)}`);

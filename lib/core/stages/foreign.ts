@@ -136,22 +136,45 @@ function readContent(content: unknown): Read<ContentBlock[]> {
 /** What toolrun keeps of a `beforeToolCall` answer. */
 export interface BeforeAnswer {
   block: boolean;
-  /** The hook's reason, when it gave a non-empty string. */
+  /** The hook's reason, when it gave a non-empty string (with `block` or `needsApproval`). */
   reason: string | undefined;
   /** True only when the call is blocked and the hook's `terminate` is `true` (P6). */
   terminate: boolean;
+  /** True when the hook did not block and asked for a person's approval instead (H1). */
+  needsApproval: boolean;
 }
 
-/** Reads a `beforeToolCall` answer: `undefined`/`null` allow; `block` must be `true` to block. */
+const ALLOWED: BeforeAnswer = Object.freeze({ block: false, reason: undefined, terminate: false, needsApproval: false });
+
+/** Reads a `beforeToolCall` answer: `undefined`/`null` allow; `block` must be `true` to block; `needsApproval: true` (without a block) defers. */
 export function readBeforeAnswer(answer: unknown): Read<BeforeAnswer> {
-  if (answer === undefined || answer === null) return { ok: true, value: { block: false, reason: undefined, terminate: false } };
+  if (answer === undefined || answer === null) return { ok: true, value: ALLOWED };
   try {
     if (typeof answer !== 'object') return { ok: false, problem: `it returned ${typeName(answer)}, not an object or undefined` };
     const block = (answer as { block?: unknown }).block === true;
-    if (!block) return { ok: true, value: { block, reason: undefined, terminate: false } };
+    const needsApproval = !block && (answer as { needsApproval?: unknown }).needsApproval === true;
+    if (!block && !needsApproval) return { ok: true, value: ALLOWED };
     const reason: unknown = (answer as { reason?: unknown }).reason;
-    const terminate = (answer as { terminate?: unknown }).terminate === true;
-    return { ok: true, value: { block, reason: typeof reason === 'string' && reason !== '' ? reason : undefined, terminate } };
+    const terminate = block && (answer as { terminate?: unknown }).terminate === true;
+    return { ok: true, value: { block, reason: typeof reason === 'string' && reason !== '' ? reason : undefined, terminate, needsApproval } };
+  } catch (error) {
+    return { ok: false, problem: `reading its answer threw (${thrownText(error)})` };
+  }
+}
+
+/**
+ * Reads what an `approve` function answered (H2): `undefined`/`null` is no answer now (the
+ * call is deferred); otherwise `approved` must be a boolean, and `reason` is kept when it is
+ * a non-empty string.
+ */
+export function readApprovalAnswer(answer: unknown): Read<{ approved: boolean; reason: string | undefined } | undefined> {
+  if (answer === undefined || answer === null) return { ok: true, value: undefined };
+  try {
+    if (typeof answer !== 'object') return { ok: false, problem: `it returned ${typeName(answer)}, not an object or undefined` };
+    const approved: unknown = (answer as { approved?: unknown }).approved;
+    if (typeof approved !== 'boolean') return { ok: false, problem: `its answer's approved is ${typeName(approved)}, not a boolean` };
+    const reason: unknown = (answer as { reason?: unknown }).reason;
+    return { ok: true, value: { approved, reason: typeof reason === 'string' && reason !== '' ? reason : undefined } };
   } catch (error) {
     return { ok: false, problem: `reading its answer threw (${thrownText(error)})` };
   }

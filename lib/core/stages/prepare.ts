@@ -1,18 +1,20 @@
 /**
- * Stage 1, prepare (contract P1, P2, P5): tool lookup, argument parsing,
- * `prepareArguments`, validation, `beforeToolCall`. Runs serially in call order (the run
- * guarantees it), so a permission prompt in `beforeToolCall` asks about one call at a time
- * (seed 002).
+ * Stage 1, prepare (contract P1, P2, P5, H1, H2): tool lookup, argument parsing,
+ * `prepareArguments`, validation, the tool's `needsApproval` (then `approve`, or a
+ * deferral), `beforeToolCall` (which may itself ask for approval). Runs serially in call
+ * order (the run guarantees it), so a permission prompt in `beforeToolCall` or `approve`
+ * asks about one call at a time (seed 002).
  *
  * @module
  */
 import { abortable } from 'abort-controller-x';
+import { approvalRequest, deniedText, type ResumePlan, type ToolApprovalRequest } from '../approval.ts';
 import type { CallRecord } from '../call.ts';
 import type { RunToolsOptions } from '../options.ts';
 import { parseArguments, validateArguments, type Checked } from '../schema.ts';
 import type { Tool, ToolCall } from '../tool.ts';
 import { isPromiseLike } from './execute.ts';
-import { isObjectRecord, readBeforeAnswer } from './foreign.ts';
+import { isObjectRecord, readApprovalAnswer, readBeforeAnswer } from './foreign.ts';
 import { errorText, outcomeText, type Outcome } from './outcome.ts';
 
 /** What prepare reads of the run: nothing more. */
@@ -24,7 +26,19 @@ export interface PrepareInput {
   readonly beforeToolCall: RunToolsOptions['beforeToolCall'];
   /** The run's signal, handed to `beforeToolCall` (read only if the hook reads it). */
   readonly signal: AbortSignal;
+  readonly approve: RunToolsOptions['approve'];
+  /** What a resumed run starts from (`undefined` for a fresh run): the pending calls' requests and decisions. */
+  readonly resumed: ResumePlan | undefined;
 }
+
+/**
+ * What prepare gives when a call waits for a person's approval (H3): its request is on
+ * `record.approval`.
+ */
+export const DEFERRED = Symbol('deferred');
+
+/** The outcome of prepare: an outcome (the call will not run), `undefined` (it may run), or {@link DEFERRED}. */
+export type Prepared = Outcome | undefined | typeof DEFERRED;
 
 /** Text of a call the run never started (contract A2; differs from the interrupted text). */
 function notRunText(call: ToolCall): string {
@@ -53,9 +67,18 @@ function incompleteText(call: ToolCall): string {
  * Synchronous when nothing on the way is asynchronous (no hook, a synchronous schema), so
  * a batch of plain calls pays for no promise here.
  */
-export function prepareToolCall(run: PrepareInput, record: CallRecord): Outcome | undefined | Promise<Outcome | undefined> {
+export function prepareToolCall(run: PrepareInput, record: CallRecord): Prepared | Promise<Prepared> {
   const call = record.call;
   if (run.stopped) return notRun(call);
+  // A call pending in a resumed batch (H5): a denial answers it before anything else runs.
+  if (run.resumed !== undefined) {
+    const pending = run.resumed.pending.get(record.index);
+    if (pending !== undefined) {
+      const decision = pending.decision;
+      if (decision !== undefined && !decision.approved) return outcomeText('rejected', deniedText(call.name, decision.reason));
+      record.approval = pending.request;
+    }
+  }
   const name = call.name;
   const tool = record.tool;
   if (tool === undefined) {
@@ -93,7 +116,7 @@ export function prepareToolCall(run: PrepareInput, record: CallRecord): Outcome 
   return validateAndAsk(run, record, tool, args);
 }
 
-function validateAndAsk(run: PrepareInput, record: CallRecord, tool: Tool, args: unknown): Outcome | undefined | Promise<Outcome | undefined> {
+function validateAndAsk(run: PrepareInput, record: CallRecord, tool: Tool, args: unknown): Prepared | Promise<Prepared> {
   const name = record.call.name;
   if (!isObjectRecord(args)) {
     return outcomeText('rejected', `Tool "${name}" could not read its arguments: prepareArguments returned a non-object.`);
@@ -110,14 +133,97 @@ function validateAndAsk(run: PrepareInput, record: CallRecord, tool: Tool, args:
   return validated(run, record, tool, checked);
 }
 
-function validated(run: PrepareInput, record: CallRecord, tool: Tool, checked: Checked<unknown>): Outcome | undefined | Promise<Outcome | undefined> {
+function validated(run: PrepareInput, record: CallRecord, tool: Tool, checked: Checked<unknown>): Prepared | Promise<Prepared> {
   if (!checked.ok) return outcomeText('rejected', checked.message);
   record.args = checked.value;
-  return ask(run, record, tool);
+  // A call pending in a resumed batch: its rule or hook already asked (H1), the decision is the resume's.
+  if (record.approval !== undefined) return resumedApproval(run, record, tool, record.approval);
+  const rule = tool.needsApproval;
+  if (rule === undefined || rule === false) return ask(run, record, tool);
+  return toolRule(run, record, tool, rule);
+}
+
+/** The tool's own `needsApproval` (H1): `true`, or a function of the validated input. */
+function toolRule(run: PrepareInput, record: CallRecord, tool: Tool, rule: Exclude<NonNullable<Tool['needsApproval']>, false>): Prepared | Promise<Prepared> {
+  if (rule === true) return requestApproval(run, record, tool, approvalRequest(record.call, record.index, record.args, 'tool', undefined));
+  let answer: unknown;
+  try {
+    answer = rule(record.args, { toolCall: record.call, index: record.index });
+  } catch (error) {
+    return ruleFailed(run, record, `threw ${errorText(error)}`);
+  }
+  if (!isPromiseLike(answer)) return afterRule(run, record, tool, answer);
+  return abortable(run.signal, Promise.resolve(answer)).then(
+    (a) => afterRule(run, record, tool, a),
+    (error: unknown) => ruleFailed(run, record, `threw ${errorText(error)}`),
+  );
+}
+
+function afterRule(run: PrepareInput, record: CallRecord, tool: Tool, answer: unknown): Prepared | Promise<Prepared> {
+  if (run.stopped) return notRun(record.call);
+  if (answer === false) return ask(run, record, tool);
+  if (answer !== true) return ruleFailed(run, record, `returned ${typeof answer === 'object' ? (answer === null ? 'null' : 'an object') : typeof answer}, not a boolean`);
+  return requestApproval(run, record, tool, approvalRequest(record.call, record.index, record.args, 'tool', undefined));
+}
+
+function ruleFailed(run: PrepareInput, record: CallRecord, problem: string): Outcome {
+  if (run.stopped) return notRun(record.call);
+  return outcomeText('rejected', `Tool "${record.call.name}" was not run: its needsApproval ${problem}. This is a problem in the tool definition, not in your call.`);
+}
+
+/** A call pending in a resumed batch, its arguments validated again: approved, it goes on where the request stopped it; unanswered, it is asked again (H5). */
+function resumedApproval(run: PrepareInput, record: CallRecord, tool: Tool, request: ToolApprovalRequest): Prepared | Promise<Prepared> {
+  const decision = run.resumed!.pending.get(record.index)?.decision;
+  if (decision === undefined) return requestApproval(run, record, tool, request);
+  record.approval = undefined;
+  // Approved: a request of the tool's rule has not met beforeToolCall yet; one of the hook's is allowed (H1).
+  return request.source === 'tool' ? ask(run, record, tool) : undefined;
+}
+
+/**
+ * Asks the run's `approve` function about `request`, if there is one (H2): approved, the
+ * call goes on (to `beforeToolCall` after the tool's rule, to execute after the hook's);
+ * denied, it is rejected; no answer (or no function), it is deferred (H3).
+ */
+function requestApproval(run: PrepareInput, record: CallRecord, tool: Tool, request: ToolApprovalRequest): Prepared | Promise<Prepared> {
+  record.approval = request;
+  const approve = run.approve;
+  if (approve === undefined) return DEFERRED;
+  let answer: unknown;
+  try {
+    answer = approve(request, {
+      get signal() {
+        return run.signal;
+      },
+    });
+  } catch (error) {
+    return approveFailed(run, record, errorText(error));
+  }
+  if (!isPromiseLike(answer)) return approved(run, record, tool, answer);
+  return abortable(run.signal, Promise.resolve(answer)).then(
+    (a) => approved(run, record, tool, a),
+    (error: unknown) => approveFailed(run, record, errorText(error)),
+  );
+}
+
+function approved(run: PrepareInput, record: CallRecord, tool: Tool, answer: unknown): Prepared | Promise<Prepared> {
+  if (run.stopped) return notRun(record.call);
+  const read = readApprovalAnswer(answer);
+  if (!read.ok) return approveFailed(run, record, read.problem);
+  if (read.value === undefined) return DEFERRED;
+  const source = record.approval!.source;
+  if (!read.value.approved) return outcomeText('rejected', deniedText(record.call.name, read.value.reason));
+  record.approval = undefined;
+  return source === 'tool' ? ask(run, record, tool) : undefined;
+}
+
+function approveFailed(run: PrepareInput, record: CallRecord, problem: string): Outcome {
+  if (run.stopped) return notRun(record.call);
+  return outcomeText('rejected', `Tool call "${record.call.name}" was not run: asking for its approval failed: ${problem}`);
 }
 
 /** Runs `beforeToolCall`, if any; its wait ends at once when the run stops (case C24). */
-function ask(run: PrepareInput, record: CallRecord, tool: Tool): Outcome | undefined | Promise<Outcome | undefined> {
+function ask(run: PrepareInput, record: CallRecord, tool: Tool): Prepared | Promise<Prepared> {
   const hook = run.beforeToolCall;
   if (hook === undefined) return undefined;
   let answer: unknown;
@@ -134,14 +240,14 @@ function ask(run: PrepareInput, record: CallRecord, tool: Tool): Outcome | undef
   } catch (error) {
     return hookFailed(run, record, error);
   }
-  if (!isPromiseLike(answer)) return decide(run, record, answer);
+  if (!isPromiseLike(answer)) return decide(run, record, tool, answer);
   return abortable(run.signal, Promise.resolve(answer)).then(
-    (a) => decide(run, record, a),
+    (a) => decide(run, record, tool, a),
     (error: unknown) => hookFailed(run, record, error),
   );
 }
 
-function decide(run: PrepareInput, record: CallRecord, answer: unknown): Outcome | undefined {
+function decide(run: PrepareInput, record: CallRecord, tool: Tool, answer: unknown): Prepared | Promise<Prepared> {
   const call = record.call;
   // The hook may have aborted the run itself (case C7 B): the call must not start.
   if (run.stopped) return notRun(call);
@@ -154,6 +260,7 @@ function decide(run: PrepareInput, record: CallRecord, answer: unknown): Outcome
     if (read.value.terminate) outcome.result.terminate = true;
     return outcome;
   }
+  if (read.value.needsApproval) return requestApproval(run, record, tool, approvalRequest(call, record.index, record.args, 'hook', read.value.reason));
   return undefined;
 }
 

@@ -1,0 +1,547 @@
+/**
+ * Issue 14, human approval that survives a process boundary: asking (H1, H2), pausing (H3),
+ * the JSON state (H4), resuming (H5), abort and time (H6), and the resume checks (H7–H9).
+ * The resume in a second Node process is `approval.process.spec.ts`; the generated batches
+ * are `spec/property/approval.property.spec.ts`.
+ */
+import * as v from 'valibot';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  defineTool,
+  ResumeError,
+  runTools,
+  type PausedBatchState,
+  type RunToolsOptions,
+  type Tool,
+  type ToolApprovalResponse,
+  type ToolCall,
+} from '../../lib/index.ts';
+import { collect, expectRunInvariants, gate, ofType, settle, text } from '../helpers.ts';
+
+/** Tools that count their executions per call id. */
+function makeTools() {
+  const executed: string[] = [];
+  const read = defineTool({
+    name: 'read',
+    input: v.object({ path: v.string() }),
+    execute: ({ path }, { toolCallId }) => {
+      executed.push(toolCallId);
+      return `read ${path}`;
+    },
+  });
+  const remove = defineTool({
+    name: 'remove',
+    input: v.object({ path: v.string() }),
+    needsApproval: true,
+    execute: ({ path }, { toolCallId }) => {
+      executed.push(toolCallId);
+      return `removed ${path}`;
+    },
+  });
+  const write = defineTool({
+    name: 'write',
+    input: v.object({ path: v.string() }),
+    prepareArguments: (args) => ({ path: String((args as { path?: unknown }).path).trim() }),
+    // A function of the prepared, validated input: only paths outside /tmp need a person.
+    needsApproval: ({ path }) => !path.startsWith('/tmp/'),
+    execute: ({ path }, { toolCallId }) => {
+      executed.push(toolCallId);
+      return `wrote ${path}`;
+    },
+  });
+  const exclusive = defineTool({
+    name: 'exclusive',
+    input: v.object({}),
+    executionMode: 'sequential',
+    execute: (_input, { toolCallId }) => {
+      executed.push(toolCallId);
+      return 'alone';
+    },
+  });
+  return { executed, tools: [read, remove, write, exclusive] as Tool[] };
+}
+
+const call = (id: string, name: string, args: unknown = {}): ToolCall => ({ id, name, arguments: args });
+
+/** Runs to the end, answering every request with `decide` in process: the reference run (H5). */
+async function reference(calls: ToolCall[], options: Omit<RunToolsOptions, 'approve'>, decide: (index: number) => boolean) {
+  return collect(runTools(calls, { ...options, approve: (r) => ({ approvalId: r.approvalId, approved: decide(r.index), reason: 'Not now.' }) }));
+}
+
+async function rejection(run: AsyncGenerator<unknown, unknown, undefined>): Promise<ResumeError> {
+  const error = await run.next().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ResumeError);
+  return error as ResumeError;
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('H1 a tool or beforeToolCall asks for approval', () => {
+  it('H1: needsApproval: true defers every call of the tool; a function of the validated input decides per call', async () => {
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'remove', { path: 'x' }), call('b', 'write', { path: '  /tmp/y ' }), call('c', 'write', { path: '/etc/z' })];
+    const { events, batch } = await collect(runTools(calls, { tools }));
+    expect(batch.paused?.requests.map((r) => [r.index, r.toolName, r.input, r.source])).toEqual([
+      [0, 'remove', { path: 'x' }, 'tool'],
+      [2, 'write', { path: '/etc/z' }, 'tool'],
+    ]);
+    expect(executed).toEqual(['b']);
+    expect(ofType(events, 'tool_approval_request').map((e) => e.request)).toEqual(batch.paused!.requests);
+  });
+
+  it('H1: prepare order is lookup → parse → validate → needsApproval → beforeToolCall; a deferred tool rule has not met the hook, which runs once, after approval', async () => {
+    const { tools } = makeTools();
+    const order: string[] = [];
+    const calls = [call('a', 'write', '{"path":"/etc/a"}')];
+    const hook: RunToolsOptions['beforeToolCall'] = ({ args }) => {
+      order.push(`hook ${JSON.stringify(args)}`);
+    };
+    const write = tools.find((t) => t.name === 'write')!;
+    const traced = { ...write, needsApproval: (input: unknown) => (order.push(`rule ${JSON.stringify(input)}`), true) };
+    const all = tools.map((t) => (t === write ? traced : t));
+    const paused = await collect(runTools(calls, { tools: all, beforeToolCall: hook }));
+    expect(order).toEqual(['rule {"path":"/etc/a"}']);
+    const [request] = paused.batch.paused!.requests;
+    const resumed = await collect(runTools(calls, { tools: all, beforeToolCall: hook, resume: { state: paused.batch.paused!.state, approvals: [{ approvalId: request!.approvalId, approved: true }] } }));
+    // The rule is not asked again on resume; the hook runs once, now.
+    expect(order).toEqual(['rule {"path":"/etc/a"}', 'hook {"path":"/etc/a"}']);
+    expect(resumed.batch.messages.map(text)).toEqual(['wrote /etc/a']);
+  });
+
+  it('H1: beforeToolCall answering { needsApproval: true, reason } defers with source "hook"; once approved the hook is not asked again', async () => {
+    const { tools, executed } = makeTools();
+    let asked = 0;
+    const beforeToolCall: RunToolsOptions['beforeToolCall'] = ({ toolCall }) => {
+      asked++;
+      return toolCall.name === 'read' ? { needsApproval: true, reason: 'Reads are audited.' } : undefined;
+    };
+    const calls = [call('a', 'read', { path: 'p' })];
+    const paused = await collect(runTools(calls, { tools, beforeToolCall }));
+    const [request] = paused.batch.paused!.requests;
+    expect(request).toMatchObject({ source: 'hook', reason: 'Reads are audited.', toolName: 'read', input: { path: 'p' } });
+    const resumed = await collect(runTools(calls, { tools, beforeToolCall, resume: { state: paused.batch.paused!.state, approvals: [{ approvalId: request!.approvalId, approved: true }] } }));
+    expect(asked).toBe(1);
+    expect(executed).toEqual(['a']);
+    expect(resumed.batch.messages.map(text)).toEqual(['read p']);
+  });
+
+  it('H1, P4: a needsApproval function that throws or answers a non-boolean is that call\'s rejected result', async () => {
+    const throwing = defineTool({ name: 'throwing', input: v.object({}), needsApproval: () => { throw new Error('rule broke'); }, execute: () => 'ran' });
+    const stringy = defineTool({ name: 'stringy', input: v.object({}), needsApproval: (() => 'yes') as unknown as () => boolean, execute: () => 'ran' });
+    const { events, batch } = await collect(runTools([call('a', 'throwing'), call('b', 'stringy')], { tools: [throwing, stringy] }));
+    expect(batch.paused).toBeUndefined();
+    expect(batch.messages.map(text)).toEqual([
+      'Tool "throwing" was not run: its needsApproval threw rule broke. This is a problem in the tool definition, not in your call.',
+      'Tool "stringy" was not run: its needsApproval returned string, not a boolean. This is a problem in the tool definition, not in your call.',
+    ]);
+    expect(ofType(events, 'tool_execution_end').map((e) => e.outcome)).toEqual(['rejected', 'rejected']);
+  });
+
+  it('H1: defineTool refuses a needsApproval that is neither a boolean nor a function', () => {
+    expect(() => defineTool({ name: 't', input: v.object({}), needsApproval: 'always' as never, execute: () => '' })).toThrow(
+      'defineTool: tool "t".needsApproval must be a boolean or a function of the input, received string "always"',
+    );
+  });
+});
+
+describe('H2 the approve option answers in process', () => {
+  it('H2: approved calls run, denied calls get a rejected result with the reason, undefined defers', async () => {
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'remove', { path: '1' }), call('b', 'remove', { path: '2' }), call('c', 'remove', { path: '3' })];
+    const seen: unknown[] = [];
+    const { events, batch } = await collect(
+      runTools(calls, {
+        tools,
+        approve: (request, { signal }) => {
+          seen.push([request.index, signal instanceof AbortSignal]);
+          if (request.index === 2) return undefined;
+          return { approvalId: request.approvalId, approved: request.index === 0, reason: 'Keep it.' };
+        },
+      }),
+    );
+    expect(seen).toEqual([
+      [0, true],
+      [1, true],
+      [2, true],
+    ]);
+    expect(executed).toEqual(['a']);
+    expect(batch.messages.map(text)).toEqual([
+      'removed 1',
+      'A person denied this call to tool "remove", so it was not run. Their reason: "Keep it.". Do not try it again unless the user asks you to.',
+    ]);
+    expect(ofType(events, 'tool_execution_end').map((e) => [e.index, e.outcome])).toEqual([
+      [0, 'ok'],
+      [1, 'rejected'],
+    ]);
+    expect(batch.paused?.requests.map((r) => r.index)).toEqual([2]);
+  });
+
+  it('H2, P4: approve throwing, or answering without a boolean approved, is the call\'s rejected result', async () => {
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'remove', { path: '1' }), call('b', 'remove', { path: '2' })];
+    const { batch } = await collect(
+      runTools(calls, {
+        tools,
+        approve: (request) => {
+          if (request.index === 0) throw new Error('prompt closed');
+          return { approvalId: request.approvalId, approved: 'yes' } as never;
+        },
+      }),
+    );
+    expect(executed).toEqual([]);
+    expect(batch.messages.map(text)).toEqual([
+      'Tool call "remove" was not run: asking for its approval failed: prompt closed',
+      'Tool call "remove" was not run: asking for its approval failed: its answer\'s approved is the string "yes", not a boolean',
+    ]);
+  });
+});
+
+describe('H3 a batch that reaches a deferred call ends paused', () => {
+  it('H3, P1: parallel mode prepares past a deferred call; later approvals are collected, later plain calls run; only the released prefix is in messages', async () => {
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'read', { path: '0' }), call('b', 'remove', { path: '1' }), call('c', 'read', { path: '2' }), call('d', 'remove', { path: '3' }), call('e', 'read', { path: '4' })];
+    const { events, batch } = await collect(runTools(calls, { tools }));
+    expect(events.map((e) => `${e.type} ${e.index}`)).toEqual([
+      'tool_execution_start 0',
+      'tool_execution_end 0',
+      'tool_result 0',
+      'tool_execution_start 1',
+      'tool_approval_request 1',
+      'tool_execution_start 2',
+      'tool_execution_end 2',
+      'tool_execution_start 3',
+      'tool_approval_request 3',
+      'tool_execution_start 4',
+      'tool_execution_end 4',
+    ]);
+    expect(executed).toEqual(['a', 'c', 'e']);
+    expect(batch.messages.map(text)).toEqual(['read 0']);
+    expect(batch.terminate).toBe(false);
+    expect(batch.aborted).toBe(false);
+    expect(batch.paused!.requests.map((r) => r.toolCallId)).toEqual(['b', 'd']);
+    // The results of the calls that ended after the first deferred one are kept in the state.
+    expect(batch.paused!.state.calls.map((c) => (c.result ? text(c.result) : c.request ? 'pending' : 'held'))).toEqual(['read 0', 'pending', 'read 2', 'pending', 'read 4']);
+  });
+
+  it('H3, S2: sequential mode prepares nothing after a deferred call: one pause, one request', async () => {
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'read', { path: '0' }), call('b', 'remove', { path: '1' }), call('c', 'remove', { path: '2' }), call('d', 'read', { path: '3' })];
+    const { events, batch } = await collect(runTools(calls, { tools, mode: 'sequential' }));
+    expect(ofType(events, 'tool_execution_start').map((e) => e.index)).toEqual([0, 1]);
+    expect(executed).toEqual(['a']);
+    expect(batch.paused!.requests.map((r) => r.index)).toEqual([1]);
+    expect(batch.paused!.state.calls.map((c) => (c.result ? 'ended' : c.request ? 'pending' : 'held'))).toEqual(['ended', 'pending', 'held', 'held']);
+  });
+
+  it('H3, S3: an exclusive call after a deferred one is held unprepared, with every call after it', async () => {
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'remove', { path: '1' }), call('b', 'read', { path: '2' }), call('c', 'exclusive'), call('d', 'remove', { path: '3' })];
+    const { events, batch } = await collect(runTools(calls, { tools }));
+    expect(ofType(events, 'tool_execution_start').map((e) => e.index)).toEqual([0, 1]);
+    expect(executed).toEqual(['b']);
+    expect(batch.paused!.requests.map((r) => r.index)).toEqual([0]);
+  });
+
+  it('H3: the batch pauses only when nothing is running', async () => {
+    const open = gate();
+    const slow = defineTool({
+      name: 'slow',
+      input: v.object({}),
+      async execute() {
+        await open.promise;
+        return 'slow done';
+      },
+    });
+    const { tools } = makeTools();
+    const run = runTools([call('a', 'remove', { path: '1' }), call('b', 'slow')], { tools: [...tools, slow] });
+    const seen: string[] = [];
+    let finished = false;
+    const done = (async () => {
+      for (;;) {
+        const step = await run.next();
+        if (step.done) {
+          finished = true;
+          return step.value;
+        }
+        seen.push(`${step.value.type} ${step.value.index}`);
+      }
+    })();
+    await settle(10);
+    expect(seen).toEqual(['tool_execution_start 0', 'tool_approval_request 0', 'tool_execution_start 1']);
+    expect(finished).toBe(false);
+    open.open();
+    const batch = await done;
+    expect(seen.at(-1)).toBe('tool_execution_end 1');
+    expect(batch.paused!.state.calls[1]!.result).toMatchObject({ content: [{ type: 'text', text: 'slow done' }] });
+  });
+});
+
+describe('H4 the state is JSON', () => {
+  it('H4: the state survives JSON.stringify/parse unchanged, has a version and a kind, and resumes from its text', async () => {
+    const { tools } = makeTools();
+    const calls = [call('a', 'remove', { path: '1' }), call('b', 'read', { path: '2' })];
+    const { batch } = await collect(runTools(calls, { tools }));
+    const state = batch.paused!.state;
+    expect(JSON.parse(JSON.stringify(state))).toEqual(state);
+    expect(state).toMatchObject({ version: 1, kind: 'toolrun/paused-batch' });
+    const resumed = await collect(runTools(calls, { tools, resume: { state: JSON.stringify(state), approvals: [{ approvalId: batch.paused!.requests[0]!.approvalId, approved: true }] } }));
+    expect(resumed.batch.messages.map(text)).toEqual(['removed 1', 'read 2']);
+  });
+});
+
+describe('H5 resuming a paused batch', () => {
+  it('H5, O6: approved calls run, denied ones are rejected, answered ones are not run again; events and messages match an uninterrupted run', async () => {
+    const calls = [call('a', 'read', { path: '0' }), call('b', 'remove', { path: '1' }), call('c', 'read', { path: '2' }), call('d', 'remove', { path: '3' })];
+    const decide = (index: number) => index === 1;
+    const ref = makeTools();
+    const expected = await reference(calls, { tools: ref.tools }, decide);
+    expectRunInvariants(calls, expected.events, expected.batch);
+
+    const { tools, executed } = makeTools();
+    const first = await collect(runTools(calls, { tools }));
+    const approvals: ToolApprovalResponse[] = first.batch.paused!.requests.map((r) => ({ approvalId: r.approvalId, approved: decide(r.index), reason: 'Not now.' }));
+    const second = await collect(runTools(calls, { tools, resume: { state: JSON.parse(JSON.stringify(first.batch.paused!.state)) as PausedBatchState, approvals } }));
+    expect(second.batch.paused).toBeUndefined();
+    expect(second.batch.messages).toEqual(expected.batch.messages);
+    expect(executed.sort()).toEqual(ref.executed.sort());
+    // The resumed run: a start for each call it works on, a result for every call not released before the pause.
+    expect(second.events.map((e) => `${e.type} ${e.index}`)).toEqual([
+      'tool_execution_start 1',
+      'tool_execution_end 1',
+      'tool_result 1',
+      'tool_result 2',
+      'tool_execution_start 3',
+      'tool_execution_end 3',
+      'tool_result 3',
+    ]);
+    expect(ofType([...first.events, ...second.events], 'tool_result').map((e) => e.message)).toEqual(expected.batch.messages);
+  });
+
+  it('H5: a request without a decision stays pending: the resumed batch pauses again with the same approvalId and emits the request again', async () => {
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'remove', { path: '1' }), call('b', 'remove', { path: '2' })];
+    const first = await collect(runTools(calls, { tools }));
+    const [ra, rb] = first.batch.paused!.requests;
+    const second = await collect(runTools(calls, { tools, resume: { state: first.batch.paused!.state, approvals: [{ approvalId: ra!.approvalId, approved: true }] } }));
+    expect(second.batch.messages.map(text)).toEqual(['removed 1']);
+    expect(second.batch.paused!.requests).toEqual([rb]);
+    expect(ofType(second.events, 'tool_approval_request').map((e) => e.request)).toEqual([rb]);
+    expect(second.batch.paused!.state.id).not.toBe(first.batch.paused!.state.id);
+    const third = await collect(runTools(calls, { tools, resume: { state: second.batch.paused!.state, approvals: [{ approvalId: rb!.approvalId, approved: true }] } }));
+    expect(third.batch.messages.map(text)).toEqual(['removed 1', 'removed 2']);
+    expect(executed).toEqual(['a', 'b']);
+  });
+
+  it('H5: the resumed run re-validates the approved call from its raw arguments and runs the prepared input', async () => {
+    const { tools } = makeTools();
+    const calls = [call('a', 'write', '{"path":"  /etc/x  "}')];
+    const first = await collect(runTools(calls, { tools }));
+    expect(first.batch.paused!.requests[0]!.input).toEqual({ path: '/etc/x' });
+    const second = await collect(runTools(calls, { tools, resume: { state: first.batch.paused!.state, approvals: [{ approvalId: first.batch.paused!.requests[0]!.approvalId, approved: true }] } }));
+    expect(second.batch.messages.map(text)).toEqual(['wrote /etc/x']);
+  });
+});
+
+describe('H6 abort and time while calls wait for approval', () => {
+  it('H6, A2: an abort while a call is deferred ends the deferred and held calls not_run; the batch is aborted, not paused', async () => {
+    const controller = new AbortController();
+    const open = gate();
+    const slow = defineTool({
+      name: 'slow',
+      input: v.object({}),
+      async execute(_input, { signal }) {
+        await Promise.race([open.promise, new Promise((resolve) => signal.addEventListener('abort', resolve))]);
+        return 'slow done';
+      },
+    });
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'remove', { path: '1' }), call('b', 'slow'), call('c', 'exclusive'), call('d', 'read', { path: 'x' })];
+    const run = runTools(calls, { tools: [...tools, slow], signal: controller.signal });
+    const first = await run.next();
+    expect(first.value).toMatchObject({ type: 'tool_execution_start', index: 0 });
+    await run.next(); // approval request 0
+    await run.next(); // start 1
+    controller.abort();
+    const rest = await collect(run);
+    expect(rest.batch.paused).toBeUndefined();
+    expect(rest.batch.aborted).toBe(true);
+    expect(rest.batch.messages.map((m) => m.toolCallId)).toEqual(['a', 'b', 'c', 'd']);
+    expect(ofType(rest.events, 'tool_execution_end').map((e) => [e.index, e.outcome]).sort()).toEqual([
+      [0, 'not_run'],
+      [1, 'interrupted'],
+      [2, 'not_run'],
+      [3, 'not_run'],
+    ]);
+    expect(executed).toEqual([]);
+  });
+
+  it('H6: an abort while approve is still asking ends that call not_run', async () => {
+    const controller = new AbortController();
+    const { tools, executed } = makeTools();
+    const asking = gate();
+    const run = runTools([call('a', 'remove', { path: '1' })], {
+      tools,
+      signal: controller.signal,
+      approve: () => {
+        asking.open();
+        return new Promise<undefined>(() => {});
+      },
+    });
+    const pending = collect(run);
+    await asking.promise;
+    controller.abort();
+    const { events, batch } = await pending;
+    expect(batch.aborted).toBe(true);
+    expect(ofType(events, 'tool_execution_end').map((e) => e.outcome)).toEqual(['not_run']);
+    expect(executed).toEqual([]);
+  });
+
+  it('H6, A4: a time limit does not count the wait for approval', async () => {
+    vi.useFakeTimers();
+    const timed = defineTool({
+      name: 'timed',
+      input: v.object({}),
+      needsApproval: true,
+      timeoutMs: 50,
+      async execute() {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        return 'in time';
+      },
+    });
+    const run = collect(
+      runTools([call('a', 'timed')], {
+        tools: [timed],
+        approve: async (request) => {
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          return { approvalId: request.approvalId, approved: true };
+        },
+      }),
+    );
+    await vi.advanceTimersByTimeAsync(1_100);
+    const { batch } = await run;
+    expect(batch.messages.map(text)).toEqual(['in time']);
+  });
+});
+
+describe('H7 a state resumes once', () => {
+  it('H7: a second resume of the same state in this process is refused with already_resumed', async () => {
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'remove', { path: '1' })];
+    const first = await collect(runTools(calls, { tools }));
+    const resume = { state: JSON.stringify(first.batch.paused!.state), approvals: [{ approvalId: first.batch.paused!.requests[0]!.approvalId, approved: true }] };
+    await collect(runTools(calls, { tools, resume }));
+    const error = await rejection(runTools(calls, { tools, resume }));
+    expect(error.code).toBe('already_resumed');
+    expect(executed).toEqual(['a']);
+  });
+
+  it('H7: resume.claim is asked with the state id after every other check; false refuses the resume', async () => {
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'remove', { path: '1' })];
+    const first = await collect(runTools(calls, { tools }));
+    const claimed: string[] = [];
+    const error = await rejection(
+      runTools(calls, { tools, resume: { state: first.batch.paused!.state, claim: (id) => (claimed.push(id), false) } }),
+    );
+    expect(error.code).toBe('already_resumed');
+    expect(claimed).toEqual([first.batch.paused!.state.id]);
+    expect(executed).toEqual([]);
+  });
+});
+
+describe('H8 the resumed run must have the same tools, calls and requests', () => {
+  it('H8: a missing tool, an extra tool or a changed input schema is refused with code tools', async () => {
+    const { tools } = makeTools();
+    const calls = [call('a', 'remove', { path: '1' })];
+    const { batch } = await collect(runTools(calls, { tools }));
+    const state = JSON.stringify(batch.paused!.state);
+    const changed = tools.map((t) => (t.name === 'read' ? { ...t, input: v.object({ path: v.string(), limit: v.number() }) } : t));
+    const extra = defineTool({ name: 'extra', input: v.object({}), execute: () => '' });
+    for (const variant of [tools.slice(1), [...tools, extra], changed]) {
+      const error = await rejection(runTools(calls, { tools: variant, resume: { state } }));
+      expect(error.code).toBe('tools');
+    }
+    expect((await rejection(runTools(calls, { tools: changed, resume: { state } }))).message).toContain('input schema changed: read');
+  });
+
+  it('H8: other calls, or an approvalId no pending request has, are refused (calls, approval)', async () => {
+    const { tools } = makeTools();
+    const calls = [call('a', 'remove', { path: '1' })];
+    const { batch } = await collect(runTools(calls, { tools }));
+    const state = JSON.stringify(batch.paused!.state);
+    expect((await rejection(runTools([call('a', 'remove', { path: '2' })], { tools, resume: { state } }))).code).toBe('calls');
+    expect((await rejection(runTools([...calls, call('b', 'read')], { tools, resume: { state } }))).code).toBe('calls');
+    const unknown = await rejection(runTools(calls, { tools, resume: { state, approvals: [{ approvalId: 'nope', approved: true }] } }));
+    expect(unknown.code).toBe('approval');
+    expect(unknown.message).toContain('"nope"');
+    const id = batch.paused!.requests[0]!.approvalId;
+    const twice = await rejection(runTools(calls, { tools, resume: { state, approvals: [{ approvalId: id, approved: true }, { approvalId: id, approved: false }] } }));
+    expect(twice.code).toBe('approval');
+  });
+});
+
+describe('H9 a tampered state is refused; signing', () => {
+  async function pausedState(options: Partial<RunToolsOptions> = {}) {
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'read', { path: '0' }), call('b', 'remove', { path: '1' }), call('c', 'read', { path: '2' })];
+    const { batch } = await collect(runTools(calls, { tools, ...options }));
+    return { tools, executed, calls, state: batch.paused!.state, approvalId: batch.paused!.requests[0]!.approvalId };
+  }
+
+  it('H9: not JSON, another kind or version, a wrong field, an inconsistent state: a ResumeError from the first next(), never from runTools()', async () => {
+    const { tools, calls, state } = await pausedState();
+    const cases: [unknown, string][] = [
+      ['{not json', 'malformed'],
+      [{ ...state, kind: 'other' }, 'malformed'],
+      [{ ...state, version: 2 }, 'version'],
+      [{ ...state, released: 'one' }, 'malformed'],
+      [{ ...state, extra: true }, 'malformed'],
+      [{ ...state, calls: state.calls.map((c, i) => (i === 0 ? { ...c, result: { ...c.result!, content: [{ type: 'html', html: '<b>' }] } } : c)) }, 'malformed'],
+      [{ ...state, calls: state.calls.map((c, i) => (i === 2 ? { ...c, result: { ...c.result!, toolCallId: 'zzz' } } : c)) }, 'malformed'],
+      [{ ...state, released: 3 }, 'malformed'],
+      [{ ...state, calls: state.calls.map((c) => ({ call: c.call, ...(c.result ? { result: c.result } : {}) })) }, 'malformed'],
+    ];
+    for (const [given, code] of cases) {
+      const run = runTools(calls, { tools, resume: { state: given as PausedBatchState } });
+      expect((await rejection(run)).code, JSON.stringify(given).slice(0, 80)).toBe(code);
+    }
+  });
+
+  it('H9: absurd sizes are refused as malformed', async () => {
+    const { tools, calls, state } = await pausedState();
+    const many = { ...state, calls: Array.from({ length: 100_001 }, () => state.calls[1]) };
+    expect((await rejection(runTools(calls, { tools, resume: { state: many as PausedBatchState } }))).code).toBe('malformed');
+  });
+
+  it('H9: with signingSecret the state is signed; an unsigned, edited or differently signed state is refused with code signature', async () => {
+    const secret = 'correct horse battery staple';
+    const unsigned = await pausedState();
+    expect(unsigned.state.signature).toBeUndefined();
+    expect((await rejection(runTools(unsigned.calls, { tools: unsigned.tools, signingSecret: secret, resume: { state: unsigned.state } }))).code).toBe('signature');
+
+    const signed = await pausedState({ signingSecret: secret });
+    expect(signed.state.signature).toMatch(/^[0-9a-f]{64}$/);
+    // An edit that keeps the state well formed: a forged result for call 2.
+    const forged = { ...signed.state, calls: signed.state.calls.map((c, i) => (i === 2 ? { ...c, result: { ...c.result!, content: [{ type: 'text' as const, text: 'forged' }] } } : c)) };
+    expect((await rejection(runTools(signed.calls, { tools: signed.tools, signingSecret: secret, resume: { state: forged } }))).code).toBe('signature');
+    expect((await rejection(runTools(signed.calls, { tools: signed.tools, signingSecret: 'another secret', resume: { state: signed.state } }))).code).toBe('signature');
+
+    const resumed = await collect(
+      runTools(signed.calls, { tools: signed.tools, signingSecret: new TextEncoder().encode(secret), resume: { state: JSON.stringify(signed.state), approvals: [{ approvalId: signed.approvalId, approved: true }] } }),
+    );
+    expect(resumed.batch.messages.map(text)).toEqual(['read 0', 'removed 1', 'read 2']);
+    expect(signed.executed.sort()).toEqual(['a', 'b', 'c']);
+  });
+
+  it('H9: runTools checks signingSecret and resume at once (TypeError)', () => {
+    const { tools } = makeTools();
+    expect(() => runTools([], { tools, signingSecret: '' })).toThrow('runTools: options.signingSecret must be a non-empty string or Uint8Array, received string ""');
+    const stream = (async function* () {})();
+    expect(() => runTools(stream, { tools, resume: { state: '{}' } })).toThrow('options.resume needs the calls as an array');
+  });
+});
