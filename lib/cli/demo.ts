@@ -9,15 +9,24 @@
  * them finishing in another order than they were called (5-ish ms, then 1.2 s, then 2.5 s)
  * while the results still come out in call order.
  *
+ * The sixth call writes a file, and the demo's `beforeToolCall` asks a person about shell
+ * commands that write files (contract H1): the `approve` option answers it in the run (a
+ * key press on a terminal), or the batch pauses and its state goes to a file that
+ * {@link resumeDemo} continues from, in a later process.
+ *
  * @module
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { ToolBatch } from '../core/events.ts';
+import type { PausedBatchState, ToolApprovalHandler, ToolApprovalRequest, ToolApprovalResponse } from '../core/approval.ts';
+import type { ToolBatch, ToolEvent } from '../core/events.ts';
+import type { BeforeToolCallResult } from '../core/options.ts';
 import { runTools } from '../core/run-tools.ts';
+import type { ToolResultMessage } from '../core/tool.ts';
 import { fromAnthropic } from '../formats/anthropic.ts';
 import { codingTools } from '../tools/index.ts';
+import { CliInputError } from './errors.ts';
 import { count } from './text.ts';
 import type { RunView } from './view/index.ts';
 
@@ -30,6 +39,37 @@ export interface DemoOptions {
   root?: string;
   /** Aborts the run (Ctrl+C): running calls are interrupted, every call still gets its result. */
   signal?: AbortSignal;
+  /**
+   * Answers the approval request of the call that writes a file, in the run (a prompt, or
+   * `--approve` / `--deny`); `undefined` from it, or no `approve` at all, pauses the batch
+   * and saves its state to {@link DemoOutcome.stateFile}.
+   * @default none: the batch pauses
+   */
+  approve?: ToolApprovalHandler;
+}
+
+/** How a demo run (or a resumed one) ended. */
+export interface DemoOutcome {
+  /** What `runTools` returned; `batch.paused` is set when a call still waits for approval. */
+  batch: ToolBatch;
+  /** Set when the batch paused: the file its state was saved to, for `toolrun --resume <file>`. */
+  stateFile?: string;
+}
+
+/**
+ * What the demo saves when its batch pauses: the batch's state, its pending requests (so
+ * the resuming program can ask about them before it runs anything), and the folder the
+ * tools work in (kept until the demo is resumed).
+ */
+export interface SavedDemo {
+  kind: 'toolrun/paused-demo';
+  version: 1;
+  /** The project folder the calls run in. */
+  root: string;
+  /** True when the demo made `root` (a temp folder): it is removed once the resumed run ends. */
+  temporary: boolean;
+  requests: ToolApprovalRequest[];
+  state: PausedBatchState;
 }
 
 /** The small project the demo's calls look at: path → text. */
@@ -64,8 +104,21 @@ const demoMessage = {
     { type: 'tool_use', id: 'toolu_demo_03', name: 'read_file', input: { path: 'README.md' } },
     { type: 'tool_use', id: 'toolu_demo_04', name: 'grep', input: { pattern: 'TODO', glob: 'src/**/*.ts' } },
     { type: 'tool_use', id: 'toolu_demo_05', name: 'list_files', input: { pattern: '**/*' } },
+    { type: 'tool_use', id: 'toolu_demo_06', name: 'shell', input: { command: 'grep -rn TODO src > TODO.md; wc -l < TODO.md | xargs printf "%s TODOs written to TODO.md\\n"' } },
   ],
 } as const;
+
+/**
+ * The demo's approval rule, as an application would write it in `beforeToolCall`: a shell
+ * command that redirects output into a file (`>`) writes to the project, so a person is
+ * asked first; the reason is what they are shown (not the model). A demo rule over the
+ * demo's own commands, not a sandbox: a command can write files in other ways.
+ */
+export function demoApprovalRule({ toolCall, args }: { toolCall: { name: string }; args: unknown }): BeforeToolCallResult | undefined {
+  const command = (args as { command?: unknown } | null)?.command;
+  if (toolCall.name !== 'shell' || typeof command !== 'string' || !command.includes('>')) return undefined;
+  return { needsApproval: true, reason: 'this shell command writes a file in the project' };
+}
 
 /**
  * How long a call may take to stop after Ctrl+C before its result is synthesized
@@ -87,16 +140,20 @@ export async function writeDemoFiles(root: string): Promise<void> {
 /**
  * Runs {@link demoMessage}'s calls with `runTools` and the coding tools rooted at a
  * workspace holding {@link demoFiles}, drawing every event on `view` (one `begin`/`end`
- * pair; the summary line starts with `interrupted:` when the run was aborted).
+ * pair; the summary line starts with `interrupted:` when the run was aborted, `paused:`
+ * when a call waits for approval).
  *
- * @returns the batch `runTools` returned: the result messages in call order, and whether
- *   the run was aborted.
+ * When the batch pauses, its state is saved to `<workspace>.paused.json` and the workspace
+ * is kept for the resumed run; otherwise a temp workspace is removed when the run ends.
+ *
+ * @returns the batch `runTools` returned, and the state file when it paused.
  * @throws only what `runTools` itself throws, or a file-system error creating the workspace
- *   (tool failures are results, not throws).
+ *   or writing the state file (tool failures are results, not throws).
  */
-export async function runDemo(view: RunView, options: DemoOptions = {}): Promise<ToolBatch> {
+export async function runDemo(view: RunView, options: DemoOptions = {}): Promise<DemoOutcome> {
   const temp = options.root === undefined ? await mkdtemp(join(tmpdir(), 'toolrun-demo-')) : undefined;
   const root = options.root ?? temp!;
+  let keep = false;
   try {
     await writeDemoFiles(root);
     const calls = fromAnthropic(demoMessage);
@@ -104,25 +161,130 @@ export async function runDemo(view: RunView, options: DemoOptions = {}): Promise
     const run = runTools(calls, {
       tools: codingTools({ root }),
       abortGraceMs: DEMO_ABORT_GRACE_MS,
+      beforeToolCall: demoApprovalRule,
+      ...(options.approve === undefined ? {} : { approve: options.approve }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
-    let ended = false;
-    try {
-      for (;;) {
-        const step = await run.next();
-        if (step.done === true) {
-          const batch = step.value;
-          const totals = `${count(batch.messages.length, 'result')}, ${count(batch.messages.filter((m) => m.isError).length, 'error')}`;
-          ended = true;
-          view.end(batch.aborted ? `interrupted: ${totals} (Ctrl+C aborted the run; every call still got its result)` : totals);
-          return batch;
-        }
-        view.event(step.value);
+    const batch = await drawBatch(view, run, calls.length);
+    if (batch.paused === undefined) return { batch };
+    const stateFile = `${root}.paused.json`;
+    const saved: SavedDemo = { kind: 'toolrun/paused-demo', version: 1, root, temporary: temp !== undefined, requests: batch.paused.requests, state: batch.paused.state };
+    await writeFile(stateFile, `${JSON.stringify(saved, null, 2)}\n`);
+    keep = true;
+    return { batch, stateFile };
+  } finally {
+    if (temp !== undefined && !keep) await rm(temp, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Reads a state file {@link runDemo} saved.
+ * @throws CliInputError when the file is missing, not JSON, not a saved demo, or its
+ *   project folder is gone.
+ */
+export async function readSavedDemo(file: string): Promise<SavedDemo> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new CliInputError(code === 'ENOENT' ? `--resume: no such state file: ${file} (a state file is removed once its demo is resumed)` : `--resume: cannot read ${file}: ${(error as Error).message}`);
+  }
+  let saved: unknown;
+  try {
+    saved = JSON.parse(text);
+  } catch (error) {
+    throw new CliInputError(`--resume: ${file} is not JSON: ${(error as Error).message}`);
+  }
+  const s = saved as Partial<SavedDemo> | null;
+  if (typeof s !== 'object' || s === null || s.kind !== 'toolrun/paused-demo' || s.version !== 1 || typeof s.root !== 'string' || !Array.isArray(s.requests) || typeof s.state !== 'object') {
+    throw new CliInputError(`--resume: ${file} is not a paused demo's state file (written by toolrun when the demo pauses)`);
+  }
+  try {
+    await access(s.root);
+  } catch {
+    throw new CliInputError(`--resume: the demo's project folder ${s.root} is gone; run the demo again (toolrun)`);
+  }
+  return s as SavedDemo;
+}
+
+/** The decisions on a paused demo's requests, or `undefined` to leave it paused (nothing runs, the state file stays). */
+export type DemoDecider = (requests: readonly ToolApprovalRequest[]) => Promise<ToolApprovalResponse[] | undefined>;
+
+/**
+ * Continues a paused demo from its state file. Its calls are drawn first — those that ended
+ * before the pause with their saved results (not run again), the pending ones as waiting
+ * for approval — then `decide` answers the pending requests: each approved call runs, each
+ * denied one gets an error result that says a person denied it. The state file and (when
+ * the demo made it) the project folder are removed once the batch ends; a batch that pauses
+ * again is saved to the same file.
+ *
+ * @returns the outcome, or `undefined` when `decide` left the demo paused.
+ * @throws ResumeError (from `runTools`) when the state cannot be resumed (edited, tools
+ *   changed, resumed before in this process).
+ */
+export async function resumeDemo(view: RunView, file: string, saved: SavedDemo, options: { decide: DemoDecider; signal?: AbortSignal }): Promise<DemoOutcome | undefined> {
+  const calls = fromAnthropic(demoMessage);
+  view.begin(`demo, resumed: ${count(calls.length, 'tool call')} in ${saved.root}`, calls, earlierResults(saved.state));
+  for (const request of saved.requests) view.approval?.(request.index, request.reason, true);
+  let approvals: ToolApprovalResponse[] | undefined;
+  try {
+    approvals = await options.decide(saved.requests);
+  } finally {
+    if (approvals === undefined) view.end(`still paused: ${count(saved.requests.length, 'call')} waiting for approval; the state file is kept`);
+  }
+  if (approvals === undefined) return undefined;
+  const run = runTools(calls, {
+    tools: codingTools({ root: saved.root }),
+    abortGraceMs: DEMO_ABORT_GRACE_MS,
+    beforeToolCall: demoApprovalRule,
+    resume: { state: saved.state, approvals },
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+  const batch = await drawBatch(view, run, calls.length);
+  if (batch.paused !== undefined) {
+    await writeFile(file, `${JSON.stringify({ ...saved, requests: batch.paused.requests, state: batch.paused.state } satisfies SavedDemo, null, 2)}\n`);
+    return { batch, stateFile: file };
+  }
+  await rm(file, { force: true });
+  if (saved.temporary) await rm(saved.root, { recursive: true, force: true });
+  return { batch };
+}
+
+/** The results saved in a paused batch's state, by index: the calls that ended before the pause. */
+function earlierResults(state: PausedBatchState): Map<number, ToolResultMessage> {
+  const results = new Map<number, ToolResultMessage>();
+  state.calls.forEach((entry, index) => {
+    if (entry.result !== undefined) results.set(index, entry.result);
+  });
+  return results;
+}
+
+/** Draws a batch's events on `view` and ends it with the summary line; returns the batch. */
+async function drawBatch(view: RunView, run: AsyncGenerator<ToolEvent, ToolBatch, undefined>, calls: number): Promise<ToolBatch> {
+  let ended = false;
+  try {
+    for (;;) {
+      const step = await run.next();
+      if (step.done === true) {
+        const batch = step.value;
+        ended = true;
+        view.end(summary(batch, calls));
+        return batch;
       }
-    } finally {
-      if (!ended) view.end('the run stopped early');
+      view.event(step.value);
     }
   } finally {
-    if (temp !== undefined) await rm(temp, { recursive: true, force: true });
+    if (!ended) view.end('the run stopped early');
   }
+}
+
+function summary(batch: ToolBatch, calls: number): string {
+  const errors = count(batch.messages.filter((m) => m.isError).length, 'error');
+  if (batch.paused !== undefined) {
+    const answered = batch.paused.state.calls.filter((entry) => entry.result !== undefined).length;
+    return `paused: ${count(answered, 'call')} of ${calls} answered (${errors}), ${count(batch.paused.requests.length, 'call')} waiting for approval`;
+  }
+  const totals = `${count(batch.messages.length, 'result')}, ${errors}`;
+  return batch.aborted ? `interrupted: ${totals} (Ctrl+C aborted the run; every call still got its result)` : totals;
 }

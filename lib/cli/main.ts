@@ -4,7 +4,9 @@
  * installed package runs its compiled form).
  *
  * ```
- * toolrun                                      run the demo (in a temp folder it creates)
+ * toolrun [--approve | --deny]                 run the demo (in a temp folder it creates)
+ * toolrun --resume <state file> [--approve | --deny]
+ *                                              continue a demo that paused for approval
  * toolrun replay <file-or-folder> [--delay ms] replay recorded assistant messages
  * toolrun replay --stream [--event-delay ms] <file-or-folder>
  *                                              replay recorded streams: calls start mid-message
@@ -29,6 +31,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { approvalHandler, decideAll, type ApprovalFlag, type Asking } from './approval-prompt.ts';
 import { CliInputError } from './errors.ts';
 import { oneLine, terminalSafe } from './text.ts';
 import { createRunView } from './view/index.ts';
@@ -38,9 +41,12 @@ import type { RunView } from './view/index.ts';
 export const USAGE = `usage: toolrun [command] [options]
 
 commands:
-  demo (default)              run one assistant message of five parallel tool calls (shell,
+  demo (default)              run one assistant message of six parallel tool calls (shell,
                               read_file, grep, list_files) on a small project it writes to a
-                              temp folder, live: they finish out of order, results come in order
+                              temp folder, live: they finish out of order, results come in order.
+                              One call writes a file and needs your approval: on a terminal press
+                              y (yes), n (no) or l (later: its state is saved to a file and the
+                              program exits); elsewhere the run pauses and saves the file
   replay <file-or-folder>     run the tool calls of recorded conversations and compare the
                               results with what the recording's framework sent
                               (try: toolrun replay examples/recordings)
@@ -61,6 +67,11 @@ options:
                               start while the message is still streaming (streamed recordings only)
   --event-delay <ms>          replay --stream: time between two recorded events (default: 50;
                               recordings keep no timestamps)
+  --approve, --deny           demo, --resume: answer every approval request yes / no without
+                              asking
+  --resume <state file>       continue a demo that paused for approval: the calls that ended
+                              before the pause are not run again (asks again on a terminal;
+                              elsewhere needs --approve or --deny)
   -h, --help                  show this text
 
 Ctrl+C aborts the run (every call still gets its result, the summary says interrupted:);
@@ -78,6 +89,12 @@ export interface MainIo {
   stdout: NodeJS.WriteStream;
   /** Where one-line errors go. */
   stderr: NodeJS.WriteStream;
+  /**
+   * Where approval answers are read from (one key, raw mode) when both it and stdout are
+   * terminals.
+   * @default process.stdin
+   */
+  stdin?: NodeJS.ReadStream;
   /** Read for `TOOLRUN_DEBUG` and `mcp --env NAME`. */
   env: NodeJS.ProcessEnv;
   /**
@@ -99,6 +116,7 @@ export function processIo(): MainIo {
   return {
     stdout: process.stdout,
     stderr: process.stderr,
+    stdin: process.stdin,
     env: process.env,
     onInterrupt: (listener) => {
       process.on('SIGINT', listener);
@@ -151,12 +169,18 @@ async function dispatch(argv: readonly string[], io: MainIo, interrupt: Interrup
     io.stdout.write(USAGE);
     return 0;
   }
+  if (values.approve === true && values.deny === true) throw new CliInputError('--approve and --deny cannot both be given');
+  const flag: ApprovalFlag = values.approve === true ? 'approve' : values.deny === true ? 'deny' : undefined;
+  if (command !== 'demo' && (flag !== undefined || values.resume !== undefined)) {
+    throw new CliInputError(`--approve, --deny and --resume apply to the demo only, not to ${command} (see toolrun --help)`);
+  }
   switch (command) {
     case 'demo': {
       expectNoMore(command, rest);
       if (values.delay !== undefined) throw new CliInputError(`--delay applies to replay only, not to demo (see toolrun --help)`);
       if (values.stream === true || values['event-delay'] !== undefined) throw new CliInputError(`--stream and --event-delay apply to replay only (see toolrun --help)`);
-      return await demoCommand(io, interrupt);
+      if (values.resume !== undefined) return await resumeCommand(values.resume, flag, io, interrupt);
+      return await demoCommand(flag, io, interrupt);
     }
     case 'replay': {
       const [target, ...extra] = rest;
@@ -191,6 +215,9 @@ function parseCommandLine(argv: readonly string[]) {
         delay: { type: 'string' },
         stream: { type: 'boolean' },
         'event-delay': { type: 'string' },
+        approve: { type: 'boolean' },
+        deny: { type: 'boolean' },
+        resume: { type: 'string' },
       },
       allowPositionals: true,
       strict: true,
@@ -218,10 +245,74 @@ function parseDelay(text: string, option = '--delay'): number {
   return ms;
 }
 
-/** Runs the demo in a temp workspace it creates and removes (lib/cli/demo.ts); Ctrl+C aborts it (130). */
-async function demoCommand(io: MainIo, interrupt: Interrupt): Promise<number> {
+/**
+ * Runs the demo in a temp workspace it creates and removes (lib/cli/demo.ts); Ctrl+C aborts
+ * it (130). Its call that writes a file is answered by the flag, asked about on a terminal,
+ * or left pending: then the batch pauses, the state file is written and the way to resume
+ * is printed (exit 0: pausing is a normal end).
+ */
+async function demoCommand(flag: ApprovalFlag, io: MainIo, interrupt: Interrupt): Promise<number> {
   const { runDemo } = await import('./demo.ts');
-  return await interrupt.run(createRunView({ stream: io.stdout }), async (view, signal) => ((await runDemo(view, { signal })).aborted ? 130 : 0));
+  return await interrupt.run(createRunView({ stream: io.stdout }), async (view, signal) => {
+    const approve = approvalHandler(flag, asking(io, view, interrupt));
+    const outcome = await runDemo(view, { signal, ...(approve === undefined ? {} : { approve }) });
+    if (outcome.stateFile !== undefined) printResume(view, outcome.stateFile);
+    return outcome.batch.aborted ? 130 : 0;
+  });
+}
+
+/**
+ * `toolrun --resume <file>`: continues a paused demo. The pending requests are answered by
+ * the flag or asked about on a terminal before anything runs; without either it is bad
+ * input (exit 2), and the state file is left as it was. A state that cannot be resumed is
+ * bad input too (one line with the ResumeError's code and message).
+ */
+async function resumeCommand(file: string, flag: ApprovalFlag, io: MainIo, interrupt: Interrupt): Promise<number> {
+  const { readSavedDemo, resumeDemo } = await import('./demo.ts');
+  const saved = await readSavedDemo(file);
+  if (flag === undefined && !isTerminal(io)) {
+    throw new CliInputError(`--resume needs --approve or --deny when not run on a terminal (nothing was run; ${file} is kept)`);
+  }
+  return await interrupt.run(createRunView({ stream: io.stdout }), async (view, signal) => {
+    const ask = asking(io, view, interrupt);
+    let outcome;
+    try {
+      outcome = await resumeDemo(view, file, saved, { signal, decide: (requests) => decideAll(requests, flag, ask, signal) });
+    } catch (error) {
+      // By name: the core's module is loaded by the command, not by the program's first lines.
+      if (error instanceof Error && error.name === 'ResumeError') throw new CliInputError(`--resume: ${file} cannot be resumed (${(error as Error & { code: string }).code}): ${error.message}`);
+      throw error;
+    }
+    if (outcome === undefined) {
+      printResume(view, file);
+      return signal.aborted ? 130 : 0;
+    }
+    if (outcome.stateFile !== undefined) printResume(view, outcome.stateFile);
+    return outcome.batch.aborted ? 130 : 0;
+  });
+}
+
+/** True when the program can ask: stdin and stdout are both terminals. */
+function isTerminal(io: MainIo): boolean {
+  return (io.stdout as Partial<NodeJS.WriteStream>).isTTY === true && (io.stdin ?? process.stdin).isTTY === true;
+}
+
+/** How to ask on this terminal, or `undefined` when the program cannot ask. */
+function asking(io: MainIo, view: RunView, interrupt: Interrupt): Asking | undefined {
+  return isTerminal(io) ? { stdin: io.stdin ?? process.stdin, view, interrupt: () => interrupt.press() } : undefined;
+}
+
+/** The lines that say where the state is and how to continue. */
+function printResume(view: RunView, file: string): void {
+  const path = shellWord(file);
+  view.line(`the paused run's state is saved in ${file}`);
+  view.line(`resume it with:  npm start -- --resume ${path}   (installed: npx toolrun --resume ${path})`);
+  view.line('add --approve or --deny to answer without being asked');
+}
+
+/** `text` as one shell word: as it is when it is plain, else single-quoted. */
+function shellWord(text: string): string {
+  return /^[\w./:@%+=,-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
 /** Runs the agent demo (lib/cli/agent.ts); Ctrl+C aborts it (130). */
@@ -307,7 +398,8 @@ class Interrupt {
     }
   }
 
-  private press(): void {
+  /** Ctrl+C: from the signal, or from a prompt that reads keys in raw mode (lib/cli/approval-prompt.ts). */
+  press(): void {
     if (!this.controller.signal.aborted) {
       this.firstAt = Date.now();
       // Why the notice goes through the view: on a TTY a plain write would land inside the

@@ -293,6 +293,22 @@ function signedText(state: Record<string, unknown>): Uint8Array<ArrayBuffer> {
   return new TextEncoder().encode(canonicalJson(rest));
 }
 
+/**
+ * The HMAC-SHA256 (hex) of a JSON state without its `signature` field: how other paused
+ * states (the agent loop's, lib/extras/agent/paused-state.ts) are signed, the same way as a
+ * batch's (H9).
+ */
+export async function signStateText(state: Record<string, unknown>, secret: string | Uint8Array): Promise<string> {
+  return hex(await crypto.subtle.sign('HMAC', await hmacKey(secret), signedText(state)));
+}
+
+/** True when `signature` (hex) is the HMAC-SHA256 of `state` without its `signature` field, under `secret` (constant-time, Web Crypto). */
+export async function verifyStateText(state: Record<string, unknown>, signature: string, secret: string | Uint8Array): Promise<boolean> {
+  const bytes = new Uint8Array(signature.length / 2);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(signature.slice(2 * i, 2 * i + 2), 16);
+  return crypto.subtle.verify('HMAC', await hmacKey(secret), bytes, signedText(state));
+}
+
 /** What the run hands over when it pauses. */
 export interface PauseParts {
   readonly calls: readonly ToolCall[];

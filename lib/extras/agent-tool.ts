@@ -20,6 +20,7 @@ import * as v from 'valibot';
 import {
   assistantText,
   type AgentEndReason,
+  type AgentResult,
   type AgentEvent,
   type AgentMessage,
   type AgentModel,
@@ -69,9 +70,12 @@ export const agentToolInput = v.object({
   prompt: v.pipe(v.string(), v.description('The task for the sub-agent, with everything it needs to know: it sees nothing else of this conversation.')),
 });
 
-/** Options of {@link agentTool}. Every `runTools` option but `tools` and `signal` applies to the sub-agent's batches. */
+/**
+ * Options of {@link agentTool}. Every `runTools` option but `tools`, `signal` and `resume`
+ * applies to the sub-agent's batches (`approve` included: a sub-agent cannot pause).
+ */
 export interface AgentToolOptions<S extends InputSchema, T extends readonly Tool[], AfterDetails = unknown, Name extends string = string>
-  extends Omit<RunToolsOptions<T, AfterDetails>, 'tools' | 'signal'> {
+  extends Omit<RunToolsOptions<T, AfterDetails>, 'tools' | 'signal' | 'resume'> {
   /** The tool's name, as the parent model calls it. */
   name: Name;
   /** Sent to the parent model with the tool definition: what the sub-agent is good at. */
@@ -115,8 +119,10 @@ export type AgentToolProgressOf<T extends readonly Tool[], AfterDetails = unknow
  *   `details` holds the reason, the turns and the nested history.
  * - **Failure** (an error result for the parent model): `maxTurns` reached without a final
  *   answer (the text says so and quotes its last words); the sub-agent's model failed (its
- *   error). An abort of the parent aborts the nested run and every nested tool; the call
- *   then ends interrupted like any other.
+ *   error); a nested call needed a person's approval that no `approve` option gave (a
+ *   sub-agent cannot pause: its call is one call of the parent's batch). An abort of the
+ *   parent aborts the nested run and every nested tool; the call then ends interrupted like
+ *   any other.
  * - No time limit unless `timeoutMs` is set (seed 002); `maxTurns` bounds the work.
  *
  * @throws TypeError at once for a malformed definition (no name, no model function,
@@ -193,7 +199,7 @@ function asAgentProgress(value: unknown): AgentToolProgress | undefined {
 }
 
 /** The call's result from the nested run's end; throws for the endings that are failures. */
-function answer(name: string, maxTurns: number, result: { reason: AgentEndReason; turns: number; messages: AgentMessage[]; error?: unknown }, signal: AbortSignal): ToolResult<AgentToolDetails> {
+function answer(name: string, maxTurns: number, result: AgentResult, signal: AbortSignal): ToolResult<AgentToolDetails> {
   const details: AgentToolDetails = { reason: result.reason, turns: result.turns, messages: result.messages };
   const last = lastAssistant(result.messages);
   switch (result.reason) {
@@ -220,6 +226,12 @@ function answer(name: string, maxTurns: number, result: { reason: AgentEndReason
       throw signal.reason ?? new DOMException(`Sub-agent "${name}" was aborted`, 'AbortError');
     case 'error':
       throw result.error;
+    case 'paused': {
+      const names = [...new Set((result.paused?.requests ?? []).map((request) => request.toolName))].join(', ');
+      throw new Error(
+        `Sub-agent "${name}" stopped: its calls to ${names} need a person's approval, which cannot be asked for inside a sub-agent (give the agent tool an approve option to answer them during the run).`,
+      );
+    }
   }
 }
 

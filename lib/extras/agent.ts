@@ -5,6 +5,7 @@
  * | --- | --- |
  * | `agent/messages.ts` | messages, the model seam, events and result (types, `toolCallsOf`, `assistantText`); no dependency on the loop |
  * | `agent/loop.ts` | `runAgent`: the loop over turns, its options and their checks |
+ * | `agent/paused-state.ts` | the JSON state of a run paused for approval: built at the pause, checked when it resumes |
  * | `agent/turn.ts` | one turn: the model's reply, then its tool batch (streamed replies run side by side with it, S4) |
  * | `agent/model-stream.ts` | reading a streamed reply, assembling its message |
  * | `agent/scripted-model.ts` | `scriptedModel`, a model that plays a script (tests, demos, replays) |
@@ -27,6 +28,8 @@ export type {
   ModelReply,
   ModelStream,
   ModelStreamEvent,
+  PausedAgent,
+  PausedAgentState,
   StopReason,
   ThinkingContent,
   ToolCallContent,
@@ -35,5 +38,5 @@ export type {
   UserMessage,
 } from './agent/messages.ts';
 export { DEFAULT_MAX_TURNS, runAgent } from './agent/loop.ts';
-export type { RunAgentOptions } from './agent/loop.ts';
+export type { AgentResumeOptions, RunAgentOptions } from './agent/loop.ts';
 export { scriptedModel } from './agent/scripted-model.ts';

@@ -44,6 +44,10 @@ export interface CallRecord {
   skipped: number;
   /** The `tool_result` message, when it arrived. */
   message?: ToolResultMessage;
+  /** Set while the call waits for a person's approval: what its row says (`waits for approval: <reason>`). */
+  approval?: string;
+  /** The call ended before the batch paused (a resumed run): its result comes from the saved state. */
+  earlier?: boolean;
 }
 
 /** A record for a call that has not started; `id` and `name` are made terminal-safe. */
@@ -55,7 +59,7 @@ function newRecord(id: string, name: string, args: unknown): CallRecord {
 /** One row of the results list printed after a run, in call order. */
 export interface ResultRow {
   id: string;
-  status: 'ok' | 'error' | 'missing';
+  status: 'ok' | 'error' | 'missing' | 'pending';
   /** First line of the result message. */
   text: string;
   /** ` (+N lines)` or `''`. */
@@ -76,10 +80,18 @@ export abstract class BaseView implements RunView {
     protected readonly now: () => number,
   ) {}
 
-  begin(title: string, calls: readonly ToolCall[]): void {
+  begin(title: string, calls: readonly ToolCall[], earlier?: ReadonlyMap<number, ToolResultMessage>): void {
     if (this.live) this.end();
     this.title = oneLine(title);
     this.calls = calls.map((call) => newRecord(call.id, call.name, call.arguments));
+    for (const [index, message] of earlier ?? []) {
+      const record = this.calls[index];
+      if (record === undefined) continue;
+      const lines = contentLines(message.content);
+      Object.assign(record, { state: 'ended', earlier: true, message, isError: message.isError, outcome: message.isError ? 'error' : 'ok', durationMs: 0 } satisfies Partial<CallRecord>);
+      record.resultLine = finishedLine(lines, record.outcome);
+      record.resultMore = Math.max(0, lines.length - 1);
+    }
     this.live = true;
   }
 
@@ -90,6 +102,8 @@ export abstract class BaseView implements RunView {
       case 'tool_execution_start':
         if (record.state !== 'waiting') return;
         record.state = 'running';
+        // A resumed call starts again after the approval it waited for was given.
+        delete record.approval;
         record.startedAt = this.now();
         record.args = event.args;
         this.onStart(record);
@@ -107,6 +121,7 @@ export abstract class BaseView implements RunView {
         if (record.state === 'ended') return;
         this.flushPartial(record);
         record.state = 'ended';
+        delete record.approval;
         record.durationMs = Math.round(this.now() - (record.startedAt ?? this.now()));
         record.outcome = event.outcome;
         record.isError = event.isError;
@@ -116,11 +131,24 @@ export abstract class BaseView implements RunView {
         this.onEnd(record);
         return;
       }
+      case 'tool_approval_request':
+        this.approval(event.index, event.request.reason, true);
+        return;
       case 'tool_result':
         record.message = event.message;
         this.onResult(record);
         return;
     }
+  }
+
+  abstract prompt(text: string | undefined): void;
+
+  approval(index: number, reason: string | undefined, waiting: boolean): void {
+    const record = this.calls[index];
+    if (!this.live || record === undefined || record.state === 'ended') return;
+    if (waiting) record.approval = `waits for approval${reason === undefined ? '' : `: ${oneLine(reason)}`}`;
+    else delete record.approval;
+    this.onApproval(record);
   }
 
   abstract end(summary?: string): void;
@@ -132,6 +160,8 @@ export abstract class BaseView implements RunView {
   /** A sub-agent's event changed the call's tree; `change` says what, when it is worth a line. */
   protected abstract onAgentProgress(record: CallRecord, change: TreeChange | undefined): void;
   protected abstract onEnd(record: CallRecord): void;
+  /** The call started or stopped waiting for a person's approval (`record.approval` says which). */
+  protected abstract onApproval(record: CallRecord): void;
   protected abstract onResult(record: CallRecord): void;
   /** A streamed chunk's last partial line, released when its call ends. */
   protected abstract flushPartial(record: CallRecord): void;
@@ -154,6 +184,7 @@ export abstract class BaseView implements RunView {
   protected resultRows(): ResultRow[] {
     return this.calls.map((record) => {
       const message = record.message;
+      if (message === undefined && record.approval !== undefined) return { id: record.id, status: 'pending', text: record.approval, more: '' };
       if (message === undefined) return { id: record.id, status: 'missing', text: '(no result message)', more: '' };
       const lines = contentLines(message.content);
       return { id: oneLine(message.toolCallId), status: message.isError ? 'error' : 'ok', text: lines[0] ?? '', more: moreLines(Math.max(0, lines.length - 1)) };

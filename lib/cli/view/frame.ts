@@ -8,7 +8,8 @@
  * ⠋ shell      for i in 1 2 3…    1.2s  step 2 of 5
  * ✓ read_file  README.md           3ms  Ship it when the checks pass.
  * · grep       TODO src          waiting
- * 1 running · 1/3 done · 1 waiting
+ * ? shell      grep -rn TODO…        waits for approval: writes a file
+ * 1 running · 1/4 done · 1 waiting for approval · 1 waiting
  * ```
  *
  * Plain text is budgeted first and colored after, so a cut never splits an escape sequence.
@@ -52,10 +53,12 @@ export function renderFrame(input: FrameInput, withFooter: boolean): string {
     if (record.agent !== undefined) lines.push(...treeLines(input, record.agent, '  '));
   }
   if (withFooter) {
-    const running = calls.filter((r) => r.state === 'running').length;
+    const approval = calls.filter((r) => r.state !== 'ended' && r.approval !== undefined).length;
+    const running = calls.filter((r) => r.state === 'running' && r.approval === undefined).length;
     const done = calls.filter((r) => r.state === 'ended').length;
-    const waiting = calls.length - running - done;
+    const waiting = calls.length - running - approval - done;
     const parts = [`${running} running`, `${done}/${calls.length} done`];
+    if (approval > 0) parts.push(`${approval} waiting for approval`);
     if (waiting > 0) parts.push(`${waiting} waiting`);
     lines.push(c.dim(truncateWidth(parts.join(' · '), width)));
   }
@@ -81,12 +84,19 @@ function callLine(input: FrameInput, record: CallRecord, nameWidth: number, args
   const name = padWidth(truncateWidth(record.name, nameWidth), nameWidth);
   const args = padWidth(truncateWidth(argsSummary(record.args), argsWidth), argsWidth);
   const ms =
-    record.state === 'running' ? `${((t - (record.startedAt ?? t)) / 1000).toFixed(1)}s` : record.state === 'ended' ? duration(record.durationMs ?? 0) : '';
+    record.earlier === true
+      ? 'earlier'
+      : record.state === 'running' && record.approval === undefined
+        ? `${((t - (record.startedAt ?? t)) / 1000).toFixed(1)}s`
+        : record.state === 'ended'
+          ? duration(record.durationMs ?? 0)
+          : '';
   const time = ms.padStart(7);
   // mark, name, args and time, each followed by one space.
   const rest = width - (2 + nameWidth + 1 + argsWidth + 1 + time.length + 1);
   const head = `${name} ${c.dim(args)} ${c.dim(time)} `;
   if (record.state === 'waiting') return `${c.dim('·')} ${head}${c.dim(truncateWidth('waiting', rest))}`;
+  if (record.state !== 'ended' && record.approval !== undefined) return `${c.yellow('?')} ${head}${c.yellow(truncateWidth(record.approval, rest))}`;
   if (record.state === 'running') return `${spinner(input)} ${head}${truncateWidth(record.latest ?? '', rest)}`;
   const ok = record.isError !== true;
   const mark = ok ? c.green('✓') : c.red('✗');

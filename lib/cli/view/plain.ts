@@ -16,7 +16,7 @@
  * @module
  */
 import type { Writable } from 'node:stream';
-import type { ToolCall } from '../../core/tool.ts';
+import type { ToolCall, ToolResultMessage } from '../../core/tool.ts';
 import type { TreeChange } from '../agent-tree.ts';
 import { compactJson, count, oneLine, parsedArguments, terminalSafe, truncate } from '../text.ts';
 import { BaseView, progressLines, type CallRecord } from './calls.ts';
@@ -32,10 +32,19 @@ export class PlainView extends BaseView {
     super(stream, now);
   }
 
-  override begin(title: string, calls: readonly ToolCall[]): void {
-    super.begin(title, calls);
+  override begin(title: string, calls: readonly ToolCall[], earlier?: ReadonlyMap<number, ToolResultMessage>): void {
+    super.begin(title, calls, earlier);
     // A streamed run lists no calls up front: they appear as the stream completes them.
     this.write(`run ${this.title}${calls.length === 0 ? '' : ` (${count(calls.length, 'call')})`}\n`);
+    for (const record of this.calls) {
+      if (record.earlier !== true) continue;
+      const text = record.resultLine === undefined || record.resultLine === '' ? '' : `: ${truncate(record.resultLine, 120)}`;
+      this.write(`earlier ${record.id || '""'} ${record.isError === true ? 'error' : 'ok'} (before the pause)${text}${moreLines(record.resultMore)}\n`);
+    }
+  }
+
+  override prompt(text: string | undefined): void {
+    if (text !== undefined) this.line(text);
   }
 
   override end(summary?: string): void {
@@ -88,6 +97,11 @@ export class PlainView extends BaseView {
 
   protected onResult(): void {
     // Results are printed together, in call order, when the run ends.
+  }
+
+  protected onApproval(record: CallRecord): void {
+    if (record.approval === undefined) return;
+    this.write(`approval ${record.id || '""'} ${oneLine(record.name)}: ${truncate(record.approval ?? '', 200)}\n`);
   }
 
   /**

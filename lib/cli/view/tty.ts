@@ -9,7 +9,7 @@
 import type { Writable } from 'node:stream';
 import { createLogUpdate } from 'log-update';
 import picocolors from 'picocolors';
-import type { ToolCall } from '../../core/tool.ts';
+import type { ToolCall, ToolResultMessage } from '../../core/tool.ts';
 import type { TreeChange } from '../agent-tree.ts';
 import { displayWidth, oneLine, terminalSafe, truncateWidth } from '../text.ts';
 import { BaseView, chunkKey, isChunk, progressLines, type CallRecord } from './calls.ts';
@@ -22,6 +22,8 @@ export class TtyView extends BaseView {
   private timer: NodeJS.Timeout | undefined;
   /** Index of the spinner frame drawn next to running calls. */
   private frame = 0;
+  /** The question drawn under the frame ({@link TtyView.prompt}), if any. */
+  private question: string | undefined;
 
   constructor(stream: NodeJS.WriteStream | Writable, now: () => number) {
     super(stream, now);
@@ -32,8 +34,13 @@ export class TtyView extends BaseView {
     this.colors = picocolors.createColors(true);
   }
 
-  override begin(title: string, calls: readonly ToolCall[]): void {
-    super.begin(title, calls);
+  override begin(title: string, calls: readonly ToolCall[], earlier?: ReadonlyMap<number, ToolResultMessage>): void {
+    super.begin(title, calls, earlier);
+    this.draw();
+  }
+
+  override prompt(text: string | undefined): void {
+    this.question = text === undefined ? undefined : oneLine(text);
     this.draw();
   }
 
@@ -41,6 +48,7 @@ export class TtyView extends BaseView {
     if (!this.live) return;
     this.stopTimer();
     this.live = false;
+    this.question = undefined;
     // The final frame (without the footer) is the record of the run and stays in the
     // scrollback. Why clear() and a plain write rather than one more logUpdate() + done():
     // log-update clips a frame taller than the terminal, and a clipped final frame would lose
@@ -52,7 +60,7 @@ export class TtyView extends BaseView {
     const width = this.width();
     let out = `${c.dim('results (call order):')}\n`;
     for (const r of this.resultRows()) {
-      const status = r.status === 'ok' ? c.green('ok') : r.status === 'error' ? c.red('error') : c.yellow('missing');
+      const status = r.status === 'ok' ? c.green('ok') : r.status === 'error' ? c.red('error') : c.yellow(r.status);
       const head = `  ${r.id || '""'} ${r.status} `;
       out += `  ${c.bold(r.id || '""')} ${status} ${truncateWidth(r.text, width - displayWidth(head) - r.more.length)}${c.dim(r.more)}\n`;
     }
@@ -112,6 +120,10 @@ export class TtyView extends BaseView {
     // The result line of the frame comes from the end event; result messages are listed at end().
   }
 
+  protected onApproval(): void {
+    this.draw();
+  }
+
   protected onAgentProgress(record: CallRecord, change: TreeChange | undefined): void {
     const agent = record.agent;
     if (agent === undefined) return;
@@ -149,6 +161,7 @@ export class TtyView extends BaseView {
   }
 
   private render(withFooter: boolean): string {
-    return renderFrame({ title: this.title, calls: this.calls, width: this.width(), t: this.now(), spinnerFrame: this.frame, colors: this.colors }, withFooter);
+    const frame = renderFrame({ title: this.title, calls: this.calls, width: this.width(), t: this.now(), spinnerFrame: this.frame, colors: this.colors }, withFooter);
+    return withFooter && this.question !== undefined ? `${frame}\n${this.colors.bold(this.colors.yellow(truncateWidth(this.question, this.width())))}` : frame;
   }
 }

@@ -5,26 +5,65 @@
  * ```
  * runAgent ─ turn 1: model(messages) ─▶ assistant message ─▶ runTools(its calls) ─▶ results
  *          ─ turn 2: model(messages + message + results) ─▶ …
- *          ─ agent_end { reason: completed | terminated | max_turns | aborted | error }
+ *          ─ agent_end { reason: completed | terminated | max_turns | aborted | error | paused }
  * ```
+ *
+ * A turn whose batch pauses for a person's approval ends the run (`paused`), its state
+ * built by `paused-state.ts`; a run given `resume` starts with that turn's batch.
  *
  * One turn is `turn.ts`; the types are `messages.ts`.
  *
  * @module
  */
+import type { ResumeOptions, ToolApprovalResponse } from '../../core/approval.ts';
 import { checkRunToolsArguments, type RunToolsOptions } from '../../core/options.ts';
 import { assertToolShape, describeValue, type Tool } from '../../core/tool.ts';
-import type { AgentEndReason, AgentEvent, AgentMessage, AgentModel, AgentResult } from './messages.ts';
-import { runTurn } from './turn.ts';
+import type { AgentEndReason, AgentEvent, AgentMessage, AgentModel, AgentResult, PausedAgentState } from './messages.ts';
+import { pausedAgentState, readPausedAgentState } from './paused-state.ts';
+import { answerPending, resumedTurn, runTurn, type TurnOutcome } from './turn.ts';
 
-/** Options of {@link runAgent}: the agent's own, plus every `runTools` option but `tools` and `signal`, applied to each batch. */
-export interface RunAgentOptions<T extends readonly Tool[] = readonly Tool[], AfterDetails = unknown> extends Omit<RunToolsOptions<T, AfterDetails>, 'tools' | 'signal'> {
+/**
+ * The `resume` option of {@link runAgent}: continues a run that ended `paused`.
+ *
+ * @example
+ * ```ts
+ * runAgent({ model, tools, resume: { state: JSON.parse(text), approvals: [{ approvalId, approved: true }] } });
+ * ```
+ */
+export interface AgentResumeOptions {
+  /** `AgentResult.paused.state`, as an object or as its JSON text. */
+  state: PausedAgentState | string;
+  /** Decisions on some or all pending requests; a request with none stays pending (the run pauses again). @default [] */
+  approvals?: readonly ToolApprovalResponse[];
+  /** Claims the paused batch's state id once in the application's store; see `runTools`' `resume.claim`. @default none: a second resume is caught within this process only */
+  claim?: NonNullable<ResumeOptions['claim']>;
+}
+
+/**
+ * Options of {@link runAgent}: the agent's own, plus every `runTools` option but `tools`,
+ * `signal` and `resume`, applied to each batch — `approve` and `signingSecret` included.
+ */
+export interface RunAgentOptions<T extends readonly Tool[] = readonly Tool[], AfterDetails = unknown> extends Omit<RunToolsOptions<T, AfterDetails>, 'tools' | 'signal' | 'resume'> {
   /** The model; see {@link AgentModel}. */
   model: AgentModel;
   /** The tools the model may call. */
   tools: T;
-  /** The conversation so far (not modified). */
-  messages: readonly AgentMessage[];
+  /**
+   * The conversation so far (not modified). Required, except with `resume`, where it must
+   * be left out: the paused state carries the history (so a resumed run cannot be handed a
+   * stale or edited one).
+   */
+  messages?: readonly AgentMessage[];
+  /**
+   * Continues a run that ended `paused`: the paused turn's batch resumes (approved calls
+   * run, denied ones get an error result, unanswered ones stay pending and the run pauses
+   * again), then its message and all its results join the state's history and the run goes
+   * on with the next model turn. `tools` must be the paused run's; `signingSecret` checks
+   * the state's signature. A state that cannot be resumed makes the first `next()` throw a
+   * `ResumeError`, before any event.
+   * @default none
+   */
+  resume?: AgentResumeOptions;
   /**
    * Most model turns; the run ends with reason `max_turns` after the last one's tool batch.
    * A positive integer or `Infinity`.
@@ -34,6 +73,9 @@ export interface RunAgentOptions<T extends readonly Tool[] = readonly Tool[], Af
   /** Aborts the model call in flight and the running tools; the run ends with reason `aborted`. */
   signal?: AbortSignal;
 }
+
+/** The text a call gets when its turn could not pause because the model failed: it ends `not_run`. */
+const MODEL_FAILED_BEFORE_APPROVAL = 'The model failed in the turn of this call before a person answered its approval request';
 
 /** Default of {@link RunAgentOptions.maxTurns}. */
 export const DEFAULT_MAX_TURNS = 10;
@@ -53,9 +95,18 @@ export const DEFAULT_MAX_TURNS = 10;
  *   the run could not take before an abort are answered as not run.
  * - Leaving the loop early (`break`) aborts the model call and the running tools (A5);
  *   nothing more is yielded.
+ * - A call that needs a person's approval, with no `approve` option or one that answers
+ *   `undefined`, pauses the run when the rest of its batch is done: reason `paused`,
+ *   `messages` is the history without the paused turn (valid to send: no call without its
+ *   result), `paused` the requests and the JSON state. `runAgent({ model, tools, resume:
+ *   { state, approvals } })` continues it, in this process or another; `maxTurns` counts
+ *   across the pause. A turn whose model failed (a broken stream) does not pause: its
+ *   pending calls end not run and the run ends with `error`.
  *
  * @throws TypeError at once when an option is malformed (no model function, a bad
- *   `maxTurns`, `messages` not an array, or anything `runTools` would reject).
+ *   `maxTurns`, `messages` not an array, both or neither of `messages` and `resume`, or
+ *   anything `runTools` would reject). With `resume`, a `ResumeError` from the first
+ *   `next()` when the state cannot be resumed (see its `code`).
  *
  * @example
  * ```ts
@@ -78,7 +129,17 @@ function checkRunAgentOptions(options: unknown): asserts options is RunAgentOpti
   if (options === null || typeof options !== 'object') throw new TypeError(`runAgent: options must be an object, received ${describeValue(options)}`);
   const o = options as Record<string, unknown>;
   if (typeof o.model !== 'function') throw new TypeError(`runAgent: options.model must be a function (messages, context) => reply, received ${describeValue(o.model)}`);
-  if (!Array.isArray(o.messages)) throw new TypeError(`runAgent: options.messages must be an array of messages, received ${describeValue(o.messages)}`);
+  if (o.resume !== undefined) {
+    const resume = o.resume as Record<string, unknown> | null;
+    if (typeof resume !== 'object' || resume === null) throw new TypeError(`runAgent: options.resume must be an object { state, approvals }, received ${describeValue(resume)}`);
+    if (o.messages !== undefined) {
+      throw new TypeError('runAgent: options.messages must be left out with options.resume: the paused state carries the history the run continues from');
+    }
+    if (resume.approvals !== undefined && !Array.isArray(resume.approvals)) {
+      throw new TypeError(`runAgent: options.resume.approvals must be an array of { approvalId, approved, reason? }, received ${describeValue(resume.approvals)}`);
+    }
+    if (resume.claim !== undefined && typeof resume.claim !== 'function') throw new TypeError(`runAgent: options.resume.claim must be a function, received ${describeValue(resume.claim)}`);
+  } else if (!Array.isArray(o.messages)) throw new TypeError(`runAgent: options.messages must be an array of messages, received ${describeValue(o.messages)}`);
   const max = o.maxTurns;
   if (max !== undefined && !(max === Infinity || (Number.isInteger(max) && (max as number) > 0))) {
     throw new TypeError(`runAgent: options.maxTurns must be a positive integer or Infinity, received ${describeValue(max)}`);
@@ -87,7 +148,7 @@ function checkRunAgentOptions(options: unknown): asserts options is RunAgentOpti
     throw new TypeError(`runAgent: options.signal must be an AbortSignal, received ${describeValue(o.signal)}`);
   }
   // Every batch option, with runTools' own checks and messages (the signal was checked above).
-  checkRunToolsArguments([], { ...o, signal: undefined });
+  checkRunToolsArguments([], { ...o, signal: undefined, resume: undefined });
   checkToolTable(o.tools as readonly unknown[]);
 }
 
@@ -106,7 +167,7 @@ function checkToolTable(tools: readonly unknown[]): void {
 }
 
 async function* agentLoop(options: RunAgentOptions): AsyncGenerator<AgentEvent, AgentResult, undefined> {
-  const { model, tools, messages, maxTurns = DEFAULT_MAX_TURNS, signal: caller, ...batchOptions } = options;
+  const { model, tools, messages = [], maxTurns = DEFAULT_MAX_TURNS, signal: caller, resume, ...batchOptions } = options;
   const history: AgentMessage[] = [...messages];
   // One internal controller: the model and every batch get its signal. It follows the
   // caller's signal through one listener (A6), and aborts when the consumer leaves.
@@ -120,16 +181,43 @@ async function* agentLoop(options: RunAgentOptions): AsyncGenerator<AgentEvent, 
   let turn = 0;
   let completed = false;
   try {
+    // A resumed run: its first turn is the paused one, its batch continued.
+    let resumed: AsyncGenerator<AgentEvent, TurnOutcome, undefined> | undefined;
+    if (resume !== undefined) {
+      const restored = await readPausedAgentState(resume.state, batchOptions.signingSecret);
+      history.push(...restored.messages);
+      turn = restored.turn;
+      const { state: _state, ...decisions } = resume;
+      resumed = resumedTurn({ message: restored.message, batch: restored.batch }, decisions, { turn, tools, signal, batchOptions });
+    }
     let reason: AgentEndReason;
     let error: { error: unknown } | undefined;
+    let paused: AgentResult['paused'];
     for (;;) {
-      if (signal.aborted) {
-        reason = 'aborted';
-        break;
+      let outcome: TurnOutcome;
+      if (resumed !== undefined) {
+        outcome = yield* resumed;
+        resumed = undefined;
+      } else {
+        if (signal.aborted) {
+          reason = 'aborted';
+          break;
+        }
+        turn++;
+        yield { type: 'turn_start', turn };
+        outcome = yield* runTurn(model, history, { turn, tools, signal, batchOptions });
       }
-      turn++;
-      yield { type: 'turn_start', turn };
-      const outcome = yield* runTurn(model, history, { turn, tools, signal, batchOptions });
+      if (outcome.paused !== undefined && outcome.message !== undefined) {
+        if (outcome.error === undefined) {
+          // The turn stays out of the history until it resumes: what is returned is valid to send.
+          const state = await pausedAgentState({ turn, messages: history, message: outcome.message, batch: outcome.paused.state, signingSecret: batchOptions.signingSecret });
+          paused = { requests: outcome.paused.requests, state };
+          reason = 'paused';
+          break;
+        }
+        // The model failed: nothing to continue from, so no pause; the pending calls end not run.
+        outcome.results = yield* answerPending(outcome.message, outcome.paused, { turn, tools, signal, batchOptions }, MODEL_FAILED_BEFORE_APPROVAL);
+      }
       if (outcome.message !== undefined) history.push(outcome.message);
       history.push(...outcome.results);
       yield { type: 'turn_end', turn, message: outcome.message, toolResults: outcome.results };
@@ -157,6 +245,7 @@ async function* agentLoop(options: RunAgentOptions): AsyncGenerator<AgentEvent, 
     }
     const result: AgentResult = { messages: history, reason, turns: turn };
     if (error !== undefined) result.error = error.error;
+    if (paused !== undefined) result.paused = paused;
     yield { type: 'agent_end', ...result };
     completed = true;
     return result;

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { PausedBatchState, ToolApprovalRequest } from '../../core/approval.ts';
 import type { ToolEvent, ToolResultMessageOf } from '../../core/events.ts';
 import type { ContentBlock, TextContent, Tool, ToolCall, ToolResultMessage } from '../../core/tool.ts';
 
@@ -184,23 +185,58 @@ export interface TurnEndEvent<T extends Tool = Tool, AfterDetails = unknown> {
  *   (those calls were run and answered);
  * - `aborted`: the run's signal aborted;
  * - `error`: the model threw, rejected, broke its stream, or returned something that is
- *   not an assistant message (`error` holds it).
+ *   not an assistant message (`error` holds it);
+ * - `paused`: a call of the last turn waits for a person's approval and no `approve`
+ *   function answered it (`paused` holds the requests and the state to resume from).
  */
-export type AgentEndReason = 'completed' | 'terminated' | 'max_turns' | 'aborted' | 'error';
+export type AgentEndReason = 'completed' | 'terminated' | 'max_turns' | 'aborted' | 'error' | 'paused';
+
+/**
+ * The state of a run that ended `paused`: the history before the paused turn, the paused
+ * turn itself (its assistant message, its batch's `PausedBatchState`, its number), as plain
+ * JSON — `JSON.stringify(state)` is its serialization. Treat it as opaque; `runAgent({
+ * resume: { state, approvals } })` checks it field by field (a `ResumeError` when it
+ * cannot be resumed). Signed (HMAC-SHA256 over all of it) when the run had a `signingSecret`.
+ */
+export interface PausedAgentState {
+  readonly version: 1;
+  readonly kind: 'toolrun/paused-agent';
+  /** The paused turn's number (1-based): `maxTurns` counts on from it when the run resumes. */
+  readonly turn: number;
+  /** The history before the paused turn: what {@link AgentResult.messages} held at the pause. */
+  readonly messages: readonly AgentMessage[];
+  /** The paused turn's assistant message: its tool calls are the paused batch's. */
+  readonly message: AssistantMessage;
+  /** The paused batch's own state (see `runTools`' `resume`). */
+  readonly batch: PausedBatchState;
+  /** HMAC-SHA256 (hex) over the rest of the state, when the run had a `signingSecret`. */
+  readonly signature?: string;
+}
+
+/** What a run that ended `paused` hands back: {@link AgentResult.paused}. */
+export interface PausedAgent {
+  /** Every pending request of the paused turn's batch, in call order; never empty. */
+  requests: ToolApprovalRequest[];
+  /** What `runAgent({ model, tools, resume: { state, approvals } })` continues from. */
+  state: PausedAgentState;
+}
 
 /** What `runAgent` returns (and `agent_end` carries). */
 export interface AgentResult {
   /**
    * The whole history: the input messages, then each turn's assistant message and its tool
    * results. Valid to send to the provider again whatever the reason: every tool call has
-   * exactly one result after it.
+   * exactly one result after it. For reason `paused`, the paused turn is not in it (its
+   * message and results are in `paused.state` until the run resumes).
    */
   messages: AgentMessage[];
   reason: AgentEndReason;
-  /** Model turns taken. */
+  /** Model turns taken, the paused turn included; a resumed run counts on from the paused one. */
   turns: number;
   /** The model's failure, for reason `error`. */
   error?: unknown;
+  /** For reason `paused`: the pending requests and the state to resume from. Absent otherwise. */
+  paused?: PausedAgent;
 }
 
 /** The last event of a run that was not left early. */

@@ -6,6 +6,7 @@
  * @module
  */
 import { abortable } from 'abort-controller-x';
+import type { PausedBatch, PausedBatchState, ResumeOptions } from '../../core/approval.ts';
 import type { ToolBatch } from '../../core/events.ts';
 import type { RunToolsOptions } from '../../core/options.ts';
 import { runTools } from '../../core/run-tools.ts';
@@ -23,6 +24,8 @@ export interface TurnOutcome {
   terminate: boolean;
   /** The model failed (reason `error`). */
   error?: { error: unknown };
+  /** The batch ended paused: `results` are only those released before the pause. */
+  paused?: PausedBatch;
 }
 
 /** What a turn needs from the loop. */
@@ -63,7 +66,55 @@ export async function* runTurn(model: AgentModel, history: readonly AgentMessage
   const calls = toolCallsOf(message);
   if (calls.length === 0) return { message, results: [], terminate: false };
   const batch: ToolBatch = yield* runTools(calls, { ...setup.batchOptions, tools, signal });
-  return { message, results: batch.messages, terminate: batch.terminate };
+  return withPause({ message, results: batch.messages, terminate: batch.terminate }, batch);
+}
+
+/** The paused turn a resumed run continues: its message and its batch's state. */
+export interface PausedTurn {
+  message: AssistantMessage;
+  batch: PausedBatchState;
+}
+
+/**
+ * The paused turn of a resumed run: its batch, continued with `resume` (approved calls run,
+ * denied ones get their error results, unanswered ones stay pending). Why the batch's first
+ * step is taken before anything is yielded: a state the batch cannot resume makes runTools'
+ * first `next()` throw a `ResumeError`, and `runAgent` promises that error from its own first
+ * `next()`, before any event. Then the turn is told from its start — `turn_start` and the
+ * paused assistant message — so a consumer in a new process sees it whole.
+ */
+export async function* resumedTurn(paused: PausedTurn, resume: Omit<ResumeOptions, 'state'>, setup: TurnSetup): AsyncGenerator<AgentEvent, TurnOutcome, undefined> {
+  const { turn, tools, signal } = setup;
+  const run = runTools(toolCallsOf(paused.message), { ...setup.batchOptions, tools, signal, resume: { ...resume, state: paused.batch } });
+  let finished = false;
+  try {
+    let step = await run.next();
+    yield { type: 'turn_start', turn };
+    yield { type: 'message', turn, message: paused.message };
+    for (; step.done !== true; step = await run.next()) yield step.value;
+    finished = true;
+    const batch = step.value;
+    return withPause({ message: paused.message, results: batch.messages, terminate: batch.terminate }, batch);
+  } finally {
+    if (!finished) closeWithoutWaiting(run);
+  }
+}
+
+/**
+ * Answers the pending calls of a paused batch as not run, without asking anyone: for a turn
+ * that cannot pause because its model failed (a broken stream). The batch is resumed on an
+ * aborted signal, so its pending calls end `not_run`, as calls an abort stops before they
+ * start; returns every result of the batch, in call order.
+ */
+export async function* answerPending(message: AssistantMessage, paused: PausedBatch, setup: TurnSetup, why: string): AsyncGenerator<AgentEvent, ToolResultMessage[], undefined> {
+  const stopped = AbortSignal.abort(new DOMException(why, 'AbortError'));
+  const batch = yield* runTools(toolCallsOf(message), { ...setup.batchOptions, tools: setup.tools, signal: stopped, resume: { state: paused.state } });
+  return batch.messages;
+}
+
+function withPause(outcome: TurnOutcome, batch: ToolBatch): TurnOutcome {
+  if (batch.paused !== undefined) outcome.paused = batch.paused;
+  return outcome;
 }
 
 /**
@@ -136,7 +187,7 @@ async function* streamedTurn(stream: ModelStream, setup: TurnSetup): AsyncGenera
       yield { type: 'message', turn, message };
     }
   }
-  const outcome: TurnOutcome = { message, results, terminate: batch!.terminate && results.length === batch!.messages.length };
+  const outcome: TurnOutcome = withPause({ message, results, terminate: batch!.terminate && results.length === batch!.messages.length }, batch!);
   if (streamEnd!.kind === 'error') outcome.error = { error: streamEnd!.error };
   return outcome;
 }
