@@ -66,10 +66,10 @@ export function readKey(stdin: NodeJS.ReadStream, signal: AbortSignal): Promise<
   });
 }
 
-/** The question shown for one request. */
+/** The question shown for one request; the keys come first, so a narrow terminal cuts the call's arguments, not them. */
 export function promptText(request: ToolApprovalRequest): string {
   const args = argsSummary(request.input);
-  return `approve ${oneLine(request.toolName)}${args === '' ? '' : ` ${args}`}? [y] yes  [n] no  [l] later: save the state to a file and exit`;
+  return `approve? y yes · n no · l later (save the state to a file and exit) — ${oneLine(request.toolName)}${args === '' ? '' : ` ${args}`}`;
 }
 
 /** The response a flag gives a request. */

@@ -86,7 +86,7 @@ describe('main(argv, io): arguments, in process', () => {
   });
 });
 
-const ids = ['toolu_demo_01', 'toolu_demo_02', 'toolu_demo_03', 'toolu_demo_04', 'toolu_demo_05'];
+const ids = ['toolu_demo_01', 'toolu_demo_02', 'toolu_demo_03', 'toolu_demo_04', 'toolu_demo_05', 'toolu_demo_06'];
 
 /** The ids of the `results (call order):` block, in the order printed. */
 function resultIds(stdout: string): string[] {
@@ -126,7 +126,7 @@ describe('the demo in process: Ctrl+C pressed at observed points (contract A2), 
     expect(out).toMatch(/^end toolu_demo_01 error \d+ms \(interrupted\): step [1-4] of 5 \[killed: /m);
     expect(out).not.toMatch(/^  toolu_demo_01 \| finished$/m);
     expect(resultIds(out)).toEqual(ids);
-    expect(out).toMatch(/^interrupted: 5 results, \d errors? \(Ctrl\+C aborted the run; every call still got its result\)$/m);
+    expect(out).toMatch(/^interrupted: 6 results, \d errors? \(Ctrl\+C aborted the run; every call still got its result\)$/m);
     expect(io.listeners()).toBe(0);
   });
 
@@ -139,17 +139,17 @@ describe('the demo in process: Ctrl+C pressed at observed points (contract A2), 
     expect(out.indexOf(CTRL_C_NOTICE)).toBeLessThan(out.indexOf('run demo:'));
     for (const id of ids) expect(out).toMatch(new RegExp(`^end ${id} error 0ms \\(not_run\\): Not run: the run was aborted before`, 'm'));
     expect(resultIds(out)).toEqual(ids);
-    expect(out).toMatch(/^interrupted: 5 results, 5 errors/m);
+    expect(out).toMatch(/^interrupted: 6 results, 6 errors/m);
   });
 
   it('TTY: Ctrl+C right after the first frame is drawn still ends with the final frame, the results and the summary, exit 130', async () => {
     const io = memoryIo({ tty: { columns: 100 } });
-    io.interruptWhen('demo: 5 parallel tool calls');
+    io.interruptWhen('demo: 6 parallel tool calls');
     expect(await main([], io)).toBe(130);
     const out = io.out();
     const notice = out.indexOf(CTRL_C_NOTICE);
     const results = out.indexOf('results (call order):');
-    const summary = out.indexOf('interrupted: 5 results');
+    const summary = out.indexOf('interrupted: 6 results');
     expect(notice).toBeGreaterThan(-1);
     expect(results).toBeGreaterThan(notice);
     expect(summary).toBeGreaterThan(results);
@@ -170,26 +170,62 @@ describe('the real program, piped (child processes)', () => {
       });
     });
 
-  it('the demo, from an empty folder: exits 0 on its own; calls finish out of call order; results in call order', { timeout: 60_000 }, async () => {
+  it('the demo, from an empty folder: exits 0 on its own; calls finish out of call order; the call that writes a file pauses the run (H3), and --resume <file> --approve in a second process runs only it', { timeout: 60_000 }, async () => {
     const empty = await mkdtemp(join(tmpdir(), 'toolrun-cwd-'));
+    let stateFile: string | undefined;
     try {
       const { code, stdout, stderr } = await run([], empty);
       expect(code, `stderr: ${stderr}`).toBe(0);
       expect(stderr).toBe('');
       expect(stdout).not.toContain('\x1b[');
       const lines = stdout.split('\n');
-      for (const id of ids) {
-        expect(lines.filter((line) => line.startsWith(`start ${id} `))).toHaveLength(1);
-        expect(lines.filter((line) => line.startsWith(`end ${id} ok `))).toHaveLength(1);
-      }
+      for (const id of ids) expect(lines.filter((line) => line.startsWith(`start ${id} `))).toHaveLength(1);
+      for (const id of ids.slice(0, 5)) expect(lines.filter((line) => line.startsWith(`end ${id} ok `))).toHaveLength(1);
       // Completion order: the file tools, then the 1.2 s shell call, then the 2.5 s one.
       const ended = lines.filter((line) => line.startsWith('end ')).map((line) => line.split(' ')[1]);
       expect(ended.slice(3)).toEqual(['toolu_demo_02', 'toolu_demo_01']);
       expect(stdout).toMatch(/^end toolu_demo_01 ok \d+ms: finished \[exit code 0\]/m);
+      // Without a terminal nothing answers the sixth call: it waits, the run pauses.
+      expect(stdout).toMatch(/^approval toolu_demo_06 shell: waits for approval: this shell command writes a file in the project$/m);
+      expect(stdout).not.toMatch(/^end toolu_demo_06 /m);
       expect(resultIds(stdout)).toEqual(ids);
-      expect(stdout).toMatch(/^5 results, 0 errors$/m);
+      expect(stdout).toMatch(/^ {2}toolu_demo_06 pending waits for approval/m);
+      expect(stdout).toMatch(/^paused: 5 calls of 6 answered \(0 errors\), 1 call waiting for approval$/m);
+      stateFile = /^the paused run's state is saved in (.+)$/m.exec(stdout)?.[1];
+      expect(stateFile).toBeDefined();
+      expect(stdout).toContain(`resume it with:  npm start -- --resume ${stateFile}`);
+      const saved = JSON.parse(await readFile(stateFile!, 'utf8')) as { kind: string; root: string; state: { kind: string } };
+      expect(saved.kind).toBe('toolrun/paused-demo');
+      expect(saved.state.kind).toBe('toolrun/paused-batch');
+      expect(existsSync(saved.root)).toBe(true);
+
+      // Without a terminal, --resume needs a decision: bad input, nothing runs, the file stays.
+      const undecided = await run(['--resume', stateFile!], empty);
+      expect(undecided.code).toBe(2);
+      expect(undecided.stderr).toMatch(/^toolrun: --resume needs --approve or --deny when not run on a terminal/);
+      expect(existsSync(stateFile!)).toBe(true);
+
+      const resumed = await run(['--resume', stateFile!, '--approve'], empty);
+      expect(resumed.code, `stderr: ${resumed.stderr}`).toBe(0);
+      const again = resumed.stdout.split('\n');
+      // Only the approved call runs; the five others show their saved results.
+      expect(again.filter((line) => line.startsWith('start '))).toEqual([expect.stringMatching(/^start toolu_demo_06 shell /)]);
+      for (const id of ids.slice(0, 5)) expect(again.filter((line) => line.startsWith(`earlier ${id} ok (before the pause)`))).toHaveLength(1);
+      expect(resumed.stdout).toMatch(/^end toolu_demo_06 ok \d+ms: 2 TODOs written to TODO\.md \[exit code 0\]/m);
+      expect(resultIds(resumed.stdout)).toEqual(ids);
+      expect(resumed.stdout).toMatch(/^6 results, 0 errors$/m);
+      // Done: the state file and the demo's folder are gone; resuming again is bad input.
+      expect(existsSync(stateFile!)).toBe(false);
+      expect(existsSync(saved.root)).toBe(false);
+      const twice = await run(['--resume', stateFile!, '--approve'], empty);
+      expect(twice.code).toBe(2);
+      expect(twice.stderr).toMatch(/no such state file/);
     } finally {
       await rm(empty, { recursive: true, force: true });
+      if (stateFile !== undefined) {
+        await rm(stateFile, { force: true });
+        await rm(stateFile.replace(/\.paused\.json$/, ''), { recursive: true, force: true });
+      }
     }
   });
 
@@ -200,7 +236,7 @@ describe('the real program, piped (child processes)', () => {
     expect(stdout).toMatch(/^end toolu_demo_01 error \d+ms \(interrupted\)/m);
     expect(stdout).not.toMatch(/^  toolu_demo_01 \| finished$/m);
     expect(resultIds(stdout)).toEqual(ids);
-    expect(stdout).toMatch(/^interrupted: 5 results, \d errors?/m);
+    expect(stdout).toMatch(/^interrupted: 6 results, \d errors?/m);
   });
 
   it('npm start runs the program in one process: no parent in between that relays Ctrl+C and can SIGKILL a busy program', { timeout: 60_000 }, async () => {

@@ -6,7 +6,7 @@
  *   shows a given text (the few end-to-end specs).
  */
 import { spawn } from 'node:child_process';
-import { Writable } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { MainIo } from '../../lib/cli/main.ts';
 
@@ -31,13 +31,19 @@ export interface MemoryIo extends MainIo {
   exits: number[];
   /** How many Ctrl+C listeners are subscribed now. */
   listeners(): number;
+  /** Types `keys` on stdin (a terminal when `memoryIo({ keyboard: true })`). */
+  type(keys: string): void;
+  /** Whether stdin is in raw mode now (the approval prompt puts it there while it waits). */
+  raw(): boolean;
 }
 
 /**
  * Creates a {@link MemoryIo}. With `tty`, stdout looks like a terminal of that many columns
- * (so the program draws the live view, with log-update).
+ * (so the program draws the live view, with log-update). With `keyboard`, stdin looks like a
+ * terminal too (so the program asks for approvals); without it, stdin is a pipe that never
+ * sends anything — never the real process.stdin.
  */
-export function memoryIo(options: { env?: NodeJS.ProcessEnv; tty?: { columns: number; rows?: number } } = {}): MemoryIo {
+export function memoryIo(options: { env?: NodeJS.ProcessEnv; tty?: { columns: number; rows?: number }; keyboard?: boolean } = {}): MemoryIo {
   let out = '';
   let err = '';
   const listeners = new Set<() => void>();
@@ -67,9 +73,24 @@ export function memoryIo(options: { env?: NodeJS.ProcessEnv; tty?: { columns: nu
   });
   if (options.tty !== undefined) Object.assign(stdout, { isTTY: true, columns: options.tty.columns, rows: options.tty.rows ?? 40 });
   const exits: number[] = [];
+  let raw = false;
+  const stdin = new PassThrough() as unknown as NodeJS.ReadStream;
+  if (options.keyboard === true) {
+    Object.assign(stdin, {
+      isTTY: true,
+      setRawMode: (mode: boolean) => {
+        raw = mode;
+        return stdin;
+      },
+    });
+    Object.defineProperty(stdin, 'isRaw', { get: () => raw });
+  }
   return {
     stdout,
     stderr: sink((text) => (err += text)),
+    stdin,
+    type: (keys) => (stdin as unknown as PassThrough).write(keys),
+    raw: () => raw,
     env: options.env ?? {},
     onInterrupt: (listener) => {
       listeners.add(listener);

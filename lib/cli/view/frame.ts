@@ -95,8 +95,8 @@ function callLine(input: FrameInput, record: CallRecord, nameWidth: number, args
   // mark, name, args and time, each followed by one space.
   const rest = width - (2 + nameWidth + 1 + argsWidth + 1 + time.length + 1);
   const head = `${name} ${c.dim(args)} ${c.dim(time)} `;
-  if (record.state === 'waiting') return `${c.dim('·')} ${head}${c.dim(truncateWidth('waiting', rest))}`;
   if (record.state !== 'ended' && record.approval !== undefined) return `${c.yellow('?')} ${head}${c.yellow(truncateWidth(record.approval, rest))}`;
+  if (record.state === 'waiting') return `${c.dim('·')} ${head}${c.dim(truncateWidth('waiting', rest))}`;
   if (record.state === 'running') return `${spinner(input)} ${head}${truncateWidth(record.latest ?? '', rest)}`;
   const ok = record.isError !== true;
   const mark = ok ? c.green('✓') : c.red('✗');
