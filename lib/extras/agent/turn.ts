@@ -159,7 +159,9 @@ async function* streamedTurn(stream: ModelStream, setup: TurnSetup): AsyncGenera
   // answers the calls it received and lets go of the channel, A2). runTools answers these
   // too, on the turn's aborted signal, so they get the same not-run events (O1); only
   // their indexes are shifted to follow the batch's.
-  const leftovers = builder.calls.slice(results.length);
+  // A paused batch read every call (it pauses only once the stream is done): its calls after
+  // the released prefix are pending or held, not leftovers.
+  const leftovers = batch!.paused === undefined ? builder.calls.slice(results.length) : [];
   if (leftovers.length > 0) {
     const offset = results.length;
     // Only an abort leaves calls unread; the fallback signal makes sure none of them can run.
