@@ -70,7 +70,9 @@ export interface FromAISDKToolsOptions {
   context?: unknown;
   /**
    * Asked for every call whose tool's `needsApproval` is `true` (or returns `true`).
-   * Without it such calls are not run: their result says that approval was needed.
+   * Without it such calls are deferred, as in the AI SDK: the returned `beforeToolCall`
+   * answers `{ needsApproval: true }`, and the batch pauses with their approval requests
+   * (`ToolBatch.paused`, contract H1, H3) until it is resumed with the person's decisions.
    * @default none
    */
   approve?: ApproveFunction;

@@ -33,7 +33,12 @@ export interface FromOpenAIAgentsToolsOptions {
    * @default `{ context: undefined }`
    */
   runContext?: unknown;
-  /** Asked for every call whose tool's `needsApproval` says yes; without it such calls are not run. @default none */
+  /**
+   * Asked for every call whose tool's `needsApproval` says yes; without it such calls are
+   * deferred, as in the Agents SDK (interruptions): the batch pauses with their approval
+   * requests (`ToolBatch.paused`, contract H1, H3).
+   * @default none
+   */
   approve?: ApproveFunction;
 }
 

@@ -45,7 +45,9 @@ export type ApprovalHook = (context: BeforeToolCallContext) => Promise<BeforeToo
 /**
  * Builds the `beforeToolCall` hook that applies the peers' approval rules.
  * `needsApproval(tool, args, call)` says whether a call needs approval (`undefined`: the tool
- * is not one of this adapter's). Without `approve`, calls that need approval are blocked.
+ * is not one of this adapter's). Without `approve`, a call that needs approval is deferred
+ * (`{ needsApproval: true }`: the batch pauses with its request, contract H1), as the AI SDK
+ * and the OpenAI Agents SDK pause; with it, `approve` decides.
  */
 export function approvalHook(
   adapter: string,
@@ -55,12 +57,7 @@ export function approvalHook(
   return async ({ tool, args, toolCall, signal }) => {
     const needed = await needsApproval(tool, args, toolCall);
     if (needed !== true) return undefined;
-    if (approve === undefined) {
-      return {
-        block: true,
-        reason: `The tool "${tool.name}" needs a person's approval before it runs, and this application has no way to ask (${adapter} was given no \`approve\` function), so the call was not run.`,
-      };
-    }
+    if (approve === undefined) return { needsApproval: true, reason: `The tool "${tool.name}" asks for a person's approval before it runs (its needsApproval, through ${adapter}).` };
     if (await approve({ toolCall, input: args, signal })) return undefined;
     return { block: true, reason: `The call to "${tool.name}" was not approved, so it was not run.` };
   };

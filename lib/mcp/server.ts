@@ -256,8 +256,12 @@ async function callOne(
       end = event;
     }
   }
-  // runTools answers every call (O1): `end` is always set once the loop is done.
-  const { result, isError } = end!;
+  // runTools answers every call (O1), unless the batch paused for a person's approval (H3):
+  // an MCP request cannot wait for one, so the call is answered as not run.
+  if (end === undefined) {
+    return { content: [{ type: 'text', text: `Tool "${params.name}" needs a person's approval before it runs, and this MCP server cannot ask for it, so the call was not run.` }], isError: true };
+  }
+  const { result, isError } = end;
   const content = result.content.map((block) => (block.type === 'text' ? { type: 'text' as const, text: block.text } : { type: 'image' as const, data: block.data, mimeType: block.mimeType }));
   if (isError || outputSchema === undefined) return { content, isError };
   const structured = structuredValue(returned, result.details);

@@ -162,7 +162,7 @@ describe.each(versions)('fromAISDKTools ($label)', ({ ai }) => {
     expect([failed!.isError, text(failed!)]).toEqual([true, 'camera offline']);
   });
 
-  it('needsApproval maps onto the returned beforeToolCall: blocked without approve, asked with it', async () => {
+  it('H1: needsApproval maps onto the returned beforeToolCall: deferred without approve (the batch pauses, then resumes), asked with it', async () => {
     const ran: string[] = [];
     const set = {
       rm: ai.tool({
@@ -180,10 +180,21 @@ describe.each(versions)('fromAISDKTools ($label)', ({ ai }) => {
       { id: '2', name: 'rm', arguments: { path: 'tmp' } },
       { id: '3', name: 'ls', arguments: {} },
     ];
-    const blocked = fromAISDKTools(set);
-    const r1 = await results(calls, { tools: blocked.tools, beforeToolCall: blocked.beforeToolCall });
-    expect(r1.map((r) => r.isError)).toEqual([true, false, false]);
-    expect(text(r1[0]!)).toMatch(/needs a person's approval/);
+    const deferring = fromAISDKTools(set);
+    const paused = (await collect(runTools(calls, { tools: deferring.tools, beforeToolCall: deferring.beforeToolCall }))).batch;
+    // Call 1 waits for a person; calls 2 and 3 ran, their results kept in the state (call order).
+    expect(paused.messages).toEqual([]);
+    expect(paused.paused!.requests.map((r) => [r.toolCallId, r.source, r.input])).toEqual([['1', 'hook', { path: '/etc' }]]);
+    expect(paused.paused!.requests[0]!.reason).toMatch(/asks for a person's approval/);
+    expect(ran).toEqual(['tmp']);
+    const resumed = await results(calls, {
+      tools: deferring.tools,
+      beforeToolCall: deferring.beforeToolCall,
+      resume: { state: JSON.stringify(paused.paused!.state), approvals: [{ approvalId: paused.paused!.requests[0]!.approvalId, approved: true }] },
+    });
+    expect(resumed.map(text)).toEqual(['removed', 'removed', 'a b']);
+    expect(ran).toEqual(['tmp', '/etc']);
+    ran.length = 0;
     const asked: unknown[] = [];
     const approving = fromAISDKTools(set, {
       approve: ({ toolCall, input }) => {
@@ -194,7 +205,7 @@ describe.each(versions)('fromAISDKTools ($label)', ({ ai }) => {
     const r2 = await results(calls, { tools: approving.tools, beforeToolCall: approving.beforeToolCall });
     expect(asked).toEqual([['1', { path: '/etc' }]]);
     expect(text(r2[0]!)).toMatch(/not approved/);
-    expect(ran).toEqual(['tmp', 'tmp']);
+    expect(ran).toEqual(['tmp']);
   });
 
   it('a non-object input schema (z.string()) is a TypeError naming the tool; tools without execute are skipped', () => {

@@ -77,7 +77,7 @@ describe('fromOpenAIAgentsTools', () => {
     expect([b!.isError, text(b!)]).toEqual([true, 'disk full']);
   });
 
-  it('needsApproval maps onto the returned beforeToolCall', async () => {
+  it('H1: needsApproval maps onto the returned beforeToolCall: deferred without approve (the batch pauses), asked with it', async () => {
     const ran: string[] = [];
     const rm = tool({
       name: 'rm',
@@ -93,10 +93,19 @@ describe('fromOpenAIAgentsTools', () => {
       { id: '1', name: 'rm', arguments: '{"path":"/etc"}' },
       { id: '2', name: 'rm', arguments: '{"path":"tmp"}' },
     ];
-    const blocked = fromOpenAIAgentsTools([rm]);
-    const r1 = await results(calls, { tools: blocked.tools, beforeToolCall: blocked.beforeToolCall });
-    expect(r1.map((r) => r.isError)).toEqual([true, false]);
-    expect(text(r1[0]!)).toMatch(/approval/);
+    const deferring = fromOpenAIAgentsTools([rm]);
+    const paused = (await collect(runTools(calls, { tools: deferring.tools, beforeToolCall: deferring.beforeToolCall }))).batch;
+    expect(paused.messages).toEqual([]);
+    expect(paused.paused!.requests.map((r) => [r.toolCallId, r.source])).toEqual([['1', 'hook']]);
+    expect(ran).toEqual(['tmp']);
+    const denied = await results(calls, {
+      tools: deferring.tools,
+      beforeToolCall: deferring.beforeToolCall,
+      resume: { state: paused.paused!.state, approvals: [{ approvalId: paused.paused!.requests[0]!.approvalId, approved: false }] },
+    });
+    expect(denied.map((r) => r.isError)).toEqual([true, false]);
+    expect(text(denied[0]!)).toMatch(/A person denied this call to tool "rm"/);
+    expect(ran).toEqual(['tmp']);
     const approved = fromOpenAIAgentsTools([rm], { approve: ({ toolCall }) => toolCall.id === '1' });
     const r2 = await results(calls, { tools: approved.tools, beforeToolCall: approved.beforeToolCall });
     expect(r2.map((r) => r.isError)).toEqual([false, false]);
