@@ -108,7 +108,7 @@ describe('toolrun demo without a terminal: --approve, --deny, --resume (H3, H5)'
     expect(out).toMatch(/^6 results, 1 error$/m);
   });
 
-  it('a state file that was edited cannot be resumed: exit 2 with the ResumeError code, the file is kept (H6)', async () => {
+  it('a state file that was edited cannot be resumed: exit 2 with the ResumeError code, the file is kept (H8)', async () => {
     const first = memoryIo();
     expect(await main([], first)).toBe(0);
     const file = stateFileOf(first.out());

@@ -79,6 +79,13 @@ const EXPECTED_OUTPUT: Record<string, RegExp[]> = {
     /^math\.power: 8, 5$/m,
   ],
   'docs/guide.md § The agent loop (3)': [/^list_files: ok$/m, /^grep: ok$/m, /^completed after 2 turns$/m],
+  'docs/guide.md § 9. Approvals across requests': [
+    /^paused: send_email \{"to":"ada@example\.com","subject":"Minutes"\}$/m,
+    /^emails sent: 0$[\s\S]*^emails sent: 1$/m,
+    /^completed: \[\{"type":"text","text":"Done: sent \\"Minutes\\" to ada@example\.com"\}\]$/m,
+    /^again: already_resumed$/m,
+    /^edited: signature$/m,
+  ],
   'docs/tools.md § 3. Tools from an MCP server': [/^\d+ tools, e\.g\. fs_/m, /^call_0 ok: one$/m, /^call_1 ok: two$/m],
   'docs/tools.md § 7. Serving tools over MCP': [/^serving at http:\/\/…\/mcp$/m, /^call_1 ok: liftoff$/m, /^call_2 ok: \{"quotient":2\.5\}$/m, /^call_3 error: RangeError: cannot divide by zero$/m, /^structuredContent: \{"quotient":3\}$/m],
 };

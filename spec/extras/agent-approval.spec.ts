@@ -247,7 +247,7 @@ describe('runAgent: a call that needs approval pauses the run (H3)', () => {
   });
 });
 
-describe('runAgent resume: the state is checked before anything runs (H6–H9)', () => {
+describe('runAgent resume: the state is checked before anything runs (H7–H9)', () => {
   async function pausedWith(secret?: string) {
     const f = fixture();
     const model = scriptedModel([f.turn1, say('done')]);
