@@ -18,7 +18,7 @@
  */
 import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { PausedBatchState, ToolApprovalHandler, ToolApprovalRequest, ToolApprovalResponse } from '../core/approval.ts';
 import type { ToolBatch, ToolEvent } from '../core/events.ts';
 import type { BeforeToolCallResult } from '../core/options.ts';
@@ -169,7 +169,8 @@ export async function runDemo(view: RunView, options: DemoOptions = {}): Promise
     if (batch.paused === undefined) return { batch };
     const stateFile = `${root}.paused.json`;
     const saved: SavedDemo = { kind: 'toolrun/paused-demo', version: 1, root, temporary: temp !== undefined, requests: batch.paused.requests, state: batch.paused.state };
-    await writeFile(stateFile, `${JSON.stringify(saved, null, 2)}\n`);
+    // `wx`: a new file, never one that was already there (or a link planted in its place).
+    await writeFile(stateFile, `${JSON.stringify(saved, null, 2)}\n`, { flag: 'wx' });
     keep = true;
     return { batch, stateFile };
   } finally {
@@ -247,8 +248,17 @@ export async function resumeDemo(view: RunView, file: string, saved: SavedDemo, 
     return { batch, stateFile: file };
   }
   await rm(file, { force: true });
-  if (saved.temporary) await rm(saved.root, { recursive: true, force: true });
+  if (saved.temporary && isDemoTempFolder(saved.root)) await rm(saved.root, { recursive: true, force: true });
   return { batch };
+}
+
+/**
+ * True for a folder the demo made with `mkdtemp` (`<tmpdir>/toolrun-demo-XXXXXX`). Why the
+ * check: the folder's path comes from a file, and a file can be edited; only such a folder is
+ * ever removed recursively.
+ */
+function isDemoTempFolder(path: string): boolean {
+  return dirname(path) === tmpdir() && /^toolrun-demo-[A-Za-z0-9]{6}$/.test(basename(path));
 }
 
 /** The results saved in a paused batch's state, by index: the calls that ended before the pause. */

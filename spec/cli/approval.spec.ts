@@ -5,7 +5,9 @@
  * key is typed once the prompt is on screen (no clock).
  */
 import { existsSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import stripAnsi from 'strip-ansi';
 import { main } from '../../lib/cli/main.ts';
@@ -119,6 +121,20 @@ describe('toolrun demo without a terminal: --approve, --deny, --resume (H3, H5)'
     expect(await main(['--resume', file, '--approve'], second)).toBe(2);
     expect(second.err()).toMatch(/^toolrun: --resume: \S+ cannot be resumed \(calls\): call 5 /);
     expect(existsSync(file)).toBe(true);
+  });
+
+  it('a state file whose folder was edited to another one: that folder is never removed', async () => {
+    const first = memoryIo();
+    expect(await main([], first)).toBe(0);
+    const file = stateFileOf(first.out());
+    const victim = await mkdtemp(join(tmpdir(), 'toolrun-victim-'));
+    leftovers.push(victim);
+    const saved = JSON.parse(await readFile(file, 'utf8')) as { root: string; temporary: boolean };
+    saved.root = victim;
+    await writeFile(file, JSON.stringify(saved));
+    expect(await main(['--resume', file, '--deny'], memoryIo())).toBe(0);
+    expect(existsSync(victim)).toBe(true);
+    expect(existsSync(file)).toBe(false);
   });
 
   it('bad flags and files are one line and exit 2', async () => {
