@@ -361,3 +361,55 @@ describe('control characters are escaped in one place (lib/cli/text.ts), the sam
     expect(truncateWidth('\x1b[31mabcdef\x1b[39m', 4)).toBe('\x1b[31mabc\x1b[39m…');
   });
 });
+
+describe('a call waiting for approval (issue 14, H3)', () => {
+  const request = (index: number, reason?: string): ToolEvent => {
+    const call = calls[index]!;
+    return {
+      type: 'tool_approval_request',
+      toolCallId: call.id,
+      toolName: call.name,
+      index,
+      request: { approvalId: `approval-${index}`, toolCallId: call.id, toolName: call.name, index, input: call.arguments, source: reason === undefined ? 'tool' : 'hook', ...(reason === undefined ? {} : { reason }) },
+    };
+  };
+
+  it('plain: one line says the call waits and why; the results list it as pending; earlier results are listed as such', () => {
+    const stream = new FakeStream();
+    const view = createRunView({ stream, tty: false, now: () => 0 });
+    view.begin('resumed', calls, new Map([[0, { role: 'tool', toolCallId: 'call_a', toolName: 'read_file', content: [{ type: 'text', text: '{}' }], isError: false }]]));
+    view.event(start(1));
+    view.event(request(1, 'runs a \x1b[31mcommand\x1b[0m'));
+    view.event(start(2));
+    view.event(end(2, 'no match', 'ok'));
+    view.event(result(2, 'no match', false));
+    view.end('paused');
+    view.close();
+    expect(stream.output).toContain('earlier call_a ok (before the pause): {}\n');
+    expect(stream.output).toContain('approval call_b shell: waits for approval: runs a command\n');
+    expect(stream.output).toMatch(/^ {2}call_a ok \{\}$/m);
+    expect(stream.output).toMatch(/^ {2}call_b pending waits for approval: runs a command$/m);
+  });
+
+  it('TTY: the row shows ? and the reason instead of a spinner, the footer counts it, the prompt is drawn under the frame and cleared', () => {
+    const stream = new FakeStream();
+    stream.columns = 120;
+    const view = createRunView({ stream, tty: true, now: () => 0 });
+    view.begin('run', calls);
+    view.event(start(0));
+    view.approval?.(1, 'writes a file', true);
+    view.prompt?.('approve? y yes · n no');
+    let out = stripAnsi(stream.output);
+    expect(out).toMatch(/^\? shell +.* waits for approval: writes a file$/m);
+    expect(out).toContain('1 running · 0/3 done · 1 waiting for approval · 1 waiting');
+    expect(out).toContain('approve? y yes · n no');
+    view.approval?.(1, undefined, false);
+    view.prompt?.(undefined);
+    const before = stream.output.length;
+    view.event(start(1));
+    out = stripAnsi(stream.output.slice(before));
+    expect(out).not.toContain('waits for approval');
+    expect(out).not.toContain('approve?');
+    view.close();
+  });
+});
