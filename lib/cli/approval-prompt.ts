@@ -22,7 +22,7 @@ const DENIED_BY_FLAG = 'Denied with --deny on the command line.';
 const DENIED_AT_PROMPT = 'The user answered no at the prompt.';
 
 /** One key the person pressed, as the prompt reads it. */
-export type PromptKey = 'y' | 'n' | 'l' | 'ctrl-c';
+type PromptKey = 'y' | 'n' | 'l' | 'ctrl-c';
 
 /** What asking needs: the terminal's input, the view to draw the question on, and the program's Ctrl+C. */
 export interface Asking {
@@ -37,7 +37,7 @@ export interface Asking {
  * raw mode; other keys are ignored. Resolves `undefined` when `signal` aborts first. Raw mode
  * and the stream's flowing state are put back as they were, so nothing keeps the process alive.
  */
-export function readKey(stdin: NodeJS.ReadStream, signal: AbortSignal): Promise<PromptKey | undefined> {
+function readKey(stdin: NodeJS.ReadStream, signal: AbortSignal): Promise<PromptKey | undefined> {
   return new Promise((resolve) => {
     if (signal.aborted) {
       resolve(undefined);
@@ -67,13 +67,13 @@ export function readKey(stdin: NodeJS.ReadStream, signal: AbortSignal): Promise<
 }
 
 /** The question shown for one request; the keys come first, so a narrow terminal cuts the call's arguments, not them. */
-export function promptText(request: ToolApprovalRequest): string {
+function promptText(request: ToolApprovalRequest): string {
   const args = argsSummary(request.input);
   return `approve? y yes · n no · l later (save the state to a file and exit) — ${oneLine(request.toolName)}${args === '' ? '' : ` ${args}`}`;
 }
 
 /** The response a flag gives a request. */
-export function flagResponse(request: ToolApprovalRequest, flag: 'approve' | 'deny'): ToolApprovalResponse {
+function flagResponse(request: ToolApprovalRequest, flag: 'approve' | 'deny'): ToolApprovalResponse {
   return flag === 'approve' ? { approvalId: request.approvalId, approved: true } : { approvalId: request.approvalId, approved: false, reason: DENIED_BY_FLAG };
 }
 
@@ -81,7 +81,7 @@ export function flagResponse(request: ToolApprovalRequest, flag: 'approve' | 'de
  * Asks about one request on the terminal: draws the question and the row's state, reads a
  * key. `'later'` for `l`, and for Ctrl+C (which is passed on to the program first).
  */
-export async function ask(asking: Asking, request: ToolApprovalRequest, signal: AbortSignal): Promise<ToolApprovalResponse | 'later'> {
+async function ask(asking: Asking, request: ToolApprovalRequest, signal: AbortSignal): Promise<ToolApprovalResponse | 'later'> {
   const { view } = asking;
   view.approval?.(request.index, request.reason, true);
   view.prompt?.(promptText(request));

@@ -114,7 +114,7 @@ const demoMessage = {
  * asked first; the reason is what they are shown (not the model). A demo rule over the
  * demo's own commands, not a sandbox: a command can write files in other ways.
  */
-export function demoApprovalRule({ toolCall, args }: { toolCall: { name: string }; args: unknown }): BeforeToolCallResult | undefined {
+function demoApprovalRule({ toolCall, args }: { toolCall: { name: string }; args: unknown }): BeforeToolCallResult | undefined {
   const command = (args as { command?: unknown } | null)?.command;
   if (toolCall.name !== 'shell' || typeof command !== 'string' || !command.includes('>')) return undefined;
   return { needsApproval: true, reason: 'this shell command writes a file in the project' };
