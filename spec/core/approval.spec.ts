@@ -5,7 +5,7 @@
  * are `spec/property/approval.property.spec.ts`.
  */
 import * as v from 'valibot';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import {
   defineTool,
   ResumeError,
@@ -13,8 +13,10 @@ import {
   type PausedBatchState,
   type RunToolsOptions,
   type Tool,
+  type ToolApprovalRequest,
   type ToolApprovalResponse,
   type ToolCall,
+  type ToolEvent,
 } from '../../lib/index.ts';
 import { collect, expectRunInvariants, gate, ofType, settle, text } from '../helpers.ts';
 
@@ -140,6 +142,23 @@ describe('H1 a tool or beforeToolCall asks for approval', () => {
       'Tool "stringy" was not run: its needsApproval returned string, not a boolean. This is a problem in the tool definition, not in your call.',
     ]);
     expect(ofType(events, 'tool_execution_end').map((e) => e.outcome)).toEqual(['rejected', 'rejected']);
+  });
+
+  it('H1: needsApproval gets the typed input; the approval event narrows on its type', () => {
+    defineTool({
+      name: 'typed',
+      input: v.object({ path: v.string() }),
+      needsApproval: (input, context) => {
+        expectTypeOf(input).toEqualTypeOf<{ path: string }>();
+        expectTypeOf(context.index).toEqualTypeOf<number>();
+        return input.path.startsWith('/');
+      },
+      execute: () => '',
+    });
+    const onEvent = (event: ToolEvent) => {
+      if (event.type === 'tool_approval_request') expectTypeOf(event.request).toEqualTypeOf<ToolApprovalRequest>();
+    };
+    expect(typeof onEvent).toBe('function');
   });
 
   it('H1: defineTool refuses a needsApproval that is neither a boolean nor a function', () => {
@@ -512,10 +531,18 @@ describe('H9 a tampered state is refused; signing', () => {
     }
   });
 
-  it('H9: absurd sizes are refused as malformed', async () => {
+  it('H9: absurd sizes and depths are refused as malformed', async () => {
     const { tools, calls, state } = await pausedState();
     const many = { ...state, calls: Array.from({ length: 100_001 }, () => state.calls[1]) };
     expect((await rejection(runTools(calls, { tools, resume: { state: many as PausedBatchState } }))).code).toBe('malformed');
+    // Arguments nested 200,000 deep: JSON.parse reads them, walking them would overflow the stack.
+    const deep = '['.repeat(200_000) + ']'.repeat(200_000);
+    const nest = (given: PausedBatchState) => JSON.stringify(given).replace('"arguments":{"path":"0"}', `"arguments":${deep}`);
+    expect(nest(state)).toContain(deep);
+    expect((await rejection(runTools(calls, { tools, resume: { state: nest(state) } }))).code).toBe('malformed');
+    // Signed: the signature's canonical text would walk them first.
+    const signed = await pausedState({ signingSecret: 'secret' });
+    expect((await rejection(runTools(calls, { tools: signed.tools, signingSecret: 'secret', resume: { state: nest(signed.state) } }))).code).toBe('malformed');
   });
 
   it('H9: with signingSecret the state is signed; an unsigned, edited or differently signed state is refused with code signature', async () => {
