@@ -266,6 +266,40 @@ describe('H3 a batch that reaches a deferred call ends paused', () => {
     expect(batch.paused!.requests.map((r) => r.index)).toEqual([0]);
   });
 
+  it('H3, S4: calls from a stream are read to its end before the batch pauses; the state keeps every call; a stream that fails answers the deferred calls too', async () => {
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'remove', { path: '1' }), call('b', 'read', { path: '2' }), call('c', 'exclusive'), call('d', 'read', { path: '3' })];
+    async function* stream(fail: boolean) {
+      for (const c of calls) {
+        await Promise.resolve();
+        yield c;
+      }
+      if (fail) throw new Error('stream broke');
+    }
+    const { batch } = await collect(runTools(stream(false), { tools }));
+    expect(batch.paused!.state.calls.map((c) => c.call.id)).toEqual(['a', 'b', 'c', 'd']);
+    expect(executed).toEqual(['b']);
+    const resumed = await collect(runTools(calls, { tools, resume: { state: batch.paused!.state, approvals: [{ approvalId: batch.paused!.requests[0]!.approvalId, approved: true }] } }));
+    expect(resumed.batch.messages.map(text)).toEqual(['removed 1', 'read 2', 'alone', 'read 3']);
+
+    const events: ToolEvent[] = [];
+    const run = runTools(stream(true), { tools });
+    const error = await (async () => {
+      try {
+        for await (const event of run) events.push(event);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toEqual(new Error('stream broke'));
+    expect(ofType(events, 'tool_result').map((e) => [e.index, ofType(events, 'tool_execution_end').find((x) => x.index === e.index)!.outcome])).toEqual([
+      [0, 'not_run'],
+      [1, 'ok'],
+      [2, 'not_run'],
+      [3, 'not_run'],
+    ]);
+  });
+
   it('H3: the batch pauses only when nothing is running', async () => {
     const open = gate();
     const slow = defineTool({
