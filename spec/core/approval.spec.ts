@@ -390,6 +390,19 @@ describe('H5 resuming a paused batch', () => {
     expect(executed).toEqual(['a', 'b']);
   });
 
+  it('H2, H5: a request the resume brings no decision for is asked through the resumed run\'s approve option, with the same approvalId', async () => {
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'remove', { path: '1' })];
+    const first = await collect(runTools(calls, { tools }));
+    const asked: string[] = [];
+    const second = await collect(
+      runTools(calls, { tools, resume: { state: first.batch.paused!.state }, approve: (request) => (asked.push(request.approvalId), { approvalId: request.approvalId, approved: true }) }),
+    );
+    expect(asked).toEqual([first.batch.paused!.requests[0]!.approvalId]);
+    expect(second.batch.messages.map(text)).toEqual(['removed 1']);
+    expect(executed).toEqual(['a']);
+  });
+
   it('H5: the resumed run re-validates the approved call from its raw arguments and runs the prepared input', async () => {
     const { tools } = makeTools();
     const calls = [call('a', 'write', '{"path":"  /etc/x  "}')];
