@@ -416,6 +416,16 @@ export interface ResumeInput {
  * has passed is the state's id consumed (H7).
  */
 export async function readResume(input: ResumeInput): Promise<ResumePlan> {
+  try {
+    return await checkResume(input);
+  } catch (error) {
+    if (error instanceof ResumeError) throw error;
+    // A state nested past the stack's depth (a RangeError while it is walked), a value whose reading throws.
+    throw new ResumeError('malformed', `resume could not be read: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
+async function checkResume(input: ResumeInput): Promise<ResumePlan> {
   const state = await parseState(input.resume.state, input.signingSecret);
   checkTools(state, await toolDigests(input.tools));
   checkCalls(state, input.calls);

@@ -51,6 +51,12 @@ import type { Tool, ToolCall } from './tool.ts';
  * timeout, abort — unless the consumer leaves the loop early (O1). No failure of a tool, a
  * hook or a schema is thrown out of the generator (P4).
  *
+ * A call may wait for a person's approval (its tool's `needsApproval`, or `beforeToolCall`
+ * answering `{ needsApproval: true }`, with no `approve` option to answer at once): the
+ * batch then ends **paused** — `ToolBatch.paused` holds the requests and a JSON state, and
+ * `runTools(calls, { tools, resume: { state, approvals } })`, here or in another process,
+ * finishes it (contract H1–H9). O1 then holds across the pause and its resume.
+ *
  * Nothing starts, and nothing is attached to `options.signal`, before the first `next()`
  * (A6). Leaving the loop (`break`, `throw()`, `return()`) aborts every running call and
  * completes once their cleanup has run or `abortGraceMs` has passed (A5).
@@ -62,7 +68,8 @@ import type { Tool, ToolCall } from './tool.ts';
  *   malformed (not iterable, a call without a string name or id, duplicate tool names, a
  *   bad `maxConcurrency`…); the message names the field and the value received. The
  *   generator itself throws only the error of an async `calls` iterable, after answering
- *   every call it had received.
+ *   every call it had received, and — for `resume` — a `ResumeError` from its first
+ *   `next()` when the state cannot be resumed (H7–H9), before any call is touched.
  *
  * @example
  * ```ts

@@ -371,6 +371,9 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
         if (this.#input === undefined) return;
         this.#input = undefined;
         this.inputError = { error: note.error };
+        // The generator will throw, not pause: deferred calls are answered too (H3).
+        if (this.#deferred !== undefined) this.#answerDeferred(this.#deferred);
+        this.#holding = false;
         while (this.#next < this.received.length) this.#answerNotRun(this.#next++);
         return;
     }

@@ -73,6 +73,13 @@ export interface McpServerOptions {
   maxResultChars?: number;
   /** As `runTools`' `beforeToolCall`, run for every served call (contract P1); a block is an `isError` result. @default none */
   beforeToolCall?: RunToolsOptions['beforeToolCall'];
+  /**
+   * As `runTools`' `approve`: answers, in the server's process, a served call that asks for a
+   * person's approval (contract H2). Without it (or when it answers `undefined`) such a call
+   * gets an `isError` result saying the server cannot ask: one MCP request cannot pause.
+   * @default none
+   */
+  approve?: RunToolsOptions['approve'];
   /** As `runTools`' `afterToolCall`, run for every served call (contract P3). @default none */
   afterToolCall?: RunToolsOptions['afterToolCall'];
   /**
@@ -238,6 +245,7 @@ async function callOne(
   if (options.abortGraceMs !== undefined) runOptions.abortGraceMs = options.abortGraceMs;
   if (options.maxResultChars !== undefined) runOptions.maxResultChars = options.maxResultChars;
   if (options.beforeToolCall !== undefined) runOptions.beforeToolCall = options.beforeToolCall;
+  if (options.approve !== undefined) runOptions.approve = options.approve;
   if (options.afterToolCall !== undefined) runOptions.afterToolCall = options.afterToolCall;
   const token = extra._meta?.progressToken;
   const toPayload = options.progress ?? mcpProgress;

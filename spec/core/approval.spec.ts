@@ -5,7 +5,7 @@
  * are `spec/property/approval.property.spec.ts`.
  */
 import * as v from 'valibot';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import {
   defineTool,
   ResumeError,
@@ -13,8 +13,10 @@ import {
   type PausedBatchState,
   type RunToolsOptions,
   type Tool,
+  type ToolApprovalRequest,
   type ToolApprovalResponse,
   type ToolCall,
+  type ToolEvent,
 } from '../../lib/index.ts';
 import { collect, expectRunInvariants, gate, ofType, settle, text } from '../helpers.ts';
 
@@ -142,6 +144,23 @@ describe('H1 a tool or beforeToolCall asks for approval', () => {
     expect(ofType(events, 'tool_execution_end').map((e) => e.outcome)).toEqual(['rejected', 'rejected']);
   });
 
+  it('H1: needsApproval gets the typed input; the approval event narrows on its type', () => {
+    defineTool({
+      name: 'typed',
+      input: v.object({ path: v.string() }),
+      needsApproval: (input, context) => {
+        expectTypeOf(input).toEqualTypeOf<{ path: string }>();
+        expectTypeOf(context.index).toEqualTypeOf<number>();
+        return input.path.startsWith('/');
+      },
+      execute: () => '',
+    });
+    const onEvent = (event: ToolEvent) => {
+      if (event.type === 'tool_approval_request') expectTypeOf(event.request).toEqualTypeOf<ToolApprovalRequest>();
+    };
+    expect(typeof onEvent).toBe('function');
+  });
+
   it('H1: defineTool refuses a needsApproval that is neither a boolean nor a function', () => {
     expect(() => defineTool({ name: 't', input: v.object({}), needsApproval: 'always' as never, execute: () => '' })).toThrow(
       'defineTool: tool "t".needsApproval must be a boolean or a function of the input, received string "always"',
@@ -247,6 +266,40 @@ describe('H3 a batch that reaches a deferred call ends paused', () => {
     expect(batch.paused!.requests.map((r) => r.index)).toEqual([0]);
   });
 
+  it('H3, S4: calls from a stream are read to its end before the batch pauses; the state keeps every call; a stream that fails answers the deferred calls too', async () => {
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'remove', { path: '1' }), call('b', 'read', { path: '2' }), call('c', 'exclusive'), call('d', 'read', { path: '3' })];
+    async function* stream(fail: boolean) {
+      for (const c of calls) {
+        await Promise.resolve();
+        yield c;
+      }
+      if (fail) throw new Error('stream broke');
+    }
+    const { batch } = await collect(runTools(stream(false), { tools }));
+    expect(batch.paused!.state.calls.map((c) => c.call.id)).toEqual(['a', 'b', 'c', 'd']);
+    expect(executed).toEqual(['b']);
+    const resumed = await collect(runTools(calls, { tools, resume: { state: batch.paused!.state, approvals: [{ approvalId: batch.paused!.requests[0]!.approvalId, approved: true }] } }));
+    expect(resumed.batch.messages.map(text)).toEqual(['removed 1', 'read 2', 'alone', 'read 3']);
+
+    const events: ToolEvent[] = [];
+    const run = runTools(stream(true), { tools });
+    const error = await (async () => {
+      try {
+        for await (const event of run) events.push(event);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toEqual(new Error('stream broke'));
+    expect(ofType(events, 'tool_result').map((e) => [e.index, ofType(events, 'tool_execution_end').find((x) => x.index === e.index)!.outcome])).toEqual([
+      [0, 'not_run'],
+      [1, 'ok'],
+      [2, 'not_run'],
+      [3, 'not_run'],
+    ]);
+  });
+
   it('H3: the batch pauses only when nothing is running', async () => {
     const open = gate();
     const slow = defineTool({
@@ -335,6 +388,19 @@ describe('H5 resuming a paused batch', () => {
     const third = await collect(runTools(calls, { tools, resume: { state: second.batch.paused!.state, approvals: [{ approvalId: rb!.approvalId, approved: true }] } }));
     expect(third.batch.messages.map(text)).toEqual(['removed 1', 'removed 2']);
     expect(executed).toEqual(['a', 'b']);
+  });
+
+  it('H2, H5: a request the resume brings no decision for is asked through the resumed run\'s approve option, with the same approvalId', async () => {
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'remove', { path: '1' })];
+    const first = await collect(runTools(calls, { tools }));
+    const asked: string[] = [];
+    const second = await collect(
+      runTools(calls, { tools, resume: { state: first.batch.paused!.state }, approve: (request) => (asked.push(request.approvalId), { approvalId: request.approvalId, approved: true }) }),
+    );
+    expect(asked).toEqual([first.batch.paused!.requests[0]!.approvalId]);
+    expect(second.batch.messages.map(text)).toEqual(['removed 1']);
+    expect(executed).toEqual(['a']);
   });
 
   it('H5: the resumed run re-validates the approved call from its raw arguments and runs the prepared input', async () => {
@@ -512,10 +578,18 @@ describe('H9 a tampered state is refused; signing', () => {
     }
   });
 
-  it('H9: absurd sizes are refused as malformed', async () => {
+  it('H9: absurd sizes and depths are refused as malformed', async () => {
     const { tools, calls, state } = await pausedState();
     const many = { ...state, calls: Array.from({ length: 100_001 }, () => state.calls[1]) };
     expect((await rejection(runTools(calls, { tools, resume: { state: many as PausedBatchState } }))).code).toBe('malformed');
+    // Arguments nested 200,000 deep: JSON.parse reads them, walking them would overflow the stack.
+    const deep = '['.repeat(200_000) + ']'.repeat(200_000);
+    const nest = (given: PausedBatchState) => JSON.stringify(given).replace('"arguments":{"path":"0"}', `"arguments":${deep}`);
+    expect(nest(state)).toContain(deep);
+    expect((await rejection(runTools(calls, { tools, resume: { state: nest(state) } }))).code).toBe('malformed');
+    // Signed: the signature's canonical text would walk them first.
+    const signed = await pausedState({ signingSecret: 'secret' });
+    expect((await rejection(runTools(calls, { tools: signed.tools, signingSecret: 'secret', resume: { state: nest(signed.state) } }))).code).toBe('malformed');
   });
 
   it('H9: with signingSecret the state is signed; an unsigned, edited or differently signed state is refused with code signature', async () => {

@@ -17,7 +17,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineTool, mcpTools, runTools, type Tool, type ToolBatch, type ToolCall, type ToolEvent } from '../../lib/index.ts';
+import { defineTool, mcpTools, runTools, type Tool, type ToolApprovalRequest, type ToolBatch, type ToolCall, type ToolEvent } from '../../lib/index.ts';
 import { connectMcpHttp, createMcpServer, mcpProgress, serveHttp, serveMcp, type ServedMcp } from '../../lib/mcp/index.ts';
 import { loadTools } from '../../lib/cli/serve-mcp.ts';
 import ts from 'typescript';
@@ -388,6 +388,35 @@ describe('serveMcp over Streamable HTTP on 127.0.0.1, called with mcpTools', () 
     gates.s.open();
     await Promise.all([p, s, q]);
     expect(log).toEqual(['start p', 'end p', 'start s', 'end s', 'start q', 'end q']);
+  });
+});
+
+describe('createMcpServer and human approval (H3)', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0)) await cleanup();
+  });
+
+  it('H3: a tool that asks for approval is answered with an error result (an MCP request cannot pause); approve in process still answers', async () => {
+    let ran = 0;
+    const guarded = defineTool({ name: 'guarded', input: v.object({}), needsApproval: true, execute: () => (ran++, 'ran') });
+    for (const [options, expected] of [
+      [{}, { isError: true, text: 'Tool "guarded" needs a person\'s approval before it runs, and this MCP server cannot ask for it, so the call was not run.' }],
+      [{ approve: (request: ToolApprovalRequest) => ({ approvalId: request.approvalId, approved: true }) }, { isError: false, text: 'ran' }],
+    ] as const) {
+      const server = createMcpServer([guarded], options);
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await server.connect(serverSide);
+      const c = new Client({ name: 'spec', version: '0' });
+      await c.connect(clientSide);
+      cleanups.push(async () => {
+        await c.close();
+        await server.close();
+      });
+      const result = (await c.callTool({ name: 'guarded', arguments: {} })) as { isError?: boolean; content: { type: string; text: string }[] };
+      expect({ isError: result.isError, text: result.content[0]!.text }).toEqual(expected);
+    }
+    expect(ran).toBe(1);
   });
 });
 

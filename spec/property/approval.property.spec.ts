@@ -66,6 +66,10 @@ interface Scenario {
   decisions: { tool: Decision; hook: Decision }[];
   signed: boolean;
   asText: boolean;
+  /** The hook and the reference's approve answer with a promise. */
+  asyncHooks: boolean;
+  /** The first run reads its calls from an async iterable (S4). */
+  streamed: boolean;
 }
 
 const decision = fc.record({ approve: fc.boolean(), rounds: fc.nat({ max: 2 }) });
@@ -78,6 +82,8 @@ const scenario: fc.Arbitrary<Scenario> = fc.integer({ min: 1, max: 8 }).chain((c
     decisions: fc.array(fc.record({ tool: decision, hook: decision }), { minLength: count, maxLength: count }),
     signed: fc.boolean(),
     asText: fc.boolean(),
+    asyncHooks: fc.boolean(),
+    streamed: fc.boolean(),
   }),
 );
 
@@ -142,9 +148,8 @@ function optionsFor(sc: Scenario, counts: Counts): RunToolsOptions {
     beforeToolCall: ({ index, args }) => {
       counts.bump(counts.hooks, index);
       const n = (args as { n: number }).n;
-      if (n === 7) return { block: true, reason: 'Seven is blocked.' };
-      if (sc.hookDefers && n % 3 === 0) return { needsApproval: true, reason: `Check ${n}.` };
-      return undefined;
+      const answer = n === 7 ? { block: true, reason: 'Seven is blocked.' } : sc.hookDefers && n % 3 === 0 ? { needsApproval: true, reason: `Check ${n}.` } : undefined;
+      return sc.asyncHooks ? Promise.resolve(answer) : answer;
     },
   };
 }
@@ -156,6 +161,13 @@ function decisionFor(sc: Scenario, request: ToolApprovalRequest): Decision {
 function respond(sc: Scenario, request: ToolApprovalRequest): ToolApprovalResponse {
   const d = decisionFor(sc, request);
   return { approvalId: request.approvalId, approved: d.approve, reason: d.approve ? undefined : `No to ${request.index}.` } as ToolApprovalResponse;
+}
+
+async function* streamOf(calls: ToolCall[]): AsyncGenerator<ToolCall> {
+  for (const c of calls) {
+    await Promise.resolve();
+    yield c;
+  }
 }
 
 async function drain(run: AsyncGenerator<ToolEvent, ToolBatch, undefined>): Promise<{ events: ToolEvent[]; batch: ToolBatch }> {
@@ -187,7 +199,7 @@ async function runScenario(sc: Scenario): Promise<void> {
 
   // The reference: one uninterrupted run whose approve gives every decision at once.
   const ref = new Counts();
-  const reference = await drain(runTools(calls, { ...optionsFor(sc, ref), approve: (request) => respond(sc, request) }));
+  const reference = await drain(runTools(calls, { ...optionsFor(sc, ref), approve: (request) => (sc.asyncHooks ? Promise.resolve(respond(sc, request)) : respond(sc, request)) }));
   expect(reference.batch.paused).toBeUndefined();
 
   // The paused flow: no approve; each pause goes through JSON and resumes with the decisions due.
@@ -198,7 +210,8 @@ async function runScenario(sc: Scenario): Promise<void> {
   let finalBatch: ToolBatch | undefined;
   for (let round = 0; round < 20; round++) {
     const options = { ...optionsFor(sc, counts), ...(sc.signed ? { signingSecret: SECRET } : {}), ...(resume ? { resume } : {}) };
-    const { events, batch } = await drain(runTools(calls, options));
+    const input = sc.streamed && round === 0 ? streamOf(calls) : calls;
+    const { events, batch } = await drain(runTools(input, options));
     for (const e of events) if (e.type === 'tool_result') released.push(e.message);
     // Every released result so far is the reference's, in call order.
     expect(released).toEqual(reference.batch.messages.slice(0, released.length));

@@ -147,7 +147,11 @@ export abstract class BaseView implements RunView {
     const record = this.calls[index];
     if (!this.live || record === undefined || record.state === 'ended') return;
     if (waiting) record.approval = `waits for approval${reason === undefined ? '' : `: ${oneLine(reason)}`}`;
-    else delete record.approval;
+    else {
+      delete record.approval;
+      // The time shown is the call's own: the wait for the person is not counted (as H6 says of time limits).
+      if (record.state === 'running') record.startedAt = this.now();
+    }
     this.onApproval(record);
   }
 
