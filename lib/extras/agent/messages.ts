@@ -197,6 +197,14 @@ export type AgentEndReason = 'completed' | 'terminated' | 'max_turns' | 'aborted
  * JSON — `JSON.stringify(state)` is its serialization. Treat it as opaque; `runAgent({
  * resume: { state, approvals } })` checks it field by field (a `ResumeError` when it
  * cannot be resumed). Signed (HMAC-SHA256 over all of it) when the run had a `signingSecret`.
+ *
+ * @example
+ * ```ts
+ * const result = await finish(runAgent({ model, tools, messages, signingSecret }));
+ * if (result.reason === 'paused') await db.save(chatId, JSON.stringify(result.paused!.state));
+ * // later, in any process:
+ * runAgent({ model, tools, signingSecret, resume: { state: await db.load(chatId), approvals } });
+ * ```
  */
 export interface PausedAgentState {
   readonly version: 1;
@@ -213,7 +221,14 @@ export interface PausedAgentState {
   readonly signature?: string;
 }
 
-/** What a run that ended `paused` hands back: {@link AgentResult.paused}. */
+/**
+ * What a run that ended `paused` hands back: {@link AgentResult.paused}.
+ *
+ * @example
+ * ```ts
+ * const approvals = result.paused!.requests.map((request) => ({ approvalId: request.approvalId, approved: askPerson(request) }));
+ * ```
+ */
 export interface PausedAgent {
   /** Every pending request of the paused turn's batch, in call order; never empty. */
   requests: ToolApprovalRequest[];
