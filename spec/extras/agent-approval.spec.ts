@@ -158,6 +158,19 @@ describe('runAgent: a call that needs approval pauses the run (H3)', () => {
     expect(result.paused!.state.turn).toBe(1);
   });
 
+  it('a resume whose signal is already aborted: the pending call ends not run (H6), the run ends aborted with the turn in a valid history', async () => {
+    const { ran, tools, turn1 } = fixture();
+    const model = scriptedModel([turn1]);
+    const paused = (await drain(runAgent({ model, tools, messages: [question] }))).result.paused!;
+    const { result } = await drain(runAgent({ model, tools, signal: AbortSignal.abort(), resume: { state: paused.state, approvals: [{ approvalId: paused.requests[0]!.approvalId, approved: true }] } }));
+    expect(result.reason).toBe('aborted');
+    expect(ran.send).toBe(0);
+    expect(result.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool']);
+    expect(result.messages[3]).toMatchObject({ toolCallId: 'c2', isError: true });
+    expectSendable(result.messages);
+    expect(model.calls).toBe(1);
+  });
+
   it('maxTurns counts across the pause: paused in the last turn, the resumed run ends max_turns after the batch, without a model call', async () => {
     const { tools, turn1 } = fixture();
     const model = scriptedModel([turn1]);
