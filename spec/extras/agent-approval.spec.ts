@@ -7,7 +7,7 @@
  * agent-approval-process.spec.ts.
  */
 import * as v from 'valibot';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   agentTool,
   defineTool,
@@ -15,11 +15,13 @@ import {
   runAgent,
   toAnthropicMessages,
   toOpenAIChatMessages,
+  type AgentEvent,
   type AgentMessage,
   type AgentResult,
   type AssistantMessage,
   type ModelStreamEvent,
   type PausedAgentState,
+  type ToolApprovalRequest,
 } from '../../lib/index.ts';
 import { scriptedModel } from '../../lib/testing.ts';
 import { text } from '../helpers.ts';
@@ -317,5 +319,14 @@ describe('runAgent resume: the state is checked before anything runs (H7–H9)',
     expect(() => runAgent({ model, tools, messages: [question], resume: { state: '{}' } })).toThrow(/options\.messages must be left out with options\.resume/);
     expect(() => runAgent({ model, tools, resume: 'state' as never })).toThrow(/options\.resume must be an object/);
     expect(() => runAgent({ model, tools })).toThrow(/options\.messages must be an array/);
+  });
+});
+
+describe('types (checked by tsc)', () => {
+  it('the request event is an AgentEvent; the result says paused and holds a PausedAgentState', () => {
+    expectTypeOf<Extract<AgentEvent, { type: 'tool_approval_request' }>['request']>().toEqualTypeOf<ToolApprovalRequest>();
+    expectTypeOf<NonNullable<AgentResult['paused']>['state']>().toEqualTypeOf<PausedAgentState>();
+    expectTypeOf<AgentResult['reason']>().toEqualTypeOf<'completed' | 'terminated' | 'max_turns' | 'aborted' | 'error' | 'paused'>();
+    expect(true).toBe(true);
   });
 });
