@@ -327,6 +327,5 @@ describe('types (checked by tsc)', () => {
     expectTypeOf<Extract<AgentEvent, { type: 'tool_approval_request' }>['request']>().toEqualTypeOf<ToolApprovalRequest>();
     expectTypeOf<NonNullable<AgentResult['paused']>['state']>().toEqualTypeOf<PausedAgentState>();
     expectTypeOf<AgentResult['reason']>().toEqualTypeOf<'completed' | 'terminated' | 'max_turns' | 'aborted' | 'error' | 'paused'>();
-    expect(true).toBe(true);
   });
 });

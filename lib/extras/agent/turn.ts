@@ -108,7 +108,9 @@ export async function* resumedTurn(paused: PausedTurn, resume: Omit<ResumeOption
  */
 export async function* answerPending(message: AssistantMessage, paused: PausedBatch, setup: TurnSetup, why: string): AsyncGenerator<AgentEvent, ToolResultMessage[], undefined> {
   const stopped = AbortSignal.abort(new DOMException(why, 'AbortError'));
-  const batch = yield* runTools(toolCallsOf(message), { ...setup.batchOptions, tools: setup.tools, signal: stopped, resume: { state: paused.state } });
+  // Without `approve`: nobody is to be asked about a call that cannot run.
+  const { approve: _approve, ...options } = setup.batchOptions;
+  const batch = yield* runTools(toolCallsOf(message), { ...options, tools: setup.tools, signal: stopped, resume: { state: paused.state } });
   return batch.messages;
 }
 
