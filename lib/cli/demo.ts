@@ -1,6 +1,6 @@
 /**
  * The demo (`toolrun` with no arguments): one assistant message, written the way
- * Anthropic's Messages API returns it, whose five parallel tool calls use the ready-made
+ * Anthropic's Messages API returns it, whose six parallel tool calls use the ready-made
  * coding tools. Nothing here needs a network, an API key or this repository: the demo
  * writes a small project into a temp folder, runs the calls there, and removes the folder.
  *
@@ -82,9 +82,10 @@ const demoFiles: Readonly<Record<string, string>> = {
 };
 
 /**
- * The assistant message the demo runs: a text block, then five `tool_use` blocks. The first
+ * The assistant message the demo runs: a text block, then six `tool_use` blocks. The first
  * shell call prints `step N of 5` every 0.5 s and then `finished`; the second waits 1.2 s
- * and counts the source lines; the file tools answer in milliseconds.
+ * and counts the source lines; the file tools answer in milliseconds; the last shell call
+ * writes `TODO.md`, so it waits for a person's approval first ({@link demoApprovalRule}).
  */
 const demoMessage = {
   id: 'msg_demo',

@@ -15,7 +15,7 @@
  * toolrun --help
  * ```
  *
- * Exit codes: 0 done; the replay report's own code for `replay`; 2 bad input (one line on
+ * Exit codes: 0 done (a demo paused for approval included); the replay report's own code for `replay`; 2 bad input (one line on
  * stderr, `toolrun: <what and where>`); 1 an unexpected error (one line, the stack with
  * `TOOLRUN_DEBUG=1`); 130 interrupted with Ctrl+C.
  *
@@ -76,7 +76,8 @@ options:
 
 Ctrl+C aborts the run (every call still gets its result, the summary says interrupted:);
 press it again to quit at once.
-Exit codes: 0 ok, 1 unexpected error, 2 bad input, 130 interrupted; replay exits with its report's code.
+Exit codes: 0 ok (a demo paused for approval too), 1 unexpected error, 2 bad input, 130 interrupted;
+replay exits with its report's code.
 Set TOOLRUN_DEBUG=1 to see the stack of an unexpected error.
 `;
 

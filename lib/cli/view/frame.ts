@@ -4,7 +4,7 @@
  * under its call, and a footer with the counts while the run goes on.
  *
  * ```
- * demo: 5 parallel tool calls …
+ * demo: 6 parallel tool calls …
  * ⠋ shell      for i in 1 2 3…    1.2s  step 2 of 5
  * ✓ read_file  README.md           3ms  Ship it when the checks pass.
  * · grep       TODO src          waiting
