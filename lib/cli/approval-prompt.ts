@@ -34,7 +34,8 @@ export interface Asking {
 
 /**
  * Reads one of the prompt's keys (`y`, `n`, `l`, either case, or Ctrl+C) from a terminal in
- * raw mode; other keys are ignored. Resolves `undefined` when `signal` aborts first. Raw mode
+ * raw mode; other keys are ignored. Resolves `undefined` when `signal` aborts or the input
+ * ends first. Raw mode
  * and the stream's flowing state are put back as they were, so nothing keeps the process alive.
  */
 function readKey(stdin: NodeJS.ReadStream, signal: AbortSignal): Promise<PromptKey | undefined> {
@@ -46,6 +47,7 @@ function readKey(stdin: NodeJS.ReadStream, signal: AbortSignal): Promise<PromptK
     const wasRaw = stdin.isRaw === true;
     const done = (key: PromptKey | undefined): void => {
       stdin.off('data', onData);
+      stdin.off('end', onEnd);
       signal.removeEventListener('abort', onAbort);
       stdin.setRawMode?.(wasRaw);
       stdin.pause();
@@ -59,9 +61,12 @@ function readKey(stdin: NodeJS.ReadStream, signal: AbortSignal): Promise<PromptK
       }
     };
     const onAbort = (): void => done(undefined);
+    // The terminal went away: no answer will come (treated as "later").
+    const onEnd = (): void => done(undefined);
     signal.addEventListener('abort', onAbort, { once: true });
     stdin.setRawMode?.(true);
     stdin.on('data', onData);
+    stdin.once('end', onEnd);
     stdin.resume();
   });
 }

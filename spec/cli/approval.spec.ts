@@ -77,6 +77,18 @@ describe('toolrun demo on a terminal: the call that writes a file is asked about
     expect(existsSync(file)).toBe(false);
   });
 
+  it('the input ends at the prompt (the terminal went away): no answer, so the run pauses as with l; other keys are ignored', async () => {
+    const io = memoryIo({ tty: { columns: 200 }, keyboard: true });
+    void io.whenOutput(PROMPT).then(() => {
+      io.type('x?');
+      (io.stdin as unknown as { end(): void }).end();
+    });
+    expect(await main([], io)).toBe(0);
+    const out = stripAnsi(io.out());
+    expect(out).toMatch(/^paused: 5 calls of 6 answered/m);
+    stateFileOf(out);
+  });
+
   it('Ctrl+C at the prompt aborts the run like Ctrl+C anywhere: the call is not run, exit 130', async () => {
     const io = memoryIo({ tty: { columns: 200 }, keyboard: true });
     void io.whenOutput(PROMPT).then(() => io.type('\u0003'));
