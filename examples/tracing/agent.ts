@@ -65,7 +65,7 @@ try {
     {
       role: 'assistant',
       content: [
-        { type: 'toolCall', id: 'call_1', name: 'read_file', arguments: { path: 'stdio-server.ts', limit: 1 } },
+        { type: 'toolCall', id: 'call_1', name: 'read_file', arguments: { path: 'stdio-server.ts', offset: 2, limit: 1 } },
         { type: 'toolCall', id: 'call_2', name: 'checksum', arguments: { text: 'one trace, three processes' } },
       ],
     },
@@ -77,7 +77,7 @@ try {
     try {
       const run = runAgent({ model, tools, messages: [{ role: 'user', content: 'Read a file and checksum a text.' }], tracing: openTelemetry() });
       for await (const event of run) {
-        if (event.type === 'tool_result') console.log(`${event.message.toolName}: ${event.message.isError ? 'error' : 'ok'}: ${resultText(event.message).split('\n')[0]}`);
+        if (event.type === 'tool_result') console.log(`${event.message.toolName}: ${event.message.isError ? 'error' : 'ok'}: ${resultText(event.message).split('\n')[0]!.trim()}`);
         if (event.type === 'message' && event.message.content.every((block) => block.type === 'text')) console.log(`model: ${assistantText(event.message)}`);
         if (event.type === 'agent_end') console.log(`agent: ${event.reason} after ${event.turns} turns`);
       }

@@ -184,6 +184,7 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
       }
       this.#life = Life.Running;
       this.#run.listen(this.#run.options.signal);
+      if (this.#run.options.tracing !== undefined) this.#run.startTrace();
     }
     if (kind !== Request.Next) return this.#leave(kind, argument);
     const ready = this.#step();
@@ -222,6 +223,7 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
         run.abort('consumer', consumerExitReason());
         run.closeSources();
         run.close();
+        run.endTrace('failed', error);
       }
       throw error;
     }
@@ -240,7 +242,11 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
     const run = this.#run;
     this.#life = Life.Done;
     run.close();
-    if (run.inputError !== undefined) throw run.inputError.error;
+    if (run.inputError !== undefined) {
+      run.endTrace('input_error', run.inputError.error);
+      throw run.inputError.error;
+    }
+    run.endTrace('completed');
     return { done: true, value: { messages: run.messages, terminate: run.terminate, aborted: run.abortChangedOutcome } };
   }
 
@@ -257,6 +263,8 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
     const cleanups = run.closeSources();
     run.close();
     if (cleanups.length > 0) await waitAtMost(Promise.all(cleanups), run.graceMs);
+    // After the clean-ups: spans a generator's `finally` made are inside the batch's span.
+    run.endTrace('consumer_exit');
     if (kind === Request.Throw) throw argument;
     return { done: true, value: (await argument) as ToolBatch };
   }
