@@ -59,6 +59,11 @@ const PRELUDE: Record<string, string> = {
 
 /** Lines (as regular expressions) that a program must print, by its label. */
 const EXPECTED_OUTPUT: Record<string, RegExp[]> = {
+  'docs/guide.md § 9. Tracing with OpenTelemetry': [
+    /a: the service joined the trace/,
+    /^execute_tool lookup, execute_tools, parse answer$/m,
+    /^parse answer is a child of the call span: true$/m,
+  ],
   'README.md § In 30 seconds': [
     /^ {2}countdown: 3\b/m,
     /^ended count_primes: ok$/m,
