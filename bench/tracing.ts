@@ -3,7 +3,7 @@
  * each validated against a valibot schema, `maxConcurrency: Infinity`), timed with tracing
  * off and on, each variant in a process of its own:
  *
- *   npx tsx bench/tracing.ts [--runs 7] [--baseline <folder holding a lib/ to compare with>]
+ *   npx tsx bench/tracing.ts [--runs 7] [--baseline <folder holding a lib/>] [--only off,baseline]
  *
  * - `baseline` (with `--baseline`): the same workload on another copy of `lib/` (e.g. the
  *   commit before the tracing seam, extracted with `git archive`), no tracing;
@@ -95,7 +95,9 @@ function main(argv: readonly string[]): void {
   const runs = runsAt >= 0 ? Number(argv[runsAt + 1]) : 7;
   const baselineAt = argv.indexOf('--baseline');
   const baseline = baselineAt >= 0 ? argv[baselineAt + 1] : undefined;
-  const variants = VARIANTS.filter((name) => name !== 'baseline' || baseline !== undefined);
+  const onlyAt = argv.indexOf('--only');
+  const only = onlyAt >= 0 ? argv[onlyAt + 1]!.split(',') : undefined;
+  const variants = VARIANTS.filter((name) => (name !== 'baseline' || baseline !== undefined) && (only === undefined || only.includes(name)));
   const results = new Map<Variant, Record<number, number>[]>(variants.map((name) => [name, []]));
   for (let r = 0; r < runs; r++) {
     for (const variant of variants) {
