@@ -38,6 +38,7 @@ export type {
   BeforeToolCallResult,
   RunToolsOptions,
 } from './core/options.ts';
+export type { BatchTrace, BatchTraceEnd, BatchTraceStart, CallTrace, CallTraceStart, RunTracing, TraceHeaders } from './core/tracing.ts';
 export { runTools } from './core/run-tools.ts';
 export { mergeGenerators } from './core/streams/merge.ts';
 export type { MergeItem, MergeOptions, MergeSource, MergeSourceList } from './core/streams/merge.ts';

@@ -297,7 +297,7 @@ export class TracedCall {
 }
 
 /** Longest `tracestate` passed on, in characters (W3C Trace Context: 32 members; 512 is what every vendor must accept). */
-export const MAX_TRACESTATE_LENGTH = 512;
+const MAX_TRACESTATE_LENGTH = 512;
 
 /** A version-00 `traceparent`: lowercase hex trace id (32), parent id (16), flags (2). */
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;

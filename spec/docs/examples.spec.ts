@@ -19,8 +19,8 @@
  *
  * Typechecking uses one TypeScript Program over all blocks (the project's compiler options,
  * plus `checkJs` for the JavaScript blocks), with `toolrun`, `toolrun/tools`, `toolrun/testing`
- * and `toolrun/mcp` mapped to `lib/index.ts`, `lib/tools/index.ts`, `lib/testing.ts` and
- * `lib/mcp/index.ts` by `paths`. Programs run inside this test process, imported once each, with their console
+ * `toolrun/mcp` and `toolrun/otel` mapped to `lib/index.ts`, `lib/tools/index.ts`, `lib/testing.ts`,
+ * `lib/mcp/index.ts` and `lib/otel/index.ts` by `paths`. Programs run inside this test process, imported once each, with their console
  * output captured; {@link EXPECTED_OUTPUT} says what some of them must print. A canary
  * block with a known type error goes through the same Program, so the check is seen to fail.
  * The generated files go to `.tmp/docs-examples/` (ignored by git).
@@ -60,6 +60,11 @@ const PRELUDE: Record<string, string> = {
 
 /** Lines (as regular expressions) that a program must print, by its label. */
 const EXPECTED_OUTPUT: Record<string, RegExp[]> = {
+  'docs/guide.md § 9. Tracing with OpenTelemetry': [
+    /a: the service joined the trace/,
+    /^execute_tool lookup, execute_tools, parse answer$/m,
+    /^parse answer is a child of the call span: true$/m,
+  ],
   'README.md § In 30 seconds': [
     /^ {2}countdown: 3\b/m,
     /^ended count_primes: ok$/m,
@@ -264,6 +269,7 @@ function compilerOptions(): ts.CompilerOptions {
       'toolrun/tools': ['./lib/tools/index.ts'],
       'toolrun/testing': ['./lib/testing.ts'],
       'toolrun/mcp': ['./lib/mcp/index.ts'],
+      'toolrun/otel': ['./lib/otel/index.ts'],
     },
   };
 }
@@ -273,8 +279,8 @@ function runnableCopy(unit: Unit): string {
   const target = unit.fileName.replace(/\.(m?[jt]s)$/, '.run.$1');
   const fromDir = dirname(target);
   const entry = (path: string) => relative(fromDir, join(root, path)).split('\\').join('/');
-  const code = unit.source.replace(/(from\s+|import\s*\(\s*)(['"])toolrun(\/tools|\/testing|\/mcp)?\2/g, (_all, lead: string, quote: string, sub: string | undefined) => {
-    const path = sub === '/tools' ? 'lib/tools/index.ts' : sub === '/testing' ? 'lib/testing.ts' : sub === '/mcp' ? 'lib/mcp/index.ts' : 'lib/index.ts';
+  const code = unit.source.replace(/(from\s+|import\s*\(\s*)(['"])toolrun(\/tools|\/testing|\/mcp|\/otel)?\2/g, (_all, lead: string, quote: string, sub: string | undefined) => {
+    const path = sub === '/tools' ? 'lib/tools/index.ts' : sub === '/testing' ? 'lib/testing.ts' : sub === '/mcp' ? 'lib/mcp/index.ts' : sub === '/otel' ? 'lib/otel/index.ts' : 'lib/index.ts';
     return `${lead}${quote}${entry(path)}${quote}`;
   });
   writeFileSync(target, code);

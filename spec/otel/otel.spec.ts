@@ -6,7 +6,9 @@
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import * as v from 'valibot';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { defineTool, runTools, type ToolCall } from '../../lib/index.ts';
+import { callTool, defineTool, runTools, withRetry, withTimeout, type ToolCall } from '../../lib/index.ts';
+import { runAgent } from '../../lib/extras/agent.ts';
+import { scriptedModel } from '../../lib/testing.ts';
 import { openTelemetry } from '../../lib/otel/index.ts';
 import { collect, gate, settle, text } from '../helpers.ts';
 import { parentOf, specTracing, traceparentOf } from './support.ts';
@@ -185,6 +187,33 @@ describe('T2 spans of a batch and its calls (GenAI semantic conventions, execute
   });
 });
 
+describe('T2 ToolContext.traceContext through composed tools', () => {
+  it('a tool wrapped by withTimeout or withRetry, or called with callTool, sees its caller call span', async () => {
+    const seen: unknown[] = [];
+    const peeking = (name: string) =>
+      defineTool({
+        name,
+        input: v.object({}),
+        execute: (_args, context) => {
+          seen.push(context.traceContext);
+          return 'ok';
+        },
+      });
+    const peek = peeking('peek');
+    const outer = defineTool({
+      name: 'outer',
+      input: v.object({}),
+      async *execute(_args, context) {
+        return (yield* callTool(peek, {}, context)).content;
+      },
+    });
+    const tools = [withTimeout(peek, 1_000), withRetry(peeking('retried'), { retries: 1 }), outer];
+    const calls: ToolCall[] = ['peek', 'retried', 'outer'].map((name) => ({ id: name, name, arguments: {} }));
+    await collect(runTools(calls, { tools, tracing, mode: 'sequential' }));
+    expect(seen).toEqual(['peek', 'retried', 'outer'].map((name) => ({ traceparent: traceparentOf(otel.one(`execute_tool ${name}`)) })));
+  });
+});
+
 describe('T2 the call span is the active context while the tool runs, across its suspensions', () => {
   it('spans a generator tool makes after awaits between yields are children of its call span, with two calls interleaving', async () => {
     // Each tool waits on gates the test opens in an interleaved order: a0 b0 a1 b1 a2 b2.
@@ -272,6 +301,27 @@ describe('T2 progress as span events, bounded', () => {
     expect(value).toHaveLength(256);
     const unknown = otel.exporter.getFinishedSpans().find((s) => s.attributes['gen_ai.tool.call.id'] === 'n')!;
     expect((unknown.attributes['gen_ai.tool.name'] as string).length).toBe(256);
+  });
+});
+
+describe('T2 runAgent passes tracing to every batch', () => {
+  it('makes one execute_tools span per turn with tool calls, all children of the active span', async () => {
+    const model = scriptedModel([
+      { role: 'assistant', content: [{ type: 'toolCall', id: 't1', name: 'echo', arguments: { text: 'one' } }] },
+      { role: 'assistant', content: [{ type: 'toolCall', id: 't2', name: 'echo', arguments: { text: 'two' } }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'done' }] },
+    ]);
+    const turn = otel.tracer.startSpan('invoke_agent');
+    await context.with(trace.setSpan(context.active(), turn), async () => {
+      for await (const _event of runAgent({ model, tools: [echo], messages: [], tracing })) {
+        // drained
+      }
+    });
+    turn.end();
+    const batches = otel.named('execute_tools');
+    expect(batches).toHaveLength(2);
+    for (const batch of batches) expect(parentOf(batch)).toBe(turn.spanContext().spanId);
+    expect(otel.named('execute_tool echo').map((s) => s.attributes['gen_ai.tool.call.id']).sort()).toEqual(['t1', 't2']);
   });
 });
 
