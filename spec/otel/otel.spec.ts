@@ -131,6 +131,36 @@ describe('T2 spans of a batch and its calls (GenAI semantic conventions, execute
     expect(otel.one('execute_tools').attributes).toMatchObject({ 'toolrun.batch.aborted': true, 'toolrun.batch.mode': 'sequential' });
   });
 
+  it('a tool that ignores the abort ends abandoned after the grace period', async () => {
+    const started = gate();
+    const deaf = defineTool({
+      name: 'deaf',
+      input: v.object({}),
+      execute: () => {
+        started.open();
+        return new Promise<never>(() => {});
+      },
+    });
+    const controller = new AbortController();
+    const run = collect(runTools([{ id: 'd', name: 'deaf', arguments: {} }], { tools: [deaf], tracing, signal: controller.signal, abortGraceMs: 0 }));
+    await started.promise;
+    controller.abort();
+    await run;
+    expect(otel.one('execute_tool deaf').attributes).toMatchObject({ 'toolrun.tool.outcome': 'abandoned', 'error.type': 'abandoned' });
+  });
+
+  it('when the stream of calls throws, the batch span has error status and input_error', async () => {
+    async function* calls(): AsyncGenerator<ToolCall> {
+      yield { id: 'a', name: 'echo', arguments: { text: 'first' } };
+      throw new Error('stream broke');
+    }
+    await expect(collect(runTools(calls(), { tools: [echo], tracing }))).rejects.toThrow('stream broke');
+    const batch = otel.one('execute_tools');
+    expect(batch.attributes).toMatchObject({ 'toolrun.batch.outcome': 'input_error', 'toolrun.batch.calls': 1, 'error.type': 'input_error' });
+    expect(batch.status).toEqual({ code: SpanStatusCode.ERROR, message: 'stream broke' });
+    expect(otel.one('execute_tool echo').attributes['toolrun.tool.outcome']).toBe('ok');
+  });
+
   it('when the consumer leaves early, the running call and the batch spans still end', async () => {
     const started = gate();
     const cooperative = defineTool({
