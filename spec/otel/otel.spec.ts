@@ -26,6 +26,7 @@ const echo = defineTool({
 });
 const fails = defineTool({
   name: 'fails',
+  description: 'Fails every time. '.repeat(30),
   input: v.object({}),
   execute: () => {
     throw new Error('disk full');
@@ -78,6 +79,8 @@ describe('T2 spans of a batch and its calls (GenAI semantic conventions, execute
     const failed = otel.one('execute_tool fails');
     expect(parentOf(failed)).toBe(batchSpan.spanContext().spanId);
     expect(failed.attributes).toMatchObject({ 'gen_ai.tool.call.id': 'call_2', 'toolrun.tool.outcome': 'error', 'error.type': 'error' });
+    // The tool's description, cut to 256 characters.
+    expect(failed.attributes['gen_ai.tool.description']).toBe(`${'Fails every time. '.repeat(30).slice(0, 255)}…`);
     expect(failed.status).toEqual({ code: SpanStatusCode.ERROR, message: text(batch.messages[1]!) });
   });
 
