@@ -359,6 +359,22 @@ describe('T2 runAgent passes tracing to every batch', () => {
 });
 
 describe('openTelemetry options', () => {
+  it('progressValue can keep progress values out of the trace; toolType sets gen_ai.tool.type', async () => {
+    const secret = defineTool({
+      name: 'secret',
+      input: v.object({}),
+      async *execute() {
+        yield 'line 1 of a private file';
+        return 'ok';
+      },
+    });
+    const custom = openTelemetry({ tracer: otel.tracer, progressValue: () => undefined, toolType: (tool, name) => (tool === undefined ? 'function' : name === 'secret' ? 'datastore' : 'function') });
+    await collect(runTools([{ id: 's', name: 'secret', arguments: {} }], { tools: [secret], tracing: custom }));
+    const span = otel.one('execute_tool secret');
+    expect(span.attributes['gen_ai.tool.type']).toBe('datastore');
+    expect(span.events.map((e) => e.attributes)).toEqual([{ 'toolrun.tool.progress.index': 0 }]);
+  });
+
   it('rejects a maxProgressEvents that is not a non-negative integer', () => {
     expect(() => openTelemetry({ maxProgressEvents: -1 })).toThrow(/maxProgressEvents must be a non-negative integer, received -1/);
   });
