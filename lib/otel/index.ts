@@ -97,7 +97,7 @@ const BATCH_SPAN_NAME = 'execute_tools';
  * - one child span per call, `execute_tool {gen_ai.tool.name}` (kind `INTERNAL`), from its
  *   `tool_execution_start` to its `tool_execution_end`, with `gen_ai.operation.name`
  *   `execute_tool`, `gen_ai.tool.name`, `gen_ai.tool.call.id` (when not empty),
- *   `gen_ai.tool.type`, `toolrun.tool.call.index`, and at its end `toolrun.tool.outcome`
+ *   `gen_ai.tool.description` (when the tool has one), `gen_ai.tool.type`, `toolrun.tool.call.index`, and at its end `toolrun.tool.outcome`
  *   (`ok`, `error`, `rejected`, `timed_out`, `interrupted`, `not_run`, `abandoned`). An
  *   error result sets `error.type` to the outcome and the span's status to `ERROR` with the
  *   start of the result's text as its description;
@@ -105,7 +105,7 @@ const BATCH_SPAN_NAME = 'execute_tools';
  *   per call, with `toolrun.tool.progress.count` and `toolrun.tool.progress.dropped` on
  *   the call span.
  *
- * Texts that come from the model or a tool (tool names, call ids, progress, error texts)
+ * Texts that come from the model or a tool (tool names, call ids, descriptions, progress, error texts)
  * are cut to 256 characters. Arguments and results are not recorded.
  *
  * `ToolContext.traceContext` of a call is `{ traceparent, tracestate? }` (W3C Trace
@@ -170,6 +170,8 @@ class OtelBatch implements BatchTrace {
       'toolrun.tool.call.index': call.index,
     };
     if (call.toolCallId !== '') attributes['gen_ai.tool.call.id'] = bounded(call.toolCallId);
+    const description = call.tool?.description;
+    if (typeof description === 'string' && description !== '') attributes['gen_ai.tool.description'] = bounded(description);
     const span = this.#tracer.startSpan(`execute_tool ${name}`, { kind: SpanKind.INTERNAL, attributes }, this.#context);
     return new OtelCall(this.#settings, span, trace.setSpan(this.#context, span));
   }

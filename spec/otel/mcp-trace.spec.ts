@@ -6,7 +6,7 @@
  * spec closes its stdin, and is asserted gone. In-process (InMemoryTransport) for what an
  * untrusted client may put in `_meta`.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { SpanStatusCode } from '@opentelemetry/api';
@@ -23,7 +23,12 @@ import { parentOf, specTracing } from './support.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const otel = specTracing();
-afterEach(() => otel.exporter.reset());
+/** Children started by this file: one still running after its spec (a failed spec) is killed, never left behind. */
+const children: ChildProcess[] = [];
+afterEach(() => {
+  otel.exporter.reset();
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
 afterAll(() => otel.close());
 
 interface RemoteSpan {
@@ -38,6 +43,7 @@ interface RemoteSpan {
 /** Starts the traced server process; `finish()` closes its stdin and resolves with its spans and exit code once it has exited. */
 async function startRemote(): Promise<{ url: URL; pid: number; finish: () => Promise<{ spans: RemoteSpan[]; code: number | null; stderr: string }> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'spec/otel/fixtures/traced-mcp-server.ts'], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+  children.push(child);
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -26,6 +26,7 @@ const echo = defineTool({
 });
 const fails = defineTool({
   name: 'fails',
+  description: 'Fails every time. '.repeat(30),
   input: v.object({}),
   execute: () => {
     throw new Error('disk full');
@@ -78,6 +79,8 @@ describe('T2 spans of a batch and its calls (GenAI semantic conventions, execute
     const failed = otel.one('execute_tool fails');
     expect(parentOf(failed)).toBe(batchSpan.spanContext().spanId);
     expect(failed.attributes).toMatchObject({ 'gen_ai.tool.call.id': 'call_2', 'toolrun.tool.outcome': 'error', 'error.type': 'error' });
+    // The tool's description, cut to 256 characters.
+    expect(failed.attributes['gen_ai.tool.description']).toBe(`${'Fails every time. '.repeat(30).slice(0, 255)}…`);
     expect(failed.status).toEqual({ code: SpanStatusCode.ERROR, message: text(batch.messages[1]!) });
   });
 
@@ -129,6 +132,36 @@ describe('T2 spans of a batch and its calls (GenAI semantic conventions, execute
     expect(notRun.attributes).toMatchObject({ 'toolrun.tool.outcome': 'not_run', 'error.type': 'not_run' });
     expect(notRun.status.code).toBe(SpanStatusCode.ERROR);
     expect(otel.one('execute_tools').attributes).toMatchObject({ 'toolrun.batch.aborted': true, 'toolrun.batch.mode': 'sequential' });
+  });
+
+  it('a tool that ignores the abort ends abandoned after the grace period', async () => {
+    const started = gate();
+    const deaf = defineTool({
+      name: 'deaf',
+      input: v.object({}),
+      execute: () => {
+        started.open();
+        return new Promise<never>(() => {});
+      },
+    });
+    const controller = new AbortController();
+    const run = collect(runTools([{ id: 'd', name: 'deaf', arguments: {} }], { tools: [deaf], tracing, signal: controller.signal, abortGraceMs: 0 }));
+    await started.promise;
+    controller.abort();
+    await run;
+    expect(otel.one('execute_tool deaf').attributes).toMatchObject({ 'toolrun.tool.outcome': 'abandoned', 'error.type': 'abandoned' });
+  });
+
+  it('when the stream of calls throws, the batch span has error status and input_error', async () => {
+    async function* calls(): AsyncGenerator<ToolCall> {
+      yield { id: 'a', name: 'echo', arguments: { text: 'first' } };
+      throw new Error('stream broke');
+    }
+    await expect(collect(runTools(calls(), { tools: [echo], tracing }))).rejects.toThrow('stream broke');
+    const batch = otel.one('execute_tools');
+    expect(batch.attributes).toMatchObject({ 'toolrun.batch.outcome': 'input_error', 'toolrun.batch.calls': 1, 'error.type': 'input_error' });
+    expect(batch.status).toEqual({ code: SpanStatusCode.ERROR, message: 'stream broke' });
+    expect(otel.one('execute_tool echo').attributes['toolrun.tool.outcome']).toBe('ok');
   });
 
   it('when the consumer leaves early, the running call and the batch spans still end', async () => {
@@ -326,6 +359,22 @@ describe('T2 runAgent passes tracing to every batch', () => {
 });
 
 describe('openTelemetry options', () => {
+  it('progressValue can keep progress values out of the trace; toolType sets gen_ai.tool.type', async () => {
+    const secret = defineTool({
+      name: 'secret',
+      input: v.object({}),
+      async *execute() {
+        yield 'line 1 of a private file';
+        return 'ok';
+      },
+    });
+    const custom = openTelemetry({ tracer: otel.tracer, progressValue: () => undefined, toolType: (tool, name) => (tool === undefined ? 'function' : name === 'secret' ? 'datastore' : 'function') });
+    await collect(runTools([{ id: 's', name: 'secret', arguments: {} }], { tools: [secret], tracing: custom }));
+    const span = otel.one('execute_tool secret');
+    expect(span.attributes['gen_ai.tool.type']).toBe('datastore');
+    expect(span.events.map((e) => e.attributes)).toEqual([{ 'toolrun.tool.progress.index': 0 }]);
+  });
+
   it('rejects a maxProgressEvents that is not a non-negative integer', () => {
     expect(() => openTelemetry({ maxProgressEvents: -1 })).toThrow(/maxProgressEvents must be a non-negative integer, received -1/);
   });
