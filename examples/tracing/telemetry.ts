@@ -1,15 +1,14 @@
 /**
  * The OpenTelemetry setup each of the example's three processes runs first: a tracer
  * provider whose spans carry the process's `service.name` and go to the collector over
- * OTLP/HTTP, the AsyncLocalStorage context manager (so the active span follows `await`s),
- * and the W3C Trace Context propagator (the `traceparent` / `tracestate` headers that carry
- * the trace from one process to the next).
+ * OTLP/HTTP, and the AsyncLocalStorage context manager (so the active span follows
+ * `await`s). No propagator is needed for MCP: `toolrun/otel` writes and reads the W3C
+ * `traceparent` of a call in the `_meta` of its MCP messages itself.
  *
  * @module
  */
-import { context, propagation, trace } from '@opentelemetry/api';
+import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -29,7 +28,6 @@ export function startTelemetry(serviceName: string, collectorUrl: string | undef
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: collectorUrl }))],
   });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
   return { shutdown: () => provider.shutdown() };
 }
