@@ -73,7 +73,7 @@ try {
   ]);
 
   // The agent's own span, the root of the trace: each batch's span is its child.
-  await trace.getTracer('tracing-example').startActiveSpan('invoke_agent tracing-example', { attributes: { 'gen_ai.operation.name': 'invoke_agent' } }, async (span) => {
+  await trace.getTracer('tracing-example').startActiveSpan('invoke_agent tracing-example', { attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'tracing-example' } }, async (span) => {
     try {
       const run = runAgent({ model, tools, messages: [{ role: 'user', content: 'Read a file and checksum a text.' }], tracing: openTelemetry() });
       for await (const event of run) {

@@ -117,6 +117,7 @@ describe('docs/tracing-example.md: one trace across an agent, a stdio MCP server
     // One root: the agent's own span; every other span has its parent among the collected ones.
     const roots = spans.filter((span) => parentOf(span) === undefined);
     expect(roots.map((span) => `${span.service} ${span.name}`)).toEqual(['agent invoke_agent tracing-example']);
+    expect(roots[0]!.attributes).toEqual({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'tracing-example' });
   });
 
   it.each([
