@@ -40,6 +40,7 @@ export type {
   BeforeToolCallResult,
   RunToolsOptions,
 } from './core/options.ts';
+export type { BatchTrace, BatchTraceEnd, BatchTraceStart, CallTrace, CallTraceStart, RunTracing, TraceHeaders } from './core/tracing.ts';
 export { runTools } from './core/run-tools.ts';
 export { ResumeError } from './core/approval.ts';
 export type {

@@ -7,7 +7,10 @@
  * - the README's "In 30 seconds" example runs with plain `node` (first ```js block there);
  * - an ESM program of our own using all three entries runs with plain `node`;
  * - `require('toolrun')` (and the other entries) works from a `.cjs` file (Node >= 20.19);
- * - the CLI-only packages are not installed, and `import 'toolrun'` loads no `node:` module;
+ * - the CLI-only packages are not installed, and `import 'toolrun'` loads no `node:` module
+ *   and no `@opentelemetry` package, even with `@opentelemetry/api` installed;
+ * - `toolrun/otel` records the spans of a batch with `@opentelemetry/api` and
+ *   `@opentelemetry/sdk-trace-base` installed next to toolrun (its optional peer dependency);
  * - TypeScript with nodenext, node16, bundler and preserve, every one `strict` with
  *   `skipLibCheck: false`, `exactOptionalPropertyTypes`, `noPropertyAccessFromIndexSignature`,
  *   `noUncheckedIndexedAccess` and `types: []`, compiles a program using all entries;
@@ -202,7 +205,49 @@ console.log('ok');
   assert(out.trim() === 'ok', `unexpected output (a warning?): ${out}`);
 });
 
-check("import 'toolrun' loads no node: module and none of toolrun/tools or the CLI", () => {
+// The optional peer of toolrun/otel, and an SDK to see its spans with (from the npm cache:
+// the repository's own devDependencies, same versions).
+const otelPackages = ['@opentelemetry/api', '@opentelemetry/sdk-trace-base'].map((name) => {
+  const version = JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
+  return `${name}@${version}`;
+});
+run('npm', ['install', ...otelPackages, '--no-audit', '--no-fund', '--loglevel=error'], app);
+
+check("import 'toolrun/otel' records a batch's spans (with @opentelemetry/api, its optional peer, installed)", () => {
+  writeFileSync(
+    join(app, 'otel.mjs'),
+    `import assert from 'node:assert/strict';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { defineTool, runTools } from 'toolrun';
+import { openTelemetry } from 'toolrun/otel';
+
+const exporter = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+let seen;
+const echo = defineTool({
+  name: 'echo',
+  input: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  execute: ({ text }, context) => {
+    seen = context.traceContext;
+    return text;
+  },
+});
+const run = runTools([{ id: 'call_1', name: 'echo', arguments: { text: 'hi' } }], { tools: [echo], tracing: openTelemetry({ tracer: provider.getTracer('package-check') }) });
+while (!(await run.next()).done);
+const spans = exporter.getFinishedSpans();
+assert.deepEqual(spans.map((s) => s.name).sort(), ['execute_tool echo', 'execute_tools']);
+const call = spans.find((s) => s.name === 'execute_tool echo');
+assert.equal(call.attributes['gen_ai.tool.call.id'], 'call_1');
+assert.equal(seen.traceparent, '00-' + call.spanContext().traceId + '-' + call.spanContext().spanId + '-01');
+console.log('ok');
+`,
+  );
+  const out = run('node', ['otel.mjs'], app);
+  assert(out.trim() === 'ok', `unexpected output: ${out}`);
+  return otelPackages.join(', ');
+});
+
+check("import 'toolrun' loads no node: module, no @opentelemetry package (installed), and none of toolrun/tools, toolrun/otel or the CLI", () => {
   // Node's loader hooks see every module the import graph resolves.
   writeFileSync(
     join(app, 'hooks.mjs'),
@@ -219,7 +264,7 @@ check("import 'toolrun' loads no node: module and none of toolrun/tools or the C
   const urls = [...new Set(lines.filter((line) => line.startsWith('LOADED ')).map((line) => line.slice('LOADED '.length)))];
   const toolrunFiles = urls.filter((url) => url.includes('/node_modules/toolrun/'));
   assert(toolrunFiles.length > 0, 'the hook saw no toolrun module');
-  const bad = urls.filter((url) => url.startsWith('node:') || /\/toolrun\/dist\/(cli|tools)\//.test(url));
+  const bad = urls.filter((url) => url.startsWith('node:') || url.includes('/@opentelemetry/') || /\/toolrun\/dist\/(cli|tools|otel)\//.test(url));
   assert(bad.length === 0, `loaded: ${bad.join(', ')}`);
   return `${urls.length} ES modules resolved, ${toolrunFiles.length} of them toolrun's`;
 });
@@ -231,6 +276,9 @@ const tsProgram = `
 import { defineTool, runTools, toAnthropic, type Tool, type ToolBatch, type ToolCall, type ToolEvent } from 'toolrun';
 import { codingTools, readFileTool, shellTool, type ShellToolOptions } from 'toolrun/tools';
 import { scriptedModel } from 'toolrun/testing';
+import { openTelemetry, type RunTracing } from 'toolrun/otel';
+
+export const tracing: RunTracing = openTelemetry({ maxProgressEvents: 8 });
 
 const echo = defineTool({
   name: 'echo',

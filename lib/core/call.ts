@@ -11,6 +11,7 @@ import { CancelScope, timeoutReason, type AbortCause } from './abort.ts';
 import type { ToolApprovalRequest } from './approval.ts';
 import { Step, type MergeSlot, type Settler } from './streams/merge.ts';
 import type { Tool, ToolCall, ToolContext, ToolResultMessage } from './tool.ts';
+import type { TraceHeaders, TracedCall } from './tracing.ts';
 
 /**
  * A call's states, in the only order they can come (contract O4, S3, H3):
@@ -74,6 +75,8 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
   approval: ToolApprovalRequest | undefined;
   /** The result message, only while the call has ended ahead of a gap and waits to be released (O2). */
   message: ToolResultMessage | undefined;
+  /** The call's trace, from its hand-out to its end; `undefined` when the run is not traced (contract T1). */
+  trace: TracedCall | undefined = undefined;
 
   constructor(
     /** Position in the batch: unique even when ids repeat (O1). */
@@ -130,5 +133,8 @@ export class CallContext implements ToolContext {
   }
   get signal(): AbortSignal {
     return this.#record.signal;
+  }
+  get traceContext(): TraceHeaders | undefined {
+    return this.#record.trace?.headers();
   }
 }

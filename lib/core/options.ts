@@ -5,6 +5,7 @@
  */
 import type { ResumeOptions, ToolApprovalHandler } from './approval.ts';
 import { assertToolShape, describeValue, type ContentBlock, type Tool, type ToolCall } from './tool.ts';
+import { checkTracingOptions, type RunTracing, type TraceHeaders } from './tracing.ts';
 
 /** What `beforeToolCall` receives. */
 export interface BeforeToolCallContext {
@@ -164,6 +165,28 @@ export interface RunToolsOptions<T extends readonly Tool[] = readonly Tool[], Af
    * Must not throw; a throw is reported with `process.emitWarning` and ignored.
    */
   onInProgressChange?: (ids: ReadonlySet<string>) => void;
+  /**
+   * Traces the batch: one span for the batch and one per call, the call's span active
+   * while its code runs (every step of its generator included), progress as span events.
+   * `openTelemetry()` from `toolrun/otel` gives one built on `@opentelemetry/api`. Tracing
+   * never changes what the run yields or returns; a throw in it is reported with a
+   * `ToolrunWarning` and ignored (contract T1).
+   * @default none: nothing is traced, and the run does no tracing work
+   * @example
+   * ```ts
+   * import { openTelemetry } from 'toolrun/otel';
+   * for await (const event of runTools(calls, { tools, tracing: openTelemetry() })) { … }
+   * ```
+   */
+  tracing?: RunTracing;
+  /**
+   * W3C trace context headers (`traceparent`, `tracestate`) of a remote span the batch's
+   * span continues, instead of the active context's span (what `serveMcp` passes from a
+   * request's `_meta`). Malformed headers are ignored (the batch span is then a root or
+   * continues the active context). Only read when `tracing` is set.
+   * @default the active context
+   */
+  traceContext?: TraceHeaders;
 }
 
 /** The tools by name; throws a TypeError for a malformed tool or a repeated name. */
@@ -226,6 +249,7 @@ export function checkRunToolsArguments(calls: unknown, options: unknown): assert
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) {
     throw new TypeError(`runTools: options.signal must be an AbortSignal, received ${describeValue(o.signal)}`);
   }
+  if (o.tracing !== undefined || o.traceContext !== undefined) checkTracingOptions(o.tracing, o.traceContext, describeValue);
 }
 
 /** A call from the caller's own code must have string `id` and `name` (empty is the model's business). */

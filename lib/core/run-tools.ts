@@ -29,7 +29,10 @@
  * `stages/foreign.ts` and never makes the run throw (P4). Cancellation (abort.ts): the run
  * is a `CancelScope` listening to the caller's signal; each running call is a child scope
  * with its own timeout and grace period (A1–A4). Leaving the loop aborts every call, returns
- * every generator and waits for their cleanup up to `abortGraceMs` (A5).
+ * every generator and waits for their cleanup up to `abortGraceMs` (A5). Tracing
+ * (tracing.ts, only with `options.tracing`): the run starts a batch trace on the first
+ * `next()`, each call a trace at its start, and runs the call's prepare, `execute`, every
+ * generator step and `afterToolCall` inside it (T1–T2).
  *
  * @module
  */
@@ -194,6 +197,7 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
       // A resumed run checks its state first (async: Web Crypto); a bad one throws a ResumeError, nothing started (H6–H9).
       if (this.#run.options.resume !== undefined) return this.#resume();
       this.#run.listen(this.#run.options.signal);
+      if (this.#run.options.tracing !== undefined) this.#run.startTrace();
     }
     if (kind !== Request.Next) return this.#leave(kind, argument);
     const ready = this.#step();
@@ -248,6 +252,7 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
         run.abort('consumer', consumerExitReason());
         run.closeSources();
         run.close();
+        run.endTrace('failed', error);
       }
       throw error;
     }
@@ -266,8 +271,15 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
     const run = this.#run;
     this.#life = Life.Done;
     run.close();
-    if (run.inputError !== undefined) throw run.inputError.error;
-    if (!run.paused) return { done: true, value: { messages: run.messages, terminate: run.terminate, aborted: run.abortChangedOutcome } };
+    if (run.inputError !== undefined) {
+      run.endTrace('input_error', run.inputError.error);
+      throw run.inputError.error;
+    }
+    if (!run.paused) {
+      run.endTrace('completed');
+      return { done: true, value: { messages: run.messages, terminate: run.terminate, aborted: run.abortChangedOutcome } };
+    }
+    run.endTrace('paused');
     return run.pausedBatch().then((paused) => ({ done: true, value: { messages: run.messages, terminate: false, aborted: false, paused } }));
   }
 
@@ -284,6 +296,8 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
     const cleanups = run.closeSources();
     run.close();
     if (cleanups.length > 0) await waitAtMost(Promise.all(cleanups), run.graceMs);
+    // After the clean-ups: spans a generator's `finally` made are inside the batch's span.
+    run.endTrace('consumer_exit');
     if (kind === Request.Throw) throw argument;
     return { done: true, value: (await argument) as ToolBatch };
   }

@@ -41,6 +41,7 @@ import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.
 import { Channel } from './streams/channel.ts';
 import { MergeEngine, Step, type MergeRecord } from './streams/merge.ts';
 import type { Tool, ToolCall, ToolResult, ToolResultMessage } from './tool.ts';
+import { TracedBatch, TracedIterator, type BatchTraceEnd } from './tracing.ts';
 
 /** What the consumer is handed, in order: events, and pull marks (a `CallRecord`: pull that tool once the update before it was taken, M3). */
 export type OutboxItem = ToolEvent | CallRecord;
@@ -129,6 +130,10 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
   readonly #inProgressCounts = new Map<string, number>();
   #toolNames: string | undefined;
 
+  // --- tracing (contract T1)
+  /** The batch's trace, from the first `next()` to the end; `undefined` when `options.tracing` is unset (then no call has a trace either). */
+  #trace: TracedBatch | undefined;
+
   constructor(calls: readonly ToolCall[] | AsyncIterable<ToolCall>, options: RunToolsOptions) {
     super();
     this.options = options;
@@ -214,6 +219,22 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
 
   noteAbortChangedOutcome(): void {
     this.abortChangedOutcome = true;
+  }
+
+  /** Starts the batch's trace, when the run is traced: on the first `next()`, before any call is handed out. */
+  startTrace(): void {
+    const tracing = this.options.tracing;
+    if (tracing === undefined) return;
+    this.#trace = TracedBatch.start(tracing, { traceContext: this.options.traceContext, mode: this.sequential ? 'sequential' : 'parallel' });
+  }
+
+  /** Ends the batch's trace (and the trace of every call still open, as interrupted); once. */
+  endTrace(outcome: BatchTraceEnd['outcome'], error?: unknown): void {
+    const trace = this.#trace;
+    if (trace === undefined) return;
+    this.#trace = undefined;
+    const end: BatchTraceEnd = { outcome, calls: this.received.length, aborted: this.abortChangedOutcome, terminate: this.terminate };
+    trace.end(error === undefined ? end : { ...end, error });
   }
 
   /** Wakes the run generator when the run stops (it may be waiting on the engine). */
@@ -311,6 +332,7 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     if (call === undefined || call.state !== CallState.Running) return;
     switch (record.step) {
       case Step.Value:
+        if (call.trace !== undefined) call.trace.progress(record.value);
         this.outbox.push({ type: 'tool_execution_update', toolCallId: call.call.id, toolName: call.call.name, index: call.index, progress: record.value });
         this.outbox.push(call);
         return;
@@ -392,7 +414,9 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     this.#active++;
     if (tool?.executionMode === 'sequential') this.#exclusive = record;
     this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
-    const prepared = prepareToolCall(this, record);
+    if (this.#trace !== undefined) record.trace = this.#trace.startCall({ toolCallId: call.id, toolName: call.name, index, tool });
+    // Traced: prepare (prepareArguments, an async schema, beforeToolCall) runs in the call's span.
+    const prepared = record.trace === undefined ? prepareToolCall(this, record) : record.trace.run(prepareInSpan, record);
     if (isPromiseLike(prepared)) {
       this.#preparing = record;
       prepared.then(
@@ -438,9 +462,11 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     record.enter(this);
     record.startTimeout();
     if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, true);
-    const started = startExecution(record);
+    const trace = record.trace;
+    const started = trace === undefined ? startExecution(record) : trace.run(startExecution, record);
     if (started instanceof Outcome) this.#executed(record, started);
-    else this.engine.attach(record, started);
+    // Traced: every next() and return() of the tool runs in the call's span, across its suspensions.
+    else this.engine.attach(record, trace === undefined ? started : new TracedIterator(trace, started));
   }
 
   /**
@@ -470,7 +496,10 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
   /** Stage 3: the tool's outcome goes through `afterToolCall` (P3). */
   #executed(record: CallRecord, executed: Outcome): void {
     if (!this.#settled(record)) return;
-    const finalized = finalizeExecutedToolCall(this, record, executed);
+    const finalized =
+      record.trace === undefined || this.afterToolCall === undefined
+        ? finalizeExecutedToolCall(this, record, executed)
+        : record.trace.run(() => finalizeExecutedToolCall(this, record, executed), undefined);
     if (finalized instanceof Outcome) {
       this.#complete(record, finalized);
       return;
@@ -503,6 +532,7 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     // ToolBatch.aborted: the run's abort decided this outcome (docs/decisions.md).
     if (this.cause === 'run' && (kind === 'not_run' || kind === 'interrupted' || kind === 'abandoned')) this.abortChangedOutcome = true;
     this.outbox.push(toolExecutionEndEvent(record.index, record.call, result, isError, kind));
+    if (record.trace !== undefined) record.trace.end(kind, isError, result);
     this.#place(record, createToolResultMessage(record.call, result, isError));
   }
 
@@ -541,6 +571,7 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     record.advance(CallState.Preparing);
     this.#active++;
     this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
+    if (this.#trace !== undefined) record.trace = this.#trace.startCall({ toolCallId: call.id, toolName: call.name, index, tool: this.tools.get(call.name) });
     this.#complete(record, notRun(call));
   }
 
@@ -606,6 +637,11 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
       emitWarning(`toolrun: onInProgressChange threw and was ignored: ${thrownText(error)}`);
     }
   }
+}
+
+/** Stage 1 of a traced call, as a function of the record alone (run in the call's span without a closure). */
+function prepareInSpan(record: CallRecord): Prepared | Promise<Prepared> {
+  return prepareToolCall(record.owner as Run, record);
 }
 
 /** A call that arrived on an async stream: kept even when malformed, so it still gets its result (O1). */

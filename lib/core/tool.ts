@@ -94,6 +94,18 @@ export interface ToolContext {
    * DOMException) or the consumer leaving the loop early; never by a sibling (contract A1).
    */
   signal: AbortSignal;
+  /**
+   * The W3C trace context headers (`traceparent`, and `tracestate` when there is one) of
+   * this call's span, when the run is traced (`RunToolsOptions.tracing`); `undefined`
+   * otherwise. Send them with the tool's own outgoing requests (HTTP headers, MCP `_meta`)
+   * so that the remote side's spans join the caller's trace. Computed on the first read.
+   *
+   * @example
+   * ```ts
+   * await fetch(url, { signal: context.signal, headers: { ...context.traceContext } });
+   * ```
+   */
+  readonly traceContext?: Readonly<Record<string, string>> | undefined;
 }
 
 /**

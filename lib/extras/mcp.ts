@@ -13,6 +13,7 @@
  * | the call's `AbortSignal` (run abort, timeout, consumer exit) | the SDK's request `signal`: it sends `notifications/cancelled` (Utilities → Cancellation) and rejects, so the call ends `interrupted` / `timed_out` |
  * | `isError: true` (Tools → Error handling) | a throw whose message is the result's text: an error result (`isError: true`) for the model |
  * | `content` blocks | result content, see {@link mcpContent} |
+ * | `params._meta.traceparent` / `tracestate` (W3C Trace Context, MCP SEP-414) | the call's `ToolContext.traceContext`, sent when the run is traced (`RunToolsOptions.tracing`) |
  *
  * Over stdio, connect the client with `McpStdioTransport` (from `toolrun/mcp`) rather than the SDK's
  * `StdioClientTransport` when a server may misbehave: the SDK's transport closes the whole
@@ -95,7 +96,7 @@ export interface McpClientLike {
     options?: { signal?: AbortSignal },
   ): Promise<{ readonly tools: readonly McpToolInfo[]; readonly nextCursor?: string | undefined }>;
   callTool(
-    params: { name: string; arguments?: Record<string, unknown> },
+    params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
     resultSchema?: undefined,
     options?: McpRequestOptions,
   ): Promise<McpCallToolResult>;
@@ -133,6 +134,14 @@ export interface McpToolsOptions {
   progressHighWaterMark?: number;
   /** Aborts the listing (`tools/list`). */
   signal?: AbortSignal;
+}
+
+/** The tools {@link mcpTools} made: `toolrun/otel` gives their spans `gen_ai.tool.type` `extension`. */
+const madeByMcpTools = new WeakSet<Tool>();
+
+/** @internal True for a tool {@link mcpTools} made (not for a wrapper of one). */
+export function isMcpTool(tool: Tool): boolean {
+  return madeByMcpTools.has(tool);
 }
 
 /** Default of {@link McpToolsOptions.progressHighWaterMark}. */
@@ -204,7 +213,9 @@ export async function mcpTools(client: McpClientLike, options: McpToolsOptions =
     const name = `${prefix}${info.name}`;
     if (seen.has(name)) throw new TypeError(`mcpTools: the server listed two tools named "${name}"`);
     seen.add(name);
-    tools.push(mcpTool(client, info, name, options));
+    const tool = mcpTool(client, info, name, options);
+    madeByMcpTools.add(tool);
+    tools.push(tool);
   }
   return tools;
 }
@@ -245,7 +256,7 @@ function mcpTool(client: McpClientLike, info: McpToolInfo, name: string, options
     input: info.inputSchema as JsonSchema,
     ...(executionMode === undefined ? {} : { executionMode }),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-    async *execute(args, { signal }): AsyncGenerator<McpProgress, ToolResult, undefined> {
+    async *execute(args, { signal, traceContext }): AsyncGenerator<McpProgress, ToolResult, undefined> {
       const progress = new ProgressQueue(highWaterMark);
       const request: McpRequestOptions = {
         signal,
@@ -260,7 +271,16 @@ function mcpTool(client: McpClientLike, info: McpToolInfo, name: string, options
       if (requestTimeoutMs !== undefined) request.timeout = requestTimeoutMs;
       // Never rejects: a generator abandoned by toolrun (A3) must leave no unhandled rejection.
       let outcome: { ok: true; result: unknown } | { ok: false; error: unknown } | undefined;
-      void client.callTool({ name: serverName, arguments: args }, undefined, request).then(
+      // A traced call's context goes along as `_meta.traceparent` / `_meta.tracestate` (the MCP
+      // convention, SEP-414), so the server's spans join the caller's trace; the SDK adds its
+      // progress token to the same `_meta`.
+      const params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> } = { name: serverName, arguments: args };
+      const traceparent = traceContext?.traceparent;
+      if (traceparent !== undefined) {
+        const tracestate = traceContext!.tracestate;
+        params._meta = tracestate === undefined ? { traceparent } : { traceparent, tracestate };
+      }
+      void client.callTool(params, undefined, request).then(
         (result) => {
           outcome = { ok: true, result };
           progress.end();

@@ -15,6 +15,7 @@
  * | `notifications/cancelled` for the request | the call's `AbortSignal` aborts (run abort, contract A2/A3): the tool's `finally` runs; no response is sent (the SDK drops it, as the specification asks) |
  * | an error result of any kind (throw, bad arguments, unknown tool, timeout) | a result with `isError: true` and the same text `runTools` gives the model |
  * | text and image content | `text` and `image` content blocks, unchanged |
+ * | `tracing` (e.g. `openTelemetry()` of `toolrun/otel`) | each `tools/call` is a traced batch whose span continues the request's `params._meta.traceparent` / `tracestate` (W3C Trace Context, MCP SEP-414), when well formed |
  *
  * @module
  */
@@ -30,6 +31,7 @@ import { runTools } from '../core/run-tools.ts';
 import type { ToolExecutionEndEvent } from '../core/events.ts';
 import type { RunToolsOptions } from '../core/options.ts';
 import { validateArguments } from '../core/schema.ts';
+import { sanitizeTraceContext, type RunTracing } from '../core/tracing.ts';
 import { assertToolShape, describeValue, type InputSchema, type Tool, type ToolCall } from '../core/tool.ts';
 import { inputJsonSchema, toolJsonSchema } from '../schemas/json-schema.ts';
 
@@ -89,6 +91,15 @@ export interface McpServerOptions {
    * @default {@link mcpProgress}
    */
   progress?: (value: unknown, count: number, previous: number | undefined) => McpProgressPayload;
+  /**
+   * As `runTools`' `tracing` (contract T1): each `tools/call` is one traced batch. Its span
+   * continues the trace of the request's `params._meta.traceparent` (and `tracestate`) when
+   * the client sent a well-formed W3C version-00 `traceparent` (a `tracestate` over 512
+   * characters or not printable ASCII is dropped); otherwise it starts a trace of its own.
+   * `_meta` comes from the client: nothing else of it is read.
+   * @default none
+   */
+  tracing?: RunTracing;
 }
 
 /**
@@ -247,6 +258,11 @@ async function callOne(
   if (options.beforeToolCall !== undefined) runOptions.beforeToolCall = options.beforeToolCall;
   if (options.approve !== undefined) runOptions.approve = options.approve;
   if (options.afterToolCall !== undefined) runOptions.afterToolCall = options.afterToolCall;
+  if (options.tracing !== undefined) {
+    runOptions.tracing = options.tracing;
+    const traceContext = sanitizeTraceContext(extra._meta);
+    if (traceContext !== undefined) runOptions.traceContext = traceContext;
+  }
   const token = extra._meta?.progressToken;
   const toPayload = options.progress ?? mcpProgress;
   let count = 0;

@@ -11,6 +11,7 @@
  * | `<!-- no-run: <reason> -->`     | a whole program that needs what CI has not got (an API key, a model) | yes | no |
  * | `<!-- fragment: a, b -->`       | part of a program that uses `a` and `b` without defining them; the spec prepends their declarations from {@link PRELUDE} | yes | no |
  * | `<!-- continues -->`            | the next part of the previous ts/js block of the same page: both are joined into one program, treated as the first part says | yes | as the first part |
+ * | `<!-- excerpt: <path> -->`      | lines quoted from a file of the repository (e.g. `examples/tracing/agent.ts`) that is typechecked and run elsewhere; each line must be a line of that file, in the same order, consecutive except where the block has a `// …` line (any lines left out) | with its file, by `tsc` | with its file |
  *
  * Any other comment right before a ts/js fence, an unknown fragment name, or a `no-run` without
  * a reason fails the spec: no block is ever skipped silently. A new block with no comment is a
@@ -18,8 +19,8 @@
  *
  * Typechecking uses one TypeScript Program over all blocks (the project's compiler options,
  * plus `checkJs` for the JavaScript blocks), with `toolrun`, `toolrun/tools`, `toolrun/testing`
- * and `toolrun/mcp` mapped to `lib/index.ts`, `lib/tools/index.ts`, `lib/testing.ts` and
- * `lib/mcp/index.ts` by `paths`. Programs run inside this test process, imported once each, with their console
+ * `toolrun/mcp` and `toolrun/otel` mapped to `lib/index.ts`, `lib/tools/index.ts`, `lib/testing.ts`,
+ * `lib/mcp/index.ts` and `lib/otel/index.ts` by `paths`. Programs run inside this test process, imported once each, with their console
  * output captured; {@link EXPECTED_OUTPUT} says what some of them must print. A canary
  * block with a known type error goes through the same Program, so the check is seen to fail.
  * The generated files go to `.tmp/docs-examples/` (ignored by git).
@@ -59,6 +60,11 @@ const PRELUDE: Record<string, string> = {
 
 /** Lines (as regular expressions) that a program must print, by its label. */
 const EXPECTED_OUTPUT: Record<string, RegExp[]> = {
+  'docs/guide.md § 10. Tracing with OpenTelemetry': [
+    /a: the service joined the trace/,
+    /^execute_tool lookup, execute_tools, parse answer$/m,
+    /^parse answer is a child of the call span: true$/m,
+  ],
   'README.md § In 30 seconds': [
     /^ {2}countdown: 3\b/m,
     /^ended count_primes: ok$/m,
@@ -164,11 +170,13 @@ function blocksOf(file: string): { blocks: Block[]; fences: number } {
 }
 
 /** Parses an annotation; throws on anything that is not the convention. */
-function parseAnnotation(block: Block): { kind: Kind | 'continues'; names: string[] } {
+function parseAnnotation(block: Block): { kind: Kind | 'continues' | 'excerpt'; names: string[] } {
   const where = `${block.file}:${block.line}`;
   const text = block.annotation;
   if (text === undefined) return { kind: 'program', names: [] };
   if (text === 'continues') return { kind: 'continues', names: [] };
+  const excerpt = /^excerpt:\s*(\S+)$/.exec(text);
+  if (excerpt !== null) return { kind: 'excerpt', names: [excerpt[1]!] };
   const noRun = /^no-run:\s*(\S.*)$/.exec(text);
   if (noRun !== null) return { kind: 'no-run', names: [] };
   const fragment = /^fragment:\s*(.+)$/.exec(text);
@@ -180,12 +188,22 @@ function parseAnnotation(block: Block): { kind: Kind | 'continues'; names: strin
     }
     return { kind: 'fragment', names };
   }
-  throw new Error(`${where}: unknown annotation <!-- ${text} --> before a code block (use none, "no-run: <reason>", "fragment: <names>" or "continues")`);
+  throw new Error(`${where}: unknown annotation <!-- ${text} --> before a code block (use none, "no-run: <reason>", "fragment: <names>", "continues" or "excerpt: <path>")`);
 }
 
-/** Groups the blocks of every page into units. */
-function collectUnits(): { units: Unit[]; fences: number; blocks: number } {
+/** A block quoted from a file of the repository (`<!-- excerpt: path -->`). */
+interface Excerpt {
+  /** `page:line` of the block. */
+  where: string;
+  /** The quoted file, relative to the repository's root. */
+  path: string;
+  code: string;
+}
+
+/** Groups the blocks of every page into units, and sets the excerpts apart. */
+function collectUnits(): { units: Unit[]; excerpts: Excerpt[]; fences: number; blocks: number } {
   const units: Unit[] = [];
+  const excerpts: Excerpt[] = [];
   const labels = new Map<string, number>();
   let fences = 0;
   let blockCount = 0;
@@ -198,6 +216,11 @@ function collectUnits(): { units: Unit[]; fences: number; blocks: number } {
       const { kind, names } = parseAnnotation(block);
       const lines = block.code.split('\n');
       const origins = lines.map((_, i) => ({ file, line: block.line + i }));
+      if (kind === 'excerpt') {
+        excerpts.push({ where: `${file}:${block.line}`, path: names[0]!, code: block.code });
+        current = undefined; // nothing continues an excerpt
+        continue;
+      }
       if (kind === 'continues') {
         if (current === undefined || current.lang !== block.lang) throw new Error(`${file}:${block.line}: "continues" needs a previous ${block.lang} block on the same page`);
         current.source += `\n${block.code}`;
@@ -225,7 +248,7 @@ function collectUnits(): { units: Unit[]; fences: number; blocks: number } {
       units.push(current);
     }
   }
-  return { units, fences, blocks: blockCount };
+  return { units, excerpts, fences, blocks: blockCount };
 }
 
 /** The project's files (tsconfig.json's `include`) and options. */
@@ -253,6 +276,7 @@ function compilerOptions(): ts.CompilerOptions {
       'toolrun/tools': ['./lib/tools/index.ts'],
       'toolrun/testing': ['./lib/testing.ts'],
       'toolrun/mcp': ['./lib/mcp/index.ts'],
+      'toolrun/otel': ['./lib/otel/index.ts'],
     },
   };
 }
@@ -262,15 +286,15 @@ function runnableCopy(unit: Unit): string {
   const target = unit.fileName.replace(/\.(m?[jt]s)$/, '.run.$1');
   const fromDir = dirname(target);
   const entry = (path: string) => relative(fromDir, join(root, path)).split('\\').join('/');
-  const code = unit.source.replace(/(from\s+|import\s*\(\s*)(['"])toolrun(\/tools|\/testing|\/mcp)?\2/g, (_all, lead: string, quote: string, sub: string | undefined) => {
-    const path = sub === '/tools' ? 'lib/tools/index.ts' : sub === '/testing' ? 'lib/testing.ts' : sub === '/mcp' ? 'lib/mcp/index.ts' : 'lib/index.ts';
+  const code = unit.source.replace(/(from\s+|import\s*\(\s*)(['"])toolrun(\/tools|\/testing|\/mcp|\/otel)?\2/g, (_all, lead: string, quote: string, sub: string | undefined) => {
+    const path = sub === '/tools' ? 'lib/tools/index.ts' : sub === '/testing' ? 'lib/testing.ts' : sub === '/mcp' ? 'lib/mcp/index.ts' : sub === '/otel' ? 'lib/otel/index.ts' : 'lib/index.ts';
     return `${lead}${quote}${entry(path)}${quote}`;
   });
   writeFileSync(target, code);
   return target;
 }
 
-const { units, fences, blocks: blockCount } = collectUnits();
+const { units, excerpts, fences, blocks: blockCount } = collectUnits();
 
 /** A block with a type error on its second line, checked in the same Program: the check can fail. */
 const CANARY: Unit = {
@@ -331,7 +355,9 @@ describe('docs that run: every ts/js block of README.md and docs/*.md', () => {
     expect(() => parseAnnotation(block('example: a.ts#b'))).toThrow(/x\.md:3: unknown annotation <!-- example: a\.ts#b -->/);
     expect(() => parseAnnotation(block('fragment: history, nope'))).toThrow(/fragment names nope have no declaration/);
     expect(() => parseAnnotation(block('no-run:'))).toThrow(/unknown annotation/);
+    expect(() => parseAnnotation(block('excerpt:'))).toThrow(/unknown annotation/);
     expect(parseAnnotation(block('fragment: history, signal'))).toEqual({ kind: 'fragment', names: ['history', 'signal'] });
+    expect(parseAnnotation(block('excerpt: examples/tracing/agent.ts'))).toEqual({ kind: 'excerpt', names: ['examples/tracing/agent.ts'] });
   });
 
   it('the compiler options are valid, and a type error in a block is reported at its line in the page', () => {
@@ -341,6 +367,24 @@ describe('docs that run: every ts/js block of README.md and docs/*.md', () => {
 
   it.each(units.map((unit) => [unit.label, unit] as const))('%s typechecks', (_label, unit) => {
     expect(diagnostics.get(unit.label), `${unit.blocks.join(', ')} (${unit.kind})`).toEqual([]);
+  });
+});
+
+describe('excerpts: blocks quoted from the repository', () => {
+  it('an excerpt matches its file\'s lines in order, with `// …` for lines left out, and nothing else', () => {
+    const file = ['a', 'b', 'c', 'd'].join('\n');
+    expect(excerptMatches('b\nc', file)).toBe(true);
+    expect(excerptMatches('a\n// …\nd', file)).toBe(true);
+    expect(excerptMatches('a\nc', file)).toBe(false);
+    expect(excerptMatches('c\nb', file)).toBe(false);
+    expect(excerptMatches('b\n// …', file)).toBe(false); // a gap must be followed by a quoted line
+  });
+
+  it.each(excerpts.map((excerpt) => [`${excerpt.where} (${excerpt.path})`, excerpt] as const))('%s is in its file, which tsconfig.json typechecks', (_label, excerpt) => {
+    const path = join(root, excerpt.path);
+    expect(relative(root, path).startsWith('..'), `${excerpt.where}: ${excerpt.path} is outside the repository`).toBe(false);
+    expect(projectConfig().fileNames.map((name) => relative(root, name).split('\\').join('/'))).toContain(excerpt.path);
+    expect(excerptMatches(excerpt.code, readFileSync(path, 'utf8')), `${excerpt.where} is not a quote of ${excerpt.path}`).toBe(true);
   });
 });
 
@@ -365,6 +409,19 @@ describe('the programs of the docs run offline', () => {
     for (const pattern of EXPECTED_OUTPUT[unit.label] ?? []) expect(printed, `${unit.label} printed:\n${printed}`).toMatch(pattern);
   });
 });
+
+/**
+ * Whether every line of `excerpt` is a line of `file`, in the same order and consecutive,
+ * except that a line `// …` stands for one or more lines left out (between two quoted lines).
+ */
+function excerptMatches(excerpt: string, file: string): boolean {
+  const lines = excerpt.split('\n');
+  const gap = (line: string) => line.trim() === '// …';
+  if (gap(lines[0]!) || gap(lines.at(-1)!)) return false;
+  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const pattern = lines.map((line) => (gap(line) ? '(?:[^\\n]*\\n)+' : `${escape(line)}\\n`)).join('');
+  return new RegExp(`^${pattern}`, 'm').test(`${file}\n`);
+}
 
 /** One diagnostic as `page:line: message`, at the line of the docs it comes from. */
 function describeDiagnostic(unit: Unit, file: ts.SourceFile, diagnostic: ts.Diagnostic): string {

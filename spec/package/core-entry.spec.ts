@@ -1,7 +1,8 @@
 /**
  * `import 'toolrun'` is not tied to Node (issue 10, point 2): the import graph of
  * lib/index.ts has no `node:` module and no file of lib/cli or lib/tools, and the bundled
- * entry runs in a `node:vm` context that has no `process`, `require` or `Buffer`.
+ * entry runs in a `node:vm` context that has no `process`, `require` or `Buffer`. Nor does it
+ * reach `@opentelemetry/api` (an optional peer dependency only `toolrun/otel` imports).
  */
 import { runInContext, createContext } from 'node:vm';
 import { build, type Metafile } from 'esbuild';
@@ -45,6 +46,13 @@ describe("import 'toolrun' needs no Node", () => {
     expect(files).toContain('lib/core/platform.ts');
     expect(files.some((f) => f.includes('node_modules/@cfworker/json-schema/'))).toBe(true);
     expect(files.some((f) => f.includes('node_modules/re2js/'))).toBe(true);
+  });
+
+  it('T1 imports nothing of @opentelemetry and no file of lib/otel: tracing is only the RunTracing seam', () => {
+    const files = Object.keys(bundled.metafile.inputs);
+    expect(files.filter((f) => f.includes('@opentelemetry/') || f.startsWith('lib/otel/'))).toEqual([]);
+    // Not vacuous: the seam itself is in the graph.
+    expect(files).toContain('lib/core/tracing.ts');
   });
 
   it('runs tool calls (O1 results in call order, invalid arguments answered) in a context without process, require or Buffer', async () => {

@@ -1,7 +1,7 @@
 /**
  * Every type a user needs to name is exported (issue 13, point 1): the parameter and return
  * types of each public function and class, and the types those public types refer to, are
- * exported by one of the package's entries (`toolrun`, `toolrun/tools`, `toolrun/mcp`,
+ * exported by one of the package's entries (`toolrun`, `toolrun/tools`, `toolrun/mcp`, `toolrun/otel`,
  * `toolrun/testing`) — so `fromAnthropic`'s `AnthropicMessageInput` or `ReorderBuffer`'s
  * `ReorderBufferOptions` can be written down without `Parameters<typeof …>`.
  */
@@ -10,7 +10,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const entries = ['lib/index.ts', 'lib/tools/index.ts', 'lib/mcp/index.ts', 'lib/testing.ts'].map((e) => root + e);
+const entries = ['lib/index.ts', 'lib/tools/index.ts', 'lib/mcp/index.ts', 'lib/testing.ts', 'lib/otel/index.ts'].map((e) => root + e);
 
 describe('public types', () => {
   it('every type named in a public signature or public type is exported by an entry of the package', () => {

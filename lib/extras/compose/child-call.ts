@@ -117,7 +117,16 @@ export async function* invoke<I, P, O>(
   /** True once the child returned or threw: nothing of it is left to stop. */
   let settled = false;
   try {
-    const output = tool.execute(input, { toolCallId: options.toolCallId, toolName: tool.name, index: parent.index, signal: link.signal });
+    const output = tool.execute(input, {
+      toolCallId: options.toolCallId,
+      toolName: tool.name,
+      index: parent.index,
+      signal: link.signal,
+      // The caller's trace context (read only if the child reads it): its spans are the caller's call span's.
+      get traceContext() {
+        return parent.traceContext;
+      },
+    });
     if (!isAsyncIterator(output)) {
       const value = await link.wait(Promise.resolve(output as O | PromiseLike<O>));
       settled = true;

@@ -99,7 +99,15 @@ async function* retrying<I, P, O>(
   const attempts = retry(
     signal,
     async (attemptSignal) => {
-      const iterator = invoke(tool, input, { ...context, signal: attemptSignal }, { timeoutMs: undefined, graceMs: Infinity, toolCallId: context.toolCallId });
+      // A spread copies no getter: the trace context is passed on by hand.
+      const attemptContext: ToolContext = {
+        ...context,
+        signal: attemptSignal,
+        get traceContext() {
+          return context.traceContext;
+        },
+      };
+      const iterator = invoke(tool, input, attemptContext, { timeoutMs: undefined, graceMs: Infinity, toolCallId: context.toolCallId });
       // A consumer that left leaves the attempt's tool to be returned (invoke's cleanup stops it).
       const steps = new InnerSteps(iterator);
       try {
