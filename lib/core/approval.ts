@@ -462,7 +462,12 @@ async function checkResume(input: ResumeInput): Promise<ResumePlan> {
 }
 
 /** Parses, bounds, validates and (with a secret) verifies a state; every failure is a ResumeError. */
-async function parseState(given: unknown, secret: string | Uint8Array | undefined): Promise<ReadState> {
+/**
+ * The JSON of a state given to `resume` (the text, or an object to serialize), bounded to
+ * `maxChars` characters and parsed; every failure is a `malformed` {@link ResumeError}.
+ * Shared by the batch's and `runAgent`'s states.
+ */
+export function readStateJson(given: unknown, maxChars: number): { raw: unknown; text: string } {
   let text: string;
   if (typeof given === 'string') text = given;
   else {
@@ -472,13 +477,18 @@ async function parseState(given: unknown, secret: string | Uint8Array | undefine
       throw new ResumeError('malformed', `resume.state could not be serialized as JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
   }
-  if (text.length > LIMITS.chars) throw new ResumeError('malformed', `resume.state is ${text.length} characters of JSON; at most ${LIMITS.chars} are read`);
+  if (text.length > maxChars) throw new ResumeError('malformed', `resume.state is ${text.length} characters of JSON; at most ${maxChars} are read`);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (error) {
     throw new ResumeError('malformed', `resume.state is not JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
+  return { raw, text };
+}
+
+async function parseState(given: unknown, secret: string | Uint8Array | undefined): Promise<ReadState> {
+  const { raw, text } = readStateJson(given, LIMITS.chars);
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || (raw as { kind?: unknown }).kind !== 'toolrun/paused-batch') {
     throw new ResumeError('malformed', `resume.state is not a paused-batch state (its kind is not "toolrun/paused-batch"): ${describeValue(raw)}`);
   }

@@ -8,7 +8,7 @@
  * @module
  */
 import * as v from 'valibot';
-import { ResumeError, signStateText, verifyStateText, type PausedBatchState } from '../../core/approval.ts';
+import { readStateJson, ResumeError, signStateText, verifyStateText, type PausedBatchState } from '../../core/approval.ts';
 import { describeValue, type ToolResultMessage } from '../../core/tool.ts';
 import type { AgentMessage, AssistantMessage, PausedAgentState } from './messages.ts';
 
@@ -94,22 +94,7 @@ export interface RestoredAgent {
  * The batch inside is checked by `runTools` when it resumes (tools, calls, single use).
  */
 export async function readPausedAgentState(given: unknown, secret: string | Uint8Array | undefined): Promise<RestoredAgent> {
-  let text: string;
-  if (typeof given === 'string') text = given;
-  else {
-    try {
-      text = JSON.stringify(given) ?? '';
-    } catch (error) {
-      throw new ResumeError('malformed', `resume.state could not be serialized as JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-    }
-  }
-  if (text.length > MAX_STATE_CHARS) throw new ResumeError('malformed', `resume.state is ${text.length} characters of JSON; at most ${MAX_STATE_CHARS} are read`);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    throw new ResumeError('malformed', `resume.state is not JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
+  const { raw, text } = readStateJson(given, MAX_STATE_CHARS);
   const kind = typeof raw === 'object' && raw !== null ? (raw as { kind?: unknown }).kind : undefined;
   if (kind !== 'toolrun/paused-agent') {
     const hint = kind === 'toolrun/paused-batch' ? ' (it is a paused batch: resume it with runTools, not runAgent)' : '';
