@@ -12,6 +12,7 @@
  * `send_email` and `wire_money` ran unasked (counts 1 and 1, `batch.paused` undefined).
  */
 import * as ai7 from 'ai';
+import * as ai7test from 'ai/test';
 import * as ai6 from 'ai-v6';
 import { tool as agentsTool } from '@openai/agents';
 import { tool as langChainTool } from '@langchain/core/tools';
@@ -261,5 +262,73 @@ describe("H1: ai 7's toolApproval, through fromAISDKTools", () => {
     expect(bad?.type === 'tool_execution_end' && text(bad.result)).toMatch(/status string "maybe", not one of/);
     expect(ran).toEqual({ send_email: 1, wire_money: 0, lookup: 0 });
     expect(() => fromAISDKTools(set, { toolApproval: 'user-approval' as never })).toThrow(/options\.toolApproval must be a function or an object/);
+  });
+});
+
+/**
+ * The same tools, calls and approval settings through ai 7's own `generateText` (a mock
+ * model that makes the calls) and through `fromAISDKTools` + `runTools`: each call must end
+ * the same way in both — it ran, it waits for a person, or it was refused without running.
+ * Fails if the adapter resolves a setting differently from the SDK (which it claims to mirror).
+ */
+describe("H1: fromAISDKTools decides each call as ai 7's generateText does", () => {
+  type Fate = 'ran' | 'asked' | 'refused';
+  const modelCalls = [
+    { toolCallId: 'e1', toolName: 'send_email', input: '{"to":"eve"}' },
+    { toolCallId: 'w1', toolName: 'wire_money', input: '{"amount":500}' },
+    { toolCallId: 'w2', toolName: 'wire_money', input: '{"amount":5}' },
+    { toolCallId: 'l1', toolName: 'lookup', input: '{"q":"x"}' },
+  ];
+  function toolSet(ran: string[]) {
+    return {
+      send_email: ai7.tool({ inputSchema: z.object({ to: z.string() }), needsApproval: true, execute: async (_i, o) => void ran.push(o.toolCallId) }),
+      wire_money: ai7.tool({
+        inputSchema: z.object({ amount: z.number() }),
+        needsApproval: async ({ amount }) => amount > 100,
+        execute: async (_i, o) => void ran.push(o.toolCallId),
+      }),
+      lookup: ai7.tool({ inputSchema: z.object({ q: z.string() }), execute: async (_i, o) => void ran.push(o.toolCallId) }),
+    };
+  }
+  type Set = ReturnType<typeof toolSet>;
+  const settings: { label: string; toolApproval: ai7.ToolApprovalConfiguration<Set, object> | undefined }[] = [
+    { label: "the tools' own needsApproval", toolApproval: undefined },
+    {
+      label: 'per-tool statuses and functions',
+      toolApproval: { send_email: 'not-applicable', wire_money: (input) => (input.amount > 100 ? 'denied' : 'approved'), lookup: { type: 'user-approval', reason: 'r' } },
+    },
+    { label: 'per-tool entries left undefined fall back to needsApproval', toolApproval: { send_email: undefined, lookup: 'denied' } },
+    {
+      label: 'the function form',
+      toolApproval: ({ toolCall }) => (toolCall.toolName === 'lookup' ? 'user-approval' : toolCall.toolCallId === 'w2' ? { type: 'denied', reason: 'no' } : undefined),
+    },
+  ];
+
+  it.each(settings)('H1: $label', async ({ toolApproval }) => {
+    const sdkRan: string[] = [];
+    const model = new ai7test.MockLanguageModelV3({
+      doGenerate: async () => ({
+        content: modelCalls.map((c) => ({ type: 'tool-call' as const, ...c })),
+        finishReason: { unified: 'tool-calls' as const, raw: 'tool_calls' },
+        usage: {
+          inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+          outputTokens: { total: 1, text: 1, reasoning: undefined },
+        },
+        warnings: [],
+      }),
+    });
+    const result = await ai7.generateText({ model, tools: toolSet(sdkRan), prompt: 'go', ...(toolApproval === undefined ? {} : { toolApproval }) });
+    const sdkAsked = result.content.flatMap((p) => (p.type === 'tool-approval-request' && p.isAutomatic !== true ? [p.toolCall.toolCallId] : []));
+    const sdk = modelCalls.map((c): Fate => (sdkRan.includes(c.toolCallId) ? 'ran' : sdkAsked.includes(c.toolCallId) ? 'asked' : 'refused'));
+
+    const ourRan: string[] = [];
+    const { tools } = fromAISDKTools(toolSet(ourRan), toolApproval === undefined ? {} : { toolApproval });
+    const { batch } = await collect(runTools(modelCalls.map((c) => ({ id: c.toolCallId, name: c.toolName, arguments: c.input })), { tools }));
+    const ourAsked = batch.paused?.requests.map((r) => r.toolCallId) ?? [];
+    const ours = modelCalls.map((c): Fate => (ourRan.includes(c.toolCallId) ? 'ran' : ourAsked.includes(c.toolCallId) ? 'asked' : 'refused'));
+
+    expect(ours).toEqual(sdk);
+    // Each setting exercises more than one fate, so agreement is not trivial.
+    expect(new Set(sdk).size).toBeGreaterThan(1);
   });
 });
