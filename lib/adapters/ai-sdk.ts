@@ -408,8 +408,13 @@ export interface AISDKTool {
   toModelOutput: (options: { output: AISDKToolOutput }) => AISDKModelOutput;
 }
 
-/** Options of {@link toAISDKTools}: the `runTools` options each call runs with (the SDK's `abortSignal` is the signal). */
-export type ToAISDKToolsOptions = Pick<RunToolsOptions, 'timeoutMs' | 'abortGraceMs' | 'maxResultChars' | 'beforeToolCall' | 'afterToolCall'>;
+/**
+ * Options of {@link toAISDKTools}: the `runTools` options each call runs with (the SDK's
+ * `abortSignal` is the signal). `approve` answers the tools' `needsApproval` (H1, H2); without
+ * it a call that needs approval is not run (one SDK tool call cannot pause) and the SDK gets
+ * an error saying so.
+ */
+export type ToAISDKToolsOptions = Pick<RunToolsOptions, 'timeoutMs' | 'abortGraceMs' | 'maxResultChars' | 'beforeToolCall' | 'afterToolCall' | 'approve'>;
 
 /**
  * Turns toolrun tools into an AI SDK `ToolSet` for `generateText` / `streamText`.
@@ -423,6 +428,10 @@ export type ToAISDKToolsOptions = Pick<RunToolsOptions, 'timeoutMs' | 'abortGrac
  * `{ type: 'result', content, details }`, is the tool's output. An error result is thrown as
  * an `Error` with the result's text, which the SDK sends to the model as an `error-text`
  * tool result.
+ *
+ * A tool's `needsApproval` holds too: `options.approve` is asked; without it such a call is
+ * not run, and its error tells the model a person's approval is needed (a `runTools` inside
+ * one SDK tool call cannot pause for later).
  *
  * Not kept: `executionMode: 'sequential'` (S3) and `maxConcurrency` across calls — the SDK
  * starts a step's calls itself, each in its own `runTools`; order and pairing of results
@@ -461,10 +470,14 @@ export function toAISDKTools(tools: readonly Tool[], options: ToAISDKToolsOption
           tools: [tool],
           ...(abortSignal !== undefined ? { signal: abortSignal } : {}),
         });
-        for await (const event of run) {
+        let step = await run.next();
+        for (; step.done !== true; step = await run.next()) {
+          const event = step.value;
           if (event.type === 'tool_execution_update') yield { type: 'progress', progress: event.progress };
           else if (event.type === 'tool_result') result = event.message;
         }
+        // The tool's needsApproval asked and no `approve` answered: one SDK tool call cannot pause (H3), so it is not run.
+        if (step.value.paused !== undefined) throw new Error(notAskedText(tool.name));
         // runTools answers every call (O2): a missing result would be a toolrun bug.
         if (result === undefined) throw new Error(`toolrun gave no result for the call to "${tool.name}"`);
         if (result.isError) throw new Error(contentToText(result.content));
@@ -476,6 +489,10 @@ export function toAISDKTools(tools: readonly Tool[], options: ToAISDKToolsOption
     set[tool.name] = aiTool;
   }
   return set;
+}
+
+function notAskedText(name: string): string {
+  return `The call to tool "${name}" needs a person's approval, and no one could be asked here, so it was not run. Tell the user it needs their approval.`;
 }
 
 function aiSdkModelOutput(output: AISDKToolOutput): AISDKModelOutput {

@@ -289,6 +289,36 @@ describe.each(versions)('toAISDKTools ($label)', ({ ai, test }) => {
     expect(Object.keys(sent!.inputSchema.properties)).toEqual(['a', 'b']);
   });
 
+  it("H1: a tool's needsApproval holds inside generateText: without approve it is not run and the model is told why; approve decides", async () => {
+    let sent = 0;
+    const send = defineTool({
+      name: 'add',
+      input: z.object({ a: z.number(), b: z.number() }),
+      needsApproval: ({ a }) => a > 1,
+      execute: ({ a, b }) => {
+        sent++;
+        return String(a + b);
+      },
+    });
+    // Fails if the call ran (sent > 0) or ended with toolrun's "gave no result" instead of the approval text.
+    const unasked = toolCallingModel('{"a":2,"b":3}');
+    await ai.generateText({ model: unasked, tools: toAISDKTools([send]), prompt: 'add', stopWhen: ai.stepCountIs(3) });
+    const told = unasked.doGenerateCalls[1]!.prompt.find((m) => m.role === 'tool')?.content[0] as { output: { type: string; value: string } };
+    expect(told.output.type).toBe('error-text');
+    expect(told.output.value).toMatch(/needs a person's approval, and no one could be asked here, so it was not run/);
+    expect(sent).toBe(0);
+    const asked: unknown[] = [];
+    const approving = toolCallingModel('{"a":2,"b":3}');
+    const result = await ai.generateText({
+      model: approving,
+      tools: toAISDKTools([send], { approve: (request) => (asked.push(request.input), { approvalId: request.approvalId, approved: true }) }),
+      prompt: 'add',
+      stopWhen: ai.stepCountIs(3),
+    });
+    expect(result.steps[0]!.toolResults[0]!.output).toEqual({ type: 'result', content: [{ type: 'text', text: '5' }] });
+    expect([asked, sent]).toEqual([[{ a: 2, b: 3 }], 1]);
+  });
+
   it("invalid arguments are rejected by the tool's own schema and reach the model as an error (P5)", async () => {
     const model = toolCallingModel('{"a":"two","b":3}');
     const result = await ai.generateText({ model, tools: toAISDKTools([add]), prompt: 'add', stopWhen: ai.stepCountIs(3) });
