@@ -15,6 +15,7 @@ import type { RunToolsOptions } from '../core/options.ts';
 import { runTools } from '../core/run-tools.ts';
 import type { ContentBlock, InputSchema, JsonSchema, NeedsApprovalContext, Tool, ToolContext, ToolResult, ToolResultMessage } from '../core/tool.ts';
 import { fromAISDKSchema, isAISDKSchema } from '../core/input-check.ts';
+import { RuleDenial } from '../core/stages/outcome.ts';
 import { describeValue } from '../core/tool.ts';
 import { contentToText } from '../formats/shared.ts';
 import { toolJsonSchema } from '../schemas/json-schema.ts';
@@ -67,9 +68,10 @@ export interface FromAISDKToolsOptions {
    * a call gets decides:
    * - `'user-approval'`: the call needs a person's approval (its tool's `needsApproval`);
    * - `'not-applicable'`, `'approved'`, `undefined`: it runs without asking;
-   * - `'denied'`: it never runs; its error result tells the model the application denied it
-   *   (with the status's `reason`);
-   * - anything else: the call is rejected (a problem in the configuration, P4).
+   * - `'denied'`: it is rejected without asking anyone, never runs, and its error result
+   *   tells the model the application denied it (with the status's `reason`);
+   * - anything else: the call is rejected (a problem in the configuration, P4); a static
+   *   status that is none of these is a `TypeError` at once.
    *
    * Object statuses (`{ type, reason }`) count as their `type`; a `reason` is kept only for
    * `'denied'` (toolrun's approval requests from a tool's rule carry no reason).
@@ -190,7 +192,6 @@ export function fromAISDKTools(toolSet: Readonly<Record<string, AISDKToolLike>>,
     context,
     runtimeContext: options.runtimeContext ?? {},
     messages,
-    denied: new WeakMap(),
   };
   const tools: Tool[] = [];
   const skipped: string[] = [];
@@ -212,8 +213,6 @@ export function fromAISDKTools(toolSet: Readonly<Record<string, AISDKToolLike>>,
       input,
       ...(needsApproval !== undefined ? { needsApproval } : {}),
       async *execute(args: unknown, ctx: ToolContext): AsyncGenerator<unknown, ToolResult, undefined> {
-        // A call `toolApproval` denied reaches here (toolrun's rule can only ask or let run): it never runs the peer.
-        if (typeof args === 'object' && args !== null && approval.denied.has(args)) throw new Error(deniedText(name, approval.denied.get(args)));
         const execOptions: AISDKToolExecutionOptions = { toolCallId: ctx.toolCallId, messages: messages(), abortSignal: ctx.signal, context };
         const returned = peer.execute!(args, execOptions);
         let output: unknown;
@@ -241,13 +240,6 @@ interface ApprovalEnv {
   readonly context: unknown;
   readonly runtimeContext: unknown;
   readonly messages: () => unknown[];
-  /**
-   * The validated inputs of calls `toolApproval` answered `'denied'`, with the reason: the
-   * rule records them, the tool's `execute` refuses them. Keyed by the input object, which
-   * toolrun hands to both the rule and `execute` (and toolrun's wrappers pass on as is);
-   * never deleted, so every retry of `withRetry` is refused too. Weak: an entry goes with its call.
-   */
-  readonly denied: WeakMap<object, string | undefined>;
 }
 
 type Decision = 'ask' | 'run' | { denied: string | undefined };
@@ -269,8 +261,13 @@ function approvalRule(env: ApprovalEnv, name: string, peer: AISDKToolLike): Tool
       Boolean(await rule(input, { toolCallId: toolCall.id, messages: env.messages(), context: env.context }));
   }
   if (typeof config !== 'function' && typeof entry !== 'function') {
-    // A static status: decided once, here (a bad one is still reported per call, below).
-    const decision = readStatus(name, entry);
+    // A static status: decided once, here; one that is none of the four is a TypeError now.
+    let decision: Decision;
+    try {
+      decision = readStatus(name, entry);
+    } catch (error) {
+      throw new TypeError(`fromAISDKTools: options.${(error as Error).message}`);
+    }
     if (decision === 'ask') return true;
     if (decision === 'run') return undefined;
   }
@@ -295,11 +292,8 @@ function approvalRule(env: ApprovalEnv, name: string, peer: AISDKToolLike): Tool
       status = entry;
     }
     const decision = readStatus(name, status);
-    if (typeof decision === 'object') {
-      if (typeof input !== 'object' || input === null) throw new Error(deniedText(name, decision.denied));
-      env.denied.set(input, decision.denied);
-      return false;
-    }
+    // Denied: the call is rejected without asking anyone, and never runs (RuleDenial's text is its result).
+    if (typeof decision === 'object') throw new RuleDenial(deniedText(name, decision.denied));
     return decision === 'ask';
   };
 }

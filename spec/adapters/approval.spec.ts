@@ -239,14 +239,18 @@ describe("H1: ai 7's toolApproval, through fromAISDKTools", () => {
       lookup: 'user-approval',
     };
     const { tools } = fromAISDKTools(set, { toolApproval, runtimeContext: { tenant: 't1' } });
-    for (const wrap of wrappers.map((w) => w.wrap)) {
+    // toolrun's wrappers, and a hand-written one that copies the input: a denial must not depend on the input object's identity.
+    const copying = (t: Tool): Tool => ({ ...t, execute: (input, context) => t.execute({ ...(input as object) }, context) });
+    for (const wrap of [...wrappers.map((w) => w.wrap), copying]) {
       const { events, batch } = await collect(runTools(batchCalls, { tools: tools.map(wrap) }));
       expect(batch.paused?.requests.map((r) => r.toolCallId)).toEqual(['l1']);
-      expect(endsOf(events)).toEqual(['e1:ok', 'w1:error', 'w2:ok']);
+      expect(endsOf(events)).toEqual(['e1:ok', 'w1:rejected', 'w2:ok']);
       const denied = events.find((e) => e.type === 'tool_execution_end' && e.toolCallId === 'w1');
-      expect(denied?.type === 'tool_execution_end' && text(denied.result)).toMatch(/application denied this call to tool "wire_money": over the limit\. It was not run/);
+      expect(denied?.type === 'tool_execution_end' && text(denied.result)).toBe(
+        'The application denied this call to tool "wire_money": over the limit. It was not run; do not call it again unless the user asks for it.',
+      );
     }
-    expect(ran).toEqual({ send_email: 4, wire_money: 4, lookup: 0 });
+    expect(ran).toEqual({ send_email: 5, wire_money: 5, lookup: 0 });
     expect(seen[0]).toEqual([{ to: 'bob', amount: 500 }, 'w1', { tenant: 't1' }]);
   });
 
@@ -262,6 +266,9 @@ describe("H1: ai 7's toolApproval, through fromAISDKTools", () => {
     expect(bad?.type === 'tool_execution_end' && text(bad.result)).toMatch(/status string "maybe", not one of/);
     expect(ran).toEqual({ send_email: 1, wire_money: 0, lookup: 0 });
     expect(() => fromAISDKTools(set, { toolApproval: 'user-approval' as never })).toThrow(/options\.toolApproval must be a function or an object/);
+    expect(() => fromAISDKTools(set, { toolApproval: { lookup: 'ask' as never } })).toThrow(
+      new TypeError(`fromAISDKTools: options.toolApproval gave tool "lookup" the status string "ask", not one of 'not-applicable', 'approved', 'denied', 'user-approval' (or an object with that type)`),
+    );
   });
 });
 

@@ -52,3 +52,20 @@ export function thrownDetails(error: unknown): unknown {
     return undefined;
   }
 }
+
+/**
+ * @internal Thrown by a tool's `needsApproval` to refuse the call outright, without asking
+ * anyone: the call is `rejected` with this message as its text (an adapter's peer policy
+ * that denies, such as ai 7's `toolApproval` status `'denied'`). Any other throw from the
+ * rule is a problem in the tool definition (P4). Not exported from the package.
+ */
+export class RuleDenial extends Error {}
+
+/** True for a {@link RuleDenial} (never throws: a revoked Proxy is not one). */
+export function isRuleDenial(error: unknown): error is RuleDenial {
+  try {
+    return error instanceof RuleDenial;
+  } catch {
+    return false;
+  }
+}
