@@ -254,11 +254,11 @@ function approvalRule(env: ApprovalEnv, name: string, peer: AISDKToolLike): Tool
   const config = env.toolApproval;
   const entry: unknown = typeof config === 'object' && Object.hasOwn(config, name) ? config[name] : undefined;
   if (typeof config !== 'function' && (entry === undefined || entry === null)) {
-    // The tool's own rule, as the SDK reads it: truthy asks.
+    // The tool's own rule, as the SDK reads it (called on the tool, as the SDK calls it): truthy asks.
     const rule = peer.needsApproval;
     if (typeof rule !== 'function') return rule ? true : undefined;
     return async (input: unknown, { toolCall }: NeedsApprovalContext) =>
-      Boolean(await rule(input, { toolCallId: toolCall.id, messages: env.messages(), context: env.context }));
+      Boolean(await rule.call(peer, input, { toolCallId: toolCall.id, messages: env.messages(), context: env.context }));
   }
   if (typeof config !== 'function' && typeof entry !== 'function') {
     // A static status: decided once, here; one that is none of the four is a TypeError now.

@@ -50,7 +50,9 @@ export interface FromLangChainToolsOptions {
  *   (including LangChain's `ToolInputParsingException`) → an error result with its message.
  *
  * Not mapped: `returnDirect` (runAgent decides when to stop; use `terminate` in an
- * `afterToolCall`), callbacks other than those in `config`.
+ * `afterToolCall`), callbacks other than those in `config`. Approval: LangChain tools have
+ * no rule of their own (LangChain asks in its agent middleware); give the adapted tool one,
+ * `{ ...tool, needsApproval: true }` (contract H1).
  *
  * @throws TypeError naming the tool when its schema is not an object schema or cannot be
  *   written as JSON Schema (zod 3), or `invoke` is missing.
