@@ -129,8 +129,12 @@ export type { AnthropicAssistantBlock, AnthropicImageMediaType, AnthropicMessage
 // messages F6, OpenAI Responses agent history). None of these loads a peer package.
 export { fromAISDKTools, toAISDKTools } from './adapters/ai-sdk.ts';
 export type {
+  AISDKApprovalToolCall,
   AISDKModelOutput,
+  AISDKSingleToolApproval,
   AISDKTool,
+  AISDKToolApproval,
+  AISDKToolApprovalStatus,
   AISDKToolExecutionOptions,
   AISDKToolLike,
   AISDKToolOutput,
@@ -138,7 +142,7 @@ export type {
   FromAISDKToolsResult,
   ToAISDKToolsOptions,
 } from './adapters/ai-sdk.ts';
-export type { ApprovalHook, ApprovalRequest, ApproveFunction, ForeignFunction } from './adapters/shared.ts';
+export type { ForeignFunction } from './adapters/shared.ts';
 export { fromOpenAIAgentsTools } from './adapters/openai-agents.ts';
 export type { FromOpenAIAgentsToolsOptions, FromOpenAIAgentsToolsResult, OpenAIAgentsToolLike } from './adapters/openai-agents.ts';
 export { fromLangChainTools } from './adapters/langchain.ts';

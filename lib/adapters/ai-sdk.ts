@@ -2,7 +2,7 @@
  * Vercel AI SDK tools (`ai` 6 and 7), both ways.
  *
  * - {@link fromAISDKTools}: a `ToolSet` (`{ weather: tool({ description, inputSchema, execute }) }`)
- *   → toolrun tools, plus the `beforeToolCall` hook that applies their `needsApproval`.
+ *   → toolrun tools, each carrying its `needsApproval` (or ai 7's `toolApproval` for it).
  * - {@link toAISDKTools}: toolrun tools → a `ToolSet` that `generateText` / `streamText` run;
  *   each call goes through `runTools`, so validation, timeouts and result limits hold.
  *
@@ -13,22 +13,13 @@
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import type { RunToolsOptions } from '../core/options.ts';
 import { runTools } from '../core/run-tools.ts';
-import type { ContentBlock, InputSchema, JsonSchema, Tool, ToolContext, ToolResult, ToolResultMessage } from '../core/tool.ts';
+import type { ContentBlock, InputSchema, JsonSchema, NeedsApprovalContext, Tool, ToolContext, ToolResult, ToolResultMessage } from '../core/tool.ts';
 import { fromAISDKSchema, isAISDKSchema } from '../core/input-check.ts';
+import { RuleDenial } from '../core/stages/outcome.ts';
 import { describeValue } from '../core/tool.ts';
 import { contentToText } from '../formats/shared.ts';
 import { toolJsonSchema } from '../schemas/json-schema.ts';
-import {
-  approvalHook,
-  assertObjectSchema,
-  imageBlock,
-  isAsyncIterable,
-  isStandardSchema,
-  outputText,
-  type ApprovalHook,
-  type ApproveFunction,
-  type ForeignFunction,
-} from './shared.ts';
+import { assertObjectSchema, imageBlock, isAsyncIterable, isStandardSchema, outputText, refuseAdapterApprove, type ForeignFunction } from './shared.ts';
 
 
 /** What an AI SDK tool's `execute` receives as its second argument (the fields toolrun fills). */
@@ -69,25 +60,74 @@ export interface FromAISDKToolsOptions {
   /** `ai` 7's tool `context`, handed to `execute`, `needsApproval` and a function `description`. @default {} */
   context?: unknown;
   /**
-   * Asked for every call whose tool's `needsApproval` is `true` (or returns `true`).
-   * Without it such calls are deferred, as in the AI SDK: the returned `beforeToolCall`
-   * answers `{ needsApproval: true }`, and the batch pauses with their approval requests
-   * (`ToolBatch.paused`, contract H1, H3) until it is resumed with the person's decisions.
-   * @default none
+   * `ai` 7's `toolApproval` (the `generateText` / `streamText` option, type
+   * `ToolApprovalConfiguration`), applied to these tools as `generateText` applies it, ahead
+   * of each tool's own `needsApproval`: a function of `{ toolCall, tools, toolsContext,
+   * runtimeContext, messages }` for every call, or an object of per-tool statuses and
+   * functions `(input, { toolCallId, messages, toolContext, runtimeContext })`. The status
+   * a call gets decides:
+   * - `'user-approval'`: the call needs a person's approval (its tool's `needsApproval`);
+   * - `'not-applicable'`, `'approved'`, `undefined`: it runs without asking;
+   * - `'denied'`: it is rejected without asking anyone, never runs, and its error result
+   *   tells the model the application denied it (with the status's `reason`);
+   * - anything else: the call is rejected (a problem in the configuration, P4); a static
+   *   status that is none of these is a `TypeError` at once.
+   *
+   * Object statuses (`{ type, reason }`) count as their `type`; a `reason` is kept only for
+   * `'denied'` (toolrun's approval requests from a tool's rule carry no reason).
+   * @default none: each tool's own `needsApproval` decides
+   * @example
+   * ```ts
+   * fromAISDKTools(tools, { toolApproval: { sendEmail: 'user-approval', search: 'approved' } });
+   * ```
    */
-  approve?: ApproveFunction;
+  toolApproval?: AISDKToolApproval;
+  /** `ai` 7's `runtimeContext`, handed to `toolApproval`'s functions. @default {} */
+  runtimeContext?: unknown;
 }
+
+/**
+ * `ai` 7's approval status of one call (`ToolApprovalStatus`): a string, or an object with a
+ * `type` and an optional `reason`; `undefined` is `'not-applicable'`.
+ */
+export type AISDKToolApprovalStatus =
+  | undefined
+  | 'not-applicable'
+  | 'approved'
+  | 'denied'
+  | 'user-approval'
+  | { readonly type: 'not-applicable' | 'approved' | 'denied' | 'user-approval'; readonly reason?: string | undefined };
+
+/** The call `toolApproval`'s function form receives (`ai` 7's `toolCall`, the fields toolrun fills). */
+export interface AISDKApprovalToolCall {
+  type: 'tool-call';
+  toolCallId: string;
+  toolName: string;
+  /** The validated input. */
+  input: unknown;
+}
+
+/** `ai` 7's `ToolApprovalConfiguration`, by shape: see {@link FromAISDKToolsOptions.toolApproval}. */
+export type AISDKToolApproval =
+  | ForeignFunction<
+      [options: { toolCall: AISDKApprovalToolCall; tools: unknown; toolsContext: unknown; runtimeContext: unknown; messages: unknown[] }],
+      AISDKToolApprovalStatus | PromiseLike<AISDKToolApprovalStatus>
+    >
+  | { readonly [toolName: string]: AISDKToolApprovalStatus | AISDKSingleToolApproval };
+
+/** A per-tool function of `toolApproval` (`ai` 7's `SingleToolApprovalFunction`): the validated input and the call's options → a status. */
+export type AISDKSingleToolApproval = ForeignFunction<
+  [input: unknown, options: { toolCallId: string; messages: unknown[]; toolContext: unknown; runtimeContext: unknown }],
+  AISDKToolApprovalStatus | PromiseLike<AISDKToolApprovalStatus>
+>;
 
 /** What {@link fromAISDKTools} returns. */
 export interface FromAISDKToolsResult {
-  /** One toolrun tool per AI SDK tool that has an `execute`, in the `ToolSet`'s key order. */
-  tools: Tool[];
   /**
-   * Applies the tools' `needsApproval`: pass it as `runTools`' (or `runAgent`'s)
-   * `beforeToolCall`, or call it from your own hook first. It returns `undefined` for tools
-   * that are not from this `ToolSet`.
+   * One toolrun tool per AI SDK tool that has an `execute`, in the `ToolSet`'s key order.
+   * A tool whose call may need approval has `needsApproval` set (contract H1).
    */
-  beforeToolCall: ApprovalHook;
+  tools: Tool[];
   /** Names of the tools left out because they have no `execute` (provider-executed tools, tools the application answers itself). */
   skipped: string[];
 }
@@ -110,28 +150,49 @@ export interface FromAISDKToolsResult {
  *   `content` outputs become content blocks, `error-text` / `error-json` /
  *   `execution-denied` an error result), else a string as text and anything else as JSON
  *   text; the raw output is kept as the result's `details`;
- * - `needsApproval` → the returned `beforeToolCall` with your `approve` function.
+ * - `needsApproval` (`true`, or a function of the input and `{ toolCallId, messages,
+ *   context }`) → the tool's own `needsApproval` (contract H1), given the validated input; a
+ *   truthy answer asks, as in the SDK. So `runTools(calls, { tools })` alone pauses a call
+ *   that needs approval (`ToolBatch.paused`), and with `runTools`' `approve` it is asked;
+ *   toolrun's wrappers (`withTimeout`, `withRetry`, `mapProgress`) keep the rule;
+ * - `options.toolApproval` (ai 7's `generateText` option) → applied ahead of each tool's
+ *   rule, as `generateText` applies it (see {@link FromAISDKToolsOptions.toolApproval}).
  *
  * @throws TypeError naming the tool when an input schema does not describe an object (e.g.
  *   `z.string()`: toolrun runs tools whose arguments are an object, see docs/decisions.md),
- *   cannot be read (a `jsonSchema()` whose JSON Schema is a promise), or is not a schema.
+ *   cannot be read (a `jsonSchema()` whose JSON Schema is a promise), or is not a schema;
+ *   when `options.approve` is given (removed in issue 19: pass `approve` to `runTools`);
+ *   when `options.toolApproval` is neither a function nor an object.
  *
  * @example
  * ```ts
- * const { tools, beforeToolCall } = fromAISDKTools({ weather }, { approve: askUser });
- * for await (const event of runTools(calls, { tools, beforeToolCall })) console.log(event.type);
+ * const { tools } = fromAISDKTools({ weather, sendEmail });
+ * // sendEmail has needsApproval: true — asked here; without `approve` the batch pauses.
+ * const approve = async (request) => ({ approvalId: request.approvalId, approved: await askUser(request) });
+ * for await (const event of runTools(calls, { tools, approve })) console.log(event.type);
  * ```
  */
 export function fromAISDKTools(toolSet: Readonly<Record<string, AISDKToolLike>>, options: FromAISDKToolsOptions = {}): FromAISDKToolsResult {
   if (typeof toolSet !== 'object' || toolSet === null) {
     throw new TypeError(`fromAISDKTools: expected a ToolSet object ({ name: tool({ … }) }), received ${describeValue(toolSet)}`);
   }
+  refuseAdapterApprove('fromAISDKTools', options);
+  const toolApproval = options.toolApproval;
+  if (toolApproval !== undefined && typeof toolApproval !== 'function' && (typeof toolApproval !== 'object' || toolApproval === null)) {
+    throw new TypeError(`fromAISDKTools: options.toolApproval must be a function or an object of per-tool statuses (ai 7's ToolApprovalConfiguration), received ${describeValue(toolApproval)}`);
+  }
   const context = options.context ?? {};
   const messages = (): unknown[] => {
     const m = typeof options.messages === 'function' ? options.messages() : options.messages;
     return m === undefined ? [] : [...m];
   };
-  const peers = new Map<Tool, AISDKToolLike>();
+  const approval: ApprovalEnv = {
+    toolSet,
+    toolApproval,
+    context,
+    runtimeContext: options.runtimeContext ?? {},
+    messages,
+  };
   const tools: Tool[] = [];
   const skipped: string[] = [];
   for (const [name, peer] of Object.entries(toolSet)) {
@@ -145,10 +206,12 @@ export function fromAISDKTools(toolSet: Readonly<Record<string, AISDKToolLike>>,
     const input = aiSdkInputSchema(name, peer.inputSchema);
     assertObjectSchema('fromAISDKTools', name, input);
     const description = typeof peer.description === 'function' ? peer.description({ context }) : peer.description;
+    const needsApproval = approvalRule(approval, name, peer);
     const tool: Tool = {
       name,
       ...(description !== undefined ? { description } : {}),
       input,
+      ...(needsApproval !== undefined ? { needsApproval } : {}),
       async *execute(args: unknown, ctx: ToolContext): AsyncGenerator<unknown, ToolResult, undefined> {
         const execOptions: AISDKToolExecutionOptions = { toolCallId: ctx.toolCallId, messages: messages(), abortSignal: ctx.signal, context };
         const returned = peer.execute!(args, execOptions);
@@ -165,21 +228,103 @@ export function fromAISDKTools(toolSet: Readonly<Record<string, AISDKToolLike>>,
         return await aiSdkResult(peer, ctx.toolCallId, args, output);
       },
     };
-    peers.set(tool, peer);
     tools.push(tool);
   }
-  const beforeToolCall = approvalHook(
-    'fromAISDKTools',
-    async (tool, args, call) => {
-      const peer = peers.get(tool);
-      if (peer === undefined) return undefined;
-      const rule = peer.needsApproval;
-      if (typeof rule === 'function') return (await rule(args, { toolCallId: call.id, messages: messages(), context })) === true;
-      return rule === true;
-    },
-    options.approve,
-  );
-  return { tools, beforeToolCall, skipped };
+  return { tools, skipped };
+}
+
+/** What the approval rules of one {@link fromAISDKTools} call share. */
+interface ApprovalEnv {
+  readonly toolSet: Readonly<Record<string, AISDKToolLike>>;
+  readonly toolApproval: AISDKToolApproval | undefined;
+  readonly context: unknown;
+  readonly runtimeContext: unknown;
+  readonly messages: () => unknown[];
+}
+
+type Decision = 'ask' | 'run' | { denied: string | undefined };
+
+/**
+ * The toolrun `needsApproval` of one AI SDK tool: `toolApproval`'s answer for it when there is
+ * one (as ai 7's `generateText` resolves it: the function form for every call, else the tool's
+ * own entry when not null), else the tool's `needsApproval`. `undefined` when no call of the
+ * tool can need approval (no rule at all, or a static status that never asks).
+ */
+function approvalRule(env: ApprovalEnv, name: string, peer: AISDKToolLike): Tool['needsApproval'] {
+  const config = env.toolApproval;
+  const entry: unknown = typeof config === 'object' && Object.hasOwn(config, name) ? config[name] : undefined;
+  if (typeof config !== 'function' && (entry === undefined || entry === null)) {
+    // The tool's own rule, as the SDK reads it (called on the tool, as the SDK calls it): truthy asks.
+    const rule = peer.needsApproval;
+    if (typeof rule !== 'function') return rule ? true : undefined;
+    return async (input: unknown, { toolCall }: NeedsApprovalContext) =>
+      Boolean(await rule.call(peer, input, { toolCallId: toolCall.id, messages: env.messages(), context: env.context }));
+  }
+  if (typeof config !== 'function' && typeof entry !== 'function') {
+    // A static status: decided once, here; one that is none of the four is a TypeError now.
+    let decision: Decision;
+    try {
+      decision = readStatus(name, entry);
+    } catch (error) {
+      throw new TypeError(`fromAISDKTools: options.${(error as Error).message}`);
+    }
+    if (decision === 'ask') return true;
+    if (decision === 'run') return undefined;
+  }
+  return async (input: unknown, { toolCall }: NeedsApprovalContext) => {
+    let status: unknown;
+    if (typeof config === 'function') {
+      status = await config({
+        toolCall: { type: 'tool-call', toolCallId: toolCall.id, toolName: name, input },
+        tools: env.toolSet,
+        toolsContext: Object.fromEntries(Object.keys(env.toolSet).map((key) => [key, env.context])),
+        runtimeContext: env.runtimeContext,
+        messages: env.messages(),
+      });
+    } else if (typeof entry === 'function') {
+      status = await (entry as AISDKSingleToolApproval)(input, {
+        toolCallId: toolCall.id,
+        messages: env.messages(),
+        toolContext: env.context,
+        runtimeContext: env.runtimeContext,
+      });
+    } else {
+      status = entry;
+    }
+    const decision = readStatus(name, status);
+    // Denied: the call is rejected without asking anyone, and never runs (RuleDenial's text is its result).
+    if (typeof decision === 'object') throw new RuleDenial(deniedText(name, decision.denied));
+    return decision === 'ask';
+  };
+}
+
+/**
+ * Reads one `ToolApprovalStatus`. @throws Error naming the tool and the value for anything
+ * that is not one (the call is then rejected: its rule threw, P4).
+ */
+function readStatus(name: string, status: unknown): Decision {
+  const type = typeof status === 'object' && status !== null ? (status as { type?: unknown }).type : status;
+  switch (type) {
+    case undefined:
+    case 'not-applicable':
+    case 'approved':
+      return 'run';
+    case 'user-approval':
+      return 'ask';
+    case 'denied': {
+      const reason = typeof status === 'object' ? (status as { reason?: unknown }).reason : undefined;
+      return { denied: typeof reason === 'string' && reason !== '' ? reason : undefined };
+    }
+    default:
+      throw new Error(
+        `toolApproval gave tool "${name}" the status ${describeValue(status)}, not one of 'not-applicable', 'approved', 'denied', 'user-approval' (or an object with that type)`,
+      );
+  }
+}
+
+/** The error text of a call `toolApproval` denied (the SDK's `execution-denied`). */
+function deniedText(name: string, reason: string | undefined): string {
+  return `The application denied this call to tool "${name}"${reason === undefined ? '' : `: ${reason}`}. It was not run; do not call it again unless the user asks for it.`;
 }
 
 /** An AI SDK `inputSchema` → a toolrun input schema (see {@link fromAISDKTools}). */
@@ -257,8 +402,13 @@ export interface AISDKTool {
   toModelOutput: (options: { output: AISDKToolOutput }) => AISDKModelOutput;
 }
 
-/** Options of {@link toAISDKTools}: the `runTools` options each call runs with (the SDK's `abortSignal` is the signal). */
-export type ToAISDKToolsOptions = Pick<RunToolsOptions, 'timeoutMs' | 'abortGraceMs' | 'maxResultChars' | 'beforeToolCall' | 'afterToolCall'>;
+/**
+ * Options of {@link toAISDKTools}: the `runTools` options each call runs with (the SDK's
+ * `abortSignal` is the signal). `approve` answers the tools' `needsApproval` (H1, H2); without
+ * it a call that needs approval is not run (one SDK tool call cannot pause) and the SDK gets
+ * an error saying so.
+ */
+export type ToAISDKToolsOptions = Pick<RunToolsOptions, 'timeoutMs' | 'abortGraceMs' | 'maxResultChars' | 'beforeToolCall' | 'afterToolCall' | 'approve'>;
 
 /**
  * Turns toolrun tools into an AI SDK `ToolSet` for `generateText` / `streamText`.
@@ -272,6 +422,10 @@ export type ToAISDKToolsOptions = Pick<RunToolsOptions, 'timeoutMs' | 'abortGrac
  * `{ type: 'result', content, details }`, is the tool's output. An error result is thrown as
  * an `Error` with the result's text, which the SDK sends to the model as an `error-text`
  * tool result.
+ *
+ * A tool's `needsApproval` holds too: `options.approve` is asked; without it such a call is
+ * not run, and its error tells the model a person's approval is needed (a `runTools` inside
+ * one SDK tool call cannot pause for later).
  *
  * Not kept: `executionMode: 'sequential'` (S3) and `maxConcurrency` across calls — the SDK
  * starts a step's calls itself, each in its own `runTools`; order and pairing of results
@@ -310,10 +464,14 @@ export function toAISDKTools(tools: readonly Tool[], options: ToAISDKToolsOption
           tools: [tool],
           ...(abortSignal !== undefined ? { signal: abortSignal } : {}),
         });
-        for await (const event of run) {
+        let step = await run.next();
+        for (; step.done !== true; step = await run.next()) {
+          const event = step.value;
           if (event.type === 'tool_execution_update') yield { type: 'progress', progress: event.progress };
           else if (event.type === 'tool_result') result = event.message;
         }
+        // The tool's needsApproval asked and no `approve` answered: one SDK tool call cannot pause (H3), so it is not run.
+        if (step.value.paused !== undefined) throw new Error(notAskedText(tool.name));
         // runTools answers every call (O2): a missing result would be a toolrun bug.
         if (result === undefined) throw new Error(`toolrun gave no result for the call to "${tool.name}"`);
         if (result.isError) throw new Error(contentToText(result.content));
@@ -325,6 +483,10 @@ export function toAISDKTools(tools: readonly Tool[], options: ToAISDKToolsOption
     set[tool.name] = aiTool;
   }
   return set;
+}
+
+function notAskedText(name: string): string {
+  return `The call to tool "${name}" needs a person's approval, and no one could be asked here, so it was not run. Tell the user it needs their approval.`;
 }
 
 function aiSdkModelOutput(output: AISDKToolOutput): AISDKModelOutput {

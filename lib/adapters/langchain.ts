@@ -7,6 +7,7 @@
  * @module
  */
 import type { ContentBlock, InputSchema, Tool, ToolContext, ToolResult } from '../core/tool.ts';
+import { ErrorWithDetails } from '../core/stages/outcome.ts';
 import { describeValue } from '../core/tool.ts';
 import { inputJsonSchema } from '../schemas/json-schema.ts';
 import { assertObjectSchema, imageBlock, isStandardSchema, outputText } from './shared.ts';
@@ -35,16 +36,23 @@ export interface FromLangChainToolsOptions {
  *   the model's arguments (P5) and LangChain then parses the same raw arguments with its own
  *   schema (zod defaults and transforms apply once, in LangChain);
  * - the call runs as `invoke({ type: 'tool_call', id, name, args }, { ...config, signal })`
- *   with the call's signal, so aborting the run aborts the LangChain call (its `invoke`
- *   rejects with an AbortError at once) (A2);
+ *   with the call's signal, which the tool's function receives as `config.signal` (A2). At
+ *   an abort, LangChain's `tool()` rejects `invoke` with the signal's error at once, while
+ *   its function runs on: that rejection is not taken as the tool having stopped, so a call
+ *   whose tool does not answer otherwise ends `abandoned` after `abortGraceMs` (or
+ *   `timed_out`, "it may still be running"), as through the other adapters (A3). An error
+ *   of the tool's own after the abort (a `StructuredTool` that stops and says so) is
+ *   `interrupted`;
  * - the returned `ToolMessage`: string `content` → text; content blocks → text and base64
  *   images (`image` blocks with `data` / `base64`, `image_url` data URLs), other blocks as
  *   JSON text; `artifact` (`responseFormat: 'content_and_artifact'`) → `details`;
- *   `status: 'error'` → an error result; a throw (including LangChain's
- *   `ToolInputParsingException`) → an error result with its message.
+ *   `status: 'error'` → an error result, its `artifact` still `details`; a throw
+ *   (including LangChain's `ToolInputParsingException`) → an error result with its message.
  *
  * Not mapped: `returnDirect` (runAgent decides when to stop; use `terminate` in an
- * `afterToolCall`), callbacks other than those in `config`.
+ * `afterToolCall`), callbacks other than those in `config`. Approval: LangChain tools have
+ * no rule of their own (LangChain asks in its agent middleware); give the adapted tool one,
+ * `{ ...tool, needsApproval: true }` (contract H1).
  *
  * @throws TypeError naming the tool when its schema is not an object schema or cannot be
  *   written as JSON Schema (zod 3), or `invoke` is missing.
@@ -68,20 +76,59 @@ export function fromLangChainTools(peers: readonly LangChainToolLike[], options:
       ...(peer.description !== undefined && peer.description !== '' ? { description: peer.description } : {}),
       input,
       async execute(args: unknown, { toolCallId, signal }: ToolContext): Promise<ToolResult> {
-        const message = (await peer.invoke({ type: 'tool_call', id: toolCallId, name: peer.name, args }, { ...config, signal })) as {
-          content?: unknown;
-          artifact?: unknown;
-          status?: unknown;
-        };
+        let answer: unknown;
+        try {
+          answer = await peer.invoke({ type: 'tool_call', id: toolCallId, name: peer.name, args }, { ...config, signal });
+        } catch (error) {
+          if (isSignalRace(error, signal)) return unconfirmed();
+          throw error;
+        }
+        const message = answer as { content?: unknown; artifact?: unknown; status?: unknown };
         const isMessage = typeof message === 'object' && message !== null && 'content' in message;
         const content = langChainContent(isMessage ? message.content : message);
-        if (isMessage && message.status === 'error') throw new Error(content.map((b) => (b.type === 'text' ? b.text : '[image]')).join('\n'));
+        const artifact = isMessage ? message.artifact : undefined;
+        if (isMessage && message.status === 'error') {
+          const text = content.map((b) => (b.type === 'text' ? b.text : '[image]')).join('\n');
+          throw artifact === undefined ? new Error(text) : new ErrorWithDetails(text, artifact);
+        }
         const result: ToolResult = { content };
-        if (isMessage && message.artifact !== undefined) result.details = message.artifact;
+        if (artifact !== undefined) result.details = artifact;
         return result;
       },
     };
   });
+}
+
+/**
+ * True when `error` is what LangChain rejects an `invoke` with once `signal` aborted: its
+ * `tool()` races the function against the signal and rejects at the abort with the signal's
+ * error (the reason when it is an `Error`, `new Error(reason)` for a string, else
+ * `new Error('Aborted')`: `getAbortSignalError` of `@langchain/core` 1.4), while the function
+ * runs on — so that rejection says nothing about whether the tool stopped. A `StructuredTool`
+ * that stops by throwing its signal's reason (`signal.throwIfAborted()`) looks the same and is
+ * read the same way: not a confirmation. An error of the tool's own (any other) is one.
+ */
+function isSignalRace(error: unknown, signal: AbortSignal): boolean {
+  if (!signal.aborted) return false;
+  const reason: unknown = signal.reason;
+  if (error === reason) return true;
+  try {
+    if (!(error instanceof Error) || reason instanceof Error) return false;
+    return error.message === (typeof reason === 'string' ? reason : 'Aborted');
+  } catch {
+    return false; // a revoked Proxy or a throwing getter: not LangChain's error
+  }
+}
+
+/**
+ * The answer to an abort LangChain did not confirm (see {@link isSignalRace}): a promise that
+ * never settles, as the call of a tool that ignores its signal. toolrun then lets go of the
+ * call after its grace (`abortGraceMs`, or `withTimeout`'s `graceMs`) and reports it
+ * `abandoned` — or `timed_out`, "it may still be running" — which is the truth (contract A3).
+ * Nothing holds the promise after that, so it is collected with the call.
+ */
+function unconfirmed(): Promise<never> {
+  return new Promise<never>(() => {});
 }
 
 function langChainInputSchema(peer: LangChainToolLike): InputSchema {

@@ -5,9 +5,9 @@
  *
  * @module
  */
-import type { ContentBlock, JsonSchema, Tool, ToolContext, ToolResult } from '../core/tool.ts';
+import type { ContentBlock, JsonSchema, NeedsApprovalContext, Tool, ToolContext, ToolResult } from '../core/tool.ts';
 import { describeValue } from '../core/tool.ts';
-import { approvalHook, assertObjectSchema, imageBlock, outputText, type ApprovalHook, type ApproveFunction, type ForeignFunction } from './shared.ts';
+import { assertObjectSchema, imageBlock, outputText, refuseAdapterApprove, type ForeignFunction } from './shared.ts';
 
 /**
  * The fields of an Agents SDK `FunctionTool` (what `tool({ … })` returns) that
@@ -22,6 +22,7 @@ export interface OpenAIAgentsToolLike {
   readonly strict?: boolean | undefined;
   /** Present on function tools (hosted tools have none and are skipped). */
   readonly invoke?: ForeignFunction<[runContext: unknown, input: string, details?: unknown], Promise<unknown>> | undefined;
+  /** `tool()` always sets it (`needsApproval: true` becomes a function answering `true`); a truthy answer asks, as in the SDK's runner. */
   readonly needsApproval?: ForeignFunction<[runContext: unknown, input: unknown, callId?: string], Promise<boolean>> | undefined;
 }
 
@@ -33,21 +34,12 @@ export interface FromOpenAIAgentsToolsOptions {
    * @default `{ context: undefined }`
    */
   runContext?: unknown;
-  /**
-   * Asked for every call whose tool's `needsApproval` says yes; without it such calls are
-   * deferred, as in the Agents SDK (interruptions): the batch pauses with their approval
-   * requests (`ToolBatch.paused`, contract H1, H3).
-   * @default none
-   */
-  approve?: ApproveFunction;
 }
 
 /** What {@link fromOpenAIAgentsTools} returns. */
 export interface FromOpenAIAgentsToolsResult {
-  /** One toolrun tool per function tool, in order. */
+  /** One toolrun tool per function tool, in order; a tool with an SDK `needsApproval` carries it as its own (contract H1). */
   tools: Tool[];
-  /** Applies the tools' `needsApproval`; pass it as `beforeToolCall` (it returns `undefined` for other tools). */
-  beforeToolCall: ApprovalHook;
   /** Names of the tools left out because they are not function tools (hosted tools, computer, shell…). */
   skipped: string[];
 }
@@ -65,7 +57,13 @@ export interface FromOpenAIAgentsToolsResult {
  * - the output: a string as text; `{ type: 'text' }` / `{ type: 'image' }` outputs (or an
  *   array of them) as content blocks (images with base64 `data`; an image given by URL or
  *   file id becomes a short text); anything else as JSON text. The raw output is `details`;
- * - `needsApproval(runContext, input, callId)` → the returned `beforeToolCall`.
+ * - `needsApproval(runContext, input, callId)` → the tool's own `needsApproval` (contract
+ *   H1), called with the `runContext` option, the validated arguments and the call id; a
+ *   truthy answer asks, as in the SDK's runner. So `runTools(calls, { tools })` alone pauses a
+ *   call that needs approval (`ToolBatch.paused`, as the SDK's run stops with
+ *   `interruptions`), and with `runTools`' `approve` it is asked; toolrun's wrappers
+ *   (`withTimeout`, `withRetry`, `mapProgress`) keep the rule. Approvals recorded in the
+ *   SDK's `RunContext` (`approveTool`) are not consulted: toolrun's own decisions are.
  *
  * Not mapped: a thrown error inside `invoke` is turned into text by the tool's own
  * `errorFunction` (the SDK's default says "An error occurred while running the tool…"),
@@ -73,20 +71,23 @@ export interface FromOpenAIAgentsToolsResult {
  * guardrails and `deferLoading` are not consulted.
  *
  * @throws TypeError naming the tool when its `parameters` are not an object schema or
- *   `invoke` is missing.
+ *   `invoke` is missing; when `options.approve` is given (removed in issue 19: pass
+ *   `approve` to `runTools`).
  *
  * @example
  * ```ts
- * const { tools, beforeToolCall } = fromOpenAIAgentsTools([getWeather], { approve: askUser });
- * for await (const event of runTools(calls, { tools, beforeToolCall })) console.log(event.type);
+ * const { tools } = fromOpenAIAgentsTools([getWeather, sendEmail]);
+ * // sendEmail has needsApproval: true — asked here; without `approve` the batch pauses with its request.
+ * const approve = async (request) => ({ approvalId: request.approvalId, approved: await askUser(request) });
+ * for await (const event of runTools(calls, { tools, approve })) console.log(event.type);
  * ```
  */
 export function fromOpenAIAgentsTools(peers: readonly OpenAIAgentsToolLike[], options: FromOpenAIAgentsToolsOptions = {}): FromOpenAIAgentsToolsResult {
   if (!Array.isArray(peers)) {
     throw new TypeError(`fromOpenAIAgentsTools: expected an array of tools, received ${describeValue(peers)}`);
   }
+  refuseAdapterApprove('fromOpenAIAgentsTools', options);
   const runContext = options.runContext ?? { context: undefined };
-  const byTool = new Map<Tool, OpenAIAgentsToolLike>();
   const tools: Tool[] = [];
   const skipped: string[] = [];
   for (const peer of peers as readonly OpenAIAgentsToolLike[]) {
@@ -105,10 +106,14 @@ export function fromOpenAIAgentsTools(peers: readonly OpenAIAgentsToolLike[], op
     }
     assertObjectSchema('fromOpenAIAgentsTools', peer.name, peer.parameters);
     const invoke = peer.invoke.bind(peer);
+    const rule = peer.needsApproval;
     const tool: Tool = {
       name: peer.name,
       ...(peer.description !== undefined ? { description: peer.description } : {}),
       input: peer.parameters,
+      ...(typeof rule === 'function'
+        ? { needsApproval: async (input: unknown, { toolCall }: NeedsApprovalContext) => Boolean(await rule.call(peer, runContext, input, toolCall.id)) }
+        : {}),
       async execute(args: unknown, { toolCallId, signal }: ToolContext): Promise<ToolResult> {
         const json = JSON.stringify(args ?? {});
         const toolCall = { type: 'function_call', callId: toolCallId, name: peer.name, arguments: json };
@@ -116,20 +121,9 @@ export function fromOpenAIAgentsTools(peers: readonly OpenAIAgentsToolLike[], op
         return { content: agentsOutputContent(output), details: output };
       },
     };
-    byTool.set(tool, peer);
     tools.push(tool);
   }
-  const beforeToolCall = approvalHook(
-    'fromOpenAIAgentsTools',
-    async (tool, args, call) => {
-      const peer = byTool.get(tool);
-      if (peer === undefined) return undefined;
-      if (typeof peer.needsApproval !== 'function') return false;
-      return (await peer.needsApproval(runContext, args, call.id)) === true;
-    },
-    options.approve,
-  );
-  return { tools, beforeToolCall, skipped };
+  return { tools, skipped };
 }
 
 /** An Agents SDK tool output → content blocks (see {@link fromOpenAIAgentsTools}). */

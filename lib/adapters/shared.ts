@@ -1,6 +1,6 @@
 /**
- * Helpers shared by the adapters to other tool ecosystems: approval requests, schema checks,
- * and reading a peer's output as result content.
+ * Helpers shared by the adapters to other tool ecosystems: schema checks, reading a peer's
+ * output as result content, the removed `approve` option.
  *
  * None of these import a peer package: the adapters work on the peers' shapes only, so
  * `import 'toolrun'` never loads the AI SDK, the OpenAI Agents SDK or LangChain.
@@ -8,8 +8,7 @@
  * @module
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import type { BeforeToolCallContext, BeforeToolCallResult } from '../core/options.ts';
-import type { ContentBlock, InputSchema, JsonSchema, Tool, ToolCall } from '../core/tool.ts';
+import type { ContentBlock, InputSchema, JsonSchema } from '../core/tool.ts';
 import { describeValue } from '../core/tool.ts';
 import { inputJsonSchema } from '../schemas/json-schema.ts';
 
@@ -21,46 +20,18 @@ import { inputJsonSchema } from '../schemas/json-schema.ts';
 export type ForeignFunction<A extends unknown[], R> = { call(...args: A): R }['call'];
 
 /**
- * One call that a peer tool says needs a person's approval, as the adapters' `approve`
- * option receives it.
+ * Refuses the `approve` option the adapters took before issue 19: the peer's rule is now the
+ * adapted tool's own `needsApproval`, and `runTools`' (or `runAgent`'s) `approve` decides. A
+ * caller still passing it (plain JavaScript, a cast) would otherwise see its calls pause
+ * where it expected to be asked.
+ *
+ * @throws TypeError naming the adapter and saying where the function goes now.
  */
-export interface ApprovalRequest {
-  /** The call as the model wrote it. */
-  toolCall: ToolCall;
-  /** The validated arguments the peer tool would receive. */
-  input: unknown;
-  /** The run's signal: a prompt should give up when it aborts. */
-  signal: AbortSignal;
-}
-
-/**
- * Asks whether a call may run: `true` runs it, `false` turns it into an error result that
- * tells the model the call was denied. A throw becomes the call's error result (P4).
- */
-export type ApproveFunction = (request: ApprovalRequest) => boolean | Promise<boolean>;
-
-/** The `beforeToolCall` hook an adapter returns next to its tools. */
-export type ApprovalHook = (context: BeforeToolCallContext) => Promise<BeforeToolCallResult | undefined>;
-
-/**
- * Builds the `beforeToolCall` hook that applies the peers' approval rules.
- * `needsApproval(tool, args, call)` says whether a call needs approval (`undefined`: the tool
- * is not one of this adapter's). Without `approve`, a call that needs approval is deferred
- * (`{ needsApproval: true }`: the batch pauses with its request, contract H1), as the AI SDK
- * and the OpenAI Agents SDK pause; with it, `approve` decides.
- */
-export function approvalHook(
-  adapter: string,
-  needsApproval: (tool: Tool, args: unknown, call: ToolCall) => Promise<boolean | undefined>,
-  approve: ApproveFunction | undefined,
-): ApprovalHook {
-  return async ({ tool, args, toolCall, signal }) => {
-    const needed = await needsApproval(tool, args, toolCall);
-    if (needed !== true) return undefined;
-    if (approve === undefined) return { needsApproval: true, reason: `The tool "${tool.name}" asks for a person's approval before it runs (its needsApproval, through ${adapter}).` };
-    if (await approve({ toolCall, input: args, signal })) return undefined;
-    return { block: true, reason: `The call to "${tool.name}" was not approved, so it was not run.` };
-  };
+export function refuseAdapterApprove(adapter: string, options: object): void {
+  if ((options as { approve?: unknown }).approve === undefined) return;
+  throw new TypeError(
+    `${adapter}: options.approve was removed; the adapted tools carry their needsApproval, so pass your approval function to runTools (or runAgent) as \`approve\`: (request) => ({ approvalId: request.approvalId, approved })`,
+  );
 }
 
 /** True for a Standard Schema (an object or a function with a `~standard` object). */

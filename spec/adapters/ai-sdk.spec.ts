@@ -162,7 +162,7 @@ describe.each(versions)('fromAISDKTools ($label)', ({ ai }) => {
     expect([failed!.isError, text(failed!)]).toEqual([true, 'camera offline']);
   });
 
-  it('H1: needsApproval maps onto the returned beforeToolCall: deferred without approve (the batch pauses, then resumes), asked with it', async () => {
+  it("H1: needsApproval is the adapted tool's own: deferred without approve (the batch pauses, then resumes), asked with runTools' approve", async () => {
     const ran: string[] = [];
     const set = {
       rm: ai.tool({
@@ -180,32 +180,37 @@ describe.each(versions)('fromAISDKTools ($label)', ({ ai }) => {
       { id: '2', name: 'rm', arguments: { path: 'tmp' } },
       { id: '3', name: 'ls', arguments: {} },
     ];
-    const deferring = fromAISDKTools(set);
-    const paused = (await collect(runTools(calls, { tools: deferring.tools, beforeToolCall: deferring.beforeToolCall }))).batch;
+    const { tools } = fromAISDKTools(set);
+    // `needsApproval: false` leaves no rule on the tool: its calls pay for no approval step.
+    expect(tools.map((t) => typeof t.needsApproval)).toEqual(['function', 'undefined']);
+    const paused = (await collect(runTools(calls, { tools }))).batch;
     // Call 1 waits for a person; calls 2 and 3 ran, their results kept in the state (call order).
     expect(paused.messages).toEqual([]);
-    expect(paused.paused!.requests.map((r) => [r.toolCallId, r.source, r.input])).toEqual([['1', 'hook', { path: '/etc' }]]);
-    expect(paused.paused!.requests[0]!.reason).toMatch(/asks for a person's approval/);
+    expect(paused.paused!.requests.map((r) => [r.toolCallId, r.source, r.input])).toEqual([['1', 'tool', { path: '/etc' }]]);
     expect(ran).toEqual(['tmp']);
     const resumed = await results(calls, {
-      tools: deferring.tools,
-      beforeToolCall: deferring.beforeToolCall,
+      tools,
       resume: { state: JSON.stringify(paused.paused!.state), approvals: [{ approvalId: paused.paused!.requests[0]!.approvalId, approved: true }] },
     });
     expect(resumed.map(text)).toEqual(['removed', 'removed', 'a b']);
     expect(ran).toEqual(['tmp', '/etc']);
     ran.length = 0;
     const asked: unknown[] = [];
-    const approving = fromAISDKTools(set, {
-      approve: ({ toolCall, input }) => {
-        asked.push([toolCall.id, input]);
-        return false;
+    const r2 = await results(calls, {
+      tools,
+      approve: (request) => {
+        asked.push([request.toolCallId, request.input]);
+        return { approvalId: request.approvalId, approved: false };
       },
     });
-    const r2 = await results(calls, { tools: approving.tools, beforeToolCall: approving.beforeToolCall });
     expect(asked).toEqual([['1', { path: '/etc' }]]);
-    expect(text(r2[0]!)).toMatch(/not approved/);
+    expect(text(r2[0]!)).toMatch(/A person denied this call to tool "rm"/);
     expect(ran).toEqual(['tmp']);
+  });
+
+  it('H1: the removed approve option is a TypeError that says where the function goes now', () => {
+    const set = { ls: ai.tool({ inputSchema: z.object({}), execute: async () => 'a b' }) };
+    expect(() => fromAISDKTools(set, { approve: () => true } as never)).toThrow(/options\.approve was removed.*pass your approval function to runTools/);
   });
 
   it('a non-object input schema (z.string()) is a TypeError naming the tool; tools without execute are skipped', () => {
@@ -282,6 +287,36 @@ describe.each(versions)('toAISDKTools ($label)', ({ ai, test }) => {
     const sent = model.doGenerateCalls[0]!.tools?.[0] as { name: string; inputSchema: { properties: object } } | undefined;
     expect(sent?.name).toBe('add');
     expect(Object.keys(sent!.inputSchema.properties)).toEqual(['a', 'b']);
+  });
+
+  it("H1: a tool's needsApproval holds inside generateText: without approve it is not run and the model is told why; approve decides", async () => {
+    let sent = 0;
+    const send = defineTool({
+      name: 'add',
+      input: z.object({ a: z.number(), b: z.number() }),
+      needsApproval: ({ a }) => a > 1,
+      execute: ({ a, b }) => {
+        sent++;
+        return String(a + b);
+      },
+    });
+    // Fails if the call ran (sent > 0) or ended with toolrun's "gave no result" instead of the approval text.
+    const unasked = toolCallingModel('{"a":2,"b":3}');
+    await ai.generateText({ model: unasked, tools: toAISDKTools([send]), prompt: 'add', stopWhen: ai.stepCountIs(3) });
+    const told = unasked.doGenerateCalls[1]!.prompt.find((m) => m.role === 'tool')?.content[0] as { output: { type: string; value: string } };
+    expect(told.output.type).toBe('error-text');
+    expect(told.output.value).toMatch(/needs a person's approval, and no one could be asked here, so it was not run/);
+    expect(sent).toBe(0);
+    const asked: unknown[] = [];
+    const approving = toolCallingModel('{"a":2,"b":3}');
+    const result = await ai.generateText({
+      model: approving,
+      tools: toAISDKTools([send], { approve: (request) => (asked.push(request.input), { approvalId: request.approvalId, approved: true }) }),
+      prompt: 'add',
+      stopWhen: ai.stepCountIs(3),
+    });
+    expect(result.steps[0]!.toolResults[0]!.output).toEqual({ type: 'result', content: [{ type: 'text', text: '5' }] });
+    expect([asked, sent]).toEqual([[{ a: 2, b: 3 }], 1]);
   });
 
   it("invalid arguments are rejected by the tool's own schema and reach the model as an error (P5)", async () => {

@@ -78,21 +78,26 @@ describe('fromLangChainTools', () => {
     expect([r!.isError, text(r!)]).toEqual([true, 'no network']);
   });
 
-  it('aborting the run aborts the LangChain invoke via config.signal (A2)', async () => {
+  it("aborting the run aborts the signal the LangChain function gets as config.signal (A2); one that never ends is abandoned (A3, spec/adapters/abort.spec.ts)", async () => {
     const started = gate();
+    const sawAbort = gate();
     const never = tool(
-      async () => {
+      async (_input, config) => {
+        config.signal?.addEventListener('abort', () => sawAbort.open());
         started.open();
         return new Promise<string>(() => {});
       },
       { name: 'never', description: 'hangs', schema: z.object({}) },
     );
     const controller = new AbortController();
-    const run = collect(runTools([{ id: 'n', name: 'never', arguments: {} }], { tools: fromLangChainTools([never]), signal: controller.signal, abortGraceMs: 60_000 }));
+    const run = collect(runTools([{ id: 'n', name: 'never', arguments: {} }], { tools: fromLangChainTools([never]), signal: controller.signal }));
     await started.promise;
     controller.abort();
-    // The grace period is a minute: the result comes from LangChain's invoke rejecting on the signal, not from toolrun giving up.
-    expect((await run).batch.messages[0]!.isError).toBe(true);
+    // Fails (the spec times out) if the function's config.signal is not the call's.
+    await sawAbort.promise;
+    const { events, batch } = await run;
+    expect(events.flatMap((e) => (e.type === 'tool_execution_end' ? [e.outcome] : []))).toEqual(['abandoned']);
+    expect(batch.messages[0]!.isError).toBe(true);
   });
 
   it('a non-object schema (z.string()) is a TypeError naming the tool', () => {

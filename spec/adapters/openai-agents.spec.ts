@@ -77,13 +77,17 @@ describe('fromOpenAIAgentsTools', () => {
     expect([b!.isError, text(b!)]).toEqual([true, 'disk full']);
   });
 
-  it('H1: needsApproval maps onto the returned beforeToolCall: deferred without approve (the batch pauses), asked with it', async () => {
+  it("H1: needsApproval is the adapted tool's own: deferred without approve (the batch pauses), asked with runTools' approve", async () => {
     const ran: string[] = [];
+    const seen: unknown[] = [];
     const rm = tool({
       name: 'rm',
       description: 'remove',
       parameters: z.object({ path: z.string() }),
-      needsApproval: async (_ctx, { path }) => path.startsWith('/'),
+      needsApproval: async (runContext, { path }, callId) => {
+        seen.push([runContext.context, callId]);
+        return path.startsWith('/');
+      },
       execute: async ({ path }) => {
         ran.push(path);
         return 'ok';
@@ -93,23 +97,26 @@ describe('fromOpenAIAgentsTools', () => {
       { id: '1', name: 'rm', arguments: '{"path":"/etc"}' },
       { id: '2', name: 'rm', arguments: '{"path":"tmp"}' },
     ];
-    const deferring = fromOpenAIAgentsTools([rm]);
-    const paused = (await collect(runTools(calls, { tools: deferring.tools, beforeToolCall: deferring.beforeToolCall }))).batch;
+    const { tools } = fromOpenAIAgentsTools([rm], { runContext: new RunContext({ user: 'ada' }) });
+    const paused = (await collect(runTools(calls, { tools }))).batch;
     expect(paused.messages).toEqual([]);
-    expect(paused.paused!.requests.map((r) => [r.toolCallId, r.source])).toEqual([['1', 'hook']]);
+    expect(paused.paused!.requests.map((r) => [r.toolCallId, r.source])).toEqual([['1', 'tool']]);
+    expect(seen).toEqual([
+      [{ user: 'ada' }, '1'],
+      [{ user: 'ada' }, '2'],
+    ]);
     expect(ran).toEqual(['tmp']);
     const denied = await results(calls, {
-      tools: deferring.tools,
-      beforeToolCall: deferring.beforeToolCall,
+      tools,
       resume: { state: paused.paused!.state, approvals: [{ approvalId: paused.paused!.requests[0]!.approvalId, approved: false }] },
     });
     expect(denied.map((r) => r.isError)).toEqual([true, false]);
     expect(text(denied[0]!)).toMatch(/A person denied this call to tool "rm"/);
     expect(ran).toEqual(['tmp']);
-    const approved = fromOpenAIAgentsTools([rm], { approve: ({ toolCall }) => toolCall.id === '1' });
-    const r2 = await results(calls, { tools: approved.tools, beforeToolCall: approved.beforeToolCall });
+    const r2 = await results(calls, { tools, approve: (request) => ({ approvalId: request.approvalId, approved: request.toolCallId === '1' }) });
     expect(r2.map((r) => r.isError)).toEqual([false, false]);
     expect(ran).toEqual(['tmp', '/etc', 'tmp']);
+    expect(() => fromOpenAIAgentsTools([rm], { approve: () => true } as never)).toThrow(/options\.approve was removed/);
   });
 
   it('aborting the run aborts the invocation through details.signal (A2)', async () => {

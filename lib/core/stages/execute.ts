@@ -13,7 +13,7 @@ import type { AbortCause } from '../abort.ts';
 import { CallContext, type CallRecord } from '../call.ts';
 import { textContent, type ContentBlock, type ToolResult } from '../tool.ts';
 import { Problem, readToolOutput } from './foreign.ts';
-import { errorText, Outcome, outcomeText } from './outcome.ts';
+import { errorText, Outcome, outcomeText, thrownDetails } from './outcome.ts';
 
 /**
  * Calls the tool's `execute` with the validated input and a context whose `signal` is the
@@ -69,7 +69,8 @@ export function executedFromReturn(record: Stopped, value: unknown, stoppedBy: A
  * The outcome of a tool that threw: its own failure, or — when its signal had aborted
  * before it threw (`stoppedBy`) — the consequence of the run's abort or its timeout. An
  * `AbortError` the tool raised on its own (its fetch timed out, say) is an ordinary
- * failure: the run was not cancelled (case C10, variant V).
+ * failure: the run was not cancelled (case C10, variant V). A failure's result keeps the
+ * `details` of an `ErrorWithDetails` (an adapter's peer that failed with data).
  */
 export function executedFromThrow(record: Stopped, error: unknown, stoppedBy: AbortCause | undefined = record.cause): Outcome {
   const toolName = record.call.name;
@@ -82,8 +83,12 @@ export function executedFromThrow(record: Stopped, error: unknown, stoppedBy: Ab
         'interrupted',
         `Interrupted: the run was aborted while tool "${toolName}" was running; it stopped before finishing and may have had partial effects.`,
       );
-    default:
-      return outcomeText('error', errorText(error));
+    default: {
+      const outcome = outcomeText('error', errorText(error));
+      const details = thrownDetails(error);
+      if (details !== undefined) outcome.result.details = details;
+      return outcome;
+    }
   }
 }
 

@@ -28,3 +28,44 @@ export function outcomeText(outcome: CallOutcome, text: string): Outcome {
 
 /** A text for a thrown value (see {@link thrownText}: never throws). */
 export const errorText = thrownText;
+
+/**
+ * @internal An `Error` whose `details` the call's error result keeps (the result of an
+ * ordinary throw has none). Thrown by the adapters for a peer that fails with data: a
+ * LangChain `ToolMessage` with `status: 'error'` and an `artifact`. Not exported from the
+ * package.
+ */
+export class ErrorWithDetails extends Error {
+  constructor(
+    message: string,
+    readonly details: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** The `details` of an {@link ErrorWithDetails}; `undefined` for anything else (never throws: a revoked Proxy is "anything else"). */
+export function thrownDetails(error: unknown): unknown {
+  try {
+    return error instanceof ErrorWithDetails ? error.details : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * @internal Thrown by a tool's `needsApproval` to refuse the call outright, without asking
+ * anyone: the call is `rejected` with this message as its text (an adapter's peer policy
+ * that denies, such as ai 7's `toolApproval` status `'denied'`). Any other throw from the
+ * rule is a problem in the tool definition (P4). Not exported from the package.
+ */
+export class RuleDenial extends Error {}
+
+/** True for a {@link RuleDenial} (never throws: a revoked Proxy is not one). */
+export function isRuleDenial(error: unknown): error is RuleDenial {
+  try {
+    return error instanceof RuleDenial;
+  } catch {
+    return false;
+  }
+}

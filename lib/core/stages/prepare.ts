@@ -15,7 +15,7 @@ import { parseArguments, validateArguments, type Checked } from '../schema.ts';
 import type { Tool, ToolCall } from '../tool.ts';
 import { isPromiseLike } from './execute.ts';
 import { isObjectRecord, readApprovalAnswer, readBeforeAnswer } from './foreign.ts';
-import { errorText, outcomeText, type Outcome } from './outcome.ts';
+import { errorText, isRuleDenial, outcomeText, type Outcome } from './outcome.ts';
 
 /** What prepare reads of the run: nothing more. */
 export interface PrepareInput {
@@ -150,12 +150,12 @@ function toolRule(run: PrepareInput, record: CallRecord, tool: Tool, rule: Exclu
   try {
     answer = rule(record.args, { toolCall: record.call, index: record.index });
   } catch (error) {
-    return ruleFailed(run, record, `threw ${errorText(error)}`);
+    return ruleThrew(run, record, error);
   }
   if (!isPromiseLike(answer)) return afterRule(run, record, tool, answer);
   return abortable(run.signal, Promise.resolve(answer)).then(
     (a) => afterRule(run, record, tool, a),
-    (error: unknown) => ruleFailed(run, record, `threw ${errorText(error)}`),
+    (error: unknown) => ruleThrew(run, record, error),
   );
 }
 
@@ -164,6 +164,13 @@ function afterRule(run: PrepareInput, record: CallRecord, tool: Tool, answer: un
   if (answer === false) return ask(run, record, tool);
   if (answer !== true) return ruleFailed(run, record, `returned ${typeof answer === 'object' ? (answer === null ? 'null' : 'an object') : typeof answer}, not a boolean`);
   return requestApproval(run, record, tool, approvalRequest(record.call, record.index, record.args, 'tool', undefined));
+}
+
+/** A throwing rule: a {@link RuleDenial} refuses the call with its own text; anything else is a problem in the tool (P4). */
+function ruleThrew(run: PrepareInput, record: CallRecord, error: unknown): Outcome {
+  if (run.stopped) return notRun(record.call);
+  if (isRuleDenial(error)) return outcomeText('rejected', errorText(error));
+  return ruleFailed(run, record, `threw ${errorText(error)}`);
 }
 
 function ruleFailed(run: PrepareInput, record: CallRecord, problem: string): Outcome {
