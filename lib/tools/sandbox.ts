@@ -286,13 +286,14 @@ function policyArgs(options: ShellSandboxOptions, network: 'none' | 'host', cwd:
     if (link !== undefined) args.push('--symlink', link, where);
     else args.push('--ro-bind-try', where, where);
   }
+  // Before the extra paths: one under /tmp must stay visible above the private /tmp.
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', SANDBOX_TMP);
   for (const entry of options.readPaths ?? []) args.push('--ro-bind-try', path.resolve(entry), path.resolve(entry));
   if (network === 'host') {
     // /etc/resolv.conf is often a link into /run (systemd-resolved): name lookups need its target.
     const resolv = realPath('/etc/resolv.conf');
     if (resolv !== undefined && resolv !== '/etc/resolv.conf') args.push('--ro-bind-try', path.dirname(resolv), path.dirname(resolv));
   }
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', SANDBOX_TMP);
   for (const hidden of expandHidden(options.hiddenPaths ?? SANDBOX_HIDDEN_PATHS)) {
     if (hidden.directory) args.push('--tmpfs', hidden.path, '--remount-ro', hidden.path);
     // /dev/null bound read-write with its device access (a plain bind is nodev: reading it would fail
