@@ -173,7 +173,8 @@ export interface ShellDetails {
    * user's `setuid` program, or one that dropped the call's id from its environment after
    * leaving the process group and losing its parent). Empty when the call was not killed or
    * everything it started is gone; always empty on platforms without `/proc`, where only the
-   * process group is killed.
+   * process group is killed. Only here: the result text gives their number (pids are host details). Sandboxed,
+   * none can outlive the sandbox (its PID namespace ends with it), so it stays empty.
    */
   survivors: number[];
 }
@@ -765,8 +766,9 @@ function buildResult(
   }
   if (proc.survivors.length > 0) {
     text +=
+      // Counted, not listed: pids are host details (issue 19 item 5); details.survivors has them for the application.
       `\n[${proc.survivors.length} process${proc.survivors.length === 1 ? '' : 'es'} the command started could not be ` +
-      `killed and may still be running: pid ${proc.survivors.join(', ')}]`;
+      'killed and may still be running]';
   }
   if (proc.outputAbandoned && reason === undefined) {
     text +=

@@ -173,7 +173,10 @@ describe('shellTool sandbox (issue 19 item 2)', () => {
     const text = textOf(result);
     // Fails without a bound: no fork would fail (and the machine would be flooded).
     expect(text).toMatch(/Cannot fork|Resource temporarily unavailable/);
-    expect(text).toMatch(/bomb-done\n\[exit code 0\]$/);
+    // The shell finished (the bomb's last failures may still be printed after its echo, until the namespace ends).
+    // (Not anchored to a line: the bomb's stderr can interleave within it.)
+    expect(text).toContain('bomb-done');
+    expect(text).toMatch(/\[exit code 0\]$/);
     expect(result.details).toMatchObject({ killed: false, sandboxed: true, survivors: [] });
     const callId = (await readFile(path.join(workspace, '.call'), 'utf8')).trim();
     await pollUntil(() => callProcesses(callId).size === 0, 'the bomb processes to be gone');
