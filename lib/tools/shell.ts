@@ -1,6 +1,7 @@
 /**
- * The `shell` tool: runs a command with `/bin/sh -c` in its own process group, streams its
- * output as progress, bounds what it keeps, and kills the whole group on abort or timeout.
+ * The `shell` tool: runs a command with `/bin/sh -c` in an OS sandbox (bubblewrap, by
+ * default) and its own process group, streams its output as progress, bounds what it keeps,
+ * and kills everything it started on abort or timeout.
  *
  * @module
  */
@@ -73,7 +74,8 @@ export interface ShellToolOptions {
    * user, seeing everything that user sees. Where the sandbox cannot start (no bubblewrap,
    * no user namespaces, macOS, Windows) every call is refused with an error result saying
    * so, and a `ToolrunWarning` is emitted once; {@link shellSandboxStatus} tells ahead.
-   * Inside the sandbox, `HOME` and `TMPDIR` (when passed) point to the private `/tmp`.
+   * Inside the sandbox, `HOME` and `TMPDIR` taken from the host's environment point to the
+   * private `/tmp` (an explicit `env` is left as given).
    * @default {} (on, with the default policy)
    */
   sandbox?: ShellSandboxOptions | false;
@@ -209,7 +211,12 @@ export type ShellTool = Tool<ShellInput, ShellProgress, ToolResult<ShellDetails>
  * Creates the `shell` tool.
  *
  * Each call spawns `/bin/sh -c command` with stdin ignored, as the leader of a new process
- * group (`detached: true`). The model chooses the command, so it does not get the host's
+ * group (`detached: true`), inside the OS sandbox of `options.sandbox` (on by default: its
+ * own PID namespace and `/proc`, no network, the system read-only with secrets hidden,
+ * writes to `cwd` and a private `/tmp` only, a bound on processes; see
+ * {@link ShellSandboxOptions} and docs/tools.md "The shell's sandbox"). Where that sandbox
+ * cannot start, the call throws (an error result for the model, saying the command was not
+ * run and why) and nothing runs; `sandbox: false` opts out. The model chooses the command, so it does not get the host's
  * environment: only the variables named in {@link DEFAULT_SHELL_ENV} and `passEnv` (or
  * exactly `env`), plus {@link SHELL_CALL_ENV}. It is an async generator: stdout and stderr chunks are yielded
  * as {@link ShellProgress} while the command runs. When the consumer falls behind, up to
@@ -232,17 +239,20 @@ export type ShellTool = Tool<ShellInput, ShellProgress, ToolResult<ShellDetails>
  * followed by a status line such as `[exit code 1]` or `[killed: ...]`.
  *
  * Throws (the runtime turns it into an error result for the model) only when the call
- * cannot start: `ctx.signal` already aborted (nothing is spawned), or `/bin/sh` cannot be
- * spawned (e.g. `cwd` does not exist).
+ * cannot start: `ctx.signal` already aborted (nothing is spawned), the sandbox is
+ * unavailable, or `/bin/sh` cannot be spawned (e.g. `cwd` does not exist).
  *
- * Processes the command leaves in the background after a normal exit are not killed; if
- * they keep the output open, reading stops after `exitDrainMs` and the result says so.
+ * Unsandboxed, processes the command leaves in the background after a normal exit are not
+ * killed; if they keep the output open, reading stops after `exitDrainMs` and the result
+ * says so. Sandboxed, they end with the command (its PID namespace ends when its shell exits).
  *
- * @throws RangeError at creation when an option is not a valid number of ms or bytes.
+ * @throws RangeError at creation when an option is not a valid number of ms or bytes, or a
+ *   sandbox option is invalid.
  * @example
  * ```ts
  * // The command also gets NODE_ENV and the npm_config_* variables; API keys stay out.
- * const shell = shellTool({ cwd: '/repo', timeoutMs: 120_000, passEnv: ['NODE_ENV', 'npm_config_*'] });
+ * // Sandboxed (the default), with the host's network for `npm install`.
+ * const shell = shellTool({ cwd: '/repo', timeoutMs: 120_000, passEnv: ['NODE_ENV', 'npm_config_*'], sandbox: { network: 'host' } });
  * const batch = runTools(calls, { tools: [shell] });
  * ```
  */
