@@ -15,7 +15,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { runTools } from '../../lib/core/run-tools.ts';
+import { mcpTools } from '../../lib/index.ts';
 import { resultText } from '../../lib/extras/compose/call-tool.ts';
 import { shellSandboxStatus, type ShellSandboxOptions } from '../../lib/tools/sandbox.ts';
 import { shellTool, type ShellDetails, type ShellProgress } from '../../lib/tools/shell.ts';
@@ -23,6 +26,7 @@ import type { ToolResult } from '../../lib/core/tool.ts';
 import { asGenerator, callProcesses, contextFor, drain, pollUntil, tempDir, textOf } from './support.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '../..');
 
 async function runShell(command: string, options: { cwd: string; sandbox?: ShellSandboxOptions | false; timeoutMs?: number }): Promise<ToolResult<ShellDetails>> {
   const tool = shellTool(options);
@@ -83,6 +87,35 @@ describe('shellTool sandbox (issue 19 item 2)', () => {
     const plain = await runFromHost(dir, 'off', command, secret);
     expect(plain.text).toContain(`ppid=${plain.hostPid}\n`);
     expect(plain.text).toContain(secret);
+  });
+
+  it("the served shell (toolrun serve-mcp over stdio) no longer returns the server's own secret from /proc/$PPID/environ", { timeout: 120_000 }, async () => {
+    const workspace = await tempDir();
+    const secret = `sk-server-${randomUUID()}`;
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', 'tsx', 'lib/cli/main.ts', 'serve-mcp', path.join(here, 'fixtures/served-shell.ts')],
+      cwd: repoRoot,
+      env: { ...(process.env as Record<string, string>), TOOLRUN_SERVER_SECRET: secret, TOOLRUN_SPEC_WORKSPACE: workspace },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'spec', version: '0' });
+    await client.connect(transport);
+    try {
+      const tools = await mcpTools(client);
+      expect(tools.map((tool) => tool.name)).toEqual(['shell']);
+      const texts: string[] = [];
+      const command = 'cat /proc/$PPID/environ; echo; cat /proc/1/environ; echo; for f in /proc/[0-9]*/environ; do cat "$f"; done; echo; echo served-done';
+      for await (const event of runTools([{ id: 's1', name: 'shell', arguments: { command } }], { tools })) {
+        if (event.type === 'tool_result') texts.push(resultText(event.message));
+      }
+      expect(texts).toHaveLength(1);
+      expect(texts[0]).toContain('served-done');
+      // Fails when the served shell runs unsandboxed: $PPID is then the server process, started with the secret.
+      expect(texts[0]).not.toContain(secret);
+    } finally {
+      await client.close();
+    }
   });
 
   it("reading a ~/.ssh-like file outside the workspace fails; the host's home, /root and /etc/shadow are out of reach", async () => {
