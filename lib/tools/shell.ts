@@ -272,7 +272,7 @@ export function shellTool(options: ShellToolOptions = {}): ShellTool {
   const confinement =
     sandbox === undefined
       ? ''
-      : `It runs in a sandbox: files outside ${cwd} are read-only or absent, ${SANDBOX_TMP} is private and empty at each call, ` +
+      : `It runs in a sandbox: files outside ${cwd} are read-only or absent, the temp directory is private and empty at each call, ` +
         `${options.sandbox !== false && options.sandbox?.network === 'host' ? '' : 'there is no network, '}and background processes end with the command. `;
 
   return defineTool<typeof shellInput, ShellProgress, ToolResult<ShellDetails>, 'shell'>({
