@@ -1,17 +1,20 @@
 /**
- * The `shell` tool: runs a command with `/bin/sh -c` in its own process group, streams its
- * output as progress, bounds what it keeps, and kills the whole group on abort or timeout.
+ * The `shell` tool: runs a command with `/bin/sh -c` in an OS sandbox (bubblewrap, by
+ * default) and its own process group, streams its output as progress, bounds what it keeps,
+ * and kills everything it started on abort or timeout.
  *
  * @module
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import * as v from 'valibot';
 import { defineTool, describeValue } from '../core/tool.ts';
 import type { Tool, ToolResult } from '../core/tool.ts';
 import { BoundedOutput } from './bounded-output.ts';
+import { SANDBOX_TMP, ShellSandbox, warnSandboxUnavailable } from './sandbox.ts';
+import type { SandboxedSpawn, ShellSandboxOptions } from './sandbox.ts';
 
 /** Options of {@link shellTool}. */
 export interface ShellToolOptions {
@@ -63,6 +66,19 @@ export interface ShellToolOptions {
    * @default the host's variables named in DEFAULT_SHELL_ENV and passEnv
    */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * The OS sandbox every command runs in (Linux, bubblewrap): its own PID namespace and
+   * `/proc`, no network, the system directories read-only with secret files hidden, writes
+   * only to `cwd` and a private `/tmp`, a bound on processes. Options change that policy
+   * ({@link ShellSandboxOptions}); `false` runs commands directly on the host, as the host
+   * user, seeing everything that user sees. Where the sandbox cannot start (no bubblewrap,
+   * no user namespaces, macOS, Windows) every call is refused with an error result saying
+   * so, and a `ToolrunWarning` is emitted once; {@link shellSandboxStatus} tells ahead.
+   * Inside the sandbox, `HOME` and `TMPDIR` taken from the host's environment point to the
+   * private `/tmp` (an explicit `env` is left as given).
+   * @default {} (on, with the default policy)
+   */
+  sandbox?: ShellSandboxOptions | false;
 }
 
 /**
@@ -93,7 +109,17 @@ export const DEFAULT_SHELL_ENV: readonly string[] = [
 export const SHELL_CALL_ENV = 'TOOLRUN_SHELL_CALL';
 
 /** The environment for one command: the allowlist from `process.env`, or `env` as given. */
-function commandEnv(passEnv: readonly string[], env: Readonly<Record<string, string | undefined>> | undefined): NodeJS.ProcessEnv {
+function commandEnv(passEnv: readonly string[], env: Readonly<Record<string, string | undefined>> | undefined, sandboxed: boolean): NodeJS.ProcessEnv {
+  const out = hostEnv(passEnv, env);
+  // The host's home and temp directories are not in the sandbox: point them at its private /tmp.
+  if (sandboxed && env === undefined) {
+    if (out.HOME !== undefined) out.HOME = SANDBOX_TMP;
+    if (out.TMPDIR !== undefined) out.TMPDIR = SANDBOX_TMP;
+  }
+  return out;
+}
+
+function hostEnv(passEnv: readonly string[], env: Readonly<Record<string, string | undefined>> | undefined): NodeJS.ProcessEnv {
   if (env !== undefined) return { ...env };
   const names = [...DEFAULT_SHELL_ENV, ...passEnv];
   const exact = new Set(names.filter((name) => !name.endsWith('*')));
@@ -127,6 +153,13 @@ export interface ShellDetails {
   signal: string | null;
   /** True when the tool killed the process group (timeout or abort). */
   killed: boolean;
+  /**
+   * True when the command ran in the OS sandbox (`options.sandbox`). Sandboxed, `exitCode` is
+   * what the sandbox reports: the shell's exit code, or 128 + the signal number when a signal
+   * ended the shell (as `sh` reports `$?`); `signal` is set only when the sandbox itself was
+   * ended by one (`SIGKILL` after `killGraceMs`).
+   */
+  sandboxed: boolean;
   /** Why it was killed, or `null`. */
   killReason: ShellKillReason | null;
   /** True when `SIGTERM` was not enough and the group was sent `SIGKILL` after `killGraceMs`. */
@@ -142,7 +175,8 @@ export interface ShellDetails {
    * user's `setuid` program, or one that dropped the call's id from its environment after
    * leaving the process group and losing its parent). Empty when the call was not killed or
    * everything it started is gone; always empty on platforms without `/proc`, where only the
-   * process group is killed.
+   * process group is killed. Only here: the result text gives their number (pids are host details). Sandboxed,
+   * none can outlive the sandbox (its PID namespace ends with it), so it stays empty.
    */
   survivors: number[];
 }
@@ -177,7 +211,12 @@ export type ShellTool = Tool<ShellInput, ShellProgress, ToolResult<ShellDetails>
  * Creates the `shell` tool.
  *
  * Each call spawns `/bin/sh -c command` with stdin ignored, as the leader of a new process
- * group (`detached: true`). The model chooses the command, so it does not get the host's
+ * group (`detached: true`), inside the OS sandbox of `options.sandbox` (on by default: its
+ * own PID namespace and `/proc`, no network, the system read-only with secrets hidden,
+ * writes to `cwd` and a private `/tmp` only, a bound on processes; see
+ * {@link ShellSandboxOptions} and docs/tools.md "The shell's sandbox"). Where that sandbox
+ * cannot start, the call throws (an error result for the model, saying the command was not
+ * run and why) and nothing runs; `sandbox: false` opts out. The model chooses the command, so it does not get the host's
  * environment: only the variables named in {@link DEFAULT_SHELL_ENV} and `passEnv` (or
  * exactly `env`), plus {@link SHELL_CALL_ENV}. It is an async generator: stdout and stderr chunks are yielded
  * as {@link ShellProgress} while the command runs. When the consumer falls behind, up to
@@ -200,17 +239,20 @@ export type ShellTool = Tool<ShellInput, ShellProgress, ToolResult<ShellDetails>
  * followed by a status line such as `[exit code 1]` or `[killed: ...]`.
  *
  * Throws (the runtime turns it into an error result for the model) only when the call
- * cannot start: `ctx.signal` already aborted (nothing is spawned), or `/bin/sh` cannot be
- * spawned (e.g. `cwd` does not exist).
+ * cannot start: `ctx.signal` already aborted (nothing is spawned), the sandbox is
+ * unavailable, or `/bin/sh` cannot be spawned (e.g. `cwd` does not exist).
  *
- * Processes the command leaves in the background after a normal exit are not killed; if
- * they keep the output open, reading stops after `exitDrainMs` and the result says so.
+ * Unsandboxed, processes the command leaves in the background after a normal exit are not
+ * killed; if they keep the output open, reading stops after `exitDrainMs` and the result
+ * says so. Sandboxed, they end with the command (its PID namespace ends when its shell exits).
  *
- * @throws RangeError at creation when an option is not a valid number of ms or bytes.
+ * @throws RangeError at creation when an option is not a valid number of ms or bytes, or a
+ *   sandbox option is invalid.
  * @example
  * ```ts
  * // The command also gets NODE_ENV and the npm_config_* variables; API keys stay out.
- * const shell = shellTool({ cwd: '/repo', timeoutMs: 120_000, passEnv: ['NODE_ENV', 'npm_config_*'] });
+ * // Sandboxed (the default), with the host's network for `npm install`.
+ * const shell = shellTool({ cwd: '/repo', timeoutMs: 120_000, passEnv: ['NODE_ENV', 'npm_config_*'], sandbox: { network: 'host' } });
  * const batch = runTools(calls, { tools: [shell] });
  * ```
  */
@@ -226,20 +268,44 @@ export function shellTool(options: ShellToolOptions = {}): ShellTool {
   checkNumber('maxOutputBytes', maxOutputBytes, 1, true);
   checkNumber('killGraceMs', killGraceMs, 0);
   checkNumber('exitDrainMs', exitDrainMs, 0);
+  const sandbox = options.sandbox === false ? undefined : new ShellSandbox(options.sandbox ?? {}, cwd);
+  const confinement =
+    sandbox === undefined
+      ? ''
+      : `It runs in a sandbox: files outside ${cwd} are read-only or absent, the temp directory is private and empty at each call, ` +
+        `${options.sandbox !== false && options.sandbox?.network === 'host' ? '' : 'there is no network, '}and background processes end with the command. `;
 
   return defineTool<typeof shellInput, ShellProgress, ToolResult<ShellDetails>, 'shell'>({
     name: 'shell',
     description:
       `Run a shell command (/bin/sh -c) in ${cwd} and get its combined stdout and stderr plus its exit code. ` +
       `Output over ${maxOutputBytes} bytes is cut in the middle. A non-zero exit code is reported, not treated as a ` +
-      'failure. Long-running commands are killed on timeout; redirect background processes to a file.',
+      `failure. ${confinement}Long-running commands are killed on timeout; redirect background processes to a file.`,
     input: shellInput,
     async *execute(input, { signal }) {
       // Nothing runs after an abort: no side effects once the run is cancelled.
       signal.throwIfAborted();
+      let launch: SandboxedSpawn | undefined;
+      if (sandbox !== undefined) {
+        const status = await sandbox.status();
+        if (!status.available) {
+          warnSandboxUnavailable(status.reason);
+          throw new Error(SANDBOX_UNAVAILABLE);
+        }
+        signal.throwIfAborted();
+        // bwrap would report a missing workspace in its own words, as a command's output.
+        if (!isDirectory(cwd)) throw new Error(`shell: could not start /bin/sh in ${cwd}: the directory does not exist`);
+        launch = sandbox.spawnFor(input.command);
+      }
       const limitMs = input.timeoutMs ?? defaultTimeoutMs;
       const started = performance.now();
-      const proc = new ShellProcess(input.command, { cwd, maxOutputBytes, exitDrainMs, env: commandEnv(passEnv, env) });
+      const proc = new ShellProcess(input.command, {
+        cwd,
+        maxOutputBytes,
+        exitDrainMs,
+        env: commandEnv(passEnv, env, launch !== undefined),
+        launch,
+      });
       const onAbort = (): void => proc.kill(isTimeoutReason(signal.reason) ? 'run-timeout' : 'aborted', killGraceMs);
       signal.addEventListener('abort', onAbort, { once: true });
       const timer = limitMs === undefined ? undefined : setTimeout(() => proc.kill('timeout', killGraceMs), limitMs);
@@ -259,6 +325,7 @@ export function shellTool(options: ShellToolOptions = {}): ShellTool {
         // The group may still be ending after the output closed; finish the escalation so
         // that no timer outlives the call and the result says what really happened.
         await proc.killDone;
+        await launch?.release();
         if (proc.spawnError !== undefined) {
           throw new Error(`shell: could not start /bin/sh in ${cwd}: ${proc.spawnError.message}`);
         }
@@ -273,6 +340,7 @@ export function shellTool(options: ShellToolOptions = {}): ShellTool {
           await proc.closed;
         }
         await proc.killDone;
+        await launch?.release();
       }
     },
   });
@@ -330,9 +398,17 @@ class ShellProcess {
   #wake: (() => void) | undefined;
   #drainTimer: NodeJS.Timeout | undefined;
 
-  constructor(command: string, options: { cwd: string; maxOutputBytes: number; exitDrainMs: number; env: NodeJS.ProcessEnv }) {
+  /** True when the command runs in the OS sandbox: the host's process group then holds bwrap alone. */
+  readonly sandboxed: boolean;
+
+  constructor(
+    command: string,
+    options: { cwd: string; maxOutputBytes: number; exitDrainMs: number; env: NodeJS.ProcessEnv; launch: SandboxedSpawn | undefined },
+  ) {
     this.output = new BoundedOutput(options.maxOutputBytes);
-    this.child = spawn('/bin/sh', ['-c', command], {
+    this.sandboxed = options.launch !== undefined;
+    const [file, args] = options.launch === undefined ? ['/bin/sh', ['-c', command]] : [options.launch.file, options.launch.args];
+    this.child = spawn(file, args, {
       cwd: options.cwd,
       env: { ...options.env, [SHELL_CALL_ENV]: this.callId },
       detached: true,
@@ -420,7 +496,11 @@ class ShellProcess {
     this.#setFlowing(true);
     const tracked = new Map<number, string>();
     this.#track(pid, tracked);
-    signalGroup(pid, 'SIGTERM');
+    // Sandboxed, the group is bwrap alone: SIGTERM would end it, and with it (through the PID
+    // namespace) every process at once by SIGKILL, leaving them no grace. The processes inside
+    // get SIGTERM one by one below (the namespace's init ignores it); bwrap gets SIGKILL after
+    // the grace, which ends the whole namespace.
+    if (!this.sandboxed) signalGroup(pid, 'SIGTERM');
     for (const [member, start] of tracked) signalTracked(member, start, 'SIGTERM', pid);
     this.killDone = this.#escalate(pid, graceMs, tracked);
   }
@@ -633,6 +713,20 @@ function signalTracked(pid: number, start: string, signal: NodeJS.Signals, skipG
   }
 }
 
+/** The model's error text when the sandbox cannot start: what happened and that retrying will not help; no host details. */
+const SANDBOX_UNAVAILABLE =
+  'shell: the command was not run. Commands run in an OS sandbox (bubblewrap), and that sandbox cannot start on this machine. ' +
+  'This is a setup problem of the application, not of the command: do not retry; the other tools still work. ' +
+  '(For the operator: install bubblewrap, or create the tool with shellTool({ sandbox: false }) to run commands unsandboxed.)';
+
+function isDirectory(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /** True if `promise` settles within `ms`; the timer is cleared either way. */
 function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
@@ -682,8 +776,9 @@ function buildResult(
   }
   if (proc.survivors.length > 0) {
     text +=
+      // Counted, not listed: pids are host details (issue 19 item 5); details.survivors has them for the application.
       `\n[${proc.survivors.length} process${proc.survivors.length === 1 ? '' : 'es'} the command started could not be ` +
-      `killed and may still be running: pid ${proc.survivors.join(', ')}]`;
+      'killed and may still be running]';
   }
   if (proc.outputAbandoned && reason === undefined) {
     text +=
@@ -696,6 +791,7 @@ function buildResult(
       exitCode: proc.exitCode,
       signal: proc.exitSignal,
       killed: reason !== undefined,
+      sandboxed: proc.sandboxed,
       killReason: reason ?? null,
       forcedKill: proc.forcedKill,
       survivors: proc.survivors,

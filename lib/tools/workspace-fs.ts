@@ -106,7 +106,8 @@ export class WorkspaceFs {
     if (!isInside(this.realRoot, real)) {
       throw new WorkspacePathError(
         'outside',
-        `path ${JSON.stringify(requested)} leads through a symbolic link to ${real}, outside the workspace root; use a path inside it`,
+        // The target is not named: it can be a host path or /proc/<pid> (issue 19 item 5).
+        `path ${JSON.stringify(requested)} leads through a symbolic link to a place outside the workspace root; use a path inside it`,
       );
     }
     if (real === this.realRoot) throw new WorkspacePathError('not-regular', `${JSON.stringify(requested)} is a directory, not a file`);

@@ -52,7 +52,8 @@ export async function realpathInsideRoot(root: string, absolute: string, request
   const [realRoot, realTarget] = await Promise.all([realpath(root), realpath(absolute)]);
   if (!isInside(realRoot, realTarget)) {
     throw new Error(
-      `path ${JSON.stringify(requested)} leads through a symbolic link to ${realTarget}, outside the workspace root ` +
+      // The target is not named: it can be a host path or /proc/<pid> (issue 19 item 5).
+      `path ${JSON.stringify(requested)} leads through a symbolic link to a place outside the workspace root ` +
         `${root}; use a path inside it`,
     );
   }
@@ -86,7 +87,7 @@ const GLOB_MAGIC = /[*?[\]{}()!+@\\]/;
  * this only keeps the crawl itself from walking outside.
  *
  * @param realRoot - the root with links resolved.
- * @throws Error naming the pattern and where it leads, telling the model to stay inside.
+ * @throws Error naming the pattern (not where its link leads: a host path), telling the model to stay inside.
  */
 export async function assertCrawlInside(realRoot: string, dir: string, pattern: string, field: string): Promise<void> {
   const segments = pattern.split('/');
@@ -104,7 +105,7 @@ export async function assertCrawlInside(realRoot: string, dir: string, pattern: 
     }
     if (!isInside(realRoot, real)) {
       throw new Error(
-        `${field} ${JSON.stringify(pattern)} leads through a symbolic link to ${real}, outside the workspace root; ` +
+        `${field} ${JSON.stringify(pattern)} leads through a symbolic link to a place outside the workspace root; ` +
           'symbolic links leading outside are not followed',
       );
     }

@@ -177,7 +177,7 @@ describe('grepTool', () => {
     await symlink(path.join(parent, 'home'), path.join(root, 'homelink'));
     const tool = grepTool({ root });
     await expect(drain(grep(tool, { pattern: '^root:', glob: 'rootlink/etc/passwd' }))).rejects.toThrow(
-      'glob "rootlink/etc/passwd" leads through a symbolic link to /etc, outside the workspace root',
+      'glob "rootlink/etc/passwd" leads through a symbolic link to a place outside the workspace root',
     );
     await expect(drain(grep(tool, { pattern: 'KEY', glob: 'homelink/.ssh/*' }))).rejects.toThrow('leads through a symbolic link');
     // Globs whose head has magic are crawled without following links, and every file is opened inside the root.

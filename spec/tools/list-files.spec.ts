@@ -101,7 +101,7 @@ describe('listFilesTool', () => {
     await symlink(path.join(root, 'a'), path.join(root, 'alink'));
     const tool = listFilesTool({ root });
     await expect(list(tool, { pattern: '*', path: 'homelink/.ssh' })).rejects.toThrow(
-      /path "homelink\/\.ssh" leads through a symbolic link to .*home\/\.ssh, outside the workspace root/,
+      /path "homelink\/\.ssh" leads through a symbolic link to a place outside the workspace root/,
     );
     await expect(list(tool, { pattern: 'homelink/.ssh/*' })).rejects.toThrow('pattern "homelink/.ssh/*" leads through a symbolic link');
     expect(textOf(await list(tool, { pattern: '{homelink,alink}/**' }))).toMatch(/^No files match/);

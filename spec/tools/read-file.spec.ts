@@ -94,7 +94,7 @@ describe('readFileTool', () => {
     await writeFile(path.join(outside, 'secret.txt'), 'secret');
     await symlink(path.join(outside, 'secret.txt'), path.join(root, 'link.txt'));
     await expect(read(readFileTool({ root }), { path: 'link.txt' })).rejects.toThrow(
-      /path "link.txt" leads through a symbolic link to .*secret\.txt, outside the workspace root/,
+      /path "link.txt" leads through a symbolic link to a place outside the workspace root/,
     );
   });
 

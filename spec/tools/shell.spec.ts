@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { getEventListeners } from 'node:events';
 import path from 'node:path';
@@ -7,8 +6,9 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import { describe, expect, it, vi } from 'vitest';
 import { shellTool } from '../../lib/tools/shell.ts';
 import type { ShellDetails, ShellProgress } from '../../lib/tools/shell.ts';
+import type { ShellSandboxOptions } from '../../lib/tools/sandbox.ts';
 import type { ToolResult } from '../../lib/core/tool.ts';
-import { asGenerator, contextFor, drain, isGone, pollUntil, readPids, tempDir, textOf } from './support.ts';
+import { asGenerator, callProcesses, contextFor, drain, isGone, pollUntil, readPids, tempDir, textOf } from './support.ts';
 
 type ShellGen = AsyncGenerator<ShellProgress, ToolResult<ShellDetails>, undefined>;
 
@@ -28,19 +28,52 @@ async function nextUntil(gen: ShellGen, marker: string): Promise<ShellProgress[]
   }
 }
 
+/**
+ * The process-tree specs run both ways: in the OS sandbox (the default) and with
+ * `sandbox: false`. Sandboxed, `$$` and `$!` are pids inside the command's PID namespace,
+ * and the shell's exit status comes through bwrap (128 + the signal number).
+ */
+const modes = [
+  { mode: 'sandboxed', sandbox: {}, terminated: { exitCode: 143, signal: null }, endNote: '; exit code 143' },
+  { mode: 'unsandboxed', sandbox: false, terminated: { exitCode: null, signal: 'SIGTERM' }, endNote: '' },
+] as const;
+
+/** Prefix for a command whose pids the spec translates: it writes its call id to `.call`. */
+const WRITE_CALL = 'echo $TOOLRUN_SHELL_CALL > .call; ';
+
+/**
+ * The host pids of the pids a command wrote to `file` (one per line): sandboxed, translated
+ * from the command's PID namespace through /proc, by the call id the command wrote to
+ * `.call`; unsandboxed, as written. Call it while the processes run.
+ */
+function hostPids(dir: string, file = 'pids'): number[] {
+  const written = readPids(path.join(dir, file));
+  const callId = readFileSync(path.join(dir, '.call'), 'utf8').trim();
+  const byNsPid = new Map([...callProcesses(callId)].map(([host, inner]) => [inner, host]));
+  return written.map((pid) => {
+    const host = byNsPid.get(pid);
+    if (host === undefined) throw new Error(`no live process of call ${callId} has pid ${pid} in its namespace`);
+    return host;
+  });
+}
+
+/** No live process carries the call id the command wrote to `.call` (fails if one survived the kill). */
+async function expectCallGone(dir: string): Promise<void> {
+  const callId = readFileSync(path.join(dir, '.call'), 'utf8').trim();
+  expect(callId).toMatch(/^[0-9a-f-]{36}$/);
+  await pollUntil(() => callProcesses(callId).size === 0, `the processes of call ${callId} to be gone`);
+}
+
 async function expectAllGone(pids: number[]): Promise<void> {
   await pollUntil(() => pids.every(isGone), `processes ${pids.join(', ')} to be gone`);
   for (const pid of pids) expect(isGone(pid), `pid ${pid}`).toBe(true);
 }
 
-/** True when `python3` runs here (the setsid spec adds a python grandchild then). */
-function hasPython(): boolean {
-  try {
-    execFileSync('python3', ['-c', 'pass'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
+/** True when `python3` runs where the command runs (the setsid spec adds a python grandchild then). */
+async function hasPython(sandbox: ShellSandboxOptions | false): Promise<boolean> {
+  const dir = await tempDir();
+  const { result } = await drain(run(shellTool({ cwd: dir, sandbox }), "python3 -c 'pass'"));
+  return result.details?.exitCode === 0;
 }
 
 /** Abort listeners on `signal`. */
@@ -133,56 +166,54 @@ describe('shellTool', () => {
     expect(textOf(grep.result)).toBe('(no output)\n[exit code 1]');
   });
 
-  it('on abort kills every process of the group, and says the call was aborted (case C9)', async () => {
+  it.each(modes)('on abort kills every process of the group, and says the call was aborted (case C9; $mode)', async ({ sandbox, terminated, endNote }) => {
     const dir = await tempDir();
     const controller = new AbortController();
-    const tool = shellTool({ cwd: dir, killGraceMs: 5000 });
+    const tool = shellTool({ cwd: dir, killGraceMs: 5000, sandbox });
     // Two background sleeps, a nested shell with its own background sleep, and the shell itself.
     const gen = run(
       tool,
-      'echo $$ >> pids; sleep 100 & echo $! >> pids; sleep 100 & echo $! >> pids; ' +
+      WRITE_CALL +
+        'echo $$ >> pids; sleep 100 & echo $! >> pids; sleep 100 & echo $! >> pids; ' +
         "sh -c 'sleep 100 & echo $! >> pids; wait' & echo $! >> pids; echo ready; wait",
       controller.signal,
     );
     await nextUntil(gen, 'ready');
     const pidFile = path.join(dir, 'pids');
     await pollUntil(() => readPids(pidFile).length === 5, 'the nested shell to write its pid');
-    const pids = readPids(pidFile);
+    const pids = hostPids(dir);
     for (const pid of pids) expect(isGone(pid)).toBe(false);
 
     controller.abort();
     const { result } = await drain(gen);
-    expect(result.details).toMatchObject({ killed: true, killReason: 'aborted', forcedKill: false, signal: 'SIGTERM' });
-    expect(textOf(result)).toMatch(/^ready\n\[killed: the run was aborted; the process group got SIGTERM\]$/);
+    expect(result.details).toMatchObject({ killed: true, killReason: 'aborted', forcedKill: false, ...terminated });
+    expect(textOf(result)).toBe(`ready\n[killed: the run was aborted; the process group got SIGTERM${endNote}]`);
     await expectAllGone(pids);
   });
 
-  it("kills the group when the tool's own timeoutMs runs out, and says so", async () => {
+  it.each(modes)("kills the group when the tool's own timeoutMs runs out, and says so ($mode)", async ({ sandbox, terminated }) => {
     const dir = await tempDir();
-    const tool = shellTool({ cwd: dir, timeoutMs: 60_000 });
+    const tool = shellTool({ cwd: dir, timeoutMs: 60_000, sandbox });
     // The input's timeoutMs overrides the tool's default.
-    const gen = run(
-      tool,
-      'echo $$ >> pids; sleep 100 & echo $! >> pids; sleep 100 & echo $! >> pids; wait',
-      undefined,
-      1000,
-    );
+    const gen = run(tool, WRITE_CALL + 'echo $$ >> pids; sleep 100 & echo $! >> pids; sleep 100 & echo $! >> pids; wait', undefined, 1000);
     const { result } = await drain(gen);
-    expect(result.details).toMatchObject({ killed: true, killReason: 'timeout', exitCode: null, signal: 'SIGTERM' });
+    expect(result.details).toMatchObject({ killed: true, killReason: 'timeout', ...terminated });
     expect(textOf(result)).toContain('[killed: timed out after 1000 ms; if the command needs longer, call shell again with a larger timeoutMs');
-    const pids = readPids(path.join(dir, 'pids'));
-    expect(pids).toHaveLength(3);
-    await expectAllGone(pids);
+    expect(readPids(path.join(dir, 'pids'))).toHaveLength(3);
+    // Every process that carries the call's id (the shell, both sleeps; sandboxed also bwrap) is gone.
+    await expectCallGone(dir);
+    if (sandbox === false) await expectAllGone(readPids(path.join(dir, 'pids')));
   });
 
-  it('descendants that leave the process group (setsid, a double fork, python os.setsid) no longer survive abort and timeout (issue 12 item 12)', async () => {
-    const python = hasPython();
+  it.each(modes)('descendants that leave the process group (setsid, a double fork, python os.setsid) no longer survive abort and timeout (issue 12 item 12; $mode)', async ({ sandbox }) => {
+    const python = await hasPython(sandbox);
     // A plain abort, and an abort whose reason is a TimeoutError (the runtime's per-call timeout; the tool's own timer takes the same path).
     for (const how of ['aborted', 'run-timeout'] as const) {
       const dir = await tempDir();
       const controller = new AbortController();
-      const tool = shellTool({ cwd: dir, killGraceMs: 300 });
+      const tool = shellTool({ cwd: dir, killGraceMs: 300, sandbox });
       const command =
+        WRITE_CALL +
         // A new session, child of the shell.
         "setsid sh -c 'echo $$ >> pids; exec sleep 1000' & " +
         // A double fork: the subshell exits at once, so the sleeper's parent is init.
@@ -194,7 +225,7 @@ describe('shellTool', () => {
       const pidFile = path.join(dir, 'pids');
       const pending = drain(gen);
       await pollUntil(() => existsSync(pidFile) && readPids(pidFile).length === expected, `${expected} pids written`, { timeoutMs: 10_000 });
-      const pids = readPids(pidFile);
+      const pids = hostPids(dir);
       for (const pid of pids) expect(isGone(pid)).toBe(false);
       controller.abort(how === 'aborted' ? undefined : new DOMException('timed out', 'TimeoutError'));
       const { result } = await pending;
@@ -232,23 +263,24 @@ describe('shellTool', () => {
   it('tells a TimeoutError abort of ctx.signal (the runtime timeout) from a plain abort', async () => {
     const dir = await tempDir();
     const controller = new AbortController();
-    const gen = run(shellTool({ cwd: dir }), 'echo $$ > pid; echo ready; sleep 100', controller.signal);
+    const gen = run(shellTool({ cwd: dir }), WRITE_CALL + 'echo $$ > pid; echo ready; sleep 100', controller.signal);
     await nextUntil(gen, 'ready');
+    const pids = hostPids(dir, 'pid');
     controller.abort(new DOMException('shell timed out after 50 ms', 'TimeoutError'));
     const { result } = await drain(gen);
     expect(result.details).toMatchObject({ killed: true, killReason: 'run-timeout' });
     expect(textOf(result)).toContain("[killed: the call's time limit ran out (shell timed out after 50 ms)");
-    await expectAllGone(readPids(path.join(dir, 'pid')));
+    await expectAllGone(pids);
   });
 
-  it('sends SIGKILL after killGraceMs to a group that ignores SIGTERM', async () => {
+  it.each(modes)('sends SIGKILL after killGraceMs to a group that ignores SIGTERM ($mode)', async ({ sandbox }) => {
     const dir = await tempDir();
     const controller = new AbortController();
-    const tool = shellTool({ cwd: dir, killGraceMs: 200 });
+    const tool = shellTool({ cwd: dir, killGraceMs: 200, sandbox });
     // `trap '' TERM` ignores SIGTERM in the shell, and the sleep inherits the ignored disposition.
-    const gen = run(tool, "trap '' TERM; echo $$ >> pids; sleep 100 & echo $! >> pids; echo ready; wait", controller.signal);
+    const gen = run(tool, WRITE_CALL + "trap '' TERM; echo $$ >> pids; sleep 100 & echo $! >> pids; echo ready; wait", controller.signal);
     await nextUntil(gen, 'ready');
-    const pids = readPids(path.join(dir, 'pids'));
+    const pids = hostPids(dir);
     expect(pids).toHaveLength(2);
 
     controller.abort();
@@ -258,12 +290,12 @@ describe('shellTool', () => {
     await expectAllGone(pids);
   });
 
-  it('kills the group when the consumer closes the generator early (finally)', async () => {
+  it.each(modes)('kills the group when the consumer closes the generator early (finally; $mode)', async ({ sandbox }) => {
     const dir = await tempDir();
     const signal = new AbortController().signal;
-    const gen = run(shellTool({ cwd: dir }), 'echo $$ >> pids; sleep 100 & echo $! >> pids; echo ready; wait', signal);
+    const gen = run(shellTool({ cwd: dir, sandbox }), WRITE_CALL + 'echo $$ >> pids; sleep 100 & echo $! >> pids; echo ready; wait', signal);
     await nextUntil(gen, 'ready');
-    const pids = readPids(path.join(dir, 'pids'));
+    const pids = hostPids(dir);
     expect(pids).toHaveLength(2);
     expect(abortListeners(signal)).toBe(1);
 
@@ -350,9 +382,9 @@ describe('shellTool', () => {
     await expect(gen.next()).rejects.toThrow(`shell: could not start /bin/sh in ${missing}`);
   });
 
-  it('stops reading exitDrainMs after the shell exits when a background process holds the output', async () => {
+  it('stops reading exitDrainMs after the shell exits when a background process holds the output (unsandboxed)', async () => {
     const dir = await tempDir();
-    const tool = shellTool({ cwd: dir, exitDrainMs: 100 });
+    const tool = shellTool({ cwd: dir, exitDrainMs: 100, sandbox: false });
     const { result } = await drain(run(tool, 'echo $$ > pgid; sleep 30 & echo started'));
     try {
       expect(result.details).toMatchObject({ exitCode: 0, killed: false });
@@ -361,6 +393,17 @@ describe('shellTool', () => {
       const [pgid] = readPids(path.join(dir, 'pgid'));
       if (pgid !== undefined) process.kill(-pgid, 'SIGKILL');
     }
+  });
+
+  it('sandboxed, a process left in the background ends with the command (its PID namespace), so the output closes at once', async () => {
+    const dir = await tempDir();
+    // A long exitDrainMs: the result comes without waiting for it, and says nothing about background output.
+    const tool = shellTool({ cwd: dir, exitDrainMs: 60_000 });
+    const { result } = await drain(run(tool, WRITE_CALL + 'sleep 30 & echo started'));
+    expect(textOf(result)).toBe('started\n[exit code 0]');
+    expect(result.details).toMatchObject({ exitCode: 0, killed: false, sandboxed: true });
+    // Fails if the sleep outlived the sandbox (e.g. without --unshare-pid).
+    await expectCallGone(dir);
   });
 
   it('pauses the pipes while the consumer does not pull, so the queue stays bounded (backpressure)', async () => {

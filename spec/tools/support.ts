@@ -1,7 +1,7 @@
 /**
  * Helpers for the tool specs: contexts, temp directories, process checks, polling.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -91,4 +91,25 @@ export function readPids(file: string): number[] {
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map(Number);
+}
+
+/**
+ * The live processes (zombies left out) whose environment holds `TOOLRUN_SHELL_CALL=<callId>`
+ * (every process a `shell` call starts inherits it, sandboxed or not): host pid → its pid in
+ * its innermost PID namespace (the same number outside a sandbox).
+ */
+export function callProcesses(callId: string): Map<number, number> {
+  const marker = Buffer.from(`TOOLRUN_SHELL_CALL=${callId}\0`);
+  const found = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (!readFileSync(`/proc/${name}/environ`).includes(marker) || isGone(Number(name))) continue;
+      const nsPids = /^NSpid:\s*(.+)$/m.exec(readFileSync(`/proc/${name}/status`, 'utf8'))?.[1]?.trim().split(/\s+/) ?? [name];
+      found.set(Number(name), Number(nsPids.at(-1)));
+    } catch {
+      // gone meanwhile, or not readable
+    }
+  }
+  return found;
 }
