@@ -60,8 +60,8 @@ commands:
   serve-mcp [options] <module>
                               serve the tools a module exports, or the ready-made ones
                               (--tools shell,read_file,grep,list_files), as an MCP server:
-                              stdio, or Streamable HTTP with --http <port> (see toolrun
-                              serve-mcp --help)
+                              stdio, or Streamable HTTP with --http <port>
+                              (see toolrun serve-mcp --help)
   agent                       a scripted agent loop on the demo's project: a parent agent sends
                               two explorer sub-agents (grep, list_files, read_file); their calls
                               show live as a tree under the parent's calls
