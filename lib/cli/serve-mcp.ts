@@ -95,9 +95,10 @@ export async function serveMcpCommand(argv: readonly string[], io: ServeMcpIo): 
   if (timeoutMs === 0) throw new CliInputError('serve-mcp: --timeout must be a positive number of ms, received 0');
   const readyMade = values.tools === undefined ? undefined : await readyMadeTools(values.tools, { workspace: values.workspace });
   const modulePath = positionals[0];
-  const tools = [...(readyMade?.tools ?? []), ...(modulePath === undefined ? [] : await loadTools(modulePath))];
-  const twice = tools.find((tool, i) => tools.findIndex((other) => other.name === tool.name) !== i);
-  if (twice !== undefined) throw new CliInputError(`serve-mcp: two tools are named '${twice.name}' (one from --tools, one from ${modulePath}); serve one of them`);
+  const moduleTools = modulePath === undefined ? [] : await loadTools(modulePath);
+  const twice = moduleTools.find((tool) => readyMade?.tools.some((other) => other.name === tool.name) === true);
+  if (twice !== undefined) throw new CliInputError(`serve-mcp: two tools are named '${twice.name}', one from --tools and one from ${modulePath}; serve one of them`);
+  const tools = [...(readyMade?.tools ?? []), ...moduleTools];
 
   const host = values.host ?? '127.0.0.1';
   let served;
@@ -146,9 +147,9 @@ function listenError(error: unknown, host: string, port: number | undefined): Cl
     case 'EACCES':
       return new CliInputError(`${at}: permission denied (ports below 1024 need privileges); pick another --http port`);
     case 'EADDRNOTAVAIL':
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
       return new CliInputError(`${at}: ${host} is not an address of this machine (--host)`);
+    case 'ENOTFOUND':
+      return new CliInputError(`${at}: no host is named ${host} (--host)`);
     default:
       return undefined;
   }

@@ -150,3 +150,13 @@ describe('serve-mcp --tools: the ready-made tools, rooted at the workspace', () 
     expect(out).toMatch(/\n4 results, 0 errors\n$/);
   });
 });
+
+describe('serve-mcp: --tools with a module', () => {
+  it('a module tool named like a --tools tool is bad input naming both sources; --host that is not this machine: one line', async () => {
+    const clash = join(dir, 'clash.mjs');
+    await writeFile(clash, "export const grep = { name: 'grep', input: { type: 'object' }, execute: () => 'mine' };\n");
+    await expectOneLine(['--tools', 'grep,read_file', clash], /two tools are named 'grep', one from --tools and one from .*clash\.mjs; serve one of them$/);
+    // 192.0.2.1 (TEST-NET-1, RFC 5737) is no address of this machine.
+    await expectOneLine(['--http', '0', '--host', '192.0.2.1', '--tools', 'grep'], /cannot listen on 192\.0\.2\.1:0: 192\.0\.2\.1 is not an address of this machine \(--host\)$/);
+  });
+});
