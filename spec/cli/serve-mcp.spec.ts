@@ -120,7 +120,7 @@ describe('serve-mcp --tools: the ready-made tools, rooted at the workspace', () 
     expect(JSON.stringify(pwd!.content)).toContain(join(dir, 'ws'));
   });
 
-  it('end to end: toolrun mcp runs calls against toolrun serve-mcp --tools shell,read_file,grep,list_files --workspace ws (two programs, stdio)', { timeout: 60_000 }, async () => {
+  it('end to end: toolrun mcp runs calls against toolrun serve-mcp --tools shell,read_file,grep,list_files --workspace ws (two programs, stdio)', { timeout: 240_000 }, async () => {
     const calls = join(dir, 'calls.json');
     await writeFile(
       calls,
@@ -133,7 +133,8 @@ describe('serve-mcp --tools: the ready-made tools, rooted at the workspace', () 
     );
     const io = memoryIo();
     const server = [process.execPath, '--import', 'tsx', join(repoRoot, 'lib/cli/main.ts'), 'serve-mcp', '--tools', 'shell,read_file,grep,list_files', '--workspace', join(dir, 'ws')];
-    const code = await main(['mcp', '--calls', calls, '--', ...server], io);
+    // --timeout: a hang guard only (the server starts under tsx; on a loaded machine that alone took over 15 s).
+    const code = await main(['mcp', '--calls', calls, '--timeout', '180000', '--', ...server], io);
     const out = io.out();
     expect(code, io.err()).toBe(0);
     expect(out).toMatch(/^MCP server toolrun \S+: 4 tools\n {2}shell — .*\n {2}read_file \(read-only\) — .*\n {2}grep \(read-only\) — .*\n {2}list_files \(read-only\) — /);
