@@ -69,6 +69,33 @@ function runAsync(command, args, cwd) {
   });
 }
 
+/**
+ * Runs a command without blocking; once its output contains `marker`, calls `onMarker` (a
+ * gate the command waits on). Resolves to the exit status, the output and stderr.
+ */
+function runGated(command, args, cwd, marker, onMarker) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd, env: process.env });
+    let output = '';
+    let stderr = '';
+    let opened = false;
+    const seen = (chunk) => {
+      output += chunk;
+      if (!opened && output.includes(marker)) {
+        opened = true;
+        onMarker();
+      }
+    };
+    child.stdout.on('data', seen);
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      seen(chunk);
+    });
+    child.on('error', (error) => resolve({ status: -1, output: String(error), stderr }));
+    child.on('close', (status, signal) => resolve({ status: status ?? signal, output, stderr }));
+  });
+}
+
 /** Like {@link check}, for a body that returns a promise. */
 async function checkAsync(name, body) {
   const start = Date.now();
@@ -398,24 +425,26 @@ check(`npx toolrun <command> --help for every command (${commands.join(', ')})`,
 const toolrunBin = join(app, 'node_modules', '.bin', 'toolrun');
 
 check('npx toolrun mcp against @modelcontextprotocol/server-everything (stdio): lists its tools, runs calls, draws MCP progress as a bar', () => {
+  // Ten notifications 0.1 s apart: an MCP client may drop the one that arrives with the
+  // response (the SDK), so at least one bar is drawn unless the machine stalls for a second.
   const manifest = JSON.parse(readFileSync(join(root, 'node_modules/@modelcontextprotocol/server-everything/package.json'), 'utf8'));
   const server = join(root, 'node_modules/@modelcontextprotocol/server-everything', Object.values(manifest.bin)[0]);
   writeFileSync(
     join(app, 'everything-calls.json'),
     JSON.stringify([
       { name: 'get-sum', arguments: { a: 20, b: 22 } },
-      { name: 'trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } },
+      { name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 10 } },
     ]),
   );
   const out = run('npx', ['toolrun', 'mcp', '--calls', 'everything-calls.json', '--', 'node', server, 'stdio'], app);
   assert(/^MCP server \S+ \S+: \d+ tools$/m.test(out), `no tool list:\n${out.slice(0, 400)}`);
   assert(/^ {2}call_1 ok The sum of 20 and 22 is 42\.$/m.test(out), `no sum:\n${out}`);
-  assert(/^ {2}call_2 \| \[█+░*\] 1\/2$/m.test(out), `progress not drawn as a bar:\n${out}`);
+  assert(/^ {2}call_2 \| \[[█▌░]{10}\] \d+\/10$/m.test(out) && !out.includes('{"progress"'), `progress not drawn as a bar:\n${out}`);
   assert(/^2 results, 0 errors$/m.test(out), `unexpected summary:\n${out}`);
   return `server-everything ${manifest.version}`;
 });
 
-check('npx toolrun mcp -- toolrun serve-mcp --tools shell,read_file,grep,list_files --workspace ws (stdio, both programs from the package)', () => {
+await checkAsync('npx toolrun mcp -- toolrun serve-mcp --tools shell,read_file,grep,list_files --workspace ws (stdio, both programs from the package)', async () => {
   const workspace = join(app, 'ws');
   mkdirSync(join(workspace, 'src'), { recursive: true });
   writeFileSync(join(workspace, 'notes.txt'), 'first line\nsecond line\n');
@@ -423,14 +452,23 @@ check('npx toolrun mcp -- toolrun serve-mcp --tools shell,read_file,grep,list_fi
   writeFileSync(
     join(app, 'ws-calls.json'),
     JSON.stringify([
-      { name: 'shell', arguments: { command: "printf 'step 1\\nstep 2\\n'; echo done" } },
+      // Holds until its output is drawn (the gate file appears): an MCP client may drop a
+      // progress notification that arrives with the response. The 2 min bound is a hang guard.
+      { name: 'shell', arguments: { command: "printf 'step 1\\nstep 2\\n'; i=0; while [ ! -e gate ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done; echo done" } },
       { name: 'read_file', arguments: { path: 'notes.txt' } },
       { name: 'grep', arguments: { pattern: 'TODO' } },
       { name: 'list_files', arguments: { pattern: '**/*' } },
       { name: 'read_file', arguments: { path: '../package.json' } },
     ]),
   );
-  const out = run('npx', ['toolrun', 'mcp', '--calls', 'ws-calls.json', '--', toolrunBin, 'serve-mcp', '--tools', 'shell,read_file,grep,list_files', '--workspace', 'ws'], app);
+  const { status, output: out } = await runGated(
+    'npx',
+    ['toolrun', 'mcp', '--calls', 'ws-calls.json', '--', toolrunBin, 'serve-mcp', '--tools', 'shell,read_file,grep,list_files', '--workspace', 'ws'],
+    app,
+    '  call_1 | step 2\n',
+    () => writeFileSync(join(workspace, 'gate'), ''),
+  );
+  assert(status === 0, `exited with ${status}:\n${out}`);
   assert(/^MCP server toolrun \S+: 4 tools$/m.test(out), `no tool list:\n${out.slice(0, 400)}`);
   assert(/^ {2}read_file \(read-only\)/m.test(out) && /^ {2}shell — /m.test(out), `annotations not served:\n${out.slice(0, 600)}`);
   // The served shell's output comes as MCP progress; it is drawn as its lines, not JSON.

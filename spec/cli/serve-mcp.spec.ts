@@ -125,13 +125,17 @@ describe('serve-mcp --tools: the ready-made tools, rooted at the workspace', () 
     await writeFile(
       calls,
       JSON.stringify([
-        { name: 'shell', arguments: { command: "printf 'step 1\\nstep 2\\n'; echo done" } },
+        // Holds until the spec sees its output drawn (the gate file appears): an MCP client may
+        // drop a progress notification that arrives together with the response (the SDK). The
+        // 2 min bound is a hang guard: without the gate the spec fails on its assertions.
+        { name: 'shell', arguments: { command: "printf 'step 1\\nstep 2\\n'; i=0; while [ ! -e gate ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done; echo done" } },
         { name: 'read_file', arguments: { path: 'notes.txt' } },
         { name: 'grep', arguments: { pattern: 'TODO' } },
         { name: 'list_files', arguments: { pattern: '**/*' } },
       ]),
     );
     const io = memoryIo();
+    void io.whenOutput('  call_1 | step 2\n').then(() => writeFile(join(dir, 'ws', 'gate'), ''));
     const server = [process.execPath, '--import', 'tsx', join(repoRoot, 'lib/cli/main.ts'), 'serve-mcp', '--tools', 'shell,read_file,grep,list_files', '--workspace', join(dir, 'ws')];
     // --timeout: a hang guard only (the server starts under tsx; on a loaded machine that alone took over 15 s).
     const code = await main(['mcp', '--calls', calls, '--timeout', '180000', '--', ...server], io);
