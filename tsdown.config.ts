@@ -45,6 +45,9 @@ export default defineConfig([
     dts: false,
     clean: false,
     // Bundling node_modules here is the point; the list of what was bundled is not news.
-    deps: { onlyAllowBundle: false },
+    // The MCP SDK is a peer dependency of the library (`toolrun/mcp`), which tsdown would leave
+    // external; the program bundles it anyway, so `npx toolrun mcp` and `serve-mcp` work after
+    // `npm install toolrun` alone (docs/decisions.md, "The program bundles the MCP SDK").
+    deps: { onlyAllowBundle: false, alwaysBundle: [/^@modelcontextprotocol\/sdk(\/|$)/] },
   },
 ]);

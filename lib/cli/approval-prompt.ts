@@ -11,7 +11,7 @@
  * @module
  */
 import type { ToolApprovalHandler, ToolApprovalRequest, ToolApprovalResponse } from '../core/approval.ts';
-import { argsSummary, oneLine } from './text.ts';
+import { argsSummary, oneLine, truncate } from './text.ts';
 import type { RunView } from './view/index.ts';
 
 /** A decision given on the command line for every request. */
@@ -71,10 +71,14 @@ function readKey(stdin: NodeJS.ReadStream, signal: AbortSignal): Promise<PromptK
   });
 }
 
-/** The question shown for one request; the keys come first, so a narrow terminal cuts the call's arguments, not them. */
-function promptText(request: ToolApprovalRequest): string {
+/**
+ * The question shown for one request: the call's name and the keys first, what "later" does
+ * and the call's arguments after them, so a narrow terminal (60 columns) cuts the details,
+ * never which call is asked about or how to answer.
+ */
+export function promptText(request: Pick<ToolApprovalRequest, 'toolName' | 'input'>): string {
   const args = argsSummary(request.input);
-  return `approve? y yes · n no · l later (save the state to a file and exit) — ${oneLine(request.toolName)}${args === '' ? '' : ` ${args}`}`;
+  return `approve ${truncate(oneLine(request.toolName), 24)}? y yes · n no · l later (save the state and exit)${args === '' ? '' : ` — ${args}`}`;
 }
 
 /** The response a flag gives a request. */

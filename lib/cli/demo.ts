@@ -236,6 +236,8 @@ export async function resumeDemo(view: RunView, file: string, saved: SavedDemo, 
     if (approvals === undefined) view.end(`still paused: ${count(saved.requests.length, 'call')} waiting for approval; the state file is kept`);
   }
   if (approvals === undefined) return undefined;
+  // Answered (by the flag or at the prompt): the rows stop saying they wait.
+  for (const request of saved.requests) view.approval?.(request.index, undefined, false);
   const run = runTools(calls, {
     tools: codingTools({ root: saved.root }),
     abortGraceMs: DEMO_ABORT_GRACE_MS,

@@ -11,6 +11,8 @@
  * toolrun replay --stream [--event-delay ms] <file-or-folder>
  *                                              replay recorded streams: calls start mid-message
  * toolrun mcp [options] <command...>           run calls against an MCP server's tools
+ * toolrun serve-mcp [options] [<module>]       serve a module's tools, or the ready-made ones
+ *                                              (--tools), as an MCP server
  * toolrun agent                                a scripted agent with sub-agents, drawn as a tree
  * toolrun --help
  * ```
@@ -37,6 +39,9 @@ import { oneLine, terminalSafe } from './text.ts';
 import { createRunView } from './view/index.ts';
 import type { RunView } from './view/index.ts';
 
+/** Every command the program has, as `--help` lists them; the unknown-command error names them all. */
+const COMMANDS = ['demo', 'replay', 'mcp', 'serve-mcp', 'agent', 'help'] as const;
+
 /** The text of `--help`. */
 export const USAGE = `usage: toolrun [command] [options]
 
@@ -53,8 +58,10 @@ commands:
   mcp [options] <command...>  start <command> as an MCP server (stdio), list its tools, run one
                               message of calls to them, live (see toolrun mcp --help)
   serve-mcp [options] <module>
-                              serve the tools a module exports as an MCP server: stdio, or
-                              Streamable HTTP with --http <port> (see toolrun serve-mcp --help)
+                              serve the tools a module exports, or the ready-made ones
+                              (--tools shell,read_file,grep,list_files), as an MCP server:
+                              stdio, or Streamable HTTP with --http <port>
+                              (see toolrun serve-mcp --help)
   agent                       a scripted agent loop on the demo's project: a parent agent sends
                               two explorer sub-agents (grep, list_files, read_file); their calls
                               show live as a tree under the parent's calls
@@ -202,7 +209,7 @@ async function dispatch(argv: readonly string[], io: MainIo, interrupt: Interrup
       return await agentCommand(io, interrupt);
     }
     default:
-      throw new CliInputError(`unknown command '${command}' (commands: demo, replay, mcp, agent, help; see toolrun --help)`);
+      throw new CliInputError(`unknown command '${command}' (commands: ${COMMANDS.join(', ')}; see toolrun --help)`);
   }
 }
 
@@ -303,11 +310,15 @@ function asking(io: MainIo, view: RunView, interrupt: Interrupt): Asking | undef
   return isTerminal(io) ? { stdin: io.stdin ?? process.stdin, view, interrupt: () => interrupt.press() } : undefined;
 }
 
-/** The lines that say where the state is and how to continue. */
+/**
+ * The lines that say where the state is and how to continue: one command, the one that runs
+ * this program — `npm start --` in a checkout (the program runs from its `.ts` source), `npx
+ * toolrun` from an installed package — so the line stays short enough not to wrap.
+ */
 function printResume(view: RunView, file: string): void {
-  const path = shellWord(file);
+  const program = import.meta.url.endsWith('.ts') ? 'npm start --' : 'npx toolrun';
   view.line(`the paused run's state is saved in ${file}`);
-  view.line(`resume it with:  npm start -- --resume ${path}   (installed: npx toolrun --resume ${path})`);
+  view.line(`resume it with:  ${program} --resume ${shellWord(file)}`);
   view.line('add --approve or --deny to answer without being asked');
 }
 
@@ -391,7 +402,7 @@ class Interrupt {
   async run(view: RunView, task: (view: RunView, signal: AbortSignal) => Promise<number>): Promise<number> {
     this.view = view;
     try {
-      if (this.signal.aborted) view.line(CTRL_C_NOTICE);
+      if (this.signal.aborted) notify(view);
       return await task(view, this.signal);
     } finally {
       view.close();
@@ -405,8 +416,9 @@ class Interrupt {
       this.firstAt = Date.now();
       // Why the notice goes through the view: on a TTY a plain write would land inside the
       // live frame and be overwritten by its next redraw. Before a command has its view
-      // (modules still loading) the command prints it when it starts (see run()).
-      this.view?.line(CTRL_C_NOTICE);
+      // (modules still loading) it is given to the view when the command starts (see run()),
+      // which shows it with the run, under its title.
+      if (this.view !== undefined) notify(this.view);
       this.controller.abort();
       return;
     }
@@ -422,6 +434,12 @@ class Interrupt {
     this.unsubscribe();
     this.io.stdout.off('error', this.onStdoutError);
   }
+}
+
+/** Shows {@link CTRL_C_NOTICE} on `view`: as its notice (with the run), or as a line for a view without one. */
+function notify(view: RunView): void {
+  if (view.notice === undefined) view.line(CTRL_C_NOTICE);
+  else view.notice(CTRL_C_NOTICE);
 }
 
 /** Streams that already carry the lifetime EPIPE listener of {@link Interrupt}. */

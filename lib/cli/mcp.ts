@@ -65,8 +65,10 @@ Everything from <command> on is the server's command line, as is (put -- before 
 it starts with -).
 
 examples:
-  npm start -- mcp node node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio
-  npm start -- mcp --calls calls.json node node_modules/@modelcontextprotocol/server-filesystem/dist/index.js /tmp
+  toolrun mcp npx -y @modelcontextprotocol/server-everything stdio
+  toolrun mcp --calls calls.json npx -y @modelcontextprotocol/server-filesystem /tmp
+  toolrun mcp -- npx toolrun serve-mcp --tools read_file,grep,list_files --workspace .
+(in a clone of toolrun: npm start -- mcp …)
 `;
 
 /** The parsed command line of `toolrun mcp`. */

@@ -1,8 +1,11 @@
 /**
- * `toolrun serve-mcp [options] <module>`: serves the tools a module exports as an MCP server,
- * over stdio, or over Streamable HTTP with `--http <port>`.
+ * `toolrun serve-mcp [options] [<module>]`: serves the tools a module exports, the ready-made
+ * tools named with `--tools` (lib/cli/ready-made-tools.ts), or both, as an MCP server, over
+ * stdio, or over Streamable HTTP with `--http <port>`.
  *
- * The module is imported (a `.ts` module works under `npm start`, which runs tsx). Its tools:
+ * The module is a file path, or a package specifier resolved from the current folder as
+ * `require.resolve` would (`my-tools`, `@me/tools/server`). It is imported (a `.ts` module
+ * works under `npm start`, which runs tsx). Its tools:
  * the default export when it is an array (every element must be a tool), else every named
  * export that is a tool (an object with a string `name`, an `input` schema and an `execute`
  * function), in the order of their export names; other exports are ignored. No tool at all is an input error (exit code 2).
@@ -16,26 +19,41 @@
  *
  * @module
  */
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { assertToolShape, type Tool } from '../core/tool.ts';
 import { serveMcp } from '../mcp/serve.ts';
 import { CliInputError } from './errors.ts';
+import { READY_MADE_TOOL_NAMES, readyMadeTools } from './ready-made-tools.ts';
 
 /** The text of `toolrun serve-mcp --help`. */
 export const SERVE_MCP_USAGE = `usage: toolrun serve-mcp [options] <module>
+       toolrun serve-mcp [options] --tools <names> [--workspace <dir>] [<module>]
 
 Serves the tools that <module> exports (a default export array of tools, or named exports
-that are tools) as an MCP server: over stdio, or over Streamable HTTP with --http.
+that are tools), the ready-made tools named with --tools, or both, as an MCP server: over
+stdio, or over Streamable HTTP with --http. <module> is a file, or a package specifier
+resolved from the current folder.
 
 options:
+  --tools <names>     serve ready-made tools, comma-separated: ${READY_MADE_TOOL_NAMES.join(', ')}
+                      (shell runs any command in the workspace: serve it only to clients
+                      you trust)
+  --workspace <dir>   the folder the --tools tools work in: the shell's working directory,
+                      the root the file tools stay inside (default: the current folder)
   --http <port>       serve over Streamable HTTP on this port (0: any free port); the
                       address is printed: http://<host>:<port>/mcp
   --host <address>    the address to bind with --http (default: 127.0.0.1); any other
                       than a loopback address exposes the tools to the network
   --timeout <ms>      per-call time limit for tools that set none (default: none)
   -h, --help          show this text
+
+examples:
+  toolrun serve-mcp --tools read_file,grep,list_files --workspace ~/project
+  toolrun serve-mcp --http 8080 my-tools.js
 `;
 
 /** Where the command writes (the main program's io). */
@@ -55,7 +73,7 @@ export async function serveMcpCommand(argv: readonly string[], io: ServeMcpIo): 
   try {
     parsed = parseArgs({
       args: [...argv],
-      options: { http: { type: 'string' }, host: { type: 'string' }, timeout: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: { http: { type: 'string' }, host: { type: 'string' }, timeout: { type: 'string' }, tools: { type: 'string' }, workspace: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
       allowPositionals: true,
       strict: true,
     });
@@ -67,20 +85,35 @@ export async function serveMcpCommand(argv: readonly string[], io: ServeMcpIo): 
     io.stdout.write(SERVE_MCP_USAGE);
     return 0;
   }
-  if (positionals.length !== 1) throw new CliInputError(`serve-mcp needs exactly one module, received ${positionals.length} (see toolrun serve-mcp --help)`);
+  if (positionals.length > 1 || (positionals.length === 0 && values.tools === undefined)) {
+    throw new CliInputError(`serve-mcp needs one module or --tools <names>, received ${positionals.length} modules (see toolrun serve-mcp --help)`);
+  }
+  if (values.workspace !== undefined && values.tools === undefined) throw new CliInputError('serve-mcp: --workspace applies with --tools only');
   if (values.host !== undefined && values.http === undefined) throw new CliInputError('serve-mcp: --host applies with --http only');
   const port = values.http === undefined ? undefined : whole(values.http, '--http', 65_535);
   const timeoutMs = values.timeout === undefined ? undefined : whole(values.timeout, '--timeout', Number.MAX_SAFE_INTEGER);
   if (timeoutMs === 0) throw new CliInputError('serve-mcp: --timeout must be a positive number of ms, received 0');
-  const modulePath = positionals[0]!;
-  const tools = await loadTools(modulePath);
+  const readyMade = values.tools === undefined ? undefined : await readyMadeTools(values.tools, { workspace: values.workspace });
+  const modulePath = positionals[0];
+  const moduleTools = modulePath === undefined ? [] : await loadTools(modulePath);
+  const twice = moduleTools.find((tool) => readyMade?.tools.some((other) => other.name === tool.name) === true);
+  if (twice !== undefined) throw new CliInputError(`serve-mcp: two tools are named '${twice.name}', one from --tools and one from ${modulePath}; serve one of them`);
+  const tools = [...(readyMade?.tools ?? []), ...moduleTools];
 
-  const served = await serveMcp(tools, {
-    serverInfo: { name: 'toolrun', version: '0.1.0' },
-    ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    ...(port === undefined ? {} : { http: { port, host: values.host ?? '127.0.0.1' } }),
-  });
-  const what = `serving ${tools.length} tool${tools.length === 1 ? '' : 's'} (${tools.map((t) => t.name).join(', ')})`;
+  const host = values.host ?? '127.0.0.1';
+  let served;
+  try {
+    served = await serveMcp(tools, {
+      serverInfo: { name: 'toolrun', version: '0.1.0' },
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      ...(readyMade === undefined ? {} : { perTool: readyMade.perTool }),
+      ...(port === undefined ? {} : { http: { port, host } }),
+    });
+  } catch (error) {
+    throw listenError(error, host, port) ?? error;
+  }
+  const where = readyMade === undefined ? '' : ` in ${readyMade.workspace}`;
+  const what = `serving ${tools.length} tool${tools.length === 1 ? '' : 's'} (${tools.map((t) => t.name).join(', ')})${where}`;
   if (served.url === undefined) io.stderr.write(`toolrun: ${what} over stdio\n`);
   else io.stdout.write(`toolrun: ${what} at ${served.url.href}\n`);
 
@@ -99,13 +132,46 @@ export async function serveMcpCommand(argv: readonly string[], io: ServeMcpIo): 
   return 0;
 }
 
-/** Imports `path` and returns its tools (default export array, or named exports that are tools). */
-export async function loadTools(path: string): Promise<Tool[]> {
+/**
+ * The one line a `listen` failure of `--http` is reported with (bad input, exit 2): a busy
+ * port, a port that needs privileges, an address that is not this machine's. `undefined` for
+ * any other error.
+ */
+function listenError(error: unknown, host: string, port: number | undefined): CliInputError | undefined {
+  if (port === undefined) return undefined;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const at = `serve-mcp: cannot listen on ${host}:${port}`;
+  switch (code) {
+    case 'EADDRINUSE':
+      return new CliInputError(`${at}: the port is in use (another server?); pick another --http port, or --http 0 for any free one`);
+    case 'EACCES':
+      return new CliInputError(`${at}: permission denied (ports below 1024 need privileges); pick another --http port`);
+    case 'EADDRNOTAVAIL':
+      return new CliInputError(`${at}: ${host} is not an address of this machine (--host)`);
+    case 'ENOTFOUND':
+      return new CliInputError(`${at}: no host is named ${host} (--host)`);
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Imports `path` and returns its tools (default export array, or named exports that are
+ * tools). `path` is a file (resolved against `from`), or, when no such file exists, a package
+ * specifier resolved from `from` as `require.resolve` would.
+ *
+ * @param from - the folder paths and specifiers are resolved from. @default process.cwd()
+ * @throws CliInputError when it cannot be found or imported, or exports no tool (the message
+ *   says what to do when it exports tool factories, such as `toolrun/tools`).
+ */
+export async function loadTools(path: string, from: string = process.cwd()): Promise<Tool[]> {
   let module: Record<string, unknown>;
   try {
-    module = (await import(pathToFileURL(resolve(path)).href)) as Record<string, unknown>;
+    module = (await import(pathToFileURL(locate(path, from)).href)) as Record<string, unknown>;
   } catch (error) {
-    throw new CliInputError(`serve-mcp: cannot import ${path}: ${error instanceof Error ? error.message : String(error)}`);
+    if (error instanceof CliInputError) throw error;
+    const hint = (error as NodeJS.ErrnoException).code === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[mc]?ts$/.test(path) ? ' (this Node cannot import TypeScript: compile it to .js, or use Node >= 22.18)' : '';
+    throw new CliInputError(`serve-mcp: cannot import ${path}: ${error instanceof Error ? error.message : String(error)}${hint}`);
   }
   if (Array.isArray(module.default)) {
     module.default.forEach((tool: unknown, i: number) => {
@@ -122,8 +188,28 @@ export async function loadTools(path: string): Promise<Tool[]> {
     // A module namespace lists its exports sorted by name; sorted here too, whatever loaded the module.
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([, value]) => value as Tool);
-  if (tools.length === 0) throw new CliInputError(`serve-mcp: ${path} exports no tool (a default export array of tools, or named exports that are tools)`);
+  if (tools.length === 0) {
+    const factories = Object.entries(module).filter(([key, value]) => key !== 'default' && typeof value === 'function').map(([key]) => key);
+    if (factories.includes('codingTools') && factories.includes('shellTool')) {
+      throw new CliInputError(
+        `serve-mcp: ${path} is toolrun/tools, which exports functions that make tools (codingTools, shellTool…), not tools; serve the ready-made tools with: toolrun serve-mcp --tools ${READY_MADE_TOOL_NAMES.join(',')} --workspace <dir>`,
+      );
+    }
+    const functions = factories.length === 0 ? '' : `; it exports functions (${factories.slice(0, 5).join(', ')}${factories.length > 5 ? '…' : ''}): if they make tools, export the tools they return`;
+    throw new CliInputError(`serve-mcp: ${path} exports no tool (a default export array of tools, or named exports that are tools)${functions}`);
+  }
   return tools;
+}
+
+/** The file `path` names: a file under `from`, else the package specifier resolved from `from`. */
+function locate(path: string, from: string): string {
+  const file = resolve(from, path);
+  if (existsSync(file) || isAbsolute(path) || path.startsWith('.')) return file;
+  try {
+    return createRequire(join(from, 'package.json')).resolve(path);
+  } catch {
+    throw new CliInputError(`serve-mcp: ${path}: no such file, and no package of that name is installed in ${from}`);
+  }
 }
 
 function isTool(value: unknown): boolean {

@@ -13,7 +13,7 @@ import stripAnsi from 'strip-ansi';
 import { main } from '../../lib/cli/main.ts';
 import { memoryIo } from './support.ts';
 
-const PROMPT = 'approve? y yes · n no · l later';
+const PROMPT = 'approve shell? y yes · n no · l later';
 
 /** Files and folders a spec's demo left (state file and kept workspace), removed after each spec. */
 const leftovers: string[] = [];
@@ -62,7 +62,9 @@ describe('toolrun demo on a terminal: the call that writes a file is asked about
     const out = stripAnsi(first.out());
     expect(out).toMatch(/^paused: 5 calls of 6 answered \(0 errors\), 1 call waiting for approval$/m);
     const file = stateFileOf(out);
-    expect(out).toContain(`resume it with:  npm start -- --resume ${file}`);
+    // One command, the one that runs this program (a checkout here: npm start), on a line of
+    // its own; before, the installed form followed on the same line, which wrapped at 140 columns.
+    expect(out.split('\n')).toContain(`resume it with:  npm start -- --resume ${file}`);
     expect(first.raw()).toBe(false);
 
     const second = memoryIo({ tty: { columns: 200 }, keyboard: true });

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CTRL_C_NOTICE, main } from '../../lib/cli/main.ts';
+import { CTRL_C_NOTICE, main, USAGE } from '../../lib/cli/main.ts';
 import { interruptWhen, memoryIo, repoRoot, type MemoryIo } from './support.ts';
 
 /** Asserts the "bad input" shape: exit 2, nothing on stdout, exactly one `toolrun: …` line on stderr, no stack. */
@@ -41,6 +41,20 @@ describe('main(argv, io): arguments, in process', () => {
   it('an unknown command or option exits 2 with one line naming it', async () => {
     await expectInputError(['frobnicate'], /unknown command 'frobnicate'/);
     await expectInputError(['--frob'], /unknown option '--frob'/);
+  });
+
+  it('the unknown-command line names every command --help lists (serve-mcp too), and each of them answers --help with exit 0', async () => {
+    // Before: "(commands: demo, replay, mcp, agent, help; …)", without serve-mcp.
+    const listed = [...(/^commands:\n([\s\S]*?)\n\n/m.exec(USAGE)?.[1] ?? '').matchAll(/^ {2}([a-z][a-z-]*)/gm)].map((match) => match[1]);
+    expect(listed).toEqual(expect.arrayContaining(['demo', 'replay', 'mcp', 'serve-mcp', 'agent', 'help']));
+    const io = memoryIo();
+    expect(await main(['frobnicate'], io)).toBe(2);
+    expect(/\(commands: ([^;]+);/.exec(io.err())?.[1]?.split(', ')).toEqual(listed);
+    for (const command of listed) {
+      const help = memoryIo();
+      expect(await main([command!, '--help'], help), command).toBe(0);
+      expect(help.out(), command).toMatch(/^usage: toolrun /);
+    }
   });
 
   it('replay without its argument exits 2 and says what to pass, naming the shipped examples', async () => {
@@ -136,7 +150,9 @@ describe('the demo in process: Ctrl+C pressed at observed points (contract A2), 
     io.interrupt();
     expect(await done).toBe(130);
     const out = io.out();
-    expect(out.indexOf(CTRL_C_NOTICE)).toBeLessThan(out.indexOf('run demo:'));
+    // The notice comes with the run, under its header (it was printed above it before).
+    expect(out.indexOf('run demo:')).toBeGreaterThanOrEqual(0);
+    expect(out.indexOf(CTRL_C_NOTICE)).toBeGreaterThan(out.indexOf('run demo:'));
     for (const id of ids) expect(out).toMatch(new RegExp(`^end ${id} error 0ms \\(not_run\\): Not run: the run was aborted before`, 'm'));
     expect(resultIds(out)).toEqual(ids);
     expect(out).toMatch(/^interrupted: 6 results, 6 errors/m);

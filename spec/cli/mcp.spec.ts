@@ -149,7 +149,8 @@ describe('toolrun mcp: the program (in process) against real servers', () => {
     expect(run.stdout).toContain(`run mcp: 4 parallel calls (calls from ${calls}) to secure-filesystem-server`);
     const results = run.stdout.slice(run.stdout.indexOf('results (call order):'));
     expect(results.split('\n').slice(1, 5)).toEqual([
-      '  call_1 ok first line (+1 line)',
+      // Each result by the line its end line showed: the last one (issue 20).
+      '  call_1 ok second line (+1 line)',
       expect.stringMatching(/^ {2}call_2 ok \[FILE\] (calls\.json|notes\.txt|todo\.txt) \(\+2 lines\)$/),
       expect.stringMatching(/^ {2}call_3 error Access denied - path outside allowed directories/),
       '  mine ok ship it',
@@ -172,7 +173,9 @@ describe('toolrun mcp: the program (in process) against real servers', () => {
     );
     const run = await mainInProcess(['--calls', message, process.execPath, everything, 'stdio']);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/ {2}toolu_1 \| \{"progress":1,"total":4\}\n/);
+    // MCP progress drawn like native progress: progress/total as a bar (it was raw JSON: {"progress":1,"total":4}).
+    expect(run.stdout).toMatch(/ {2}toolu_1 \| \[██▌░░░░░░░\] 1\/4\n/);
+    expect(run.stdout).not.toContain('{"progress"');
     expect(run.stdout).toMatch(/results \(call order\):\n {2}toolu_1 ok Long running operation completed\. Duration: 0\.4 seconds, Steps: 4\.\n {2}toolu_2 ok The sum of 20 and 22 is 42\.\n/);
   });
 
@@ -182,7 +185,7 @@ describe('toolrun mcp: the program (in process) against real servers', () => {
     const io = memoryIo();
     const done = main(['mcp', '--calls', message, process.execPath, everything, 'stdio'], io);
     // The call is running (it reported progress; it takes 20 s): find the server this process started, then press Ctrl+C.
-    await io.whenOutput('| {"progress":2,');
+    await io.whenOutput('] 2/200\n');
     const serverPid = await childServerPid(process.pid);
     io.interrupt();
     expect(await done).toBe(130);

@@ -150,3 +150,68 @@ export class FakeStream extends Writable {
     callback();
   }
 }
+
+/**
+ * What a terminal shows after `output` was written to it: a minimal emulator of the escape
+ * sequences the live view (log-update) writes — cursor up / down / to a column, erase line /
+ * to its end / below, newline as carriage return + line feed (a terminal's output mode);
+ * styles and private modes (`ESC[?…h`) change nothing on screen and are skipped. The live
+ * view redraws only the lines that changed, so the frame on screen is only found this way.
+ * Returns the screen's lines, trailing spaces trimmed.
+ */
+export function screen(output: string): string[] {
+  const rows: string[][] = [[]];
+  let row = 0;
+  let col = 0;
+  const line = (): string[] => (rows[row] ??= []);
+  for (let i = 0; i < output.length; i++) {
+    const ch = output[i]!;
+    if (ch === '\x1b' && output[i + 1] === '[') {
+      const match = /^\x1b\[([?\d;]*)([A-Za-z])/.exec(output.slice(i, i + 32));
+      if (match === null) continue;
+      i += match[0].length - 1;
+      const [, params = '', command] = match;
+      if (params.startsWith('?')) continue;
+      const n = params === '' ? 1 : Number(params.split(';')[0]);
+      switch (command) {
+        case 'A':
+          row = Math.max(0, row - n);
+          break;
+        case 'B':
+          row += n;
+          break;
+        case 'E':
+          row += n;
+          col = 0;
+          break;
+        case 'G':
+          col = n - 1;
+          break;
+        case 'K':
+          if (params === '2') rows[row] = [];
+          else line().length = Math.min(line().length, col);
+          break;
+        case 'J':
+          line().length = Math.min(line().length, col);
+          rows.length = Math.min(rows.length, row + 1);
+          break;
+        default:
+        // Styles (m) and anything else: nothing moves on screen.
+      }
+      continue;
+    }
+    if (ch === '\n') {
+      row++;
+      col = 0;
+      continue;
+    }
+    if (ch === '\r') {
+      col = 0;
+      continue;
+    }
+    const cells = line();
+    while (cells.length < col) cells.push(' ');
+    cells[col++] = ch;
+  }
+  return Array.from({ length: rows.length }, (_, i) => (rows[i] ?? []).join('').trimEnd());
+}

@@ -1,10 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import stripAnsi from 'strip-ansi';
-import { FakeStream } from './support.ts';
+import { FakeStream, screen } from './support.ts';
 import type { CallOutcome, ToolEvent } from '../../lib/core/events.ts';
 import type { ToolCall } from '../../lib/core/tool.ts';
 import { createRunView } from '../../lib/cli/view/index.ts';
 import { finishedLine } from '../../lib/cli/view/lines.ts';
+import { displayedProgress, progressBar } from '../../lib/cli/view/calls.ts';
+import { promptText } from '../../lib/cli/approval-prompt.ts';
 import { argsSummary, oneLine, terminalSafe, truncateWidth } from '../../lib/cli/text.ts';
 
 
@@ -96,7 +98,7 @@ describe('createRunView, plain mode (not a TTY)', () => {
       '  call_b | step 3',
       'end call_b error 120ms (interrupted): interrupted: the run was aborted after 120 ms',
       'results (call order):',
-      '  call_a ok { (+2 lines)',
+      '  call_a ok } (+2 lines)',
       '  call_b error interrupted: the run was aborted after 120 ms',
       '  call_c error invalid regular expression: ( (+1 line)',
       '3 results',
@@ -317,7 +319,7 @@ describe('what a row shows', () => {
     view.end();
     expect(stream.output).toContain('run one (1 call)\n');
     expect(stream.output).toContain('end call_a ok 0ms: b (+1 line)\n');
-    expect(stream.output).toContain('  call_a ok a (+1 line)\n');
+    expect(stream.output).toContain('  call_a ok b (+1 line)\n');
   });
 });
 
@@ -411,5 +413,181 @@ describe('a call waiting for approval (issue 14, H3)', () => {
     expect(out).not.toContain('waits for approval');
     expect(out).not.toContain('approve?');
     view.close();
+  });
+});
+
+/**
+ * The approval glitches of issue 20, each seen in a real terminal (`npm start` in tmux) and
+ * reproduced here first: each spec failed before its fix, in the way its comment says.
+ */
+describe('the live view around approvals and interrupts (issue 20)', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** What the terminal shows now (the live frame under anything written before it). */
+  const lastFrame = (output: string): string => screen(output).join('\n').trimEnd();
+
+  it('a call asked about before its start event reached the view shows ?, no spinner and no clock, and is counted as waiting for approval, not running', () => {
+    // Before the fix, the start event cleared the approval: the row got a spinner and a
+    // ticking clock, and the footer said "2 running · 0/3 done · 1 waiting".
+    const stream = new FakeStream();
+    stream.columns = 120;
+    const clock = { t: 0 };
+    const view = createRunView({ stream, tty: true, now: () => clock.t });
+    view.begin('run', calls);
+    view.event(start(0));
+    // The run prepares call 1 and asks (the prompt draws the row) before the consumer took its start event.
+    view.approval?.(1, 'writes a file', true);
+    view.event(start(1));
+    clock.t += 1500;
+    vi.advanceTimersByTime(80 * 20);
+    const frame = lastFrame(stream.output);
+    expect(frame).toMatch(/^\? shell +for i in 1 2 3; .*… +waits for approval: writes a file$/m);
+    expect(frame).not.toMatch(/^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] shell/m);
+    expect(frame).toContain('1 running · 0/3 done · 1 waiting for approval · 1 waiting');
+    // Answered yes: it runs, and its clock starts at the answer, not at its start event.
+    view.approval?.(1, undefined, false);
+    clock.t += 200;
+    vi.advanceTimersByTime(80);
+    expect(lastFrame(stream.output)).toMatch(/^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] shell +for i in 1 2 3; .*… +0\.2s$/m);
+    expect(lastFrame(stream.output)).toContain('2 running · 0/3 done · 1 waiting');
+    view.close();
+  });
+
+  it("the results list shows a result by the same line as its call's end line", () => {
+    // Before the fix the end line showed the last line ("finished [exit code 0]") and the
+    // results list the first ("step 1"), so one call read two ways.
+    const output = 'step 1\nstep 2\nfinished\n[exit code 0]';
+    for (const tty of [false, true]) {
+      const stream = new FakeStream();
+      const view = createRunView({ stream, tty, now: () => 0 });
+      view.begin('t', calls.slice(0, 2));
+      view.event(start(0));
+      view.event(end(0, output, 'ok'));
+      view.event(result(0, output, false));
+      view.event(start(1));
+      view.event(end(1, 'Invalid arguments for shell:\n- command: expected string', 'rejected'));
+      view.event(result(1, 'Invalid arguments for shell:\n- command: expected string', true));
+      view.end();
+      view.close();
+      const out = stripAnsi(stream.output);
+      expect(out, `tty: ${tty}`).toMatch(tty ? /✓ read_file .* 0ms finished \[exit code 0\] \(\+3 lines\)/ : /^end call_a ok 0ms: finished \[exit code 0\] \(\+3 lines\)$/m);
+      expect(out, `tty: ${tty}`).toMatch(/^ {2}call_a ok finished \[exit code 0\] \(\+3 lines\)$/m);
+      // A call that failed before doing anything shows its reason (the first line) in both.
+      expect(out, `tty: ${tty}`).toMatch(/^ {2}call_b error Invalid arguments for shell: \(\+1 line\)$/m);
+    }
+  });
+
+  it('plain: the header gives the number of calls once ("6 parallel tool calls …", not also "(6 calls)")', () => {
+    // Before the fix: "run demo: 6 parallel tool calls from one assistant message … (6 calls)".
+    const six: ToolCall[] = Array.from({ length: 6 }, (_, i) => ({ id: `c${i}`, name: 'read_file', arguments: {} }));
+    const lines = (title: string, list: readonly ToolCall[]): string => {
+      const stream = new FakeStream();
+      const view = createRunView({ stream, tty: false, now: () => 0 });
+      view.begin(title, list);
+      view.close();
+      return stream.output.split('\n')[0]!;
+    };
+    expect(lines('demo: 6 parallel tool calls from one assistant message, in /tmp/x', six)).toBe('run demo: 6 parallel tool calls from one assistant message, in /tmp/x');
+    expect(lines('mcp: 6 parallel calls (calls from c.json) to srv', six)).toBe('run mcp: 6 parallel calls (calls from c.json) to srv');
+    // A title without the count gets it; one that names another number of calls too.
+    expect(lines('parent agent, turn 1', six.slice(0, 1))).toBe('run parent agent, turn 1 (1 call)');
+    expect(lines('batch of 3 calls', six)).toBe('run batch of 3 calls (6 calls)');
+  });
+
+  it('at 60 columns the approval prompt still names the call and every key', () => {
+    // Before the fix the prompt began "approve? y yes · n no · l later (save the state to a
+    // file and exit) — shell …": at 60 columns it was cut before it named the call.
+    const stream = new FakeStream();
+    stream.columns = 60;
+    const view = createRunView({ stream, tty: true, now: () => 0 });
+    view.begin('demo', calls);
+    view.approval?.(1, 'this shell command writes a file in the project', true);
+    view.prompt?.(promptText({ toolName: 'shell', input: { command: 'grep -rn TODO src > TODO.md; wc -l < TODO.md | xargs printf "%s TODOs\n"' } }));
+    const prompt = lastFrame(stream.output).trimEnd().split('\n').at(-1)!;
+    expect(prompt).toMatch(/^approve shell\? y yes · n no · l later/);
+    expect([...prompt].length).toBeLessThanOrEqual(60);
+    view.close();
+  });
+
+  it('a notice (Ctrl+C) given before the run began is shown with the run, under its title, never above it', () => {
+    // Before the fix the program printed the notice as a line before the command drew its
+    // first frame, so it sat above the run's title.
+    for (const tty of [false, true]) {
+      const stream = new FakeStream();
+      const view = createRunView({ stream, tty, now: () => 0 });
+      view.notice?.('Ctrl+C: aborting the run');
+      expect(stream.output, `tty: ${tty}`).toBe('');
+      view.begin('demo: 3 parallel tool calls', calls);
+      const out = stripAnsi(stream.output);
+      expect(out.indexOf('demo: 3 parallel tool calls'), `tty: ${tty}`).toBeGreaterThanOrEqual(0);
+      expect(out.indexOf('Ctrl+C: aborting the run'), `tty: ${tty}`).toBeGreaterThan(out.indexOf('demo: 3 parallel tool calls'));
+      view.close();
+    }
+    // Mid-run on a TTY: under the frame (below the footer), not above the title.
+    const stream = new FakeStream();
+    const view = createRunView({ stream, tty: true, now: () => 0 });
+    view.begin('demo', calls);
+    view.event(start(0));
+    view.notice?.('Ctrl+C: aborting the run');
+    const frame = lastFrame(stream.output).trimEnd().split('\n');
+    expect(frame[0]).toBe('demo');
+    expect(frame.at(-1)).toBe('Ctrl+C: aborting the run');
+    view.close();
+  });
+});
+
+describe('MCP progress is drawn like native progress (issue 20)', () => {
+  it('displayedProgress: the message as text, progress/total as a bar, a toolrun shell chunk sent as JSON text as its chunk', () => {
+    expect(progressBar(1, 4)).toBe('[██▌░░░░░░░] 1/4');
+    expect(progressBar(4, 4)).toBe('[██████████] 4/4');
+    expect(progressBar(9, 4)).toBe('[██████████] 9/4');
+    expect(progressBar(1, 0)).toBe('');
+    expect(displayedProgress({ progress: 2, total: 4, message: 'copying' })).toBe('[█████░░░░░] 2/4 copying');
+    expect(displayedProgress({ progress: 2, total: 4 })).toBe('[█████░░░░░] 2/4');
+    expect(displayedProgress({ progress: 3, message: 'reading a.txt' })).toBe('reading a.txt');
+    expect(displayedProgress({ progress: 3 })).toBe('3');
+    expect(displayedProgress({ progress: 1, message: '{"stream":"stdout","text":"step 1\\nste"}' })).toEqual({ stream: 'stdout', text: 'step 1\nste' });
+    // Not an MCP payload (another key, a non-numeric progress): left as it is.
+    expect(displayedProgress({ progress: 1, bytes: 5 })).toEqual({ progress: 1, bytes: 5 });
+    expect(displayedProgress({ progress: '1' })).toEqual({ progress: '1' });
+    expect(displayedProgress('text')).toBe('text');
+  });
+
+  it('plain and TTY: no raw JSON of MCP payloads; a served shell chunk split mid-line is joined', () => {
+    // Before: `  call_b | {"progress":1,"message":"{\"stream\":\"stdout\",…` and `{"progress":1,"total":4}`.
+    const mcp = [
+      { progress: 1, message: JSON.stringify({ stream: 'stdout', text: 'step 1\nste' }) },
+      { progress: 2, message: JSON.stringify({ stream: 'stdout', text: 'p 2\n' }) },
+    ];
+    const plain = new FakeStream();
+    const view = createRunView({ stream: plain, tty: false, now: () => 0 });
+    view.begin('mcp', calls);
+    view.event(start(0));
+    view.event(start(1));
+    view.event(update(0, { progress: 1, total: 4 }));
+    for (const payload of mcp) view.event(update(1, payload));
+    view.close();
+    expect(plain.output).toContain('  call_a | [██▌░░░░░░░] 1/4\n');
+    expect(plain.output).toContain('  call_b | step 1\n  call_b | step 2\n');
+    expect(plain.output).not.toContain('"progress"');
+
+    vi.useFakeTimers();
+    try {
+      const stream = new FakeStream();
+      const tty = createRunView({ stream, tty: true, now: () => 0 });
+      tty.begin('mcp', calls);
+      tty.event(start(0));
+      tty.event(update(0, { progress: 3, total: 4, message: 'almost' }));
+      vi.advanceTimersByTime(80);
+      expect(stripAnsi(stream.output)).toMatch(/read_file +package\.json +0\.0s \[███████▌░░\] 3\/4 almost/);
+      tty.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

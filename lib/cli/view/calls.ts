@@ -60,7 +60,7 @@ function newRecord(id: string, name: string, args: unknown): CallRecord {
 export interface ResultRow {
   id: string;
   status: 'ok' | 'error' | 'missing' | 'pending';
-  /** First line of the result message. */
+  /** The line of the result message its row shows ({@link finishedLine}, as the call's end line). */
   text: string;
   /** ` (+N lines)` or `''`. */
   more: string;
@@ -102,8 +102,9 @@ export abstract class BaseView implements RunView {
       case 'tool_execution_start':
         if (record.state !== 'waiting') return;
         record.state = 'running';
-        // A resumed call starts again after the approval it waited for was given.
-        delete record.approval;
+        // Why a waiting approval is kept: the run asks for it while preparing the call, which
+        // can be before this event reaches the view; only an answer (`approval(…, false)`)
+        // or the call's end clears it.
         record.startedAt = this.now();
         record.args = event.args;
         this.onStart(record);
@@ -115,7 +116,7 @@ export abstract class BaseView implements RunView {
           this.onAgentProgress(record, applyAgentProgress(record.agent, event.progress, this.now()));
           return;
         }
-        this.onProgress(record, event.progress);
+        this.onProgress(record, displayedProgress(event.progress));
         return;
       case 'tool_execution_end': {
         if (record.state === 'ended') return;
@@ -184,14 +185,18 @@ export abstract class BaseView implements RunView {
     return record;
   }
 
-  /** The result rows printed after a run, in call order: the first line of each result message. */
+  /**
+   * The result rows printed after a run, in call order: each result message by the same line
+   * its call's end line showed ({@link finishedLine}), so a call reads the same in both places.
+   */
   protected resultRows(): ResultRow[] {
     return this.calls.map((record) => {
       const message = record.message;
       if (message === undefined && record.approval !== undefined) return { id: record.id, status: 'pending', text: record.approval, more: '' };
       if (message === undefined) return { id: record.id, status: 'missing', text: '(no result message)', more: '' };
       const lines = contentLines(message.content);
-      return { id: oneLine(message.toolCallId), status: message.isError ? 'error' : 'ok', text: lines[0] ?? '', more: moreLines(Math.max(0, lines.length - 1)) };
+      const text = finishedLine(lines, record.outcome ?? (message.isError ? 'error' : 'ok'));
+      return { id: oneLine(message.toolCallId), status: message.isError ? 'error' : 'ok', text, more: moreLines(Math.max(0, lines.length - 1)) };
     });
   }
 
@@ -200,6 +205,59 @@ export abstract class BaseView implements RunView {
     if (this.closed || (this.stream as Writable).destroyed === true) return;
     this.stream.write(text);
   }
+}
+
+/**
+ * A progress value as the views draw it. An MCP progress payload (`{ progress, total?,
+ * message? }`, what an MCP tool of `mcpTools` yields) is drawn like a native tool's progress:
+ * its `message` as text — or, when the message is the JSON text of a streamed chunk
+ * `{ stream, text }` (how a toolrun MCP server sends its shell tool's output), that chunk —
+ * with `progress/total` as a bar in front when the total is known. Any other value is
+ * returned as it is.
+ *
+ * @example
+ * ```ts
+ * displayedProgress({ progress: 2, total: 4, message: 'copying' }); // '[█████░░░░░] 2/4 copying'
+ * displayedProgress({ progress: 1, message: '{"stream":"stdout","text":"step 1\n"}' }); // { stream: 'stdout', text: 'step 1\n' }
+ * ```
+ */
+export function displayedProgress(progress: unknown): unknown {
+  if (!isMcpProgress(progress)) return progress;
+  const message = progress.message ?? '';
+  if (message.startsWith('{')) {
+    let decoded: unknown;
+    try {
+      decoded = JSON.parse(message);
+    } catch {
+      decoded = undefined;
+    }
+    if (isChunk(decoded) && progress.total === undefined) return decoded;
+  }
+  const bar = progress.total === undefined ? '' : progressBar(progress.progress, progress.total);
+  if (bar === '') return message === '' ? `${progress.progress}` : message;
+  return message === '' ? bar : `${bar} ${oneLine(message)}`;
+}
+
+/** True for `{ progress: number, total?: number, message?: string }` and nothing more: an MCP progress payload. */
+function isMcpProgress(value: unknown): value is { progress: number; total?: number; message?: string } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const v = value as Record<string, unknown>;
+  if (typeof v.progress !== 'number' || !Number.isFinite(v.progress)) return false;
+  if (v.total !== undefined && (typeof v.total !== 'number' || !Number.isFinite(v.total))) return false;
+  if (v.message !== undefined && typeof v.message !== 'string') return false;
+  return Object.keys(v).every((key) => key === 'progress' || key === 'total' || key === 'message');
+}
+
+/** Cells of {@link progressBar}. */
+const BAR_CELLS = 10;
+
+/** `[█████░░░░░] 2/4`: `progress` of `total` in ten cells (half cells drawn as `▌`); `''` when `total` is not positive. */
+export function progressBar(progress: number, total: number): string {
+  if (!(total > 0)) return '';
+  const halves = Math.round(Math.min(1, Math.max(0, progress / total)) * BAR_CELLS * 2);
+  const full = Math.floor(halves / 2);
+  const half = halves % 2 === 1 ? '▌' : '';
+  return `[${'█'.repeat(full)}${half}${'░'.repeat(BAR_CELLS - full - half.length)}] ${progress}/${total}`;
 }
 
 /**

@@ -34,13 +34,25 @@ export class PlainView extends BaseView {
 
   override begin(title: string, calls: readonly ToolCall[], earlier?: ReadonlyMap<number, ToolResultMessage>): void {
     super.begin(title, calls, earlier);
-    // A streamed run lists no calls up front: they appear as the stream completes them.
-    this.write(`run ${this.title}${calls.length === 0 ? '' : ` (${count(calls.length, 'call')})`}\n`);
+    // A streamed run lists no calls up front: they appear as the stream completes them. The
+    // count is left out when the title already gives it ("demo: 6 parallel tool calls …").
+    const counted = calls.length === 0 || new RegExp(`\\b${calls.length} (?:[\\w-]+ ){0,2}calls?\\b`).test(this.title);
+    this.write(`run ${this.title}${counted ? '' : ` (${count(calls.length, 'call')})`}\n`);
+    if (this.pendingNote !== undefined) this.line(this.pendingNote);
+    this.pendingNote = undefined;
     for (const record of this.calls) {
       if (record.earlier !== true) continue;
       const text = record.resultLine === undefined || record.resultLine === '' ? '' : `: ${truncate(record.resultLine, 120)}`;
       this.write(`earlier ${record.id || '""'} ${record.isError === true ? 'error' : 'ok'} (before the pause)${text}${moreLines(record.resultMore)}\n`);
     }
+  }
+
+  /** A notice given before the run began, printed after its title line. */
+  private pendingNote: string | undefined;
+
+  notice(text: string): void {
+    if (this.live) this.line(text);
+    else this.pendingNote = text;
   }
 
   override prompt(text: string | undefined): void {
@@ -63,6 +75,7 @@ export class PlainView extends BaseView {
 
   override close(): void {
     if (this.live) this.end();
+    this.pendingNote = undefined;
     this.closed = true;
   }
 

@@ -30,6 +30,13 @@ export interface RunView {
    * the same.
    */
   approval?(index: number, reason: string | undefined, waiting: boolean): void;
+  /**
+   * A word about the run as a whole from outside it (the Ctrl+C notice). On a TTY it is drawn
+   * under the live frame until the run ends (the summary line then says what happened); in
+   * plain mode it is one line. Given before a run begins, it is shown with that run, after its
+   * title, never above it; given when no run follows, it is dropped.
+   */
+  notice?(text: string): void;
   /** A line of text outside any run (headers, tables). */
   line(text: string): void;
   /** Stops any timer the view holds; call once when the program is done. */

@@ -24,6 +24,8 @@ export class TtyView extends BaseView {
   private frame = 0;
   /** The question drawn under the frame ({@link TtyView.prompt}), if any. */
   private question: string | undefined;
+  /** The notice drawn under the frame ({@link TtyView.notice}) until the run ends, if any. */
+  private note: string | undefined;
 
   constructor(stream: NodeJS.WriteStream | Writable, now: () => number) {
     super(stream, now);
@@ -44,11 +46,18 @@ export class TtyView extends BaseView {
     this.draw();
   }
 
+  /** Drawn under the frame (and the question) until the run ends; kept for the next run when none is live. */
+  notice(text: string): void {
+    this.note = oneLine(text);
+    this.draw();
+  }
+
   override end(summary?: string): void {
     if (!this.live) return;
     this.stopTimer();
     this.live = false;
     this.question = undefined;
+    this.note = undefined;
     // The final frame (without the footer) is the record of the run and stays in the
     // scrollback. Why clear() and a plain write rather than one more logUpdate() + done():
     // log-update clips a frame taller than the terminal, and a clipped final frame would lose
@@ -88,6 +97,7 @@ export class TtyView extends BaseView {
   override close(): void {
     if (this.closed) return;
     if (this.live) this.end();
+    this.note = undefined;
     this.stopTimer();
     this.logUpdate.done();
     this.closed = true;
@@ -161,7 +171,10 @@ export class TtyView extends BaseView {
   }
 
   private render(withFooter: boolean): string {
-    const frame = renderFrame({ title: this.title, calls: this.calls, width: this.width(), t: this.now(), spinnerFrame: this.frame, colors: this.colors }, withFooter);
-    return withFooter && this.question !== undefined ? `${frame}\n${this.colors.bold(this.colors.yellow(truncateWidth(this.question, this.width())))}` : frame;
+    const c = this.colors;
+    const lines = [renderFrame({ title: this.title, calls: this.calls, width: this.width(), t: this.now(), spinnerFrame: this.frame, colors: c }, withFooter)];
+    if (withFooter && this.question !== undefined) lines.push(c.bold(c.yellow(truncateWidth(this.question, this.width()))));
+    if (withFooter && this.note !== undefined) lines.push(c.yellow(truncateWidth(this.note, this.width())));
+    return lines.join('\n');
   }
 }
