@@ -218,7 +218,7 @@ export abstract class BaseView implements RunView {
  * @example
  * ```ts
  * displayedProgress({ progress: 2, total: 4, message: 'copying' }); // '[█████░░░░░] 2/4 copying'
- * displayedProgress({ progress: 1, message: '{"stream":"stdout","text":"step 1\n"}' }); // { stream: 'stdout', text: 'step 1\n' }
+ * displayedProgress({ progress: 1, message: '{"stream":"stdout","text":"step 1\\n"}' }); // { stream: 'stdout', text: 'step 1\n' }
  * ```
  */
 export function displayedProgress(progress: unknown): unknown {
