@@ -3,14 +3,17 @@
  *
  * @module
  */
-export { defineTool, normalizeToolOutput, textContent } from './core/tool.ts';
+export { contentBlockText, defineTool, normalizeToolOutput, textContent } from './core/tool.ts';
 export type {
+  AudioContent,
   ContentBlock,
+  EmbeddedResourceContent,
   ImageContent,
   InferInput,
   InputSchema,
   JsonSchema,
   NeedsApprovalContext,
+  ResourceLinkContent,
   TextContent,
   Tool,
   ToolCall,

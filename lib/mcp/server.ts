@@ -14,7 +14,7 @@
  * | each `yield` | one `notifications/progress`, when the request carried a `progressToken` ({@link mcpProgress}) |
  * | `notifications/cancelled` for the request | the call's `AbortSignal` aborts (run abort, contract A2/A3): the tool's `finally` runs; no response is sent (the SDK drops it, as the specification asks) |
  * | an error result of any kind (throw, bad arguments, unknown tool, timeout) | a result with `isError: true` and the same text `runTools` gives the model |
- * | text and image content | `text` and `image` content blocks, unchanged |
+ * | text, image, audio, resource link and embedded resource content | the MCP content block of the same type, field by field (`toMcpContent`) |
  * | `tracing` (e.g. `openTelemetry()` of `toolrun/otel`) | each `tools/call` is a traced batch whose span continues the request's `params._meta.traceparent` / `tracestate` (W3C Trace Context, MCP SEP-414), when well formed |
  *
  * @module
@@ -34,6 +34,7 @@ import { validateArguments } from '../core/schema.ts';
 import { sanitizeTraceContext, type RunTracing } from '../core/tracing.ts';
 import { assertToolShape, describeValue, type InputSchema, type Tool, type ToolCall } from '../core/tool.ts';
 import { inputJsonSchema, toolJsonSchema } from '../schemas/json-schema.ts';
+import { toMcpContent } from './content.ts';
 
 /** One MCP progress notification's payload (`progress` strictly increases within one request). */
 export interface McpProgressPayload {
@@ -286,7 +287,7 @@ async function callOne(
     return { content: [{ type: 'text', text: `Tool "${params.name}" needs a person's approval before it runs, and this MCP server cannot ask for it, so the call was not run.` }], isError: true };
   }
   const { result, isError } = end;
-  const content = result.content.map((block) => (block.type === 'text' ? { type: 'text' as const, text: block.text } : { type: 'image' as const, data: block.data, mimeType: block.mimeType }));
+  const content = toMcpContent(result.content);
   if (isError || outputSchema === undefined) return { content, isError };
   const structured = structuredValue(returned, result.details);
   const checked = await validateArguments(outputSchema, structured as Record<string, unknown>, params.name);
