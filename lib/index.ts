@@ -24,6 +24,16 @@ export type {
   ToolResult,
   ToolResultMessage,
 } from './core/tool.ts';
+export { NO_CLIENT } from './core/tool-client.ts';
+export type {
+  ToolClient,
+  ToolElicitRequest,
+  ToolElicitResult,
+  ToolLogLevel,
+  ToolSampleMessage,
+  ToolSampleRequest,
+  ToolSampleResult,
+} from './core/tool-client.ts';
 export type {
   CallOutcome,
   ToolApprovalRequestEvent,

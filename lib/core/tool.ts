@@ -6,6 +6,7 @@
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { checkToolInput } from './input-check.ts';
+import type { ToolClient } from './tool-client.ts';
 
 /**
  * A tool call as the model wrote it.
@@ -193,6 +194,13 @@ export interface ToolContext {
    * ```
    */
   readonly traceContext?: Readonly<Record<string, string>> | undefined;
+  /**
+   * The client the call runs for: its log (`client.log(level, data)`), its model
+   * (`client.sample`, MCP sampling) and its user (`client.elicit`, MCP elicitation). Served by
+   * `createMcpServer`, it is the MCP client; in process, `RunToolsOptions.client`, else one
+   * that drops log lines and rejects `sample` and `elicit` (see `ToolClient`).
+   */
+  readonly client: ToolClient;
 }
 
 /**

@@ -23,7 +23,9 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
+  SetLevelRequestSchema,
   type CallToolResult,
+  type ServerNotification,
   type Tool as McpToolDefinition,
   type ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -33,7 +35,9 @@ import type { RunToolsOptions } from '../core/options.ts';
 import { validateArguments } from '../core/schema.ts';
 import { sanitizeTraceContext, type RunTracing } from '../core/tracing.ts';
 import { assertToolShape, describeValue, type InputSchema, type Tool, type ToolCall } from '../core/tool.ts';
+import type { ToolClient } from '../core/tool-client.ts';
 import { inputJsonSchema, toolJsonSchema } from '../schemas/json-schema.ts';
+import { approvalByElicitation, mcpToolClient, type McpLogging } from './client-requests.ts';
 import { toMcpContent } from './content.ts';
 
 /** One MCP progress notification's payload (`progress` strictly increases within one request). */
@@ -157,7 +161,13 @@ export function createMcpServer(tools: readonly Tool[], options: McpServerOption
   const definitions = toolDefinitions(tools, options.perTool ?? {});
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const exclusive = new Exclusivity();
-  const server = new Server(options.serverInfo ?? { name: 'toolrun', version: '0.0.0' }, { capabilities: { tools: { listChanged: false } } });
+  const server = new Server(options.serverInfo ?? { name: 'toolrun', version: '0.0.0' }, { capabilities: { tools: { listChanged: false }, logging: {} } });
+  // One Server per session: the level the client set applies to this session's calls only.
+  const logging: McpLogging = { level: undefined };
+  server.setRequestHandler(SetLevelRequestSchema, (request) => {
+    logging.level = request.params.level;
+    return {};
+  });
   const calls: RunningCalls = { stop: new AbortController(), handlers: new Set() };
   runningCalls.set(server, calls);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: definitions }));
@@ -180,7 +190,8 @@ export function createMcpServer(tools: readonly Tool[], options: McpServerOption
     // Cancelled while waiting for the lock: the SDK sends no response to a cancelled request.
     if (lock === undefined) return { content: [], isError: true };
     try {
-      return await callOne(tools, tool, outputSchema, request.params, extra, options);
+      const client = mcpToolClient(server, extra, logging, name);
+      return await callOne(tools, tool, outputSchema, request.params, { ...extra, client }, options);
     } finally {
       lock();
     }
@@ -237,7 +248,7 @@ type CallExtra = {
   signal: AbortSignal;
   requestId: string | number;
   _meta?: { progressToken?: string | number | undefined; [key: string]: unknown } | undefined;
-  sendNotification: (notification: { method: 'notifications/progress'; params: { progressToken: string | number } & McpProgressPayload }) => Promise<void>;
+  sendNotification: (notification: ServerNotification) => Promise<void>;
 };
 
 async function callOne(
@@ -245,19 +256,24 @@ async function callOne(
   tool: Tool | undefined,
   outputSchema: InputSchema | undefined,
   params: { name: string; arguments?: Record<string, unknown> | undefined },
-  extra: CallExtra,
+  extra: CallExtra & { client: ToolClient },
   options: McpServerOptions,
 ): Promise<CallToolResult> {
   const call: ToolCall = { id: `mcp-${String(extra.requestId)}`, name: params.name, arguments: params.arguments ?? {} };
   // The value the tool returned, for structuredContent: taken by a wrapper of this request's own.
   let returned: { value: unknown } | undefined;
   const list = tool !== undefined && outputSchema !== undefined ? tools.map((t) => (t === tool ? capturing(t, (value) => (returned = { value })) : t)) : tools;
-  const runOptions: RunToolsOptions = { tools: list, signal: extra.signal };
+  const runOptions: RunToolsOptions = { tools: list, signal: extra.signal, client: extra.client };
   if (options.timeoutMs !== undefined) runOptions.timeoutMs = options.timeoutMs;
   if (options.abortGraceMs !== undefined) runOptions.abortGraceMs = options.abortGraceMs;
   if (options.maxResultChars !== undefined) runOptions.maxResultChars = options.maxResultChars;
   if (options.beforeToolCall !== undefined) runOptions.beforeToolCall = options.beforeToolCall;
-  if (options.approve !== undefined) runOptions.approve = options.approve;
+  // Approval (contract H2): the server's own `approve` first; when it has none or answers
+  // `undefined`, the client's user through elicitation, when the client supports it.
+  const ask = extra.client.canElicit ? approvalByElicitation(extra.client) : undefined;
+  const own = options.approve;
+  if (own !== undefined && ask === undefined) runOptions.approve = own;
+  else if (ask !== undefined) runOptions.approve = async (request, context) => (own === undefined ? undefined : await own(request, context)) ?? (await ask(request, context));
   if (options.afterToolCall !== undefined) runOptions.afterToolCall = options.afterToolCall;
   if (options.tracing !== undefined) {
     runOptions.tracing = options.tracing;

@@ -28,6 +28,8 @@ import {
   type McpProgress,
   type McpToolInfo,
   type ToolCall,
+  type ToolContext,
+  NO_CLIENT,
   type ToolEvent,
 } from '../../lib/index.ts';
 import { collect, gate, text } from '../helpers.ts';
@@ -374,8 +376,8 @@ async function startTestServer(transportKind: 'toolrun' | 'sdk', maxMessageBytes
 }
 
 /** A context as the runtime would give. */
-function toolContext(name: string): { toolCallId: string; toolName: string; index: number; signal: AbortSignal } {
-  return { toolCallId: 'c1', toolName: name, index: 0, signal: new AbortController().signal };
+function toolContext(name: string): ToolContext {
+  return { toolCallId: 'c1', toolName: name, index: 0, signal: new AbortController().signal, client: NO_CLIENT };
 }
 
 describe('mcpTools against a misbehaving server (the SDK’s server classes over stdio)', () => {
