@@ -15,6 +15,9 @@
  * | `notifications/cancelled` for the request | the call's `AbortSignal` aborts (run abort, contract A2/A3): the tool's `finally` runs; no response is sent (the SDK drops it, as the specification asks) |
  * | an error result of any kind (throw, bad arguments, unknown tool, timeout) | a result with `isError: true` and the same text `runTools` gives the model |
  * | text, image, audio, resource link and embedded resource content | the MCP content block of the same type, field by field (`toMcpContent`) |
+ * | `context.client.log(level, data)` | `notifications/message` on the call's stream, unless below the level of `logging/setLevel` ("Server utilities → Logging") |
+ * | `context.client.sample(…)` / `context.client.elicit(…)` | `sampling/createMessage` / `elicitation/create` (form) to the client, when it declared the capability; else they reject ("Client features") |
+ * | `needsApproval` | an `elicitation/create` question to the client's user, when no `approve` option answers (contract H2) |
  * | `tracing` (e.g. `openTelemetry()` of `toolrun/otel`) | each `tools/call` is a traced batch whose span continues the request's `params._meta.traceparent` / `tracestate` (W3C Trace Context, MCP SEP-414), when well formed |
  *
  * @module
@@ -82,8 +85,11 @@ export interface McpServerOptions {
   beforeToolCall?: RunToolsOptions['beforeToolCall'];
   /**
    * As `runTools`' `approve`: answers, in the server's process, a served call that asks for a
-   * person's approval (contract H2). Without it (or when it answers `undefined`) such a call
-   * gets an `isError` result saying the server cannot ask: one MCP request cannot pause.
+   * person's approval (contract H2). Without it (or when it answers `undefined`) the client's
+   * user is asked through elicitation (`elicitation/create`, MCP 2025-06-18 "Client features →
+   * Elicitation") when the client declared that capability: accept runs the call, decline or
+   * cancel rejects it (H2). When it did not, the call gets an `isError` result saying the
+   * server cannot ask: one MCP request cannot pause.
    * @default none
    */
   approve?: RunToolsOptions['approve'];
