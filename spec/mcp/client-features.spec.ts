@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CreateMessageRequestSchema, ElicitRequestSchema, EmptyResultSchema, LoggingMessageNotificationSchema, type CallToolResult, type ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineTool, mcpTools, NO_CLIENT, runTools, toAnthropic, toOpenAIChat, type ContentBlock, type Tool, type ToolClient } from '../../lib/index.ts';
+import { defineTool, mcpTools, NO_CLIENT, runTools, toAnthropic, toOpenAIChat, withRetry, withTimeout, type ContentBlock, type Tool, type ToolClient } from '../../lib/index.ts';
 import { serveMcp, type ServeMcpOptions } from '../../lib/mcp/index.ts';
 import { collect } from '../helpers.ts';
 
@@ -269,6 +269,23 @@ describe('ToolContext.client in process (issue 20.4)', () => {
     expect(lines).toEqual([['info', 'starting']]);
     expect(signal).toBeInstanceOf(AbortSignal);
     expect(() => runTools([], { tools: [], client: {} as ToolClient })).toThrow(/options.client must be a ToolClient/);
+  });
+});
+
+describe('ToolContext.client through composition (issue 20.4)', () => {
+  // Fails if a wrapper builds its child's context without the client (a spread copies no getter): the child would see undefined.
+  it('withRetry and withTimeout give the wrapped tool the caller’s client', async () => {
+    const seen: unknown[] = [];
+    const inner = defineTool({ name: 'inner', input: v.object({}), execute: (_i, { client }) => (client.log('info', 'from inner'), 'ok') });
+    const client: ToolClient = { ...NO_CLIENT, log: (level, data) => void seen.push([level, data]) };
+    for (const tool of [withRetry(inner, { retries: 1 }), withTimeout(inner, 60_000)]) {
+      const { batch } = await collect(runTools([{ id: '1', name: 'inner', arguments: {} }], { tools: [tool], client }));
+      expect(batch.messages[0]).toMatchObject({ isError: false });
+    }
+    expect(seen).toEqual([
+      ['info', 'from inner'],
+      ['info', 'from inner'],
+    ]);
   });
 });
 
