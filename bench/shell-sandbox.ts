@@ -18,6 +18,7 @@
  *
  * @module
  */
+import { NO_CLIENT } from '../lib/core/tool-client.ts';
 import { performance } from 'node:perf_hooks';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -35,7 +36,7 @@ const command = argValue('--command', 'true');
 
 async function once(tool: ShellTool): Promise<number> {
   const started = performance.now();
-  const gen = tool.execute({ command }, { toolCallId: 'bench', toolName: 'shell', index: 0, signal: new AbortController().signal }) as AsyncGenerator<
+  const gen = tool.execute({ command }, { toolCallId: 'bench', toolName: 'shell', index: 0, signal: new AbortController().signal, client: NO_CLIENT }) as AsyncGenerator<
     unknown,
     { details?: { exitCode: number | null } }
   >;

@@ -3,14 +3,17 @@
  *
  * @module
  */
-export { defineTool, normalizeToolOutput, textContent } from './core/tool.ts';
+export { contentBlockText, defineTool, normalizeToolOutput, textContent } from './core/tool.ts';
 export type {
+  AudioContent,
   ContentBlock,
+  EmbeddedResourceContent,
   ImageContent,
   InferInput,
   InputSchema,
   JsonSchema,
   NeedsApprovalContext,
+  ResourceLinkContent,
   TextContent,
   Tool,
   ToolCall,
@@ -21,6 +24,16 @@ export type {
   ToolResult,
   ToolResultMessage,
 } from './core/tool.ts';
+export { NO_CLIENT } from './core/tool-client.ts';
+export type {
+  ToolClient,
+  ToolElicitRequest,
+  ToolElicitResult,
+  ToolLogLevel,
+  ToolSampleMessage,
+  ToolSampleRequest,
+  ToolSampleResult,
+} from './core/tool-client.ts';
 export type {
   CallOutcome,
   ToolApprovalRequestEvent,

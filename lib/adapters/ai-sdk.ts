@@ -16,7 +16,7 @@ import { runTools } from '../core/run-tools.ts';
 import type { ContentBlock, InputSchema, JsonSchema, NeedsApprovalContext, Tool, ToolContext, ToolResult, ToolResultMessage } from '../core/tool.ts';
 import { fromAISDKSchema, isAISDKSchema } from '../core/input-check.ts';
 import { RuleDenial } from '../core/stages/outcome.ts';
-import { describeValue } from '../core/tool.ts';
+import { describeValue, providerBlock } from '../core/tool.ts';
 import { contentToText } from '../formats/shared.ts';
 import { toolJsonSchema } from '../schemas/json-schema.ts';
 import { assertObjectSchema, imageBlock, isAsyncIterable, isStandardSchema, outputText, refuseAdapterApprove, type ForeignFunction } from './shared.ts';
@@ -494,7 +494,7 @@ function aiSdkModelOutput(output: AISDKToolOutput): AISDKModelOutput {
   if (output.content.every((block) => block.type === 'text')) return { type: 'text', value: contentToText(output.content) };
   return {
     type: 'content',
-    value: output.content.map((block) =>
+    value: output.content.map(providerBlock).map((block) =>
       block.type === 'text' ? { type: 'text' as const, text: block.text } : { type: 'image-data' as const, data: block.data, mediaType: block.mimeType },
     ),
   };

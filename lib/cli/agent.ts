@@ -19,7 +19,7 @@ import { delay } from 'abort-controller-x';
 import { agentTool } from '../extras/agent-tool.ts';
 import { assistantText, runAgent, toolCallsOf, type AgentMessage, type AgentModel, type AgentResult, type AssistantMessage, type ModelContext } from '../extras/agent.ts';
 import { grepTool, listFilesTool, readFileTool } from '../tools/index.ts';
-import type { ToolResultMessage } from '../core/tool.ts';
+import { providerBlock, type ToolResultMessage } from '../core/tool.ts';
 import { writeDemoFiles } from './demo.ts';
 import { count } from './text.ts';
 import type { RunView } from './view/index.ts';
@@ -219,5 +219,5 @@ function lastResults(messages: readonly AgentMessage[]): ToolResultMessage[] {
 }
 
 function resultText(result: ToolResultMessage): string {
-  return result.content.map((b) => (b.type === 'text' ? b.text : `[image ${b.mimeType}]`)).join('\n');
+  return result.content.map(providerBlock).map((b) => (b.type === 'text' ? b.text : `[image ${b.mimeType}]`)).join('\n');
 }

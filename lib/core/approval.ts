@@ -363,6 +363,23 @@ const Content = v.array(
   v.variant('type', [
     v.strictObject({ type: v.literal('text'), text: v.string() }),
     v.strictObject({ type: v.literal('image'), data: v.string(), mimeType: v.string() }),
+    v.strictObject({ type: v.literal('audio'), data: v.string(), mimeType: v.string() }),
+    v.strictObject({
+      type: v.literal('resource_link'),
+      uri: v.string(),
+      name: v.string(),
+      title: v.optional(v.string()),
+      description: v.optional(v.string()),
+      mimeType: v.optional(v.string()),
+      size: v.optional(v.number()),
+    }),
+    v.strictObject({
+      type: v.literal('resource'),
+      resource: v.union([
+        v.strictObject({ uri: v.string(), mimeType: v.optional(v.string()), text: v.string() }),
+        v.strictObject({ uri: v.string(), mimeType: v.optional(v.string()), blob: v.string() }),
+      ]),
+    }),
   ]),
 );
 const Message = v.strictObject({

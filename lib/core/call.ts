@@ -11,6 +11,7 @@ import { CancelScope, timeoutReason, type AbortCause } from './abort.ts';
 import type { ToolApprovalRequest } from './approval.ts';
 import { Step, type MergeSlot, type Settler } from './streams/merge.ts';
 import type { Tool, ToolCall, ToolContext, ToolResultMessage } from './tool.ts';
+import { callClient, NO_CLIENT, type ToolClient } from './tool-client.ts';
 import type { TraceHeaders, TracedCall } from './tracing.ts';
 
 /**
@@ -35,6 +36,8 @@ export type CallState = (typeof CallState)[keyof typeof CallState];
 
 /** The run-side hooks a call's scope reports to. */
 export interface CallOwner {
+  /** The run's options: the call's context reads `client` from them. */
+  readonly options: { readonly client?: ToolClient | undefined };
   /** The call's grace period after an abort ran out with its tool still busy (A3). */
   abandoned(record: CallRecord): void;
 }
@@ -125,6 +128,8 @@ export class CallContext implements ToolContext {
   readonly toolName: string;
   readonly index: number;
   readonly #record: CallRecord;
+  /** The run's client bound to this call's signal, made on the first read. */
+  #client: ToolClient | undefined;
   constructor(record: CallRecord) {
     this.toolCallId = record.call.id;
     this.toolName = record.call.name;
@@ -136,5 +141,10 @@ export class CallContext implements ToolContext {
   }
   get traceContext(): TraceHeaders | undefined {
     return this.#record.trace?.headers();
+  }
+  get client(): ToolClient {
+    const client = this.#record.owner.options.client;
+    if (client === undefined) return NO_CLIENT;
+    return (this.#client ??= callClient(client, () => this.#record.signal));
   }
 }

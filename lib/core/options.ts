@@ -6,6 +6,7 @@
 import type { ResumeOptions, ToolApprovalHandler } from './approval.ts';
 import { assertToolShape, describeValue, type ContentBlock, type Tool, type ToolCall } from './tool.ts';
 import { checkTracingOptions, type RunTracing, type TraceHeaders } from './tracing.ts';
+import type { NO_CLIENT, ToolClient } from './tool-client.ts';
 
 /** What `beforeToolCall` receives. */
 export interface BeforeToolCallContext {
@@ -187,6 +188,12 @@ export interface RunToolsOptions<T extends readonly Tool[] = readonly Tool[], Af
    * @default the active context
    */
   traceContext?: TraceHeaders;
+  /**
+   * The client every call's `ToolContext.client` is: where tools' log lines go, and who
+   * answers their `sample` and `elicit` requests. `createMcpServer` passes the MCP client's.
+   * @default {@link NO_CLIENT}: log lines dropped, `sample` and `elicit` rejected
+   */
+  client?: ToolClient;
 }
 
 /** The tools by name; throws a TypeError for a malformed tool or a repeated name. */
@@ -248,6 +255,10 @@ export function checkRunToolsArguments(calls: unknown, options: unknown): assert
   }
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) {
     throw new TypeError(`runTools: options.signal must be an AbortSignal, received ${describeValue(o.signal)}`);
+  }
+  const client = o.client as Record<string, unknown> | undefined;
+  if (client !== undefined && (typeof client !== 'object' || client === null || !['log', 'sample', 'elicit'].every((key) => typeof client[key] === 'function'))) {
+    throw new TypeError(`runTools: options.client must be a ToolClient (an object with log, sample and elicit functions), received ${describeValue(client)}`);
   }
   if (o.tracing !== undefined || o.traceContext !== undefined) checkTracingOptions(o.tracing, o.traceContext, describeValue);
 }

@@ -6,6 +6,7 @@
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { checkToolInput } from './input-check.ts';
+import type { ToolClient } from './tool-client.ts';
 
 /**
  * A tool call as the model wrote it.
@@ -42,8 +43,95 @@ export interface ImageContent {
   mimeType: string;
 }
 
-/** One block of a tool result's content. */
-export type ContentBlock = TextContent | ImageContent;
+/**
+ * An audio content block of a tool result: base64 `data` and its MIME type (`audio/wav`…),
+ * as MCP's `audio` content (specification 2025-06-18, "Server features → Tools → Audio
+ * content"). The provider formats send it as a text line naming it (no provider takes audio
+ * in a tool result); an MCP server sends it as is.
+ */
+export interface AudioContent {
+  type: 'audio';
+  data: string;
+  mimeType: string;
+}
+
+/**
+ * A link to a resource the model or the application may fetch, as MCP's `resource_link`
+ * content (specification 2025-06-18, "Tools → Resource links"). The provider formats send
+ * it as one text line (`[resource link: <uri> "<name>" (<mimeType>): <description>]`).
+ */
+export interface ResourceLinkContent {
+  type: 'resource_link';
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  /** Size of the resource in bytes, when known. */
+  size?: number;
+}
+
+/**
+ * A resource embedded in the result, as MCP's `resource` content (specification 2025-06-18,
+ * "Tools → Embedded resources"): its `text`, or its binary content as base64 `blob`. The
+ * provider formats send a text resource as a header line and its text, a binary one as a
+ * line naming it.
+ */
+export interface EmbeddedResourceContent {
+  type: 'resource';
+  resource: { uri: string; mimeType?: string; text: string } | { uri: string; mimeType?: string; blob: string };
+}
+
+/**
+ * One block of a tool result's content. Text and images go to every provider as they are;
+ * audio, resource links and embedded resources are MCP's content types, kept as they are by
+ * `createMcpServer` and `mcpTools`, and turned into text by the provider formats
+ * ({@link contentBlockText}).
+ */
+export type ContentBlock = TextContent | ImageContent | AudioContent | ResourceLinkContent | EmbeddedResourceContent;
+
+/**
+ * The text a provider format sends for a block no provider takes in a tool result (audio, a
+ * resource link, an embedded resource); `undefined` for text and image blocks.
+ *
+ * @example
+ * ```ts
+ * contentBlockText({ type: 'resource_link', uri: 'file:///a.txt', name: 'a.txt' }); // '[resource link: file:///a.txt "a.txt"]'
+ * ```
+ */
+export function contentBlockText(block: ContentBlock): string | undefined {
+  switch (block.type) {
+    case 'text':
+    case 'image':
+      return undefined;
+    case 'audio':
+      return `[audio: ${block.mimeType}, ${base64Bytes(block.data)} bytes; not sent to the model]`;
+    case 'resource_link': {
+      const parts = [`resource link: ${block.uri}`, `"${block.name}"`];
+      if (block.mimeType !== undefined) parts.push(`(${block.mimeType})`);
+      const head = parts.join(' ');
+      return block.description === undefined ? `[${head}]` : `[${head}: ${block.description}]`;
+    }
+    case 'resource': {
+      const r = block.resource;
+      const mime = r.mimeType ?? 'unknown type';
+      if ('text' in r) return `[resource ${r.uri} (${mime})]\n${r.text}`;
+      return `[resource ${r.uri}: ${mime}, ${base64Bytes(r.blob)} bytes of binary data; not sent to the model]`;
+    }
+  }
+}
+
+/** @internal The block as a provider takes it: a text or image block as it is, any other as the text of {@link contentBlockText}. */
+export function providerBlock(block: ContentBlock): TextContent | ImageContent {
+  const text = contentBlockText(block);
+  return text === undefined ? (block as TextContent | ImageContent) : { type: 'text', text };
+}
+
+/** Decoded size of base64 text, in bytes. */
+function base64Bytes(data: string): number {
+  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
+  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
+}
 
 /**
  * The explicit form of a tool's result. A tool may return this shape directly; any other
@@ -106,6 +194,13 @@ export interface ToolContext {
    * ```
    */
   readonly traceContext?: Readonly<Record<string, string>> | undefined;
+  /**
+   * The client the call runs for: its log (`client.log(level, data)`), its model
+   * (`client.sample`, MCP sampling) and its user (`client.elicit`, MCP elicitation). Served by
+   * `createMcpServer`, it is the MCP client; in process, `RunToolsOptions.client`, else one
+   * that drops log lines and rejects `sample` and `elicit` (see `ToolClient`).
+   */
+  readonly client: ToolClient;
 }
 
 /**

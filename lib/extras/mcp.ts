@@ -42,6 +42,7 @@
  *
  * @module
  */
+import { readContentBlock } from '../core/content.ts';
 import { Channel } from '../core/streams/channel.ts';
 import { contentToText, isRecord } from '../formats/shared.ts';
 import { defineForeignTool, describeValue, type ContentBlock, type JsonSchema, type Tool, type ToolResult } from '../core/tool.ts';
@@ -223,14 +224,11 @@ export async function mcpTools(client: McpClientLike, options: McpToolsOptions =
 /**
  * Maps the `content` of an MCP tool result to toolrun content blocks:
  *
- * - `text` → a text block;
- * - `image` → an image block (`data` base64, `mimeType`);
- * - `audio` → `[audio omitted: <mimeType>, <n> bytes; toolrun results carry text and images only]`;
- * - `resource_link` → `[resource link: <uri> "<name>" (<mimeType>): <description>]` (parts
- *   the server did not send are left out);
- * - `resource` (embedded) with `text` → `[resource <uri> (<mimeType>)]` + a newline + the text;
- *   with a `blob` → `[resource <uri> omitted: <mimeType>, <n> bytes of binary data]`;
- * - any other block → `[MCP content of type "<type>" omitted]`.
+ * - `text`, `image`, `audio`, `resource_link` and `resource` (embedded) → the toolrun block
+ *   of the same type, copied field by field (the provider formats turn the last three into
+ *   text, see `contentBlockText`);
+ * - a block missing a required field (an image without data, a resource without `uri`) or
+ *   of any other type → a text block `[MCP content of type "<type>" omitted: <why>]`.
  *
  * When there is no block at all but `structuredContent` is present, its JSON text is the
  * one text block (a server that answers with structured content only). A result of the
@@ -357,39 +355,11 @@ class ProgressQueue {
 }
 
 function contentBlock(block: unknown): ContentBlock {
+  const read = readContentBlock(block);
+  if (read.ok) return read.block;
+  if (typeof block === 'object' && block !== null && (block as { type?: unknown }).type === 'image') return { type: 'text', text: '[MCP image omitted: no base64 data or MIME type]' };
   if (typeof block !== 'object' || block === null) return { type: 'text', text: `[MCP content omitted: ${describeValue(block)}]` };
-  const b = block as Record<string, unknown>;
-  switch (b.type) {
-    case 'text':
-      return { type: 'text', text: typeof b.text === 'string' ? b.text : String(b.text) };
-    case 'image':
-      if (typeof b.data === 'string' && typeof b.mimeType === 'string') return { type: 'image', data: b.data, mimeType: b.mimeType };
-      return { type: 'text', text: '[MCP image omitted: no base64 data or MIME type]' };
-    case 'audio':
-      return { type: 'text', text: `[audio omitted: ${String(b.mimeType ?? 'unknown type')}, ${base64Bytes(b.data)} bytes; toolrun results carry text and images only]` };
-    case 'resource_link': {
-      const parts = [`resource link: ${String(b.uri)}`];
-      if (typeof b.name === 'string') parts.push(`"${b.name}"`);
-      if (typeof b.mimeType === 'string') parts.push(`(${b.mimeType})`);
-      const head = parts.join(' ');
-      return { type: 'text', text: typeof b.description === 'string' ? `[${head}: ${b.description}]` : `[${head}]` };
-    }
-    case 'resource': {
-      const r = (typeof b.resource === 'object' && b.resource !== null ? b.resource : {}) as Record<string, unknown>;
-      const mime = typeof r.mimeType === 'string' ? r.mimeType : 'unknown type';
-      if (typeof r.text === 'string') return { type: 'text', text: `[resource ${String(r.uri)} (${mime})]\n${r.text}` };
-      return { type: 'text', text: `[resource ${String(r.uri)} omitted: ${mime}, ${base64Bytes(r.blob)} bytes of binary data]` };
-    }
-    default:
-      return { type: 'text', text: `[MCP content of type ${JSON.stringify(b.type)} omitted]` };
-  }
-}
-
-/** Decoded size of base64 text, in bytes (0 when it is not a string). */
-function base64Bytes(data: unknown): number {
-  if (typeof data !== 'string') return 0;
-  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
-  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
+  return { type: 'text', text: `[MCP content of type ${JSON.stringify((block as { type?: unknown }).type)} omitted: ${read.problem}]` };
 }
 
 function jsonText(value: unknown): string {

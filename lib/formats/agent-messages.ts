@@ -14,7 +14,7 @@
  */
 import type { AgentMessage, AssistantContent, AssistantMessage, StopReason, ToolCallContent } from '../extras/agent/messages.ts';
 import type { ContentBlock, ToolResultMessage } from '../core/tool.ts';
-import { describeValue } from '../core/tool.ts';
+import { describeValue, providerBlock } from '../core/tool.ts';
 import { toAnthropic, type AnthropicTextBlock } from './anthropic.ts';
 import { toOpenAIChat, type OpenAIChatToolMessage } from './openai-chat.ts';
 import { asString, isRecord, toolCallId, toolName } from './shared.ts';
@@ -150,7 +150,8 @@ export function toAnthropicMessages(history: readonly AgentMessage[]): Anthropic
   return out;
 }
 
-function anthropicUserBlock(block: ContentBlock): Array<AnthropicTextBlock | AnthropicRequestImageBlock> {
+function anthropicUserBlock(content: ContentBlock): Array<AnthropicTextBlock | AnthropicRequestImageBlock> {
+  const block = providerBlock(content);
   if (block.type === 'text') return block.text === '' ? [] : [{ type: 'text', text: block.text }];
   return [{ type: 'image', source: { type: 'base64', media_type: block.mimeType as AnthropicImageMediaType, data: block.data } }];
 }
@@ -226,7 +227,7 @@ export function toOpenAIChatMessages(history: readonly AgentMessage[]): OpenAICh
         content:
           typeof message.content === 'string'
             ? message.content
-            : message.content.map((b) => (b.type === 'text' ? { type: 'text' as const, text: b.text } : { type: 'image_url' as const, image_url: { url: `data:${b.mimeType};base64,${b.data}` } })),
+            : message.content.map(providerBlock).map((b) => (b.type === 'text' ? { type: 'text' as const, text: b.text } : { type: 'image_url' as const, image_url: { url: `data:${b.mimeType};base64,${b.data}` } })),
       });
     } else {
       const text = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');

@@ -13,7 +13,7 @@
  * @module
  */
 import type { ToolCall, ToolResultMessage } from '../core/tool.ts';
-import { describeValue } from '../core/tool.ts';
+import { describeValue, providerBlock } from '../core/tool.ts';
 import { asString, contentToText, isRecord } from './shared.ts';
 
 /** What {@link fromAISDKMessage} accepts: an assistant `ModelMessage` (`content` a string or an array of parts). */
@@ -112,6 +112,6 @@ function toolResultOutput(result: ToolResultMessage): AISDKToolResultOutput {
   if (result.content.every((b) => b.type === 'text')) return { type: 'text', value: contentToText(result.content) };
   return {
     type: 'content',
-    value: result.content.map((b) => (b.type === 'text' ? { type: 'text' as const, text: b.text } : { type: 'image-data' as const, data: b.data, mediaType: b.mimeType })),
+    value: result.content.map(providerBlock).map((b) => (b.type === 'text' ? { type: 'text' as const, text: b.text } : { type: 'image-data' as const, data: b.data, mediaType: b.mimeType })),
   };
 }

@@ -14,7 +14,7 @@
  * @module
  */
 import type { ContentBlock, ToolCall, ToolResultMessage } from '../core/tool.ts';
-import { describeValue } from '../core/tool.ts';
+import { describeValue, providerBlock } from '../core/tool.ts';
 import { checkedResults, toolCallId, toolName } from './shared.ts';
 
 /**
@@ -151,7 +151,8 @@ export function toAnthropic(results: readonly ToolResultMessage[]): AnthropicToo
   };
 }
 
-function toAnthropicContent(block: ContentBlock): Array<AnthropicTextBlock | AnthropicImageBlock> {
+function toAnthropicContent(content: ContentBlock): Array<AnthropicTextBlock | AnthropicImageBlock> {
+  const block = providerBlock(content);
   if (block.type === 'text') return block.text === '' ? [] : [{ type: 'text', text: block.text }];
   return [{ type: 'image', source: { type: 'base64', media_type: block.mimeType as AnthropicImageBlock['source']['media_type'], data: block.data } }];
 }

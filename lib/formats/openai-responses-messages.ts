@@ -11,7 +11,7 @@
  * @module
  */
 import type { AgentMessage, AssistantContent, AssistantMessage, StopReason, ToolCallContent } from '../extras/agent.ts';
-import { describeValue } from '../core/tool.ts';
+import { describeValue, providerBlock } from '../core/tool.ts';
 import { toOpenAIResponses, type OpenAIResponsesFunctionCallOutput } from './openai-responses.ts';
 import { asString, isRecord } from './shared.ts';
 
@@ -126,7 +126,7 @@ export function toOpenAIResponsesMessages(history: readonly AgentMessage[]): Ope
         content:
           typeof message.content === 'string'
             ? message.content
-            : message.content.map((b): OpenAIResponsesUserContent =>
+            : message.content.map(providerBlock).map((b): OpenAIResponsesUserContent =>
                 b.type === 'text' ? { type: 'input_text', text: b.text } : { type: 'input_image', image_url: `data:${b.mimeType};base64,${b.data}`, detail: 'auto' },
               ),
       });

@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { describeValue, type ContentBlock, type ImageContent } from '../core/tool.ts';
+import { readContentBlock } from '../core/content.ts';
+import { contentBlockText, describeValue, type ContentBlock, type ImageContent } from '../core/tool.ts';
 
 /**
  * The tool name of a call as the model sent it: a string as it is; anything else (an
@@ -39,7 +40,7 @@ export function toolCallId(value: unknown): string {
  * put there is not checked by the type, so:
  * - an array: each valid block is kept as it is; each malformed one (not an object, an
  *   unknown `type`, a text block whose `text` is not a string, an image block without a
- *   non-empty string `data` and `mimeType`) becomes a text block describing it,
+ *   non-empty string `data` and `mimeType`, the other types as `readContentBlock` reads them) becomes a text block describing it,
  *   `[invalid content block omitted: …]`, so the model sees that something was there;
  * - a string: one text block with it (the same rule as a tool's string return value);
  * - anything else: one text block `[invalid tool result content omitted: …]`.
@@ -63,14 +64,8 @@ function checkedBlock(block: unknown): ContentBlock {
 
 /** Why `block` is not a valid content block, or `undefined` when it is one. */
 function blockProblem(block: unknown): string | undefined {
-  if (!isRecord(block)) return 'not a content block';
-  if (block.type === 'text') return typeof block.text === 'string' ? undefined : 'a text block whose text is not a string';
-  if (block.type === 'image') {
-    if (typeof block.data !== 'string' || block.data === '') return 'an image block without base64 data';
-    if (typeof block.mimeType !== 'string' || block.mimeType === '') return 'an image block without a MIME type';
-    return undefined;
-  }
-  return 'a block of unknown type';
+  const read = readContentBlock(block);
+  return read.ok ? undefined : read.problem;
 }
 
 /**
@@ -85,7 +80,7 @@ function blockProblem(block: unknown): string | undefined {
  */
 export function contentToText(content: unknown): string {
   return resultContent(content)
-    .map((block) => (block.type === 'text' ? block.text : imagePlaceholder(block)))
+    .map((block) => (block.type === 'text' ? block.text : block.type === 'image' ? imagePlaceholder(block) : contentBlockText(block)))
     .join('\n');
 }
 

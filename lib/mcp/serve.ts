@@ -19,6 +19,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Tool } from '../core/tool.ts';
+import { BoundedEventStore, type EventStoreLimits } from './event-store.ts';
 import { createMcpServer, stopCalls, type McpServerOptions } from './server.ts';
 
 /** Where `serveMcp` listens over Streamable HTTP. */
@@ -29,6 +30,17 @@ export interface McpHttpOptions {
   host?: string;
   /** The endpoint's path. @default '/mcp' */
   path?: string;
+  /**
+   * Resumable SSE streams (MCP specification 2025-06-18, "Transports → Resumability and
+   * redelivery"; SEP-1699 polling, 2025-11-25): each session keeps the messages written to
+   * its SSE streams in a bounded store, every event carries an id, and a client whose stream
+   * broke reconnects with `GET` and `Last-Event-ID` to get what it missed (clients of protocol
+   * 2025-11-25 or later are sent a first, empty "priming" event with that id and `retry`).
+   * `false` turns it off (no ids, nothing kept). Limits are per session; past them the oldest
+   * events are dropped, and a resume from a dropped event is refused.
+   * @default { maxEvents: 1_000, maxBytes: 4 MiB, retryMs: 1_000 }
+   */
+  resumability?: false | (EventStoreLimits & { /** The `retry` field of the priming event: how long a client waits before reconnecting, in ms. @default 1_000 */ retryMs?: number });
 }
 
 /** Options of {@link serveMcp}: those of {@link createMcpServer}, plus the transport. */
@@ -149,9 +161,11 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
     if (req.method !== 'POST') return reply(res, 400, 'Bad Request: no Mcp-Session-Id header');
     // A new client: its first POST must be `initialize` (the transport checks and answers 400 otherwise).
     const server = newServer();
+    const resumability = http.resumability;
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => void sessions.set(id, { transport, server }),
+      ...(resumability === false ? {} : { eventStore: new BoundedEventStore(resumability), retryInterval: resumability?.retryMs ?? 1_000 }),
     });
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);

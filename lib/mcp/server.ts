@@ -14,7 +14,10 @@
  * | each `yield` | one `notifications/progress`, when the request carried a `progressToken` ({@link mcpProgress}) |
  * | `notifications/cancelled` for the request | the call's `AbortSignal` aborts (run abort, contract A2/A3): the tool's `finally` runs; no response is sent (the SDK drops it, as the specification asks) |
  * | an error result of any kind (throw, bad arguments, unknown tool, timeout) | a result with `isError: true` and the same text `runTools` gives the model |
- * | text and image content | `text` and `image` content blocks, unchanged |
+ * | text, image, audio, resource link and embedded resource content | the MCP content block of the same type, field by field (`toMcpContent`) |
+ * | `context.client.log(level, data)` | `notifications/message` on the call's stream, unless below the level of `logging/setLevel` ("Server utilities → Logging") |
+ * | `context.client.sample(…)` / `context.client.elicit(…)` | `sampling/createMessage` / `elicitation/create` (form) to the client, when it declared the capability; else they reject ("Client features") |
+ * | `needsApproval` | an `elicitation/create` question to the client's user, when no `approve` option answers (contract H2) |
  * | `tracing` (e.g. `openTelemetry()` of `toolrun/otel`) | each `tools/call` is a traced batch whose span continues the request's `params._meta.traceparent` / `tracestate` (W3C Trace Context, MCP SEP-414), when well formed |
  *
  * @module
@@ -23,7 +26,9 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
+  SetLevelRequestSchema,
   type CallToolResult,
+  type ServerNotification,
   type Tool as McpToolDefinition,
   type ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -33,7 +38,10 @@ import type { RunToolsOptions } from '../core/options.ts';
 import { validateArguments } from '../core/schema.ts';
 import { sanitizeTraceContext, type RunTracing } from '../core/tracing.ts';
 import { assertToolShape, describeValue, type InputSchema, type Tool, type ToolCall } from '../core/tool.ts';
+import type { ToolClient } from '../core/tool-client.ts';
 import { inputJsonSchema, toolJsonSchema } from '../schemas/json-schema.ts';
+import { approvalByElicitation, mcpToolClient, type McpLogging } from './client-requests.ts';
+import { toMcpContent } from './content.ts';
 
 /** One MCP progress notification's payload (`progress` strictly increases within one request). */
 export interface McpProgressPayload {
@@ -77,8 +85,11 @@ export interface McpServerOptions {
   beforeToolCall?: RunToolsOptions['beforeToolCall'];
   /**
    * As `runTools`' `approve`: answers, in the server's process, a served call that asks for a
-   * person's approval (contract H2). Without it (or when it answers `undefined`) such a call
-   * gets an `isError` result saying the server cannot ask: one MCP request cannot pause.
+   * person's approval (contract H2). Without it (or when it answers `undefined`) the client's
+   * user is asked through elicitation (`elicitation/create`, MCP 2025-06-18 "Client features →
+   * Elicitation") when the client declared that capability: accept runs the call, decline or
+   * cancel rejects it (H2). When it did not, the call gets an `isError` result saying the
+   * server cannot ask: one MCP request cannot pause.
    * @default none
    */
   approve?: RunToolsOptions['approve'];
@@ -156,7 +167,13 @@ export function createMcpServer(tools: readonly Tool[], options: McpServerOption
   const definitions = toolDefinitions(tools, options.perTool ?? {});
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const exclusive = new Exclusivity();
-  const server = new Server(options.serverInfo ?? { name: 'toolrun', version: '0.0.0' }, { capabilities: { tools: { listChanged: false } } });
+  const server = new Server(options.serverInfo ?? { name: 'toolrun', version: '0.0.0' }, { capabilities: { tools: { listChanged: false }, logging: {} } });
+  // One Server per session: the level the client set applies to this session's calls only.
+  const logging: McpLogging = { level: undefined };
+  server.setRequestHandler(SetLevelRequestSchema, (request) => {
+    logging.level = request.params.level;
+    return {};
+  });
   const calls: RunningCalls = { stop: new AbortController(), handlers: new Set() };
   runningCalls.set(server, calls);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: definitions }));
@@ -179,7 +196,8 @@ export function createMcpServer(tools: readonly Tool[], options: McpServerOption
     // Cancelled while waiting for the lock: the SDK sends no response to a cancelled request.
     if (lock === undefined) return { content: [], isError: true };
     try {
-      return await callOne(tools, tool, outputSchema, request.params, extra, options);
+      const client = mcpToolClient(server, extra, logging, name);
+      return await callOne(tools, tool, outputSchema, request.params, { ...extra, client }, options);
     } finally {
       lock();
     }
@@ -236,7 +254,7 @@ type CallExtra = {
   signal: AbortSignal;
   requestId: string | number;
   _meta?: { progressToken?: string | number | undefined; [key: string]: unknown } | undefined;
-  sendNotification: (notification: { method: 'notifications/progress'; params: { progressToken: string | number } & McpProgressPayload }) => Promise<void>;
+  sendNotification: (notification: ServerNotification) => Promise<void>;
 };
 
 async function callOne(
@@ -244,19 +262,24 @@ async function callOne(
   tool: Tool | undefined,
   outputSchema: InputSchema | undefined,
   params: { name: string; arguments?: Record<string, unknown> | undefined },
-  extra: CallExtra,
+  extra: CallExtra & { client: ToolClient },
   options: McpServerOptions,
 ): Promise<CallToolResult> {
   const call: ToolCall = { id: `mcp-${String(extra.requestId)}`, name: params.name, arguments: params.arguments ?? {} };
   // The value the tool returned, for structuredContent: taken by a wrapper of this request's own.
   let returned: { value: unknown } | undefined;
   const list = tool !== undefined && outputSchema !== undefined ? tools.map((t) => (t === tool ? capturing(t, (value) => (returned = { value })) : t)) : tools;
-  const runOptions: RunToolsOptions = { tools: list, signal: extra.signal };
+  const runOptions: RunToolsOptions = { tools: list, signal: extra.signal, client: extra.client };
   if (options.timeoutMs !== undefined) runOptions.timeoutMs = options.timeoutMs;
   if (options.abortGraceMs !== undefined) runOptions.abortGraceMs = options.abortGraceMs;
   if (options.maxResultChars !== undefined) runOptions.maxResultChars = options.maxResultChars;
   if (options.beforeToolCall !== undefined) runOptions.beforeToolCall = options.beforeToolCall;
-  if (options.approve !== undefined) runOptions.approve = options.approve;
+  // Approval (contract H2): the server's own `approve` first; when it has none or answers
+  // `undefined`, the client's user through elicitation, when the client supports it.
+  const ask = extra.client.canElicit ? approvalByElicitation(extra.client) : undefined;
+  const own = options.approve;
+  if (own !== undefined && ask === undefined) runOptions.approve = own;
+  else if (ask !== undefined) runOptions.approve = async (request, context) => (own === undefined ? undefined : await own(request, context)) ?? (await ask(request, context));
   if (options.afterToolCall !== undefined) runOptions.afterToolCall = options.afterToolCall;
   if (options.tracing !== undefined) {
     runOptions.tracing = options.tracing;
@@ -286,7 +309,7 @@ async function callOne(
     return { content: [{ type: 'text', text: `Tool "${params.name}" needs a person's approval before it runs, and this MCP server cannot ask for it, so the call was not run.` }], isError: true };
   }
   const { result, isError } = end;
-  const content = result.content.map((block) => (block.type === 'text' ? { type: 'text' as const, text: block.text } : { type: 'image' as const, data: block.data, mimeType: block.mimeType }));
+  const content = toMcpContent(result.content);
   if (isError || outputSchema === undefined) return { content, isError };
   const structured = structuredValue(returned, result.details);
   const checked = await validateArguments(outputSchema, structured as Record<string, unknown>, params.name);

@@ -137,7 +137,7 @@ describe('CancelScope: states only move forward (A1–A5)', () => {
 
 describe('CallRecord: one checked transition, forward only (O4)', () => {
   it('advance() moves forward and refuses to stay or go back', () => {
-    const record = new CallRecord(0, { id: 'a', name: 't' }, 0, { abandoned() {} });
+    const record = new CallRecord(0, { id: 'a', name: 't' }, 0, { options: {}, abandoned() {} });
     expect(record.state).toBe(CallState.Queued);
     expect(record.advance(CallState.Preparing)).toBe(true);
     expect(record.advance(CallState.Running)).toBe(true); // Waiting may be skipped

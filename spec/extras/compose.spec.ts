@@ -23,6 +23,7 @@ import {
   type ToolEvent,
   type ToolOutputOf,
   type ToolResult,
+  NO_CLIENT,
 } from '../../lib/index.ts';
 import { scriptedModel } from '../../lib/testing.ts';
 import { collect, gate, ofType, settle, text } from '../helpers.ts';
@@ -33,7 +34,7 @@ afterEach(() => {
 
 /** A context as the runtime would give, on a signal the test owns. */
 function context(signal: AbortSignal = new AbortController().signal): ToolContext {
-  return { toolCallId: 'parent_1', toolName: 'parent', index: 0, signal };
+  return { toolCallId: 'parent_1', toolName: 'parent', index: 0, signal, client: NO_CLIENT };
 }
 
 /** Drains a generator, returning what it yielded and what it returned. */

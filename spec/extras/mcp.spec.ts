@@ -22,11 +22,14 @@ import {
   mcpTools,
   runTools,
   toAnthropicTools,
+  toOpenAIChat,
   type McpCallToolResult,
   type McpClientLike,
   type McpProgress,
   type McpToolInfo,
   type ToolCall,
+  type ToolContext,
+  NO_CLIENT,
   type ToolEvent,
 } from '../../lib/index.ts';
 import { collect, gate, text } from '../helpers.ts';
@@ -152,7 +155,8 @@ describe('mcpTools against @modelcontextprotocol/server-everything (a real serve
     expect(text(batch.messages[0]!)).toBe('Echo: still here');
   });
 
-  it('maps text and image content to blocks, resource links and embedded resources to text', async () => {
+  // Fails if a block type is turned into text on the way in (as before issue 20), or a field is lost.
+  it('keeps image, resource link and embedded resource blocks as blocks; the provider formats see them as text', async () => {
     const { batch } = await collect(
       runTools(
         [
@@ -169,8 +173,10 @@ describe('mcpTools against @modelcontextprotocol/server-everything (a real serve
     const image = img?.content.find((b) => b.type === 'image');
     expect(image).toMatchObject({ type: 'image', mimeType: 'image/png' });
     expect(Buffer.from((image as { data: string }).data, 'base64').subarray(1, 4).toString()).toBe('PNG');
-    expect(text(links!)).toMatch(/\[resource link: demo:\/\/resource\/dynamic\/\w+\/1 "[^"]+" \(text\/plain\): Resource 1: plaintext resource\]/);
-    expect(text(ref!)).toMatch(/\[resource demo:\/\/resource\/dynamic\/text\/1 \(text\/plain\)\]\nResource 1: This is a plaintext resource/);
+    expect(links?.content).toContainEqual(expect.objectContaining({ type: 'resource_link', uri: expect.stringMatching(/^demo:\/\/resource\/dynamic\/\w+\/1$/), mimeType: 'text/plain' }));
+    expect(ref?.content).toContainEqual({ type: 'resource', resource: { uri: 'demo://resource/dynamic/text/1', mimeType: 'text/plain', text: expect.stringMatching(/^Resource 1: This is a plaintext resource/) } });
+    expect(toOpenAIChat([links!])[0]!.content).toMatch(/\[resource link: demo:\/\/resource\/dynamic\/\w+\/1 "[^"]+" \(text\/plain\): Resource 1: plaintext resource\]/);
+    expect(toOpenAIChat([ref!])[0]!.content).toMatch(/\[resource demo:\/\/resource\/dynamic\/text\/1 \(text\/plain\)\]\nResource 1: This is a plaintext resource/);
     expect(structured?.details).toEqual({ structuredContent: expect.objectContaining({ temperature: expect.any(Number) }) });
   });
 });
@@ -276,7 +282,8 @@ describe('mcpTools mapping rules (a fake client)', () => {
     await expect(mcpTools(client)).rejects.toThrow(/two tools named "x"/);
   });
 
-  it('mcpContent: documented placeholders for audio, blobs and unknown types; structured-only and legacy results', () => {
+  // Fails if a well-formed MCP block is turned into text, or a malformed one is passed on as a block.
+  it('mcpContent: MCP blocks kept field by field, malformed and unknown ones as placeholders; structured-only and legacy results', () => {
     expect(
       mcpContent({
         content: [
@@ -287,10 +294,10 @@ describe('mcpTools mapping rules (a fake client)', () => {
         ],
       }),
     ).toEqual([
-      { type: 'text', text: '[audio omitted: audio/wav, 3 bytes; toolrun results carry text and images only]' },
-      { type: 'text', text: '[resource file:///x.bin omitted: application/octet-stream, 3 bytes of binary data]' },
-      { type: 'text', text: '[resource link: file:///y]' },
-      { type: 'text', text: '[MCP content of type "hologram" omitted]' },
+      { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
+      { type: 'resource', resource: { uri: 'file:///x.bin', mimeType: 'application/octet-stream', blob: 'aGkK' } },
+      { type: 'text', text: '[MCP content of type "resource_link" omitted: a resource_link block without a string uri and name]' },
+      { type: 'text', text: '[MCP content of type "hologram" omitted: a block of unknown type]' },
     ]);
     expect(mcpContent({ content: [], structuredContent: { n: 1 } })).toEqual([{ type: 'text', text: '{"n":1}' }]);
     expect(mcpContent({ toolResult: { old: true } })).toEqual([{ type: 'text', text: '{"old":true}' }]);
@@ -369,8 +376,8 @@ async function startTestServer(transportKind: 'toolrun' | 'sdk', maxMessageBytes
 }
 
 /** A context as the runtime would give. */
-function toolContext(name: string): { toolCallId: string; toolName: string; index: number; signal: AbortSignal } {
-  return { toolCallId: 'c1', toolName: name, index: 0, signal: new AbortController().signal };
+function toolContext(name: string): ToolContext {
+  return { toolCallId: 'c1', toolName: name, index: 0, signal: new AbortController().signal, client: NO_CLIENT };
 }
 
 describe('mcpTools against a misbehaving server (the SDK’s server classes over stdio)', () => {

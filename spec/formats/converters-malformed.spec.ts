@@ -88,7 +88,7 @@ describe('{ type: "text", text: 5 } passed unchecked (issue 12.5)', () => {
     const expected = [
       '[invalid content block omitted: a text block whose text is not a string: object {"type":"text","text":5}]',
       '[invalid content block omitted: not a content block: null]',
-      '[invalid content block omitted: a block of unknown type: object {"type":"audio","data":"x"}]',
+      '[invalid content block omitted: an audio block without a MIME type: object {"type":"audio","data":"x"}]',
       'fine',
     ].join('\n');
     expect(out.anthropic).toEqual([expected]);

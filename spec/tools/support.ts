@@ -7,10 +7,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
 import type { ContentBlock, ToolContext, ToolResult } from '../../lib/core/tool.ts';
+import { NO_CLIENT } from '../../lib/core/tool-client.ts';
 
 /** A context for calling `execute` directly. */
 export function contextFor(toolName: string, signal: AbortSignal = new AbortController().signal): ToolContext {
-  return { toolCallId: `call-${toolName}`, toolName, index: 0, signal };
+  return { toolCallId: `call-${toolName}`, toolName, index: 0, signal, client: NO_CLIENT };
 }
 
 const dirs: string[] = [];

@@ -19,7 +19,7 @@ import { scriptedModel } from '../../testing.ts';
 import { runAgent, type AgentEvent, type AgentMessage, type AgentResult, type AssistantMessage } from '../../extras/agent.ts';
 import { fromAnthropicMessage } from '../../formats/agent-messages.ts';
 import { isRecord } from '../../formats/shared.ts';
-import { defineTool, type ContentBlock, type Tool, type ToolContext } from '../../core/tool.ts';
+import { defineTool, providerBlock, type ContentBlock, type Tool, type ToolContext } from '../../core/tool.ts';
 import type { ClaudeCodeConversation, TranscriptResult, TranscriptTurn } from './claude-code.ts';
 import { ANY_OBJECT_SCHEMA } from './types.ts';
 
@@ -68,6 +68,7 @@ export function recordedContent(content: unknown): ContentBlock[] {
 /** The text of a logged result (text blocks joined with `"\n"`). */
 export function recordedText(result: TranscriptResult): string {
   return recordedContent(result.content)
+    .map(providerBlock)
     .map((block) => (block.type === 'text' ? block.text : `[image ${block.mimeType}]`))
     .join('\n');
 }

@@ -16,7 +16,7 @@ import { toAnthropic } from '../../formats/anthropic.ts';
 import { toOpenAIChat } from '../../formats/openai-chat.ts';
 import { toOpenAIResponses } from '../../formats/openai-responses.ts';
 import { asString, isRecord } from '../../formats/shared.ts';
-import type { ContentBlock, ToolCall, ToolResultMessage } from '../../core/tool.ts';
+import { providerBlock, type ContentBlock, type ToolCall, type ToolResultMessage } from '../../core/tool.ts';
 import type { RecordedFollowUp, RecordedMessage, WireFormat } from './types.ts';
 import { count } from '../text.ts';
 
@@ -157,6 +157,7 @@ function partsToContent(value: unknown): ContentBlock[] {
 function contentText(content: readonly ContentBlock[]): string {
   return content
     .filter((block) => !(block.type === 'text' && block.text === ''))
+    .map(providerBlock)
     .map((block) => (block.type === 'text' ? block.text : `[image ${block.mimeType}]`))
     .join('\n');
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import type { CallOutcome } from '../../core/events.ts';
-import type { ContentBlock } from '../../core/tool.ts';
+import { providerBlock, type ContentBlock } from '../../core/tool.ts';
 import { count, splitLines, terminalSafe } from '../text.ts';
 
 /**
@@ -15,7 +15,7 @@ import { count, splitLines, terminalSafe } from '../text.ts';
  */
 export function contentLines(content: readonly ContentBlock[]): string[] {
   const lines: string[] = [];
-  for (const block of content) {
+  for (const block of content.map(providerBlock)) {
     if (block.type === 'image') lines.push(`[image ${terminalSafe(block.mimeType)}]`);
     else for (const line of splitLines(block.text)) lines.push(line.trim());
   }

@@ -13,6 +13,7 @@
  * @module
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
+import { readContentBlock } from '../content.ts';
 import type { ContentBlock, ToolResult } from '../tool.ts';
 
 /** What a reader gives back: the value, or a sentence saying what was wrong with it. */
@@ -103,7 +104,7 @@ export function readToolOutput(output: unknown): ToolResult | Problem {
   return { content: [{ type: 'text', text }] };
 }
 
-/** Checks and copies a content array: text and image blocks only. */
+/** Checks and copies a content array (text, image, audio, resource_link and resource blocks). */
 function readContent(content: unknown): Read<ContentBlock[]> {
   try {
     if (!Array.isArray(content)) return { ok: false, problem: `content must be an array of content blocks, got ${typeName(content)}` };
@@ -123,8 +124,15 @@ function readContent(content: unknown): Read<ContentBlock[]> {
           return { ok: false, problem: `content[${i}] is an image block without string data and mimeType` };
         }
         blocks[i] = { type: 'image', data, mimeType };
+      } else if (type === 'audio' || type === 'resource_link' || type === 'resource') {
+        const read = readContentBlock(block);
+        if (!read.ok) return { ok: false, problem: `content[${i}] is ${read.problem}` };
+        blocks[i] = read.block;
       } else {
-        return { ok: false, problem: `content[${i}] has type ${typeName(type)}; a content block is {type: 'text', text} or {type: 'image', data, mimeType}` };
+        return {
+          ok: false,
+          problem: `content[${i}] has type ${typeName(type)}; a content block is {type: 'text', text}, {type: 'image' | 'audio', data, mimeType}, {type: 'resource_link', uri, name} or {type: 'resource', resource: {uri, text | blob}}`,
+        };
       }
     }
     return { ok: true, value: blocks };

@@ -18,7 +18,7 @@ import { parseArguments, validateArguments } from '../../core/schema.ts';
 import { isPromiseLike } from '../../core/stages/execute.ts';
 import { errorText } from '../../core/stages/outcome.ts';
 import { isRecord } from '../../formats/shared.ts';
-import { normalizeToolOutput, type ContentBlock, type Tool, type ToolContext } from '../../core/tool.ts';
+import { normalizeToolOutput, providerBlock, type ContentBlock, type Tool, type ToolContext } from '../../core/tool.ts';
 import { checkGraceMs, checkTimeoutMs, DEFAULT_GRACE_MS, invoke } from './child-call.ts';
 import type { NormalizedOutput } from './types.ts';
 
@@ -130,7 +130,7 @@ export async function* callTool<I, P, O>(
  * `[image <mimeType>]`.
  */
 export function resultText(result: { content: readonly ContentBlock[] }): string {
-  return result.content.map((block) => (block.type === 'text' ? block.text : `[image ${block.mimeType}]`)).join('\n');
+  return result.content.map(providerBlock).map((block) => (block.type === 'text' ? block.text : `[image ${block.mimeType}]`)).join('\n');
 }
 
 

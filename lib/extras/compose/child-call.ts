@@ -126,6 +126,8 @@ export async function* invoke<I, P, O>(
       get traceContext() {
         return parent.traceContext;
       },
+      // The caller's client: a child's log lines and questions go where the caller's go.
+      client: parent.client,
     });
     if (!isAsyncIterator(output)) {
       const value = await link.wait(Promise.resolve(output as O | PromiseLike<O>));

@@ -99,13 +99,14 @@ async function* retrying<I, P, O>(
   const attempts = retry(
     signal,
     async (attemptSignal) => {
-      // A spread copies no getter: the trace context is passed on by hand.
+      // A spread copies no getter: the trace context and the client are passed on by hand.
       const attemptContext: ToolContext = {
         ...context,
         signal: attemptSignal,
         get traceContext() {
           return context.traceContext;
         },
+        client: context.client,
       };
       const iterator = invoke(tool, input, attemptContext, { timeoutMs: undefined, graceMs: Infinity, toolCallId: context.toolCallId });
       // A consumer that left leaves the attempt's tool to be returned (invoke's cleanup stops it).

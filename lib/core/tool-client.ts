@@ -1,0 +1,125 @@
+/**
+ * What a running tool may ask of the client it runs for, besides returning its result: log
+ * lines, a completion from the client's model (sampling), an answer from the client's user
+ * (elicitation). Modelled on MCP's client features (specification 2025-06-18, "Client
+ * features → Sampling", "Client features → Elicitation", "Server utilities → Logging"),
+ * without importing any SDK: `createMcpServer` (`toolrun/mcp`) fills it from the connected
+ * client; in process it is `RunToolsOptions.client`, or {@link NO_CLIENT}.
+ *
+ * @module
+ */
+import type { AudioContent, ImageContent, JsonSchema, TextContent } from './tool.ts';
+
+/** Log levels, lowest to highest (syslog's, as MCP's `LoggingLevel`). */
+export type ToolLogLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency';
+
+/** One message of a {@link ToolSampleRequest}. */
+export interface ToolSampleMessage {
+  role: 'user' | 'assistant';
+  content: TextContent | ImageContent | AudioContent;
+}
+
+/** What a tool asks the client's model (MCP `sampling/createMessage` params). */
+export interface ToolSampleRequest {
+  messages: ToolSampleMessage[];
+  /** Most tokens the client's model may produce. */
+  maxTokens: number;
+  systemPrompt?: string;
+  temperature?: number;
+  stopSequences?: string[];
+  /** MCP's model preferences (`hints`, `costPriority`, `speedPriority`, `intelligencePriority`): advisory, the client chooses. */
+  modelPreferences?: { hints?: { name?: string }[]; costPriority?: number; speedPriority?: number; intelligencePriority?: number };
+}
+
+/** The client model's answer (MCP `CreateMessageResult`), checked by the server before the tool sees it. */
+export interface ToolSampleResult {
+  role: 'user' | 'assistant';
+  content: TextContent | ImageContent | AudioContent;
+  /** The model the client used, as the client names it. */
+  model: string;
+  /** Why it stopped (`endTurn`, `maxTokens`, `stopSequence`, or the client's own word). */
+  stopReason?: string;
+}
+
+/**
+ * What a tool asks the client's user (MCP `elicitation/create`, form mode): a message and a
+ * flat object schema whose properties are strings, numbers, integers, booleans or enums
+ * (MCP allows nothing nested).
+ */
+export interface ToolElicitRequest {
+  message: string;
+  requestedSchema: { type: 'object'; properties: { [name: string]: JsonSchema }; required?: string[] };
+}
+
+/**
+ * The user's answer. `accept` carries `content` matching the requested schema (checked by the
+ * server: an answer that does not match is an error, never handed to the tool); `decline`
+ * (the user said no) and `cancel` (the user dismissed the request) carry none.
+ */
+export interface ToolElicitResult {
+  action: 'accept' | 'decline' | 'cancel';
+  content?: { [name: string]: string | number | boolean | string[] };
+}
+
+/**
+ * The client a call runs for (`ToolContext.client`).
+ *
+ * `log` never throws and never waits. `sample` and `elicit` reject with an `Error` saying
+ * why when the client cannot be asked (`canSample` / `canElicit` false: the MCP client did not
+ * declare the capability, or the call runs in process without a client): a tool that does
+ * not catch it ends with that text as its error result.
+ *
+ * @example
+ * ```ts
+ * async execute({ path }, { client, signal }) {
+ *   client.log('info', `deleting ${path}`);
+ *   if (client.canElicit) {
+ *     const answer = await client.elicit({ message: `Delete ${path}?`, requestedSchema: { type: 'object', properties: {} } }, { signal });
+ *     if (answer.action !== 'accept') return 'not deleted: the user said no';
+ *   }
+ *   …
+ * }
+ * ```
+ */
+export interface ToolClient {
+  /** True when {@link sample} can reach a model (the MCP client declared `sampling`). */
+  readonly canSample: boolean;
+  /** True when {@link elicit} can reach a user (the MCP client declared `elicitation`, form mode). */
+  readonly canElicit: boolean;
+  /**
+   * Sends a log line: over MCP a `notifications/message` with this level, `data` (any JSON
+   * value) and `logger` (default: the tool's name), unless the client's `logging/setLevel`
+   * asked for a higher level. Never throws.
+   */
+  log(level: ToolLogLevel, data: unknown, logger?: string): void;
+  /** Asks the client's model for one message (MCP `sampling/createMessage`). The signal (default: the call's `signal`) cancels the request. */
+  sample(request: ToolSampleRequest, options?: { signal?: AbortSignal }): Promise<ToolSampleResult>;
+  /** Asks the client's user (MCP `elicitation/create`, form mode). The signal (default: the call's) cancels the request. */
+  elicit(request: ToolElicitRequest, options?: { signal?: AbortSignal }): Promise<ToolElicitResult>;
+}
+
+/**
+ * The client of a call that runs without one (in process, no `RunToolsOptions.client`): log
+ * lines are dropped; `sample` and `elicit` reject saying there is no client to ask.
+ */
+export const NO_CLIENT: ToolClient = Object.freeze({
+  canSample: false,
+  canElicit: false,
+  log: () => {},
+  sample: () => Promise.reject(new Error('this call has no client whose model could be asked (sampling needs an MCP client that supports it, or RunToolsOptions.client)')),
+  elicit: () => Promise.reject(new Error('this call has no client whose user could be asked (elicitation needs an MCP client that supports it, or RunToolsOptions.client)')),
+});
+
+/**
+ * @internal The client as one call sees it: `sample` and `elicit` without a signal of their
+ * own take the call's (read when they are called, so an unread signal is never made).
+ */
+export function callClient(client: ToolClient, signal: () => AbortSignal): ToolClient {
+  return {
+    canSample: client.canSample,
+    canElicit: client.canElicit,
+    log: (level, data, logger) => client.log(level, data, logger),
+    sample: (request, options) => client.sample(request, { signal: options?.signal ?? signal() }),
+    elicit: (request, options) => client.elicit(request, { signal: options?.signal ?? signal() }),
+  };
+}

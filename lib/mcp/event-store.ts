@@ -1,0 +1,111 @@
+/**
+ * A bounded, in-memory event store for one Streamable HTTP session: what makes an SSE stream
+ * resumable (MCP specification 2025-06-18, "Transports → Resumability and redelivery"; the
+ * polling of SEP-1699, 2025-11-25). The SDK's transport stores every message it writes to a
+ * stream here, tells the client each one's event id, and on a `GET` with `Last-Event-ID`
+ * replays that stream's events after it.
+ *
+ * Why our own: the SDK ships an in-memory store only as an example (not an export), and it
+ * keeps every event for ever. This one keeps, per session, at most `maxEvents` events and
+ * `maxBytes` of their JSON text, dropping the oldest first; a `Last-Event-ID` that was
+ * dropped (or never given) is refused, and the client learns it cannot resume.
+ *
+ * @module
+ */
+import type { EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+/** Bounds of one session's {@link BoundedEventStore}. */
+export interface EventStoreLimits {
+  /** Most events kept. @default 1_000 */
+  maxEvents?: number;
+  /** Most characters of JSON text kept over all events (a message longer than this alone is not kept). @default 4 MiB (4_194_304) */
+  maxBytes?: number;
+}
+
+/** One stored event. Invariant: `seq` strictly increases along the store's queue. */
+interface StoredEvent {
+  seq: number;
+  streamId: string;
+  json: string;
+}
+
+/** @internal The bounded store; event ids are `<streamId>.<seq>`. */
+export class BoundedEventStore implements EventStore {
+  readonly #maxEvents: number;
+  readonly #maxBytes: number;
+  /** The events kept, oldest first; `#head` is the index of the oldest still kept (an array queue without shifting). */
+  #events: StoredEvent[] = [];
+  #head = 0;
+  /** Characters of JSON held by `#events[#head..]`. */
+  #bytes = 0;
+  /** The next event's number; event numbers are never reused. */
+  #seq = 0;
+
+  constructor(limits: EventStoreLimits = {}) {
+    this.#maxEvents = limits.maxEvents ?? 1_000;
+    this.#maxBytes = limits.maxBytes ?? 4 * 1024 * 1024;
+  }
+
+  /** How many events are kept now. */
+  get size(): number {
+    return this.#events.length - this.#head;
+  }
+
+  /** Characters of JSON kept now. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
+    const seq = this.#seq++;
+    const json = JSON.stringify(message);
+    // A message bigger than the whole store is sent but not kept: its id then resumes nothing.
+    if (json.length <= this.#maxBytes) {
+      this.#events.push({ seq, streamId, json });
+      this.#bytes += json.length;
+      while (this.size > this.#maxEvents || this.#bytes > this.#maxBytes) this.#bytes -= this.#events[this.#head++]!.json.length;
+      // Compact once the dropped prefix is as long as what is kept: amortized O(1) per event.
+      if (this.#head > 64 && this.#head * 2 > this.#events.length) {
+        this.#events = this.#events.slice(this.#head);
+        this.#head = 0;
+      }
+    }
+    return Promise.resolve(`${streamId}.${seq}`);
+  }
+
+  getStreamIdForEventId(eventId: string): Promise<string | undefined> {
+    return Promise.resolve(this.#find(eventId)?.streamId);
+  }
+
+  async replayEventsAfter(lastEventId: string, { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> }): Promise<string> {
+    const last = this.#find(lastEventId);
+    if (last === undefined) throw new Error(`cannot resume after event ${JSON.stringify(lastEventId.slice(0, 100))}: not kept (unknown, or dropped to keep the store within its bounds)`);
+    // A snapshot: events stored while replaying go out on the stream itself.
+    const after = this.#events.slice(this.#head).filter((event) => event.seq > last.seq && event.streamId === last.streamId);
+    for (const event of after) {
+      const message = JSON.parse(event.json) as JSONRPCMessage;
+      // The priming event's empty message only marks a position; there is nothing to resend.
+      if (Object.keys(message).length > 0) await send(`${event.streamId}.${event.seq}`, message);
+    }
+    return last.streamId;
+  }
+
+  /** The kept event with this id (binary search by number: ids come from the client). */
+  #find(eventId: string): StoredEvent | undefined {
+    if (typeof eventId !== 'string' || eventId.length > 200) return undefined;
+    const dot = eventId.lastIndexOf('.');
+    const seq = Number(eventId.slice(dot + 1));
+    if (dot < 0 || !Number.isSafeInteger(seq)) return undefined;
+    let lo = this.#head;
+    let hi = this.#events.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const event = this.#events[mid]!;
+      if (event.seq === seq) return event.streamId === eventId.slice(0, dot) ? event : undefined;
+      if (event.seq < seq) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * The bounded event store behind resumable SSE streams (lib/mcp/event-store.ts): what it
+ * keeps, what it replays, and that it never holds more than its limits.
+ */
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { BoundedEventStore } from '../../lib/mcp/event-store.ts';
+
+const note = (n: number): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: n } });
+
+async function replay(store: BoundedEventStore, after: string): Promise<{ stream: string; sent: [string, JSONRPCMessage][] }> {
+  const sent: [string, JSONRPCMessage][] = [];
+  const stream = await store.replayEventsAfter(after, { send: async (id, message) => void sent.push([id, message]) });
+  return { stream, sent };
+}
+
+describe('BoundedEventStore (resumable SSE streams, issue 20.4)', () => {
+  // Fails if events of another stream are replayed, the priming event's empty message is resent, or the order changes.
+  it('replays the events of the same stream after the given id, in order, without the empty priming message', async () => {
+    const store = new BoundedEventStore();
+    const priming = await store.storeEvent('a', {} as JSONRPCMessage);
+    const a1 = await store.storeEvent('a', note(1));
+    await store.storeEvent('b', note(2));
+    const a3 = await store.storeEvent('a', note(3));
+    expect(await replay(store, priming)).toEqual({ stream: 'a', sent: [[a1, note(1)], [a3, note(3)]] });
+    expect(await replay(store, a1)).toEqual({ stream: 'a', sent: [[a3, note(3)]] });
+    expect(await store.getStreamIdForEventId(a3)).toBe('a');
+  });
+
+  // Fails if the store grows past either limit (memory per session unbounded), or a dropped id still resumes.
+  it('keeps at most maxEvents events and maxBytes of JSON, dropping the oldest; a dropped or unknown id is refused', async () => {
+    const store = new BoundedEventStore({ maxEvents: 100, maxBytes: 5_000 });
+    const first = await store.storeEvent('s', note(0));
+    for (let i = 1; i < 10_000; i++) {
+      await store.storeEvent('s', note(i));
+      expect(store.size).toBeLessThanOrEqual(100);
+      expect(store.bytes).toBeLessThanOrEqual(5_000);
+    }
+    await expect(replay(store, first)).rejects.toThrow(/not kept/);
+    await expect(replay(store, 'nope')).rejects.toThrow(/not kept/);
+    await expect(replay(store, `s.${'9'.repeat(400)}`)).rejects.toThrow(/not kept/);
+    const big = await store.storeEvent('s', { jsonrpc: '2.0', method: 'x', params: { data: 'x'.repeat(6_000) } });
+    await expect(replay(store, big)).rejects.toThrow(/not kept/);
+    expect(store.bytes).toBeLessThanOrEqual(5_000);
+    const bySize = new BoundedEventStore({ maxEvents: 1_000, maxBytes: 1_000 });
+    for (let i = 0; i < 1_000; i++) await bySize.storeEvent('s', note(i));
+    expect(bySize.bytes).toBeLessThanOrEqual(1_000);
+    expect(bySize.size).toBeLessThan(1_000 / 60);
+  });
+});
