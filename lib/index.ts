@@ -43,8 +43,11 @@ export type {
 export type { BatchTrace, BatchTraceEnd, BatchTraceStart, CallTrace, CallTraceStart, RunTracing, TraceHeaders } from './core/tracing.ts';
 export { runTools } from './core/run-tools.ts';
 export { ResumeError } from './core/approval.ts';
+export { inMemoryClaim } from './core/claims.ts';
+export type { StateClaim, StateClaimInfo } from './core/claims.ts';
 export type {
   PausedBatch,
+  PausedBatchBody,
   PausedBatchState,
   PausedCall,
   ResumeErrorCode,
@@ -110,6 +113,7 @@ export type {
   ModelStream,
   ModelStreamEvent,
   PausedAgent,
+  PausedAgentBody,
   PausedAgentState,
   RunAgentOptions,
   StopReason,
