@@ -40,7 +40,7 @@ export type StateClaim = (stateId: string, info: StateClaimInfo) => boolean | Pr
  * Invariant: every id whose `expiresAt` is still ahead is in `#ids`; expired ones are
  * dropped in sweeps, each sweep after the map has doubled, so a claim costs O(1) amortized.
  */
-export class ClaimMemory {
+class ClaimMemory {
   /** Claimed id → its state's `expiresAt` (ms since the epoch). */
   readonly #ids = new Map<string, number>();
   /** Size at which the next sweep runs. */
@@ -60,11 +60,6 @@ export class ClaimMemory {
     }
     this.#ids.set(id, expiresAt);
     return true;
-  }
-
-  /** How many ids are remembered (for the memory measurement). */
-  get size(): number {
-    return this.#ids.size;
   }
 }
 

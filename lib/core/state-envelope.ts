@@ -21,7 +21,7 @@ import { describeValue } from './tool.ts';
 import { ResumeError } from './resume-error.ts';
 
 /** The format version this toolrun writes and reads. */
-export const STATE_VERSION = 2;
+const STATE_VERSION = 2;
 
 /** The kinds of paused state; the kind is part of what is signed, so one cannot pass for the other. */
 export type StateKind = 'toolrun/paused-batch' | 'toolrun/paused-agent';
@@ -41,7 +41,7 @@ export interface StateEnvelope<K extends StateKind = StateKind> {
  * `JSON.parse` of the worst text within them stays short (measured in docs/decisions.md):
  * parsing time follows keys and nesting, not characters.
  */
-export const PAYLOAD_LIMITS = {
+const PAYLOAD_LIMITS = {
   /** Nesting of arrays and objects. */
   depth: 256,
   /** Object keys, over the whole payload (a 1,000-call batch has about 20,000). */
@@ -72,7 +72,7 @@ const malformed = (message: string): never => {
  * one pass, string contents skipped with `indexOf`. Text that is not JSON passes if it stays
  * within the limits; `JSON.parse` refuses it next.
  */
-export function scanJson(text: string, limits: { depth: number; keys: number; values: number }, what: string): void {
+function scanJson(text: string, limits: { depth: number; keys: number; values: number }, what: string): void {
   let depth = 0;
   let keys = 0;
   let values = 0;
