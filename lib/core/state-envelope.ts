@@ -10,8 +10,9 @@
  * given as an object is four fields: it is read as it is, never stringified and parsed again.
  *
  * Every text is bounded before `JSON.parse` sees it: its length, then one linear scan that
- * counts nesting, keys and values (parsing cost grows with those, far more than with
- * characters: docs/decisions.md, issue 19). Nothing here recurses.
+ * counts nesting, keys, objects and arrays, and values (parsing cost grows with those, far
+ * more than with characters: docs/decisions.md, issue 19) and refuses keys a state never has.
+ * Nothing is walked after parsing, and nothing here recurses.
  *
  * Portable: Web Crypto only, no `node:` import.
  *
@@ -41,14 +42,16 @@ export interface StateEnvelope<K extends StateKind = StateKind> {
  * `JSON.parse` of the worst text within them stays short (measured in docs/decisions.md):
  * parsing time follows keys and nesting, not characters.
  */
-const PAYLOAD_LIMITS = {
+const PAYLOAD_LIMITS: ScanLimits = {
   /** Nesting of arrays and objects. */
   depth: 256,
-  /** Object keys, over the whole payload (a 1,000-call batch has about 20,000). */
+  /** Object keys, over the whole payload (a 1,000-call batch with 2 KB results has about 20,000). */
   keys: 100_000,
-  /** Values, counted as every `[`, `{` and `,` outside strings. */
+  /** Objects and arrays, over the whole payload (that batch has about 7,000): parsing nested ones costs the most. */
+  containers: 200_000,
+  /** Values, counted as every `[`, `{` and `,` outside strings (that batch: about 22,000). */
   values: 1_000_000,
-} as const;
+};
 
 /** The envelope's own fields. */
 const ENVELOPE_KEYS = new Set(['version', 'kind', 'payload', 'signature']);
@@ -67,66 +70,98 @@ const malformed = (message: string): never => {
   throw new ResumeError('malformed', message);
 };
 
+/** Bounds a scan checks; see {@link PAYLOAD_LIMITS}. */
+interface ScanLimits {
+  readonly depth: number;
+  readonly keys: number;
+  readonly containers: number;
+  readonly values: number;
+}
+
 /**
- * Refuses `text` (JSON) when its nesting, keys or values pass `limits`, without parsing it:
- * one pass, string contents skipped with `indexOf`. Text that is not JSON passes if it stays
- * within the limits; `JSON.parse` refuses it next.
+ * Refuses `text` (JSON) without parsing it when its nesting, keys, containers or values pass
+ * `limits`, or when a key is a name a state never has: `__proto__` anywhere, `constructor`
+ * or `prototype` outside free JSON values ({@link DATA_FIELDS}). One pass, string contents
+ * skipped (with `indexOf` while they hold no escape); a key is compared only when its length could match a name, or it
+ * has an escape (then decoded exactly, by `JSON.parse` of that one string). Text that is not
+ * JSON passes if it stays within the limits: `JSON.parse` refuses it next.
  */
-function scanJson(text: string, limits: { depth: number; keys: number; values: number }, what: string): void {
+function scanJson(text: string, limits: ScanLimits, what: string): void {
   let depth = 0;
   let keys = 0;
+  let containers = 0;
   let values = 0;
+  /** Per depth: true inside a free JSON value (a container opened under a data field, or within one). */
+  const inData: boolean[] = [false];
+  /** The last string token's quotes, and whether a key just named a data field. */
+  let stringStart = -1;
+  let stringEnd = -1;
+  let dataKey = false;
   const length = text.length;
   for (let i = 0; i < length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22 /* " */) {
-      // To the closing quote: the next quote not escaped (an even run of backslashes before it).
-      let from = i + 1;
-      for (;;) {
-        const quote = text.indexOf('"', from);
-        if (quote < 0) return;
-        let before = quote - 1;
-        while (before > i && text.charCodeAt(before) === 0x5c /* \ */) before--;
-        if ((quote - 1 - before) % 2 === 0) {
-          i = quote;
-          break;
+      // To the closing quote. Fast path: the next quote, when no backslash stands before it;
+      // otherwise character by character, skipping what each backslash escapes (an
+      // escape-dense string would make the fast path search once per quote).
+      let quote = text.indexOf('"', i + 1);
+      if (quote < 0) return;
+      if (text.charCodeAt(quote - 1) === 0x5c /* \ */) {
+        for (quote = i + 1; quote < length; quote++) {
+          const d = text.charCodeAt(quote);
+          if (d === 0x5c) quote++;
+          else if (d === 0x22) break;
         }
-        from = quote + 1;
+        if (quote >= length) return;
       }
+      stringStart = i;
+      stringEnd = quote;
+      i = quote;
     } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
       if (++depth > limits.depth) malformed(`${what} is nested more than ${limits.depth} deep`);
+      if (++containers > limits.containers) malformed(`${what} has more than ${limits.containers} objects and arrays`);
       if (++values > limits.values) malformed(`${what} has more than ${limits.values} values`);
-    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
-    else if (c === 0x3a /* : */) {
+      inData[depth] = inData[depth - 1] === true || dataKey;
+      dataKey = false;
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
+      depth--;
+      dataKey = false;
+    } else if (c === 0x3a /* : */) {
       if (++keys > limits.keys) malformed(`${what} has more than ${limits.keys} keys`);
-    } else if (c === 0x2c /* , */ && ++values > limits.values) malformed(`${what} has more than ${limits.values} values`);
+      dataKey = checkKey(text, stringStart, stringEnd, inData[depth] === true, what);
+    } else if (c === 0x2c /* , */) {
+      if (++values > limits.values) malformed(`${what} has more than ${limits.values} values`);
+      dataKey = false;
+    }
   }
 }
 
 /**
- * Refuses a parsed payload holding a `__proto__` key anywhere, or a `constructor` /
- * `prototype` key outside free JSON values. Iterative: a stack of values, none of it recursion.
+ * The key between the quotes at `start` and `end`: refused when it is a name a state never
+ * has there; true when it names a data field (its value is free JSON).
  */
-function checkKeys(root: unknown, what: string): void {
-  const values: unknown[] = [root];
-  const inData: boolean[] = [false];
-  while (values.length > 0) {
-    const value = values.pop();
-    const data = inData.pop()!;
-    if (typeof value !== 'object' || value === null) continue;
-    if (Array.isArray(value)) {
-      for (const item of value) {
-        values.push(item);
-        inData.push(data);
-      }
-      continue;
+function checkKey(text: string, start: number, end: number, inData: boolean, what: string): boolean {
+  if (start < 0) return false;
+  const chars = end - start - 1;
+  let escaped = false;
+  // Linear over all keys together: each key's characters are looked at once.
+  if (chars > 11) {
+    for (let k = start + 1; k < end && !escaped; k++) escaped = text.charCodeAt(k) === 0x5c;
+    if (!escaped) return false;
+  } else for (let k = start + 1; k < end && !escaped; k++) escaped = text.charCodeAt(k) === 0x5c;
+  let key: string;
+  if (escaped) {
+    try {
+      key = JSON.parse(text.slice(start, end + 1)) as string;
+    } catch {
+      return false; // Not a JSON string: JSON.parse of the whole text refuses it.
     }
-    for (const key of Object.keys(value)) {
-      if (key === POISON_KEY || (!data && OBJECT_NAMES.has(key))) malformed(`${what} has a key named ${JSON.stringify(key)}, which a state never has`);
-      values.push((value as Record<string, unknown>)[key]);
-      inData.push(data || DATA_FIELDS.has(key));
-    }
+  } else {
+    if (chars !== 5 && chars !== 7 && chars !== 9 && chars !== 11) return false;
+    key = text.slice(start + 1, end);
   }
+  if (key === POISON_KEY || (!inData && OBJECT_NAMES.has(key))) malformed(`${what} has a key named ${JSON.stringify(key)}, which a state never has`);
+  return !inData && DATA_FIELDS.has(key);
 }
 
 /** The length of `JSON.stringify(text)`: `text`, its quotes, and a backslash per `"` or `\` (a payload is JSON text: no control character is raw in it). */
@@ -187,7 +222,7 @@ export async function openState(given: unknown, options: OpenStateOptions): Prom
     if (given.length > maxChars) malformed(`resume.state is ${given.length} characters of JSON; at most ${maxChars} are read (maxStateChars)`);
     // An envelope is one flat object of four fields: anything nested or longer is refused unparsed.
     try {
-      scanJson(given, { depth: 1, keys: ENVELOPE_KEYS.size, values: ENVELOPE_KEYS.size + 1 }, 'resume.state (a paused state is { version, kind, payload, signature? })');
+      scanJson(given, { depth: 1, keys: ENVELOPE_KEYS.size, containers: 1, values: ENVELOPE_KEYS.size + 1 }, 'resume.state (a paused state is { version, kind, payload, signature? })');
     } catch (error) {
       // A state of format 1 (before issue 19) was its body itself, as JSON.stringify wrote it.
       if (/^\s*\{"version":1,"kind":"toolrun\/paused-/.test(given.slice(0, 64))) {
@@ -245,7 +280,6 @@ export async function openState(given: unknown, options: OpenStateOptions): Prom
   } catch (error) {
     throw new ResumeError('malformed', `resume.state.payload is not JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-  checkKeys(body, 'resume.state.payload');
   return body;
 }
 

@@ -758,6 +758,7 @@ describe('H9 a tampered state is refused; signing', () => {
       [inDetails(state, 257), 'nested more than 256 deep'],
       [{ ...state, payload: state.payload.replace('"arguments":{"path":"0"}', `"arguments":{${Array.from({ length: 100_001 }, (_, i) => `"k${i}":0`).join(',')}}`) }, 'more than 100000 keys'],
       [{ ...state, payload: state.payload.replace('"arguments":{"path":"0"}', `"arguments":[${'0,'.repeat(1_000_000)}0]`) }, 'more than 1000000 values'],
+      [{ ...state, payload: state.payload.replace('"arguments":{"path":"0"}', `"arguments":[${'[],'.repeat(200_000)}[]]`) }, 'more than 200000 objects and arrays'],
     ];
     for (const [given, message] of cases) {
       let error: ResumeError | undefined;
