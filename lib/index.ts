@@ -45,6 +45,7 @@ export { runTools } from './core/run-tools.ts';
 export { ResumeError } from './core/approval.ts';
 export { inMemoryClaim } from './core/claims.ts';
 export type { StateClaim, StateClaimInfo } from './core/claims.ts';
+export type { StateEnvelope, StateKind } from './core/state-envelope.ts';
 export type {
   PausedBatch,
   PausedBatchBody,
