@@ -314,7 +314,8 @@ describe('runAgent resume: the state is checked before anything runs (H7–H9)',
     expect((await resumeError(runAgent({ model, tools, resume: { state: withBody(paused.state, (body) => ({ ...body, turn: 0 })) } }))).code).toBe('malformed');
   });
 
-  // Fails without the agent reader's wrapper and depth bound (issue 19: a RangeError escaped).
+  // Fails without the depth bound: the state is then accepted (issue 19 saw a RangeError
+  // escape here; every other throw is now wrapped as malformed too).
   it('H9: runAgent resume wraps a deep history as ResumeError', async () => {
     const { tools, model, paused } = await pausedWith();
     const deep = '['.repeat(100_000) + ']'.repeat(100_000);

@@ -65,8 +65,9 @@ export interface RunAgentOptions<T extends readonly Tool[] = readonly Tool[], Af
    * run, denied ones get an error result, unanswered ones stay pending and the run pauses
    * again), then its message and all its results join the state's history and the run goes
    * on with the next model turn. `tools` must be the paused run's; `signingSecret` checks
-   * the state's signature. A state that cannot be resumed makes the first `next()` throw a
-   * `ResumeError`, before any event.
+   * the state's signature, and then `claim` is required (single use across processes,
+   * H7). A state that cannot be resumed makes the first `next()` throw a `ResumeError`,
+   * before any event.
    * @default none
    */
   resume?: AgentResumeOptions;
