@@ -295,7 +295,8 @@ export async function pausedBatch(parts: PauseParts): Promise<PausedBatch> {
   });
   const body: PausedBatchBody = {
     id: crypto.randomUUID(),
-    expiresAt: Date.now() + parts.ttlMs,
+    // Clamped: a huge stateTtlMs must not write an expiry the reader refuses as malformed.
+    expiresAt: Math.min(Date.now() + parts.ttlMs, Number.MAX_SAFE_INTEGER),
     tools: await toolDigests(parts.tools),
     released: parts.released.length,
     terminating: parts.terminating,
