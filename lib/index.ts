@@ -56,8 +56,12 @@ export type {
 export type { BatchTrace, BatchTraceEnd, BatchTraceStart, CallTrace, CallTraceStart, RunTracing, TraceHeaders } from './core/tracing.ts';
 export { runTools } from './core/run-tools.ts';
 export { ResumeError } from './core/approval.ts';
+export { inMemoryClaim } from './core/claims.ts';
+export type { StateClaim, StateClaimInfo } from './core/claims.ts';
+export type { StateEnvelope, StateKind } from './core/state-envelope.ts';
 export type {
   PausedBatch,
+  PausedBatchBody,
   PausedBatchState,
   PausedCall,
   ResumeErrorCode,
@@ -123,6 +127,7 @@ export type {
   ModelStream,
   ModelStreamEvent,
   PausedAgent,
+  PausedAgentBody,
   PausedAgentState,
   RunAgentOptions,
   StopReason,

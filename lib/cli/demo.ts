@@ -19,7 +19,7 @@
 import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import type { PausedBatchState, ToolApprovalHandler, ToolApprovalRequest, ToolApprovalResponse } from '../core/approval.ts';
+import type { PausedBatchBody, PausedBatchState, PausedCall, ToolApprovalHandler, ToolApprovalRequest, ToolApprovalResponse } from '../core/approval.ts';
 import type { ToolBatch, ToolEvent } from '../core/events.ts';
 import type { BeforeToolCallResult } from '../core/options.ts';
 import { runTools } from '../core/run-tools.ts';
@@ -264,10 +264,24 @@ function isDemoTempFolder(path: string): boolean {
   return dirname(path) === tmpdir() && /^toolrun-demo-[A-Za-z0-9]{6}$/.test(basename(path));
 }
 
+/**
+ * The calls in a paused batch's state, for display only. A payload that does not read gives
+ * none: the resume that follows reads the state itself and refuses it with the reason.
+ */
+function stateCalls(state: PausedBatchState): readonly PausedCall[] {
+  let calls: unknown;
+  try {
+    calls = (JSON.parse(state.payload) as Partial<PausedBatchBody>).calls;
+  } catch {
+    return [];
+  }
+  return Array.isArray(calls) ? (calls as PausedCall[]) : [];
+}
+
 /** The results saved in a paused batch's state, by index: the calls that ended before the pause. */
 function earlierResults(state: PausedBatchState): Map<number, ToolResultMessage> {
   const results = new Map<number, ToolResultMessage>();
-  state.calls.forEach((entry, index) => {
+  stateCalls(state).forEach((entry, index) => {
     if (entry.result !== undefined) results.set(index, entry.result);
   });
   return results;
@@ -295,7 +309,7 @@ async function drawBatch(view: RunView, run: AsyncGenerator<ToolEvent, ToolBatch
 function summary(batch: ToolBatch, calls: number): string {
   const errors = count(batch.messages.filter((m) => m.isError).length, 'error');
   if (batch.paused !== undefined) {
-    const answered = batch.paused.state.calls.filter((entry) => entry.result !== undefined).length;
+    const answered = stateCalls(batch.paused.state).filter((entry) => entry.result !== undefined).length;
     return `paused: ${count(answered, 'call')} of ${calls} answered (${errors}), ${count(batch.paused.requests.length, 'call')} waiting for approval`;
   }
   const totals = `${count(batch.messages.length, 'result')}, ${errors}`;

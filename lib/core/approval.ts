@@ -4,6 +4,8 @@
  * it when a batch pauses, signing it, and reading it back (structure, version, signature,
  * single use, tools, calls, approvals) before a resumed run starts.
  *
+ * The envelope (signing, bounded reading) is `state-envelope.ts`, single use `claims.ts`.
+ *
  * Portable: Web Crypto (`globalThis.crypto.subtle`, `crypto.randomUUID`) only, no `node:`
  * import.
  *
@@ -11,7 +13,12 @@
  */
 import * as v from 'valibot';
 import { inputJsonSchema } from '../schemas/json-schema.ts';
+import { processClaims, type StateClaim } from './claims.ts';
+import { ResumeError } from './resume-error.ts';
+import { openState, sealState, type StateEnvelope } from './state-envelope.ts';
 import { describeValue, type Tool, type ToolCall, type ToolResultMessage } from './tool.ts';
+
+export { ResumeError, type ResumeErrorCode } from './resume-error.ts';
 
 /**
  * One call waiting for a person's decision, as the `approve` option, the
@@ -86,14 +93,14 @@ export type ToolApprovalHandler = (
 export interface PausedBatch {
   /** Every pending request, in call order; never empty. */
   requests: ToolApprovalRequest[];
-  /** What `runTools(calls, { tools, resume: { state, approvals } })` continues from; plain JSON. */
+  /** What `runTools(calls, { tools, resume: { state, approvals, claim } })` continues from; plain JSON. */
   state: PausedBatchState;
 }
 
 /**
- * One call of a paused batch, in {@link PausedBatchState.calls}: the call as the model wrote
- * it, and either its result (it ended before the pause), its pending request, or neither
- * (it was held, not prepared: it is prepared when the batch resumes).
+ * One call of a paused batch, in the state's body (`calls`): the call as the model wrote it,
+ * and either its result (it ended before the pause), its pending request, or neither (it was
+ * held, not prepared: it is prepared when the batch resumes).
  */
 export interface PausedCall {
   readonly call: ToolCall;
@@ -102,15 +109,14 @@ export interface PausedCall {
 }
 
 /**
- * The state of a paused batch: JSON only (no functions, no signals), so
- * `JSON.stringify(state)` is its serialization (contract H4). Treat it as opaque; it is
- * checked field by field when it comes back.
+ * The body of a paused batch's state, the JSON text in {@link PausedBatchState.payload}.
+ * Read it for display only (what ran before the pause); a resume reads it itself.
  */
-export interface PausedBatchState {
-  readonly version: 1;
-  readonly kind: 'toolrun/paused-batch';
-  /** Random; a state is resumed at most once (contract H7). */
+export interface PausedBatchBody {
+  /** Random (a UUID); claimed once when the state is resumed (contract H7). */
   readonly id: string;
+  /** When the state stops being resumable, in ms since the epoch: pause time + `stateTtlMs` (H7). */
+  readonly expiresAt: number;
   /** Per tool name, the SHA-256 (hex) of its input JSON Schema: the resumed run must have the same tools (H8). */
   readonly tools: Readonly<Record<string, string>>;
   /** How many results, from the first call on, were delivered as `tool_result` before the pause. */
@@ -121,40 +127,16 @@ export interface PausedBatchState {
   readonly blockTerminated: boolean;
   /** Every call of the batch, in call order. */
   readonly calls: readonly PausedCall[];
-  /** HMAC-SHA256 (hex) over the rest of the state, when the run had a `signingSecret` (H9). */
-  readonly signature?: string;
 }
-
-/** Why a state could not be resumed: the `code` of a {@link ResumeError}. */
-export type ResumeErrorCode = 'malformed' | 'version' | 'signature' | 'already_resumed' | 'tools' | 'calls' | 'approval';
 
 /**
- * A state given to `resume` could not be resumed; thrown by the resumed run's first
- * `next()`, before any call is touched (contract H6–H9). `code` says why:
- * - `malformed`: not a paused-batch state (not JSON, a missing or wrong field, too large);
- * - `version`: a state of another version;
- * - `signature`: with `signingSecret`, the state is unsigned or its signature does not match;
- * - `already_resumed`: this state was resumed before (in this process, or as `resume.claim` says);
- * - `tools`: a tool is missing, added, or has a different input schema;
- * - `calls`: the calls passed are not the state's calls;
- * - `approval`: a response names no pending request, answers one twice, or has no boolean `approved`.
- *
- * @example
- * ```ts
- * try { for await (const event of runTools(calls, { tools, resume: { state, approvals } })) show(event); }
- * catch (error) { if (error instanceof ResumeError && error.code === 'already_resumed') return; throw error; }
- * ```
+ * The state of a paused batch (contract H4, H9): JSON only, `JSON.stringify(state)` is its
+ * serialization — `{ version: 2, kind: 'toolrun/paused-batch', payload, signature? }`, the
+ * body ({@link PausedBatchBody}) as JSON text in `payload`, and with `signingSecret` the
+ * HMAC-SHA256 of exactly that text. Treat it as opaque; it is checked when it comes back.
+ * Format 2 since issue 19 (a version 1 state is refused with code `version`).
  */
-export class ResumeError extends Error {
-  override readonly name = 'ResumeError';
-  constructor(
-    readonly code: ResumeErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
+export type PausedBatchState = StateEnvelope<'toolrun/paused-batch'>;
 
 /**
  * The `resume` option of `runTools` (contract H5).
@@ -171,10 +153,13 @@ export interface ResumeOptions {
   approvals?: readonly ToolApprovalResponse[];
   /**
    * Claims the state's id for this resume, once, in the application's own store (a database
-   * row, a file created exclusively): `false` makes the resume fail with `already_resumed`.
-   * Without it, a second resume is caught only within the same process (H7).
+   * row, a file created exclusively, `inMemoryClaim()` for one process): `false` makes
+   * the resume fail with `already_resumed`, a throw with `claim` (nothing consumed: retry).
+   * Asked after every other check passed. Required with `signingSecret` (a `TypeError`
+   * without it); see {@link StateClaim}.
+   * @default none: a second resume is refused within this process only (H7)
    */
-  claim?: (stateId: string) => boolean | Promise<boolean>;
+  claim?: StateClaim;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -191,19 +176,13 @@ export interface ResumePlan {
   readonly pending: ReadonlyMap<number, { request: ToolApprovalRequest; decision: ToolApprovalResponse | undefined }>;
 }
 
-/** Limits on a state that comes back (attacker-controlled input, H9). */
+/** Limits on a state's body that comes back (attacker-controlled input, H9); its text is bounded by `maxStateChars`. */
 const LIMITS = {
-  /** Characters of the state's JSON text. */
-  chars: 128 * 1024 * 1024,
   calls: 100_000,
   tools: 10_000,
-  /** Characters of an id, a name or a digest. */
+  /** Characters of an approval id. */
   idChars: 1_000,
 } as const;
-
-/** How many consumed state ids a process remembers (oldest forgotten first). */
-const REMEMBERED_STATES = 10_000;
-const consumed = new Set<string>();
 
 /** The texts a person denying a call gives the model (H5). */
 export function deniedText(toolName: string, reason: string | undefined): string {
@@ -281,34 +260,6 @@ async function toolDigests(tools: ReadonlyMap<string, Tool>): Promise<Record<str
   return digests;
 }
 
-/** An HMAC-SHA256 key for `secret` (its type, CryptoKey, is a DOM type name, left to inference). */
-async function hmacKey(secret: string | Uint8Array) {
-  const bytes = typeof secret === 'string' ? new TextEncoder().encode(secret) : new Uint8Array(secret);
-  return crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
-}
-
-/** The text a signature covers: the canonical JSON of the state without its `signature`. */
-function signedText(state: Record<string, unknown>): Uint8Array<ArrayBuffer> {
-  const { signature: _signature, ...rest } = state;
-  return new TextEncoder().encode(canonicalJson(rest));
-}
-
-/**
- * The HMAC-SHA256 (hex) of a JSON state without its `signature` field: how other paused
- * states (the agent loop's, lib/extras/agent/paused-state.ts) are signed, the same way as a
- * batch's (H9).
- */
-export async function signStateText(state: Record<string, unknown>, secret: string | Uint8Array): Promise<string> {
-  return hex(await crypto.subtle.sign('HMAC', await hmacKey(secret), signedText(state)));
-}
-
-/** True when `signature` (hex) is the HMAC-SHA256 of `state` without its `signature` field, under `secret` (constant-time, Web Crypto). */
-export async function verifyStateText(state: Record<string, unknown>, signature: string, secret: string | Uint8Array): Promise<boolean> {
-  const bytes = new Uint8Array(signature.length / 2);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(signature.slice(2 * i, 2 * i + 2), 16);
-  return crypto.subtle.verify('HMAC', await hmacKey(secret), bytes, signedText(state));
-}
-
 /** What the run hands over when it pauses. */
 export interface PauseParts {
   readonly calls: readonly ToolCall[];
@@ -322,6 +273,8 @@ export interface PauseParts {
   readonly terminating: number;
   readonly blockTerminated: boolean;
   readonly signingSecret: string | Uint8Array | undefined;
+  /** How long the state can be resumed, in ms from now (`stateTtlMs`). */
+  readonly ttlMs: number;
 }
 
 /** Builds (and signs, with a secret) the state of a batch that paused (H3, H4, H9). */
@@ -340,20 +293,17 @@ export async function pausedBatch(parts: PauseParts): Promise<PausedBatch> {
       requests.push(request);
     } else calls.push({ call });
   });
-  const state: Record<string, unknown> = {
-    version: 1,
-    kind: 'toolrun/paused-batch',
+  const body: PausedBatchBody = {
     id: crypto.randomUUID(),
+    // Clamped: a huge stateTtlMs must not write an expiry the reader refuses as malformed.
+    expiresAt: Math.min(Date.now() + parts.ttlMs, Number.MAX_SAFE_INTEGER),
     tools: await toolDigests(parts.tools),
     released: parts.released.length,
     terminating: parts.terminating,
     blockTerminated: parts.blockTerminated,
     calls,
   };
-  if (parts.signingSecret !== undefined) {
-    state.signature = hex(await crypto.subtle.sign('HMAC', await hmacKey(parts.signingSecret), signedText(state)));
-  }
-  return { requests, state: state as unknown as PausedBatchState };
+  return { requests, state: await sealState('toolrun/paused-batch', body, parts.signingSecret) };
 }
 
 // --- reading a state back
@@ -406,18 +356,16 @@ const Call = v.strictObject({
   arguments: v.optional(v.unknown()),
   incomplete: v.optional(v.string()),
 });
-const State = v.strictObject({
-  version: v.literal(1),
-  kind: v.literal('toolrun/paused-batch'),
-  id: v.pipe(Id, v.minLength(1)),
+const Body = v.strictObject({
+  id: v.pipe(v.string(), v.uuid()),
+  expiresAt: v.pipe(v.number(), v.safeInteger(), v.minValue(1)),
   tools: v.record(Id, v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))),
   released: v.pipe(v.number(), v.integer(), v.minValue(0)),
   terminating: v.pipe(v.number(), v.integer(), v.minValue(0)),
   blockTerminated: v.boolean(),
   calls: v.pipe(v.array(v.strictObject({ call: Call, result: v.optional(Message), request: v.optional(Request) })), v.maxLength(LIMITS.calls)),
-  signature: v.optional(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))),
 });
-type ReadState = v.InferOutput<typeof State>;
+type ReadState = v.InferOutput<typeof Body>;
 
 /** What a resume is checked against. */
 export interface ResumeInput {
@@ -425,6 +373,8 @@ export interface ResumeInput {
   readonly tools: ReadonlyMap<string, Tool>;
   readonly calls: readonly ToolCall[];
   readonly signingSecret: string | Uint8Array | undefined;
+  /** Longest state text read (`maxStateChars`). */
+  readonly maxChars: number;
 }
 
 /**
@@ -443,7 +393,11 @@ export async function readResume(input: ResumeInput): Promise<ResumePlan> {
 }
 
 async function checkResume(input: ResumeInput): Promise<ResumePlan> {
-  const state = await parseState(input.resume.state, input.signingSecret);
+  const state = await parseState(input.resume.state, input.signingSecret, input.maxChars);
+  const now = Date.now();
+  if (now >= state.expiresAt) {
+    throw new ResumeError('expired', `this state (id ${state.id}) expired at ${new Date(state.expiresAt).toISOString()}, ${now - state.expiresAt} ms ago (stateTtlMs of the paused run); it can no longer be resumed`);
+  }
   checkTools(state, await toolDigests(input.tools));
   checkCalls(state, input.calls);
   const pending = new Map<number, { request: ToolApprovalRequest; decision: ToolApprovalResponse | undefined }>();
@@ -474,57 +428,21 @@ async function checkResume(input: ResumeInput): Promise<ResumePlan> {
     const reason = (response as { reason?: unknown }).reason;
     slot.decision = typeof reason === 'string' && reason !== '' ? { approvalId: id, approved, reason } : { approvalId: id, approved };
   }
-  await claim(state.id, input.resume.claim);
+  await claim(state.id, state.expiresAt, input.resume.claim);
   return { released: state.released, terminating: state.terminating, blockTerminated: state.blockTerminated, results, pending };
 }
 
-/** Parses, bounds, validates and (with a secret) verifies a state; every failure is a ResumeError. */
-/**
- * The JSON of a state given to `resume` (the text, or an object to serialize), bounded to
- * `maxChars` characters and parsed; every failure is a `malformed` {@link ResumeError}.
- * Shared by the batch's and `runAgent`'s states.
- */
-export function readStateJson(given: unknown, maxChars: number): { raw: unknown; text: string } {
-  let text: string;
-  if (typeof given === 'string') text = given;
-  else {
-    try {
-      text = JSON.stringify(given) ?? '';
-    } catch (error) {
-      throw new ResumeError('malformed', `resume.state could not be serialized as JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-    }
-  }
-  if (text.length > maxChars) throw new ResumeError('malformed', `resume.state is ${text.length} characters of JSON; at most ${maxChars} are read`);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    throw new ResumeError('malformed', `resume.state is not JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
-  return { raw, text };
-}
-
-async function parseState(given: unknown, secret: string | Uint8Array | undefined): Promise<ReadState> {
-  const { raw, text } = readStateJson(given, LIMITS.chars);
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || (raw as { kind?: unknown }).kind !== 'toolrun/paused-batch') {
-    throw new ResumeError('malformed', `resume.state is not a paused-batch state (its kind is not "toolrun/paused-batch"): ${describeValue(raw)}`);
-  }
-  const version = (raw as { version?: unknown }).version;
-  if (version !== 1) throw new ResumeError('version', `resume.state has version ${describeValue(version)}; this toolrun reads version 1`);
-  const parsed = v.safeParse(State, raw);
+/** Bounds, verifies (with a secret), parses and validates a state; every failure is a ResumeError. */
+async function parseState(given: unknown, secret: string | Uint8Array | undefined, maxChars: number): Promise<ReadState> {
+  const hint = ' (it is a paused agent run: resume it with runAgent, not runTools)';
+  const body = await openState(given, { kind: 'toolrun/paused-batch', maxChars, secret, otherKindHint: hint });
+  const parsed = v.safeParse(Body, body);
   if (!parsed.success) {
     const issue = parsed.issues[0];
     const path = v.getDotPath(issue) ?? '(root)';
     throw new ResumeError('malformed', `resume.state is malformed at ${path}: ${issue.message}`);
   }
   const state = parsed.output;
-  if (secret !== undefined) {
-    if (state.signature === undefined) throw new ResumeError('signature', 'resume.state is not signed, and this run has a signingSecret: it resumes only states signed with it');
-    const bytes = new Uint8Array(state.signature.length / 2);
-    for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(state.signature.slice(2 * i, 2 * i + 2), 16);
-    const valid = await crypto.subtle.verify('HMAC', await hmacKey(secret), bytes, signedText(raw as Record<string, unknown>));
-    if (!valid) throw new ResumeError('signature', 'resume.state has a signature that does not match its content and this signingSecret: it was changed, or signed with another secret');
-  }
   checkConsistent(state);
   return state;
 }
@@ -589,17 +507,25 @@ function checkCalls(state: ReadState, calls: readonly ToolCall[]): void {
   }
 }
 
-/** Marks the state consumed: in this process, then in the application's store when it gave `claim` (H7). */
-async function claim(id: string, claimInStore: ResumeOptions['claim']): Promise<void> {
-  if (consumed.has(id)) throw new ResumeError('already_resumed', `this state (id ${id}) was already resumed in this process; a paused batch resumes once`);
-  consumed.add(id);
-  if (consumed.size > REMEMBERED_STATES) consumed.delete(consumed.values().next().value!);
-  if (claimInStore === undefined) return;
-  let claimed: unknown;
-  try {
-    claimed = await claimInStore(id);
-  } catch (error) {
-    throw new ResumeError('already_resumed', `resume.claim threw for state ${id}, so the state was not resumed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+/**
+ * Consumes the state's id (H7): refused when this process consumed it already; then the
+ * application's store, when it gave `claim`; only once that said yes is the id marked here.
+ * So a `claim` that throws or is refused leaves nothing marked: the resume can be retried.
+ */
+async function claim(id: string, expiresAt: number, claimInStore: StateClaim | undefined): Promise<void> {
+  const again = (): never => {
+    throw new ResumeError('already_resumed', `this state (id ${id}) was already resumed in this process; a paused batch resumes once`);
+  };
+  if (processClaims.has(id)) again();
+  if (claimInStore !== undefined) {
+    let claimed: unknown;
+    try {
+      claimed = await claimInStore(id, { expiresAt });
+    } catch (error) {
+      throw new ResumeError('claim', `resume.claim threw for state ${id}, so the state was not resumed and nothing was consumed (retry the resume): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+    if (claimed !== true) throw new ResumeError('already_resumed', `resume.claim refused state ${id} (it answered ${describeValue(claimed)}): it was already resumed`);
   }
-  if (claimed !== true) throw new ResumeError('already_resumed', `resume.claim refused state ${id} (it answered ${describeValue(claimed)}): it was already resumed`);
+  // Synchronous with the check above when there is no store; after an awaited store, a second resume in this process may have won.
+  if (!processClaims.claim(id, expiresAt, Date.now())) again();
 }

@@ -16,6 +16,13 @@ export const DEFAULTS = {
   abortGraceMs: 100,
   /** Longest text of one result, in UTF-16 code units, over all its blocks (case C20). */
   maxResultChars: 100_000,
+  /**
+   * Longest paused state read back, in characters (UTF-16 code units) of its JSON text (H9):
+   * about 7 times a 1,000-call batch with 2 KB results (docs/decisions.md, issue 19).
+   */
+  maxStateChars: 16 * 1024 * 1024,
+  /** How long a paused state can be resumed, in ms from the pause (H7): a day. */
+  stateTtlMs: 24 * 60 * 60 * 1000,
 } as const;
 
 /** Longest delay a Node timer honours, in ms; a longer limit (or `Infinity`) means none. */

@@ -157,9 +157,27 @@ export interface RunToolsOptions<T extends readonly Tool[] = readonly Tool[], Af
    * Secret for HMAC-SHA256 signing of paused-batch states (contract H9): a run with it signs
    * the state it pauses with, and resumes only states signed with it (else a `ResumeError`
    * with code `signature`). Must not be empty.
+   * With it, `resume` needs `claim` (contract H7): a signed state is one that leaves the
+   * process, and only a store every process shares keeps it single-use.
    * @default none: states are not signed, and any well-formed state is resumed
    */
   signingSecret?: string | Uint8Array;
+  /**
+   * Longest paused state `resume` reads, in characters (UTF-16 code units) of its JSON text
+   * (`JSON.stringify(state).length`; for a state given as an object, the text it would be).
+   * Checked before anything is parsed; a longer state is refused with code `malformed`
+   * (contract H9). The body inside is also bounded in nesting (256), keys (100,000) and
+   * values (1,000,000), so that reading any state within the limit stays short.
+   * @default 16_777_216 (16 Mi: about 7 times a 1,000-call batch with 2 KB results)
+   */
+  maxStateChars?: number;
+  /**
+   * How long a paused state can be resumed, in ms from the pause: written into the state as
+   * `expiresAt` (signed with it); a later resume is refused with code `expired` (contract
+   * H7). It also bounds how long this process remembers a consumed state's id.
+   * @default 86_400_000 (24 hours)
+   */
+  stateTtlMs?: number;
   /**
    * Called whenever the set of executing calls changes, with the same live `Set` each time
    * (never a copy). Ids that repeat in one batch appear once while any of them runs.
@@ -246,12 +264,19 @@ export function checkRunToolsArguments(calls: unknown, options: unknown): assert
   if (secret !== undefined && !((typeof secret === 'string' || secret instanceof Uint8Array) && secret.length > 0)) {
     throw new TypeError(`runTools: options.signingSecret must be a non-empty string or Uint8Array, received ${describeValue(secret)}`);
   }
+  const maxStateChars = o.maxStateChars;
+  if (maxStateChars !== undefined && !(Number.isSafeInteger(maxStateChars) && (maxStateChars as number) > 0)) {
+    throw new TypeError(`runTools: options.maxStateChars must be a positive integer (characters), received ${describeValue(maxStateChars)}`);
+  }
+  const ttl = o.stateTtlMs;
+  if (ttl !== undefined && !(Number.isSafeInteger(ttl) && (ttl as number) > 0)) {
+    throw new TypeError(`runTools: options.stateTtlMs must be a positive integer (ms), received ${describeValue(ttl)}`);
+  }
   const resume = o.resume;
   if (resume !== undefined) {
     if (typeof resume !== 'object' || resume === null) throw new TypeError(`runTools: options.resume must be an object { state, approvals }, received ${describeValue(resume)}`);
     if (!Array.isArray(calls)) throw new TypeError('runTools: options.resume needs the calls as an array (the paused batch\'s calls), not an async iterable');
-    const claim = (resume as { claim?: unknown }).claim;
-    if (claim !== undefined && typeof claim !== 'function') throw new TypeError(`runTools: options.resume.claim must be a function, received ${describeValue(claim)}`);
+    checkClaim((resume as { claim?: unknown }).claim, secret, 'runTools');
   }
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) {
     throw new TypeError(`runTools: options.signal must be an AbortSignal, received ${describeValue(o.signal)}`);
@@ -261,6 +286,20 @@ export function checkRunToolsArguments(calls: unknown, options: unknown): assert
     throw new TypeError(`runTools: options.client must be a ToolClient (an object with log, sample and elicit functions), received ${describeValue(client)}`);
   }
   if (o.tracing !== undefined || o.traceContext !== undefined) checkTracingOptions(o.tracing, o.traceContext, describeValue);
+}
+
+/**
+ * `resume.claim` is a function, and there is one when states are signed (H7): a signed state
+ * leaves the process, and the process's own memory cannot stop a replay in another one.
+ */
+export function checkClaim(claim: unknown, secret: unknown, caller: 'runTools' | 'runAgent'): void {
+  if (claim !== undefined && typeof claim !== 'function') throw new TypeError(`${caller}: options.resume.claim must be a function, received ${describeValue(claim)}`);
+  if (claim === undefined && secret !== undefined) {
+    throw new TypeError(
+      `${caller}: options.resume.claim is required with options.signingSecret: a signed state can come back to any process, so its single use needs your store ` +
+        '(a function (stateId, { expiresAt }) => boolean that answers true once per id: a unique row, Redis SET NX), or inMemoryClaim() when one process does every resume',
+    );
+  }
 }
 
 /** A call from the caller's own code must have string `id` and `name` (empty is the model's business). */

@@ -39,6 +39,7 @@
 import { consumerExitReason, MAX_TIMER_MS } from './abort.ts';
 import { readResume } from './approval.ts';
 import { CallRecord } from './call.ts';
+import { DEFAULTS } from './defaults.ts';
 import type { ToolBatch, ToolEvent } from './events.ts';
 import { checkRunToolsArguments, type RunToolsOptions } from './options.ts';
 import { Run } from './run.ts';
@@ -209,7 +210,7 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
     const run = this.#run;
     const options = run.options;
     try {
-      run.applyResume(await readResume({ resume: options.resume!, tools: run.tools, calls: run.received, signingSecret: options.signingSecret }));
+      run.applyResume(await readResume({ resume: options.resume!, tools: run.tools, calls: run.received, signingSecret: options.signingSecret, maxChars: options.maxStateChars ?? DEFAULTS.maxStateChars }));
     } catch (error) {
       this.#life = Life.Done;
       run.close();

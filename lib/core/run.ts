@@ -196,6 +196,7 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
       terminating: this.#terminating,
       blockTerminated: this.#blockTerminated,
       signingSecret: this.options.signingSecret,
+      ttlMs: this.options.stateTtlMs ?? DEFAULTS.stateTtlMs,
     });
   }
 

@@ -29,6 +29,7 @@ export type {
   ModelStream,
   ModelStreamEvent,
   PausedAgent,
+  PausedAgentBody,
   PausedAgentState,
   StopReason,
   ThinkingContent,

@@ -129,8 +129,10 @@ describe('toolrun demo without a terminal: --approve, --deny, --resume (H3, H5)'
     const first = memoryIo();
     expect(await main([], first)).toBe(0);
     const file = stateFileOf(first.out());
-    const saved = JSON.parse(await readFile(file, 'utf8')) as { state: { calls: Array<{ call: { arguments: { command: string } } }> } };
-    saved.state.calls[5]!.call.arguments.command = 'rm -rf ~';
+    const saved = JSON.parse(await readFile(file, 'utf8')) as { state: { payload: string } };
+    const body = JSON.parse(saved.state.payload) as { calls: Array<{ call: { arguments: { command: string } } }> };
+    body.calls[5]!.call.arguments.command = 'rm -rf ~';
+    saved.state.payload = JSON.stringify(body);
     await writeFile(file, JSON.stringify(saved));
     const second = memoryIo();
     expect(await main(['--resume', file, '--approve'], second)).toBe(2);

@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runTools, type PausedBatchState, type ToolApprovalRequest, type ToolApprovalResponse, type ToolResultMessage } from '../../lib/index.ts';
+import { runTools, type ToolApprovalRequest, type ToolApprovalResponse, type ToolResultMessage } from '../../lib/index.ts';
+import { withBody } from '../fixtures/approval/state.ts';
 import { approvalCalls, approvalHook, approvalTools } from '../fixtures/approval/tools.ts';
 import { collect, ofType } from '../helpers.ts';
 
@@ -92,13 +93,17 @@ describe('H4, H5: a paused batch resumes in a second Node process', () => {
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
     expect([...counts.keys()].sort()).toEqual([...executions(referenceLog).keys()].sort());
 
-    // A third process with the same state: its claim file exists, the resume is refused.
+    // A third process with the same state, the denied call now approved: the claim file
+    // exists, the resume is refused, the denied call does not run (fails without a shared claim).
+    writeFileSync(join(dir, 'approvals.json'), JSON.stringify(paused.requests.map((r) => ({ approvalId: r.approvalId, approved: true }))));
     expect(resumeInChild(dir)).toMatchObject({ error: 'already_resumed' });
     expect(executions(log)).toEqual(counts);
 
     // An edited signed state (a forged result for call 0) is refused before the claim.
-    const forged = JSON.parse(JSON.stringify(paused.state)) as { calls: { result?: { content: { type: string; text: string }[] } }[] } & PausedBatchState;
-    forged.calls[0]!.result!.content = [{ type: 'text', text: 'forged' }];
+    const forged = withBody(paused.state, (body) => ({
+      ...body,
+      calls: (body.calls as { result?: object }[]).map((c, i) => (i === 0 ? { ...c, result: { ...c.result!, content: [{ type: 'text', text: 'forged' }] } } : c)),
+    }));
     writeFileSync(join(dir, 'state.json'), JSON.stringify(forged));
     expect(resumeInChild(dir)).toMatchObject({ error: 'signature' });
     expect(executions(log)).toEqual(counts);

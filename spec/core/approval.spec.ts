@@ -8,6 +8,7 @@ import * as v from 'valibot';
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import {
   defineTool,
+  inMemoryClaim,
   ResumeError,
   runTools,
   type PausedBatchState,
@@ -18,6 +19,7 @@ import {
   type ToolCall,
   type ToolEvent,
 } from '../../lib/index.ts';
+import { bodyOf, withBody } from '../fixtures/approval/state.ts';
 import { collect, expectRunInvariants, gate, ofType, settle, text } from '../helpers.ts';
 
 /** Tools that count their executions per call id. */
@@ -244,7 +246,7 @@ describe('H3 a batch that reaches a deferred call ends paused', () => {
     expect(batch.aborted).toBe(false);
     expect(batch.paused!.requests.map((r) => r.toolCallId)).toEqual(['b', 'd']);
     // The results of the calls that ended after the first deferred one are kept in the state.
-    expect(batch.paused!.state.calls.map((c) => (c.result ? text(c.result) : c.request ? 'pending' : 'held'))).toEqual(['read 0', 'pending', 'read 2', 'pending', 'read 4']);
+    expect(bodyOf(batch.paused!.state).calls.map((c) => (c.result ? text(c.result) : c.request ? 'pending' : 'held'))).toEqual(['read 0', 'pending', 'read 2', 'pending', 'read 4']);
   });
 
   it('H3, S2: sequential mode prepares nothing after a deferred call: one pause, one request', async () => {
@@ -254,7 +256,7 @@ describe('H3 a batch that reaches a deferred call ends paused', () => {
     expect(ofType(events, 'tool_execution_start').map((e) => e.index)).toEqual([0, 1]);
     expect(executed).toEqual(['a']);
     expect(batch.paused!.requests.map((r) => r.index)).toEqual([1]);
-    expect(batch.paused!.state.calls.map((c) => (c.result ? 'ended' : c.request ? 'pending' : 'held'))).toEqual(['ended', 'pending', 'held', 'held']);
+    expect(bodyOf(batch.paused!.state).calls.map((c) => (c.result ? 'ended' : c.request ? 'pending' : 'held'))).toEqual(['ended', 'pending', 'held', 'held']);
   });
 
   it('H3, S3: an exclusive call after a deferred one is held unprepared, with every call after it', async () => {
@@ -277,7 +279,7 @@ describe('H3 a batch that reaches a deferred call ends paused', () => {
       if (fail) throw new Error('stream broke');
     }
     const { batch } = await collect(runTools(stream(false), { tools }));
-    expect(batch.paused!.state.calls.map((c) => c.call.id)).toEqual(['a', 'b', 'c', 'd']);
+    expect(bodyOf(batch.paused!.state).calls.map((c) => c.call.id)).toEqual(['a', 'b', 'c', 'd']);
     expect(executed).toEqual(['b']);
     const resumed = await collect(runTools(calls, { tools, resume: { state: batch.paused!.state, approvals: [{ approvalId: batch.paused!.requests[0]!.approvalId, approved: true }] } }));
     expect(resumed.batch.messages.map(text)).toEqual(['removed 1', 'read 2', 'alone', 'read 3']);
@@ -330,7 +332,7 @@ describe('H3 a batch that reaches a deferred call ends paused', () => {
     open.open();
     const batch = await done;
     expect(seen.at(-1)).toBe('tool_execution_end 1');
-    expect(batch.paused!.state.calls[1]!.result).toMatchObject({ content: [{ type: 'text', text: 'slow done' }] });
+    expect(bodyOf(batch.paused!.state).calls[1]!.result).toMatchObject({ content: [{ type: 'text', text: 'slow done' }] });
   });
 });
 
@@ -341,7 +343,8 @@ describe('H4 the state is JSON', () => {
     const { batch } = await collect(runTools(calls, { tools }));
     const state = batch.paused!.state;
     expect(JSON.parse(JSON.stringify(state))).toEqual(state);
-    expect(state).toMatchObject({ version: 1, kind: 'toolrun/paused-batch' });
+    expect(state).toMatchObject({ version: 2, kind: 'toolrun/paused-batch', payload: expect.any(String) });
+    expect(Object.keys(state).sort()).toEqual(['kind', 'payload', 'version']);
     const resumed = await collect(runTools(calls, { tools, resume: { state: JSON.stringify(state), approvals: [{ approvalId: batch.paused!.requests[0]!.approvalId, approved: true }] } }));
     expect(resumed.batch.messages.map(text)).toEqual(['removed 1', 'read 2']);
   });
@@ -384,7 +387,7 @@ describe('H5 resuming a paused batch', () => {
     expect(second.batch.messages.map(text)).toEqual(['removed 1']);
     expect(second.batch.paused!.requests).toEqual([rb]);
     expect(ofType(second.events, 'tool_approval_request').map((e) => e.request)).toEqual([rb]);
-    expect(second.batch.paused!.state.id).not.toBe(first.batch.paused!.state.id);
+    expect(bodyOf(second.batch.paused!.state).id).not.toBe(bodyOf(first.batch.paused!.state).id);
     const third = await collect(runTools(calls, { tools, resume: { state: second.batch.paused!.state, approvals: [{ approvalId: rb!.approvalId, approved: true }] } }));
     expect(third.batch.messages.map(text)).toEqual(['removed 1', 'removed 2']);
     expect(executed).toEqual(['a', 'b']);
@@ -506,17 +509,124 @@ describe('H7 a state resumes once', () => {
     expect(executed).toEqual(['a']);
   });
 
-  it('H7: resume.claim is asked with the state id after every other check; false refuses the resume', async () => {
+  // Fails with the 10,000-id memory of issue 14 (the oldest id was forgotten first): the
+  // replay after 10,000 other resumes ran the call a second time. Ids are now kept until
+  // their state expires.
+  it('H7: a state resumed after 10,000 other resumes is still refused', { timeout: 300_000 }, async () => {
+    const { tools, executed } = makeTools();
+    const removeOnly = tools.filter((t) => t.name === 'remove');
+    const calls = [call('a', 'remove', { path: '1' })];
+    const first = await collect(runTools(calls, { tools: removeOnly }));
+    const state = first.batch.paused!.state;
+    const approvalId = first.batch.paused!.requests[0]!.approvalId;
+    await collect(runTools(calls, { tools: removeOnly, resume: { state, approvals: [{ approvalId, approved: true }] } }));
+    expect(executed).toEqual(['a']);
+    // 10,000 other states (the same batch under new ids: an unsigned state is the application's
+    // to keep), each resumed once with a denial, so nothing runs and nothing pauses again.
+    for (let i = 0; i < 10_000; i++) {
+      const other = withBody(state, (body) => ({ ...body, id: crypto.randomUUID() }));
+      const run = await collect(runTools(calls, { tools: removeOnly, resume: { state: other, approvals: [{ approvalId, approved: false }] } }));
+      if (run.batch.paused !== undefined || !run.batch.messages[0]!.isError) throw new Error(`resume ${i} did not complete with a denial`);
+    }
+    expect((await rejection(runTools(calls, { tools: removeOnly, resume: { state, approvals: [{ approvalId, approved: true }] } }))).code).toBe('already_resumed');
+    expect(executed).toEqual(['a']);
+  });
+
+  it('H7: resume.claim is asked with the state id and expiry after every other check; false refuses the resume', async () => {
     const { tools, executed } = makeTools();
     const calls = [call('a', 'remove', { path: '1' })];
     const first = await collect(runTools(calls, { tools }));
-    const claimed: string[] = [];
-    const error = await rejection(
-      runTools(calls, { tools, resume: { state: first.batch.paused!.state, claim: (id) => (claimed.push(id), false) } }),
-    );
+    const claimed: unknown[] = [];
+    // A wrong approval: refused before the claim, so the claim is not asked.
+    await rejection(runTools(calls, { tools, resume: { state: first.batch.paused!.state, approvals: [{ approvalId: 'nope', approved: true }], claim: (id) => (claimed.push(id), true) } }));
+    expect(claimed).toEqual([]);
+    const error = await rejection(runTools(calls, { tools, resume: { state: first.batch.paused!.state, claim: (id, info) => (claimed.push(id, info), false) } }));
     expect(error.code).toBe('already_resumed');
-    expect(claimed).toEqual([first.batch.paused!.state.id]);
+    const body = bodyOf(first.batch.paused!.state);
+    expect(claimed).toEqual([body.id, { expiresAt: body.expiresAt }]);
     expect(executed).toEqual([]);
+  });
+
+  // Fails when the id is marked used before claim runs (issue 14's order): the retry then
+  // got already_resumed though nothing had run.
+  it('H7: a throwing claim leaves the state usable', async () => {
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'remove', { path: '1' })];
+    const first = await collect(runTools(calls, { tools }));
+    const approvals = [{ approvalId: first.batch.paused!.requests[0]!.approvalId, approved: true }];
+    const state = JSON.stringify(first.batch.paused!.state);
+    const down = new Error('the claims table is unreachable');
+    const error = await rejection(runTools(calls, { tools, resume: { state, approvals, claim: () => Promise.reject(down) } }));
+    expect(error.code).toBe('claim');
+    expect(error.cause).toBe(down);
+    expect(executed).toEqual([]);
+    const store = inMemoryClaim();
+    const retried = await collect(runTools(calls, { tools, resume: { state, approvals, claim: store } }));
+    expect(retried.batch.messages.map(text)).toEqual(['removed 1']);
+    expect(executed).toEqual(['a']);
+    expect((await rejection(runTools(calls, { tools, resume: { state, approvals, claim: store } }))).code).toBe('already_resumed');
+  });
+
+  it('H7: two resumes of one state at once with a store: exactly one runs', async () => {
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'remove', { path: '1' })];
+    const first = await collect(runTools(calls, { tools }));
+    const resume = { state: first.batch.paused!.state, approvals: [{ approvalId: first.batch.paused!.requests[0]!.approvalId, approved: true }] };
+    // A store that answers after a gate: both resumes reach it before either is marked.
+    const open = gate();
+    const taken = new Set<string>();
+    const claim = async (id: string): Promise<boolean> => {
+      await open.promise;
+      if (taken.has(id)) return false;
+      taken.add(id);
+      return true;
+    };
+    const one = collect(runTools(calls, { tools, resume: { ...resume, claim } }));
+    const two = collect(runTools(calls, { tools, resume: { ...resume, claim } }));
+    await settle();
+    open.open();
+    const outcomes = await Promise.allSettled([one, two]);
+    expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect((outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ code: 'already_resumed' });
+    expect(executed).toEqual(['a']);
+  });
+
+  it('H7: a state expires stateTtlMs after its pause (code expired); the expiry is inside the signed payload', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-12-01T12:00:00Z'));
+    const { tools, executed } = makeTools();
+    const calls = [call('a', 'remove', { path: '1' })];
+    const byDefault = await collect(runTools(calls, { tools }));
+    expect(bodyOf(byDefault.batch.paused!.state).expiresAt).toBe(Date.now() + 24 * 60 * 60 * 1000);
+    const first = await collect(runTools(calls, { tools, stateTtlMs: 60_000, signingSecret: 's' }));
+    const state = first.batch.paused!.state;
+    expect(bodyOf(state).expiresAt).toBe(Date.now() + 60_000);
+    const approvals = [{ approvalId: first.batch.paused!.requests[0]!.approvalId, approved: true }];
+    vi.setSystemTime(Date.now() + 60_000);
+    const error = await rejection(runTools(calls, { tools, signingSecret: 's', resume: { state, approvals, claim: inMemoryClaim() } }));
+    expect(error.code).toBe('expired');
+    // Moving the expiry breaks the signature.
+    const later = withBody(state, (body) => ({ ...body, expiresAt: Date.now() + 60_000 }));
+    expect((await rejection(runTools(calls, { tools, signingSecret: 's', resume: { state: later, approvals, claim: inMemoryClaim() } }))).code).toBe('signature');
+    expect(executed).toEqual([]);
+    expect(() => runTools([], { tools, stateTtlMs: 0 })).toThrow('runTools: options.stateTtlMs must be a positive integer (ms), received number 0');
+  });
+
+  // Fails if claim becomes optional again with a secret: a signed state then resumes once per process, not once.
+  it('H7: with signingSecret, resume needs a claim (TypeError at once); inMemoryClaim keeps an id until its state expires', () => {
+    const { tools } = makeTools();
+    expect(() => runTools([], { tools, signingSecret: 's', resume: { state: '{}' } })).toThrow('runTools: options.resume.claim is required with options.signingSecret');
+    expect(() => runTools([], { tools, resume: { state: '{}', claim: 'yes' as never } })).toThrow('runTools: options.resume.claim must be a function, received string "yes"');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const claim = inMemoryClaim();
+    const expiresAt = Date.now() + 1_000;
+    expect(claim('first', { expiresAt })).toBe(true);
+    for (let i = 0; i < 20_000; i++) claim(`other-${i}`, { expiresAt: Date.now() + 10 });
+    expect(claim('first', { expiresAt })).toBe(false);
+    vi.setSystemTime(Date.now() + 1_001);
+    // Past its expiry the id may be forgotten (the reader refuses the expired state anyway).
+    for (let i = 0; i < 40_000; i++) claim(`later-${i}`, { expiresAt: Date.now() + 10 });
+    expect(claim('first', { expiresAt })).toBe(true);
   });
 });
 
@@ -558,58 +668,179 @@ describe('H9 a tampered state is refused; signing', () => {
     const { batch } = await collect(runTools(calls, { tools, ...options }));
     return { tools, executed, calls, state: batch.paused!.state, approvalId: batch.paused!.requests[0]!.approvalId };
   }
+  /** Every text JSON.parse is given while `work` runs. */
+  async function parsedDuring(work: () => Promise<unknown>): Promise<string[]> {
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      await work();
+      return parse.mock.calls.map(([text]) => String(text));
+    } finally {
+      parse.mockRestore();
+    }
+  }
 
   it('H9: not JSON, another kind or version, a wrong field, an inconsistent state: a ResumeError from the first next(), never from runTools()', async () => {
     const { tools, calls, state } = await pausedState();
+    const edit = (change: (calls: { call: unknown; result?: Record<string, unknown>; request?: unknown }[]) => unknown[]) =>
+      withBody(state, (body) => ({ ...body, calls: change(body.calls as { call: unknown; result?: Record<string, unknown> }[]) }));
     const cases: [unknown, string][] = [
       ['{not json', 'malformed'],
+      ['[1, 2]', 'malformed'],
       [{ ...state, kind: 'other' }, 'malformed'],
-      [{ ...state, version: 2 }, 'version'],
-      [{ ...state, released: 'one' }, 'malformed'],
+      [{ ...state, version: 3 }, 'version'],
       [{ ...state, extra: true }, 'malformed'],
-      [{ ...state, calls: state.calls.map((c, i) => (i === 0 ? { ...c, result: { ...c.result!, content: [{ type: 'html', html: '<b>' }] } } : c)) }, 'malformed'],
-      [{ ...state, calls: state.calls.map((c, i) => (i === 2 ? { ...c, result: { ...c.result!, toolCallId: 'zzz' } } : c)) }, 'malformed'],
-      [{ ...state, released: 3 }, 'malformed'],
-      [{ ...state, calls: state.calls.map((c) => ({ call: c.call, ...(c.result ? { result: c.result } : {}) })) }, 'malformed'],
+      [{ ...state, payload: 42 }, 'malformed'],
+      [{ ...state, payload: '{not json' }, 'malformed'],
+      [{ ...state, signature: 'abc' }, 'malformed'],
+      [withBody(state, (body) => ({ ...body, released: 'one' })), 'malformed'],
+      [withBody(state, (body) => ({ ...body, extra: true })), 'malformed'],
+      [withBody(state, (body) => ({ ...body, id: 'not-a-uuid' })), 'malformed'],
+      [withBody(state, (body) => ({ ...body, expiresAt: 'tomorrow' })), 'malformed'],
+      [edit((c) => c.map((entry, i) => (i === 0 ? { ...entry, result: { ...entry.result!, content: [{ type: 'html', html: '<b>' }] } } : entry))), 'malformed'],
+      [edit((c) => c.map((entry, i) => (i === 2 ? { ...entry, result: { ...entry.result!, toolCallId: 'zzz' } } : entry))), 'malformed'],
+      [withBody(state, (body) => ({ ...body, released: 3 })), 'malformed'],
+      [edit((c) => c.map((entry) => ({ call: entry.call, ...(entry.result ? { result: entry.result } : {}) }))), 'malformed'],
     ];
     for (const [given, code] of cases) {
       const run = runTools(calls, { tools, resume: { state: given as PausedBatchState } });
-      expect((await rejection(run)).code, JSON.stringify(given).slice(0, 80)).toBe(code);
+      expect((await rejection(run)).code, JSON.stringify(given).slice(0, 120)).toBe(code);
     }
   });
 
-  it('H9: absurd sizes and depths are refused as malformed', async () => {
+  it('H9: a state of format version 1 (before issue 19) is refused with code version, as text or as object', async () => {
     const { tools, calls, state } = await pausedState();
-    const many = { ...state, calls: Array.from({ length: 100_001 }, () => state.calls[1]) };
-    expect((await rejection(runTools(calls, { tools, resume: { state: many as PausedBatchState } }))).code).toBe('malformed');
-    // Arguments nested 200,000 deep: JSON.parse reads them, walking them would overflow the stack.
-    const deep = '['.repeat(200_000) + ']'.repeat(200_000);
-    const nest = (given: PausedBatchState) => JSON.stringify(given).replace('"arguments":{"path":"0"}', `"arguments":${deep}`);
-    expect(nest(state)).toContain(deep);
-    expect((await rejection(runTools(calls, { tools, resume: { state: nest(state) } }))).code).toBe('malformed');
-    // Signed: the signature's canonical text would walk them first.
-    const signed = await pausedState({ signingSecret: 'secret' });
-    expect((await rejection(runTools(calls, { tools: signed.tools, signingSecret: 'secret', resume: { state: nest(signed.state) } }))).code).toBe('malformed');
+    const v1 = { version: 1, kind: 'toolrun/paused-batch', ...(bodyOf(state) as object) };
+    expect((await rejection(runTools(calls, { tools, resume: { state: JSON.stringify(v1) } }))).code).toBe('version');
+    expect((await rejection(runTools(calls, { tools, resume: { state: v1 as unknown as PausedBatchState } }))).code).toBe('version');
+  });
+
+  // Fails if the length check moves after JSON.parse (issue 19 measured 80 s and 3.8 GB RSS for this text).
+  it('H9: a 132 M-char state is refused before parsing', async () => {
+    const { tools, calls } = await pausedState();
+    const huge = `{"version":2,"kind":"toolrun/paused-batch","payload":"${'x'.repeat(132_000_000)}"}`;
+    expect(huge.length).toBeGreaterThan(132_000_000);
+    let error: ResumeError | undefined;
+    const parsed = await parsedDuring(async () => {
+      error = await rejection(runTools(calls, { tools, resume: { state: huge } }));
+    });
+    expect(error!.code).toBe('malformed');
+    expect(error!.message).toContain(`at most ${16 * 1024 * 1024} are read (maxStateChars)`);
+    expect(parsed).toEqual([]);
+    // The same payload in an envelope object: bounded on the payload's length, nothing parsed.
+    const object = { version: 2, kind: 'toolrun/paused-batch', payload: huge.slice(55, -2) } as const;
+    const parsedObject = await parsedDuring(async () => {
+      expect((await rejection(runTools(calls, { tools, resume: { state: object } }))).code).toBe('malformed');
+    });
+    expect(parsedObject).toEqual([]);
+  });
+
+  it('H9: maxStateChars bounds the text, and an object by the text it would be', async () => {
+    const { tools, calls, state, approvalId } = await pausedState();
+    const json = JSON.stringify(state);
+    const approvals = [{ approvalId, approved: true }];
+    const short = await rejection(runTools(calls, { tools, maxStateChars: json.length - 1, resume: { state: json, approvals } }));
+    expect(short.message).toContain(`resume.state is ${json.length} characters of JSON; at most ${json.length - 1}`);
+    expect((await rejection(runTools(calls, { tools, maxStateChars: json.length - 1, resume: { state, approvals } }))).message).toContain(`resume.state is ${json.length} characters of JSON`);
+    const exact = await collect(runTools(calls, { tools, maxStateChars: json.length, resume: { state, approvals } }));
+    expect(exact.batch.messages.map(text)).toEqual(['read 0', 'removed 1', 'read 2']);
+    expect(() => runTools([], { tools, maxStateChars: 1.5 })).toThrow('runTools: options.maxStateChars must be a positive integer (characters), received number 1.5');
+  });
+
+  // Fails without the nesting/key/value scan: JSON.parse builds the 1 M-deep value (issue 19: accepted).
+  it('H9: absurd sizes and depths are refused as malformed before the payload is parsed', async () => {
+    const { tools, calls, state } = await pausedState();
+    const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    const inDetails = (given: PausedBatchState, n: number) =>
+      ({ ...given, payload: given.payload.replace('"isError":false}', `"isError":false,"details":${deep(n)}}`) }) as PausedBatchState;
+    expect(inDetails(state, 3).payload).toContain('"details":[[[]]]');
+    const cases: [PausedBatchState, string][] = [
+      [inDetails(state, 1_000_000), 'nested more than 256 deep'],
+      [inDetails(state, 257), 'nested more than 256 deep'],
+      [{ ...state, payload: state.payload.replace('"arguments":{"path":"0"}', `"arguments":{${Array.from({ length: 100_001 }, (_, i) => `"k${i}":0`).join(',')}}`) }, 'more than 100000 keys'],
+      [{ ...state, payload: state.payload.replace('"arguments":{"path":"0"}', `"arguments":[${'0,'.repeat(1_000_000)}0]`) }, 'more than 1000000 values'],
+      [{ ...state, payload: state.payload.replace('"arguments":{"path":"0"}', `"arguments":[${'[],'.repeat(200_000)}[]]`) }, 'more than 200000 objects and arrays'],
+    ];
+    for (const [given, message] of cases) {
+      let error: ResumeError | undefined;
+      const parsed = await parsedDuring(async () => {
+        error = await rejection(runTools(calls, { tools, resume: { state: given } }));
+      });
+      expect(error!.code).toBe('malformed');
+      expect(error!.message).toContain(message);
+      expect(parsed.some((t) => t.length > 10_000)).toBe(false);
+    }
+    // 256 deep is within the bound: read, then resumed.
+    const within = inDetails(state, 240);
+    expect((await collect(runTools(calls, { tools, resume: { state: within } }))).batch.paused).toBeDefined();
+  });
+
+  // Fails if `__proto__` is dropped silently again (valibot's record skips it: issue 19).
+  it('H9: __proto__ / constructor / prototype names are refused with malformed; in free JSON values only __proto__ is', async () => {
+    const { tools, calls, state } = await pausedState();
+    const digest = Object.values(bodyOf(state).tools)[0]!;
+    const replaced = (from: string, to: string) => ({ ...state, payload: state.payload.replace(from, to) }) as PausedBatchState;
+    for (const name of ['__proto__', 'constructor', 'prototype']) {
+      const error = await rejection(runTools(calls, { tools, resume: { state: replaced('"tools":{', `"tools":{"${name}":"${digest}",`) } }));
+      expect(error.code).toBe('malformed');
+      expect(error.message).toContain(`a key named "${name}"`);
+    }
+    const escaped = await rejection(runTools(calls, { tools, resume: { state: replaced('"tools":{', `"tools":{"\\u005f_proto__":"${digest}",`) } }));
+    expect(escaped.message).toContain('a key named "__proto__"');
+    expect((await rejection(runTools(calls, { tools, resume: { state: replaced('"isError":false}', '"isError":false,"details":{"a":[{"__proto__":{"x":1}}]}}') } }))).code).toBe('malformed');
+    expect((await rejection(runTools(calls, { tools, resume: { state: replaced('"released":', '"constructor":1,"released":') } }))).code).toBe('malformed');
+    // A model's argument key "constructor" is data: the state resumes.
+    const { tools: tools2, state: state2, calls: calls2 } = await (async () => {
+      const made = makeTools();
+      const withKey = [call('a', 'read', { path: '0', constructor: 'x' }), call('b', 'remove', { path: '1' })];
+      const { batch } = await collect(runTools(withKey, { tools: made.tools }));
+      return { tools: made.tools, state: batch.paused!.state, calls: withKey };
+    })();
+    expect(state2.payload).toContain('"constructor":"x"');
+    expect((await collect(runTools(calls2, { tools: tools2, resume: { state: state2 } }))).batch.paused).toBeDefined();
   });
 
   it('H9: with signingSecret the state is signed; an unsigned, edited or differently signed state is refused with code signature', async () => {
     const secret = 'correct horse battery staple';
+    const claim = inMemoryClaim();
     const unsigned = await pausedState();
     expect(unsigned.state.signature).toBeUndefined();
-    expect((await rejection(runTools(unsigned.calls, { tools: unsigned.tools, signingSecret: secret, resume: { state: unsigned.state } }))).code).toBe('signature');
+    expect((await rejection(runTools(unsigned.calls, { tools: unsigned.tools, signingSecret: secret, resume: { state: unsigned.state, claim } }))).code).toBe('signature');
 
     const signed = await pausedState({ signingSecret: secret });
     expect(signed.state.signature).toMatch(/^[0-9a-f]{64}$/);
     // An edit that keeps the state well formed: a forged result for call 2.
-    const forged = { ...signed.state, calls: signed.state.calls.map((c, i) => (i === 2 ? { ...c, result: { ...c.result!, content: [{ type: 'text' as const, text: 'forged' }] } } : c)) };
-    expect((await rejection(runTools(signed.calls, { tools: signed.tools, signingSecret: secret, resume: { state: forged } }))).code).toBe('signature');
-    expect((await rejection(runTools(signed.calls, { tools: signed.tools, signingSecret: 'another secret', resume: { state: signed.state } }))).code).toBe('signature');
+    const forged = withBody(signed.state, (body) => ({
+      ...body,
+      calls: (body.calls as { result?: object }[]).map((c, i) => (i === 2 ? { ...c, result: { ...c.result!, content: [{ type: 'text', text: 'forged' }] } } : c)),
+    }));
+    expect((await rejection(runTools(signed.calls, { tools: signed.tools, signingSecret: secret, resume: { state: forged, claim } }))).code).toBe('signature');
+    expect((await rejection(runTools(signed.calls, { tools: signed.tools, signingSecret: 'another secret', resume: { state: signed.state, claim } }))).code).toBe('signature');
+    // A signature over one kind does not pass for the other.
+    expect((await rejection(runTools(signed.calls, { tools: signed.tools, signingSecret: secret, resume: { state: { ...signed.state, kind: 'toolrun/paused-agent' } as never, claim } }))).code).toBe('malformed');
 
     const resumed = await collect(
-      runTools(signed.calls, { tools: signed.tools, signingSecret: new TextEncoder().encode(secret), resume: { state: JSON.stringify(signed.state), approvals: [{ approvalId: signed.approvalId, approved: true }] } }),
+      runTools(signed.calls, { tools: signed.tools, signingSecret: new TextEncoder().encode(secret), resume: { state: JSON.stringify(signed.state), approvals: [{ approvalId: signed.approvalId, approved: true }], claim } }),
     );
     expect(resumed.batch.messages.map(text)).toEqual(['read 0', 'removed 1', 'read 2']);
     expect(signed.executed.sort()).toEqual(['a', 'b', 'c']);
+  });
+
+  // Fails if the payload is parsed before its signature is checked (issue 14 checked it after parsing).
+  it('H9: the signature is checked over the payload text before the payload is parsed', async () => {
+    const secret = 's3cret';
+    const signed = await pausedState({ signingSecret: secret });
+    const nested = { ...signed.state, payload: signed.state.payload.replace('"arguments":{"path":"0"}', `"arguments":${'['.repeat(100)}${']'.repeat(100)}`) };
+    let error: ResumeError | undefined;
+    const parsed = await parsedDuring(async () => {
+      error = await rejection(runTools(signed.calls, { tools: signed.tools, signingSecret: secret, resume: { state: JSON.stringify(nested), claim: inMemoryClaim() } }));
+    });
+    expect(error!.code).toBe('signature');
+    // Only the envelope was parsed: never the payload, as text or inside the envelope's text.
+    expect(parsed.filter((t) => t === nested.payload)).toEqual([]);
+    expect(parsed).toHaveLength(1);
+    // A lone surrogate would encode like U+FFFD: refused, so no two payloads share a signature.
+    const lone = { ...signed.state, payload: signed.state.payload.replace('read', 'r\ud800ad') };
+    expect((await rejection(runTools(signed.calls, { tools: signed.tools, signingSecret: secret, resume: { state: lone, claim: inMemoryClaim() } }))).code).toBe('malformed');
   });
 
   it('H9: runTools checks signingSecret and resume at once (TypeError)', () => {

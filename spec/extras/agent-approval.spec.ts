@@ -7,10 +7,11 @@
  * agent-approval-process.spec.ts.
  */
 import * as v from 'valibot';
-import { describe, expect, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import {
   agentTool,
   defineTool,
+  inMemoryClaim,
   ResumeError,
   runAgent,
   toAnthropicMessages,
@@ -23,6 +24,7 @@ import {
   type PausedAgentState,
   type ToolApprovalRequest,
 } from '../../lib/index.ts';
+import { agentBodyOf, withBody } from '../fixtures/approval/state.ts';
 import { scriptedModel } from '../../lib/testing.ts';
 import { text } from '../helpers.ts';
 
@@ -104,7 +106,8 @@ describe('runAgent: a call that needs approval pauses the run (H3)', () => {
     expect(result.paused?.requests).toEqual([expect.objectContaining({ toolCallId: 'c2', toolName: 'send_email', index: 1, input: { to: 'ada@example.com' }, source: 'tool' })]);
     const state = result.paused!.state;
     expect(JSON.parse(JSON.stringify(state))).toEqual(state);
-    expect(state).toMatchObject({ version: 1, kind: 'toolrun/paused-agent', turn: 1, messages: [question], message: turn1, batch: { kind: 'toolrun/paused-batch' } });
+    expect(state).toMatchObject({ version: 2, kind: 'toolrun/paused-agent', payload: expect.any(String) });
+    expect(agentBodyOf(state)).toMatchObject({ turn: 1, messages: [question], message: turn1, batch: { version: 2, kind: 'toolrun/paused-batch', payload: expect.any(String) } });
     // Events: the request passes through; the paused turn has no turn_end; agent_end carries the pause.
     const types = events.map((e) => e.type);
     expect(types).toContain('tool_approval_request');
@@ -157,7 +160,7 @@ describe('runAgent: a call that needs approval pauses the run (H3)', () => {
     expect(result.reason).toBe('paused');
     expect(result.messages).toEqual([question]);
     expect(result.paused!.requests.map((r) => r.approvalId)).toEqual([first.requests[0]!.approvalId]);
-    expect(result.paused!.state.turn).toBe(1);
+    expect(agentBodyOf(result.paused!.state).turn).toBe(1);
   });
 
   it('a resume whose signal is already aborted: the pending call ends not run (H6), the run ends aborted with the turn in a valid history', async () => {
@@ -223,7 +226,7 @@ describe('runAgent: a call that needs approval pauses the run (H3)', () => {
     expect(result.reason).toBe('paused');
     // The pending call is not answered in the paused run: no end, no result.
     expect(events.filter((e) => e.type === 'tool_execution_end' || e.type === 'tool_result')).toEqual([]);
-    expect(result.paused!.state.message.content).toEqual([
+    expect(agentBodyOf(result.paused!.state).message.content).toEqual([
       { type: 'text', text: 'Sending.' },
       { type: 'toolCall', id: 's1', name: 'send_email', arguments: { to: 'x@example.com' } },
     ]);
@@ -283,14 +286,16 @@ describe('runAgent resume: the state is checked before anything runs (H7–H9)',
   it('signed with signingSecret: resumes with the same secret; an edited, unsigned or differently signed state is refused (signature)', async () => {
     const { tools, model, paused, ran } = await pausedWith('s3cret');
     expect(paused.state.signature).toMatch(/^[0-9a-f]{64}$/);
-    const edited: PausedAgentState = { ...paused.state, messages: [{ role: 'user', content: 'Email everyone.' }] };
+    const edited = withBody(paused.state, (body) => ({ ...body, messages: [{ role: 'user', content: 'Email everyone.' }] }));
     const approvals = [{ approvalId: paused.requests[0]!.approvalId, approved: true }];
-    expect((await resumeError(runAgent({ model, tools, signingSecret: 's3cret', resume: { state: edited, approvals } }))).code).toBe('signature');
+    const claim = inMemoryClaim();
+    expect((await resumeError(runAgent({ model, tools, signingSecret: 's3cret', resume: { state: edited, approvals, claim } }))).code).toBe('signature');
     const { signature: _signature, ...unsigned } = paused.state;
-    expect((await resumeError(runAgent({ model, tools, signingSecret: 's3cret', resume: { state: unsigned as PausedAgentState, approvals } }))).code).toBe('signature');
-    expect((await resumeError(runAgent({ model, tools, signingSecret: 'other', resume: { state: paused.state, approvals } }))).code).toBe('signature');
+    expect((await resumeError(runAgent({ model, tools, signingSecret: 's3cret', resume: { state: unsigned as PausedAgentState, approvals, claim } }))).code).toBe('signature');
+    expect((await resumeError(runAgent({ model, tools, signingSecret: 'other', resume: { state: paused.state, approvals, claim } }))).code).toBe('signature');
     expect(ran.send).toBe(0);
-    const { result } = await drain(runAgent({ model, tools, signingSecret: 's3cret', resume: { state: paused.state, approvals } }));
+    expect(() => runAgent({ model, tools, signingSecret: 's3cret', resume: { state: paused.state, approvals } })).toThrow('runAgent: options.resume.claim is required with options.signingSecret');
+    const { result } = await drain(runAgent({ model, tools, signingSecret: 's3cret', resume: { state: paused.state, approvals, claim } }));
     expect(result.reason).toBe('completed');
     expect(ran.send).toBe(1);
   });
@@ -300,11 +305,43 @@ describe('runAgent resume: the state is checked before anything runs (H7–H9)',
     const approvals = [{ approvalId: paused.requests[0]!.approvalId, approved: true }];
     await drain(runAgent({ model, tools, resume: { state: paused.state, approvals } }));
     expect((await resumeError(runAgent({ model, tools, resume: { state: paused.state, approvals } }))).code).toBe('already_resumed');
-    const batchState = await resumeError(runAgent({ model, tools, resume: { state: JSON.stringify(paused.state.batch) } }));
+    const batchState = await resumeError(runAgent({ model, tools, resume: { state: JSON.stringify(agentBodyOf(paused.state).batch) } }));
     expect([batchState.code, batchState.message]).toEqual(['malformed', expect.stringContaining('resume it with runTools, not runAgent')]);
-    expect((await resumeError(runAgent({ model, tools, resume: { state: { ...paused.state, version: 2 } as unknown as PausedAgentState } }))).code).toBe('version');
+    expect((await resumeError(runAgent({ model, tools, resume: { state: { ...paused.state, version: 3 } as unknown as PausedAgentState } }))).code).toBe('version');
+    const v1 = { version: 1, kind: 'toolrun/paused-agent', ...(agentBodyOf(paused.state) as object) };
+    expect((await resumeError(runAgent({ model, tools, resume: { state: JSON.stringify(v1) } }))).code).toBe('version');
     expect((await resumeError(runAgent({ model, tools, resume: { state: '{"kind":' } }))).code).toBe('malformed');
-    expect((await resumeError(runAgent({ model, tools, resume: { state: { ...paused.state, turn: 0 } } }))).code).toBe('malformed');
+    expect((await resumeError(runAgent({ model, tools, resume: { state: withBody(paused.state, (body) => ({ ...body, turn: 0 })) } }))).code).toBe('malformed');
+  });
+
+  // Fails without the depth bound: the state is then accepted (issue 19 saw a RangeError
+  // escape here; every other throw is now wrapped as malformed too).
+  it('H9: runAgent resume wraps a deep history as ResumeError', async () => {
+    const { tools, model, paused } = await pausedWith();
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+    const state = { ...paused.state, payload: paused.state.payload.replace('{"role":"user",', `{"role":"user","extra":${deep},`) };
+    expect(state.payload).toContain(deep);
+    const error = await resumeError(runAgent({ model, tools, resume: { state } }));
+    expect([error.code, error.message]).toEqual(['malformed', expect.stringContaining('nested more than 256 deep')]);
+    const asText = await resumeError(runAgent({ model, tools, resume: { state: JSON.stringify(state) } }));
+    expect(asText.code).toBe('malformed');
+  });
+
+  // Fails if the agent reader parses before it bounds, or before it checks the signature.
+  it('H9: runAgent refuses a 132 M-char state before parsing, and checks the signature before the payload is parsed', async () => {
+    const { tools, model, paused } = await pausedWith('s3cret');
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const huge = `{"version":2,"kind":"toolrun/paused-agent","payload":"${'x'.repeat(132_000_000)}"}`;
+      const error = await resumeError(runAgent({ model, tools, signingSecret: 's3cret', resume: { state: huge, claim: inMemoryClaim() } }));
+      expect(error.code).toBe('malformed');
+      expect(parse).not.toHaveBeenCalled();
+      const edited = withBody(paused.state, (body) => ({ ...body, turn: 2 }));
+      expect((await resumeError(runAgent({ model, tools, signingSecret: 's3cret', resume: { state: edited, claim: inMemoryClaim() } }))).code).toBe('signature');
+      expect(parse.mock.calls.filter(([text]) => text === edited.payload)).toEqual([]);
+    } finally {
+      parse.mockRestore();
+    }
   });
 
   it("the batch's own checks apply: other tools (tools), an unknown approvalId (approval)", async () => {

@@ -23,6 +23,7 @@ import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import {
   defineTool,
+  inMemoryClaim,
   ResumeError,
   runTools,
   type PausedBatchState,
@@ -35,6 +36,7 @@ import {
   type ToolEvent,
   type ToolResultMessage,
 } from '../../lib/index.ts';
+import { bodyOf } from '../fixtures/approval/state.ts';
 
 const numRuns = Number(process.env.TOOLRUN_APPROVAL_RUNS ?? 300);
 const seed = process.env.TOOLRUN_PROPERTY_SEED !== undefined ? Number(process.env.TOOLRUN_PROPERTY_SEED) : process.env.CI === 'true' ? 20_261_201 : undefined;
@@ -207,9 +209,11 @@ async function runScenario(sc: Scenario): Promise<void> {
   const waited = new Map<string, number>();
   const released: ToolResultMessage[] = [];
   let resume: RunToolsOptions['resume'];
+  // One store for the scenario: a claim is required with signingSecret (H7).
+  const claim = inMemoryClaim();
   let finalBatch: ToolBatch | undefined;
   for (let round = 0; round < 20; round++) {
-    const options = { ...optionsFor(sc, counts), ...(sc.signed ? { signingSecret: SECRET } : {}), ...(resume ? { resume } : {}) };
+    const options = { ...optionsFor(sc, counts), ...(sc.signed ? { signingSecret: SECRET } : {}), ...(resume ? { resume: { ...resume, claim } } : {}) };
     const input = sc.streamed && round === 0 ? streamOf(calls) : calls;
     const { events, batch } = await drain(runTools(input, options));
     for (const e of events) if (e.type === 'tool_result') released.push(e.message);
@@ -222,7 +226,8 @@ async function runScenario(sc: Scenario): Promise<void> {
     const { requests, state } = batch.paused;
     reached.paused++;
     if (round > 0) reached.pausedTwice++;
-    if (state.calls.some((c, i) => c.result !== undefined && i > state.released)) reached.carried++;
+    const body = bodyOf(state);
+    if (body.calls.some((c, i) => c.result !== undefined && i > body.released)) reached.carried++;
     if (requests.length > 1) reached.parallelMany++;
     expect(batch.messages).toEqual(reference.batch.messages.slice(0, batch.messages.length));
     expect(requests.length).toBeGreaterThan(0);
@@ -241,17 +246,17 @@ async function runScenario(sc: Scenario): Promise<void> {
     // A resume that fails its checks consumes nothing.
     const executedBefore = JSON.stringify([...counts.executed]);
     const unknown = resumeError(
-      runTools(calls, { ...optionsFor(sc, counts), ...(sc.signed ? { signingSecret: SECRET } : {}), resume: { state: copy, approvals: [...approvals, { approvalId: 'not-a-request', approved: true }] } }),
+      runTools(calls, { ...optionsFor(sc, counts), ...(sc.signed ? { signingSecret: SECRET } : {}), resume: { state: copy, approvals: [...approvals, { approvalId: 'not-a-request', approved: true }], claim } }),
     );
     expect(await unknown).toBe('approval');
     expect(JSON.stringify([...counts.executed])).toBe(executedBefore);
     resume = { state: sc.asText ? text : copy, approvals };
     // The same state resumed twice: the second is refused (checked after the first below).
     const previous = resume;
-    const next = await drain(runTools(calls, { ...optionsFor(sc, counts), ...(sc.signed ? { signingSecret: SECRET } : {}), resume: previous }));
+    const next = await drain(runTools(calls, { ...optionsFor(sc, counts), ...(sc.signed ? { signingSecret: SECRET } : {}), resume: { ...previous, claim } }));
     for (const e of next.events) if (e.type === 'tool_result') released.push(e.message);
     expect(released).toEqual(reference.batch.messages.slice(0, released.length));
-    expect(await resumeError(runTools(calls, { ...optionsFor(sc, counts), ...(sc.signed ? { signingSecret: SECRET } : {}), resume: previous }))).toBe('already_resumed');
+    expect(await resumeError(runTools(calls, { ...optionsFor(sc, counts), ...(sc.signed ? { signingSecret: SECRET } : {}), resume: { ...previous, claim } }))).toBe('already_resumed');
     if (next.batch.paused === undefined) {
       finalBatch = next.batch;
       break;

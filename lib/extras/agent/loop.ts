@@ -15,8 +15,10 @@
  *
  * @module
  */
-import type { ResumeOptions, ToolApprovalResponse } from '../../core/approval.ts';
-import { checkRunToolsArguments, type RunToolsOptions } from '../../core/options.ts';
+import type { ToolApprovalResponse } from '../../core/approval.ts';
+import type { StateClaim } from '../../core/claims.ts';
+import { DEFAULTS } from '../../core/defaults.ts';
+import { checkClaim, checkRunToolsArguments, type RunToolsOptions } from '../../core/options.ts';
 import { assertToolShape, describeValue, type Tool } from '../../core/tool.ts';
 import type { AgentEndReason, AgentEvent, AgentMessage, AgentModel, AgentResult, PausedAgentState } from './messages.ts';
 import { pausedAgentState, readPausedAgentState } from './paused-state.ts';
@@ -35,8 +37,12 @@ export interface AgentResumeOptions {
   state: PausedAgentState | string;
   /** Decisions on some or all pending requests; a request with none stays pending (the run pauses again). @default [] */
   approvals?: readonly ToolApprovalResponse[];
-  /** Claims the paused batch's state id once in the application's store; see `runTools`' `resume.claim`. @default none: a second resume is caught within this process only */
-  claim?: NonNullable<ResumeOptions['claim']>;
+  /**
+   * Claims the paused batch's state id once in the application's store (one id per pause);
+   * see `runTools`' `resume.claim` and {@link StateClaim}. Required with `signingSecret`.
+   * @default none: a second resume is refused within this process only
+   */
+  claim?: StateClaim;
 }
 
 /**
@@ -59,8 +65,9 @@ export interface RunAgentOptions<T extends readonly Tool[] = readonly Tool[], Af
    * run, denied ones get an error result, unanswered ones stay pending and the run pauses
    * again), then its message and all its results join the state's history and the run goes
    * on with the next model turn. `tools` must be the paused run's; `signingSecret` checks
-   * the state's signature. A state that cannot be resumed makes the first `next()` throw a
-   * `ResumeError`, before any event.
+   * the state's signature, and then `claim` is required (single use across processes,
+   * H7). A state that cannot be resumed makes the first `next()` throw a `ResumeError`,
+   * before any event.
    * @default none
    */
   resume?: AgentResumeOptions;
@@ -138,7 +145,7 @@ function checkRunAgentOptions(options: unknown): asserts options is RunAgentOpti
     if (resume.approvals !== undefined && !Array.isArray(resume.approvals)) {
       throw new TypeError(`runAgent: options.resume.approvals must be an array of { approvalId, approved, reason? }, received ${describeValue(resume.approvals)}`);
     }
-    if (resume.claim !== undefined && typeof resume.claim !== 'function') throw new TypeError(`runAgent: options.resume.claim must be a function, received ${describeValue(resume.claim)}`);
+    checkClaim(resume.claim, o.signingSecret, 'runAgent');
   } else if (!Array.isArray(o.messages)) throw new TypeError(`runAgent: options.messages must be an array of messages, received ${describeValue(o.messages)}`);
   const max = o.maxTurns;
   if (max !== undefined && !(max === Infinity || (Number.isInteger(max) && (max as number) > 0))) {
@@ -184,7 +191,7 @@ async function* agentLoop(options: RunAgentOptions): AsyncGenerator<AgentEvent, 
     // A resumed run: its first turn is the paused one, its batch continued.
     let resumed: AsyncGenerator<AgentEvent, TurnOutcome, undefined> | undefined;
     if (resume !== undefined) {
-      const restored = await readPausedAgentState(resume.state, batchOptions.signingSecret);
+      const restored = await readPausedAgentState(resume.state, batchOptions.signingSecret, batchOptions.maxStateChars ?? DEFAULTS.maxStateChars);
       history.push(...restored.messages);
       turn = restored.turn;
       const { state: _state, ...decisions } = resume;

@@ -7,6 +7,7 @@
  * @module
  */
 import type { PausedBatchState, ToolApprovalRequest } from '../../core/approval.ts';
+import type { StateEnvelope } from '../../core/state-envelope.ts';
 import type { ToolEvent, ToolResultMessageOf } from '../../core/events.ts';
 import type { ContentBlock, TextContent, Tool, ToolCall, ToolResultMessage } from '../../core/tool.ts';
 
@@ -192,33 +193,33 @@ export interface TurnEndEvent<T extends Tool = Tool, AfterDetails = unknown> {
 export type AgentEndReason = 'completed' | 'terminated' | 'max_turns' | 'aborted' | 'error' | 'paused';
 
 /**
- * The state of a run that ended `paused`: the history before the paused turn, the paused
- * turn itself (its assistant message, its batch's `PausedBatchState`, its number), as plain
- * JSON — `JSON.stringify(state)` is its serialization. Treat it as opaque; `runAgent({
- * resume: { state, approvals } })` checks it field by field (a `ResumeError` when it
- * cannot be resumed). Signed (HMAC-SHA256 over all of it) when the run had a `signingSecret`.
+ * The state of a run that ended `paused`, as plain JSON — `JSON.stringify(state)` is its
+ * serialization: `{ version: 2, kind: 'toolrun/paused-agent', payload, signature? }`, the
+ * body ({@link PausedAgentBody}) as JSON text in `payload`. Treat it as opaque; `runAgent({
+ * resume: { state, approvals, claim } })` checks it (a `ResumeError` when it cannot be
+ * resumed). Signed (HMAC-SHA256 over the payload's exact text) when the run had a
+ * `signingSecret`. Format 2 since issue 19 (a version 1 state is refused with `version`).
  *
  * @example
  * ```ts
  * const result = await finish(runAgent({ model, tools, messages, signingSecret }));
  * if (result.reason === 'paused') await db.save(chatId, JSON.stringify(result.paused!.state));
  * // later, in any process:
- * runAgent({ model, tools, signingSecret, resume: { state: await db.load(chatId), approvals } });
+ * runAgent({ model, tools, signingSecret, resume: { state: await db.load(chatId), approvals, claim } });
  * ```
  */
-export interface PausedAgentState {
-  readonly version: 1;
-  readonly kind: 'toolrun/paused-agent';
+export type PausedAgentState = StateEnvelope<'toolrun/paused-agent'>;
+
+/** The body of a {@link PausedAgentState}, the JSON text in its `payload`. */
+export interface PausedAgentBody {
   /** The paused turn's number (1-based): `maxTurns` counts on from it when the run resumes. */
   readonly turn: number;
   /** The history before the paused turn: what {@link AgentResult.messages} held at the pause. */
   readonly messages: readonly AgentMessage[];
   /** The paused turn's assistant message: its tool calls are the paused batch's. */
   readonly message: AssistantMessage;
-  /** The paused batch's own state (see `runTools`' `resume`). */
+  /** The paused batch's own state (see `runTools`' `resume`); its expiry and id are the run's. */
   readonly batch: PausedBatchState;
-  /** HMAC-SHA256 (hex) over the rest of the state, when the run had a `signingSecret`. */
-  readonly signature?: string;
 }
 
 /**

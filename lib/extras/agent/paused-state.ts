@@ -8,12 +8,11 @@
  * @module
  */
 import * as v from 'valibot';
-import { readStateJson, ResumeError, signStateText, verifyStateText, type PausedBatchState } from '../../core/approval.ts';
-import { describeValue, type ToolResultMessage } from '../../core/tool.ts';
-import type { AgentMessage, AssistantMessage, PausedAgentState } from './messages.ts';
-
-/** Characters of a state's JSON text read at most (the batch state's own bound). */
-const MAX_STATE_CHARS = 128 * 1024 * 1024;
+import type { PausedBatchState } from '../../core/approval.ts';
+import { ResumeError } from '../../core/resume-error.ts';
+import { openState, sealState } from '../../core/state-envelope.ts';
+import type { ToolResultMessage } from '../../core/tool.ts';
+import type { AgentMessage, AssistantMessage, PausedAgentBody, PausedAgentState } from './messages.ts';
 
 /** What a run hands over when its turn's batch pauses. */
 export interface AgentPauseParts {
@@ -27,16 +26,13 @@ export interface AgentPauseParts {
 
 /** Builds (and, with a secret, signs) the state of a paused run: plain JSON, whatever the messages held. */
 export async function pausedAgentState(parts: AgentPauseParts): Promise<PausedAgentState> {
-  const state: Record<string, unknown> = {
-    version: 1,
-    kind: 'toolrun/paused-agent',
+  const body: PausedAgentBody = {
     turn: parts.turn,
     messages: parts.messages.map(jsonMessage),
     message: jsonMessage(parts.message),
     batch: parts.batch,
   };
-  if (parts.signingSecret !== undefined) state.signature = await signStateText(state, parts.signingSecret);
-  return state as unknown as PausedAgentState;
+  return sealState('toolrun/paused-agent', body, parts.signingSecret);
 }
 
 /**
@@ -69,15 +65,17 @@ const AssistantMessageSchema = v.looseObject({
   ),
 });
 const ToolMessage = v.looseObject({ role: v.literal('tool'), toolCallId: v.string(), toolName: v.string(), content: Content, isError: v.boolean() });
-const State = v.strictObject({
-  version: v.literal(1),
-  kind: v.literal('toolrun/paused-agent'),
+const Body = v.strictObject({
   turn: v.pipe(v.number(), v.integer(), v.minValue(1)),
   messages: v.array(v.variant('role', [UserMessage, AssistantMessageSchema, ToolMessage])),
   message: AssistantMessageSchema,
-  // Checked by runTools when the batch resumes.
-  batch: v.looseObject({ kind: v.literal('toolrun/paused-batch') }),
-  signature: v.optional(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))),
+  // Read by runTools when the batch resumes (bounds, signature, body); only its envelope here.
+  batch: v.strictObject({
+    version: v.literal(2),
+    kind: v.literal('toolrun/paused-batch'),
+    payload: v.string(),
+    signature: v.optional(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))),
+  }),
 });
 
 /** What a resumed run starts from. */
@@ -89,36 +87,34 @@ export interface RestoredAgent {
 }
 
 /**
- * Parses, bounds, validates and (with a secret) verifies the state given to `runAgent`'s
- * `resume`; every failure is a {@link ResumeError} (`malformed`, `version`, `signature`).
- * The batch inside is checked by `runTools` when it resumes (tools, calls, single use).
+ * Bounds, verifies (with a secret), parses and validates the state given to `runAgent`'s
+ * `resume`; every failure is a {@link ResumeError} (`malformed`, `version`, `signature`), a
+ * throw of any other kind included (wrapped as `malformed`). The batch inside is checked by
+ * `runTools` when it resumes (its body, expiry, tools, calls, single use).
  */
-export async function readPausedAgentState(given: unknown, secret: string | Uint8Array | undefined): Promise<RestoredAgent> {
-  const { raw, text } = readStateJson(given, MAX_STATE_CHARS);
-  const kind = typeof raw === 'object' && raw !== null ? (raw as { kind?: unknown }).kind : undefined;
-  if (kind !== 'toolrun/paused-agent') {
-    const hint = kind === 'toolrun/paused-batch' ? ' (it is a paused batch: resume it with runTools, not runAgent)' : '';
-    throw new ResumeError('malformed', `resume.state is not a paused-agent state (its kind is not "toolrun/paused-agent")${hint}: ${describeValue(raw)}`);
+export async function readPausedAgentState(given: unknown, secret: string | Uint8Array | undefined, maxChars: number): Promise<RestoredAgent> {
+  try {
+    return await readBody(given, secret, maxChars);
+  } catch (error) {
+    if (error instanceof ResumeError) throw error;
+    throw new ResumeError('malformed', `resume could not be read: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-  const version = (raw as { version?: unknown }).version;
-  if (version !== 1) throw new ResumeError('version', `resume.state has version ${describeValue(version)}; this toolrun reads version 1`);
-  const parsed = v.safeParse(State, raw);
+}
+
+async function readBody(given: unknown, secret: string | Uint8Array | undefined, maxChars: number): Promise<RestoredAgent> {
+  const hint = ' (it is a paused batch: resume it with runTools, not runAgent)';
+  const body = await openState(given, { kind: 'toolrun/paused-agent', maxChars, secret, otherKindHint: hint });
+  const parsed = v.safeParse(Body, body);
   if (!parsed.success) {
     const issue = parsed.issues[0];
     throw new ResumeError('malformed', `resume.state is malformed at ${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`);
   }
   const state = parsed.output;
-  if (secret !== undefined) {
-    if (state.signature === undefined) throw new ResumeError('signature', 'resume.state is not signed, and this run has a signingSecret: it resumes only states signed with it');
-    if (!(await verifyStateText(raw as Record<string, unknown>, state.signature, secret))) {
-      throw new ResumeError('signature', 'resume.state has a signature that does not match its content and this signingSecret: it was changed, or signed with another secret');
-    }
-  }
   if (!state.message.content.some((block) => block.type === 'toolCall')) throw new ResumeError('malformed', 'resume.state is inconsistent: the paused message has no tool call');
   return {
     turn: state.turn,
     messages: state.messages as AgentMessage[],
     message: state.message as AssistantMessage,
-    batch: state.batch as unknown as PausedBatchState,
+    batch: state.batch as PausedBatchState,
   };
 }

@@ -110,7 +110,10 @@ export async function* answerPending(message: AssistantMessage, paused: PausedBa
   const stopped = AbortSignal.abort(new DOMException(why, 'AbortError'));
   // Without `approve`: nobody is to be asked about a call that cannot run.
   const { approve: _approve, ...options } = setup.batchOptions;
-  const batch = yield* runTools(toolCallsOf(message), { ...options, tools: setup.tools, signal: stopped, resume: { state: paused.state } });
+  // The state was made by this run a moment ago and never left it: nothing to claim in a
+  // store (the process's memory still consumes its id); a claim is required with a secret.
+  const claim = (): boolean => true;
+  const batch = yield* runTools(toolCallsOf(message), { ...options, tools: setup.tools, signal: stopped, resume: { state: paused.state, claim } });
   return batch.messages;
 }
 
