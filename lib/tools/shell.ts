@@ -496,12 +496,16 @@ class ShellProcess {
     this.#setFlowing(true);
     const tracked = new Map<number, string>();
     this.#track(pid, tracked);
-    // Sandboxed, the group is bwrap alone: SIGTERM would end it, and with it (through the PID
-    // namespace) every process at once by SIGKILL, leaving them no grace. The processes inside
-    // get SIGTERM one by one below (the namespace's init ignores it); bwrap gets SIGKILL after
-    // the grace, which ends the whole namespace.
-    if (!this.sandboxed) signalGroup(pid, 'SIGTERM');
-    for (const [member, start] of tracked) signalTracked(member, start, 'SIGTERM', pid);
+    // Sandboxed, the host's group is bwrap alone: SIGTERM would end it, and with it (through
+    // the PID namespace) every process at once by SIGKILL, leaving them no grace. The group to
+    // signal is the sandbox's session (bwrap's init leads it, `--new-session`): one kill()
+    // reaches the shell and its children together, as the host group does unsandboxed (one by
+    // one, a shell whose child died first would run its next command before its own signal
+    // came). The init ignores SIGTERM from outside its namespace; bwrap gets SIGKILL after the
+    // grace, which ends the whole namespace.
+    const group = this.sandboxed ? sandboxGroup(pid, tracked) : pid;
+    if (group !== undefined) signalGroup(group, 'SIGTERM');
+    for (const [member, start] of tracked) if (member !== pid) signalTracked(member, start, 'SIGTERM', group ?? pid);
     this.killDone = this.#escalate(pid, graceMs, tracked);
   }
 
@@ -529,8 +533,8 @@ class ShellProcess {
     if (process.platform !== 'linux') return groupIsAlive(pid);
     const before = new Set(tracked.keys());
     const found = this.#track(pid, tracked);
-    // Late forks get SIGTERM too (once).
-    for (const [member, start] of found) if (!before.has(member)) signalTracked(member, start, 'SIGTERM', pid);
+    // Late forks get SIGTERM too (once); sandboxed, bwrap itself only gets SIGKILL.
+    for (const [member, start] of found) if (!before.has(member) && member !== pid) signalTracked(member, start, 'SIGTERM', this.sandboxed ? undefined : pid);
     return found.size > 0;
   }
 
@@ -695,6 +699,18 @@ function findCommandProcesses(pgid: number, callId: string, known: ReadonlyMap<n
     queue.push(...(children.get(pid) ?? []));
   }
   return found;
+}
+
+/**
+ * The process group of the sandbox's processes: that of bwrap's child (the namespace's
+ * init, which leads a new session), or undefined if it is not found (already gone).
+ */
+function sandboxGroup(bwrapPid: number, tracked: ReadonlyMap<number, string>): number | undefined {
+  for (const member of tracked.keys()) {
+    const entry = readProc(member);
+    if (entry !== undefined && entry.ppid === bwrapPid) return entry.pgrp;
+  }
+  return undefined;
 }
 
 /**

@@ -191,6 +191,24 @@ describe('shellTool', () => {
     await expectAllGone(pids);
   });
 
+  it.each(modes)('an abort while the shell waits on a command stops the shell too: it never runs its next command ($mode)', async ({ sandbox, terminated }) => {
+    // Sandboxed, SIGTERM went to each process one by one: the sleep died first, and the shell
+    // printed "Terminated" and ran its next command before its own signal came (2 runs of 8
+    // here; the demo's Ctrl+C spec saw "13 lines of TypeScript" after the kill). One kill() to
+    // the sandbox's process group reaches them together.
+    for (let attempt = 0; attempt < 6; attempt++) {
+      const dir = await tempDir();
+      const controller = new AbortController();
+      const gen = run(shellTool({ cwd: dir, sandbox }), 'echo go; sleep 100; touch after; echo after', controller.signal);
+      await nextUntil(gen, 'go');
+      controller.abort();
+      const { result } = await drain(gen);
+      expect(existsSync(path.join(dir, 'after'))).toBe(false);
+      expect(textOf(result)).toBe(`go\n[killed: the run was aborted; the process group got SIGTERM${terminated.exitCode === null ? '' : '; exit code 143'}]`);
+      expect(result.details).toMatchObject({ killed: true, ...terminated });
+    }
+  });
+
   it.each(modes)("kills the group when the tool's own timeoutMs runs out, and says so ($mode)", async ({ sandbox, terminated }) => {
     const dir = await tempDir();
     const tool = shellTool({ cwd: dir, timeoutMs: 60_000, sandbox });
