@@ -27,6 +27,7 @@ import {
   type Tool as McpToolDefinition,
   type ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
+import { CancelScope } from '../core/abort.ts';
 import { runTools } from '../core/run-tools.ts';
 import type { ToolExecutionEndEvent } from '../core/events.ts';
 import type { RunToolsOptions } from '../core/options.ts';
@@ -157,17 +158,15 @@ export function createMcpServer(tools: readonly Tool[], options: McpServerOption
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const exclusive = new Exclusivity();
   const server = new Server(options.serverInfo ?? { name: 'toolrun', version: '0.0.0' }, { capabilities: { tools: { listChanged: false } } });
-  const calls: RunningCalls = { stop: new AbortController(), handlers: new Set() };
+  const calls = new RunningCalls();
   runningCalls.set(server, calls);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: definitions }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-    const linked = linkedSignal(extra.signal, calls.stop.signal);
-    const handler = handleCall(request, { ...extra, signal: linked.signal });
-    calls.handlers.add(handler);
-    return handler.finally(() => {
-      linked.dispose();
-      calls.handlers.delete(handler);
-    });
+    // One scope per call, a child of the server's: no listener on a server-lifetime signal.
+    const scope = calls.open(extra.requestId, extra.signal);
+    const handler = handleCall(request, { ...extra, signal: scope.signal });
+    calls.track(extra.requestId, handler);
+    return handler.finally(() => calls.end(extra.requestId, scope));
   });
   const handleCall = async (request: { params: { name: string; arguments?: Record<string, unknown> | undefined } }, extra: CallExtra): Promise<CallToolResult> => {
     const { name } = request.params;
@@ -187,10 +186,56 @@ export function createMcpServer(tools: readonly Tool[], options: McpServerOption
   return server;
 }
 
-/** The running `tools/call` handlers of a server made by {@link createMcpServer}, and what aborts them all. */
-interface RunningCalls {
-  stop: AbortController;
-  handlers: Set<Promise<CallToolResult>>;
+/**
+ * The running `tools/call` handlers of a server made by {@link createMcpServer}: one
+ * {@link CancelScope} per call, each a child of the server's scope (an abort of the server's
+ * fans out to them without any listener on a long-lived signal; issue 20).
+ *
+ * Invariants: a request id is in `#byId` from the handler's start until it settled; its
+ * scope is a child of `#server` for exactly that time (closed in {@link end}).
+ */
+class RunningCalls {
+  readonly #server = new CancelScope();
+  readonly #byId = new Map<string | number, { scope: CancelScope; handler: Promise<CallToolResult> | undefined }>();
+
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  /** A scope for a new call: aborts with the request (notifications/cancelled, the transport closing) or the server. */
+  open(requestId: string | number, request: AbortSignal): CancelScope {
+    const scope = new CancelScope();
+    scope.enter(this.#server);
+    scope.listen(request);
+    this.#byId.set(requestId, { scope, handler: undefined });
+    return scope;
+  }
+
+  track(requestId: string | number, handler: Promise<CallToolResult>): void {
+    const entry = this.#byId.get(requestId);
+    if (entry !== undefined) entry.handler = handler;
+  }
+
+  end(requestId: string | number, scope: CancelScope): void {
+    scope.close();
+    if (this.#byId.get(requestId)?.scope === scope) this.#byId.delete(requestId);
+  }
+
+  /** Aborts one call (its client went away); false when no such call runs. */
+  abort(requestId: string | number, reason: unknown): boolean {
+    const entry = this.#byId.get(requestId);
+    if (entry === undefined) return false;
+    entry.scope.abort('run', reason);
+    return true;
+  }
+
+  /** Aborts every call, now and later; resolves with how many were running once each has settled. */
+  async stop(reason: unknown): Promise<number> {
+    this.#server.abort('run', reason);
+    const handlers = [...this.#byId.values()].map((entry) => entry.handler);
+    await Promise.allSettled(handlers);
+    return handlers.length;
+  }
 }
 
 const runningCalls = new WeakMap<Server, RunningCalls>();
@@ -200,36 +245,26 @@ const runningCalls = new WeakMap<Server, RunningCalls>();
  * resolves once each has its result (the interrupted text of `runTools`, within
  * `abortGraceMs`, contract A3) and the SDK has been handed it. Closing a server without this
  * drops the responses: the SDK sends none for a request whose handler signal aborted, and
- * its HTTP client then waits for its request timeout. Resolves to false, at once, for a
- * server not made by {@link createMcpServer}.
+ * its HTTP client then waits for its request timeout. Resolves to how many calls were
+ * running; to `undefined`, at once, for a server not made by {@link createMcpServer}.
  */
-export async function stopCalls(server: Server): Promise<boolean> {
-  const calls = runningCalls.get(server);
-  if (calls === undefined) return false;
-  calls.stop.abort(new Error('the MCP server is shutting down'));
-  await Promise.allSettled([...calls.handlers]);
-  return true;
+export async function stopCalls(server: Server): Promise<number | undefined> {
+  return await runningCalls.get(server)?.stop(new Error('the MCP server is shutting down'));
 }
 
 /**
- * A signal that aborts when `request` or `stop` does. `dispose` removes its listeners: `stop`
- * lives as long as the server, and must not collect one listener per call.
+ * @internal Aborts the running call of `requestId` on a server made by
+ * {@link createMcpServer}, as if its client had cancelled it, but so that the SDK still
+ * hands its (interrupted) result to the transport. For a client that is gone: its POST's
+ * connection closed. Returns false when there is no such call or no such server.
  */
-function linkedSignal(request: AbortSignal, stop: AbortSignal): { signal: AbortSignal; dispose: () => void } {
-  if (request.aborted) return { signal: request, dispose: () => {} };
-  if (stop.aborted) return { signal: stop, dispose: () => {} };
-  const controller = new AbortController();
-  const onStop = (): void => controller.abort(stop.reason);
-  const onRequest = (): void => controller.abort(request.reason);
-  stop.addEventListener('abort', onStop, { once: true });
-  request.addEventListener('abort', onRequest, { once: true });
-  return {
-    signal: controller.signal,
-    dispose: () => {
-      stop.removeEventListener('abort', onStop);
-      request.removeEventListener('abort', onRequest);
-    },
-  };
+export function abortCall(server: Server, requestId: string | number, reason: unknown): boolean {
+  return runningCalls.get(server)?.abort(requestId, reason) ?? false;
+}
+
+/** @internal How many `tools/call` handlers of a server made by {@link createMcpServer} are running. */
+export function runningCallCount(server: Server): number {
+  return runningCalls.get(server)?.size ?? 0;
 }
 
 type CallExtra = {
