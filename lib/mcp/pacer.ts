@@ -9,7 +9,8 @@
  * `send` and keeps, per session:
  *
  * - **progress coalesced**: while the call's outlet (its POST's response, or stdout) has
- *   asked to wait for `drain`, or the session's queued bytes are at the ceiling, a progress
+ *   asked to wait for `drain` (or, for a response, has not sent its head yet: until then the
+ *   SDK's queue is not read at all), or the session's queued bytes are at the ceiling, a progress
  *   notification is held instead of sent; a newer one for the same token replaces it (the
  *   older counts as dropped). On `drain` the newest is sent, so the client still sees the
  *   latest progress; one left when its call's response goes out is dropped (counted).
@@ -27,7 +28,13 @@
 /** Default of the per-session ceiling on queued bytes (`maxQueuedBytes`): 4 MiB. */
 export const DEFAULT_MAX_QUEUED_BYTES = 4 * 1024 * 1024;
 /** Longest `message` of a progress notification, in UTF-16 code units; longer ones are cut, saying by how much. */
-export const MAX_PROGRESS_MESSAGE_CHARS = 16 * 1024;
+const MAX_PROGRESS_MESSAGE_CHARS = 16 * 1024;
+
+/** How often a progress held only by the session's ceiling (its own outlet is not backed up) is tried again, in ms. */
+const CEILING_RETRY_MS = 25;
+
+/** What may be sent to a response before its head is written (and its queue starts to be read), in bytes: 64 KiB. */
+const PRE_HEAD_BYTES = 64 * 1024;
 
 /** Where a session's messages are written: a POST's response, or stdout. Node's `ServerResponse` and `Writable` fit. */
 export interface Outlet {
@@ -39,7 +46,14 @@ export interface Outlet {
   readonly writableEnded: boolean;
   /** True once destroyed (the connection closed). */
   readonly destroyed: boolean;
+  /**
+   * An HTTP response's: false until its head was written. Until then nothing is taken from
+   * what is queued for it (the SDK's web stream, which the HTTP layer starts reading only
+   * after the handler returned), so the outlet counts as backed up. `undefined` for a stream.
+   */
+  readonly headersSent?: boolean;
   once(event: 'drain' | 'close', listener: () => void): unknown;
+  off(event: 'drain' | 'close', listener: () => void): unknown;
 }
 
 /** A JSON-RPC message as the SDK hands it to a transport's `send` (only these fields are read). */
@@ -81,6 +95,8 @@ export class NotificationPacer {
   readonly #maxQueuedBytes: number;
   readonly #held = new Map<string | number, Held>();
   readonly #waiting = new Set<Outlet>();
+  /** Per response whose head is not sent yet: the bytes sent to it so far (estimated). */
+  readonly #beforeHead = new WeakMap<Outlet, number>();
 
   /**
    * @param send - the transport's own `send`.
@@ -99,7 +115,7 @@ export class NotificationPacer {
   /** Bytes of the progress notifications held (their message text, an estimate of their size). */
   get heldBytes(): number {
     let bytes = 0;
-    for (const { message } of this.#held.values()) bytes += 64 + (typeof message.params?.message === 'string' ? message.params.message.length : 0);
+    for (const { message } of this.#held.values()) bytes += estimate(message);
     return bytes;
   }
 
@@ -128,26 +144,52 @@ export class NotificationPacer {
       this.dropped++;
       return Promise.resolve();
     }
-    const held = this.#held.get(token);
-    if (held === undefined && !outlet.writableNeedDrain && this.#queuedBytes() < this.#maxQueuedBytes) return this.#send(message, options);
-    if (held !== undefined) this.dropped++;
+    // A newer notification supersedes the one held for the same token, sent or held.
+    if (this.#held.delete(token)) this.dropped++;
+    if (this.#takes(outlet, message)) return this.#send(message, options);
     this.#held.set(token, { message, options, outlet });
     this.#wait(outlet);
     return Promise.resolve();
   }
 
+  /**
+   * True when `outlet` may take `message` now. Before a response's head is sent, what is sent
+   * stays in the SDK's queue; {@link PRE_HEAD_BYTES} of it are allowed (so a fast tool's
+   * first notifications are not coalesced away while its client reads well), counted in
+   * `#beforeHead`.
+   */
+  #takes(outlet: Outlet, message: PacedMessage): boolean {
+    if (outlet.writableNeedDrain || this.#queuedBytes() >= this.#maxQueuedBytes) return false;
+    if (outlet.headersSent !== false) return true;
+    const bytes = (this.#beforeHead.get(outlet) ?? 0) + estimate(message);
+    if (bytes > PRE_HEAD_BYTES) return false;
+    this.#beforeHead.set(outlet, bytes);
+    return true;
+  }
+
+  /**
+   * Flushes `outlet` once it may take more: on `drain` when it asked for one; on the next
+   * turn of the event loop while a response's head is not sent (nothing would say `drain`);
+   * after {@link CEILING_RETRY_MS} when only the session's ceiling holds it (another outlet
+   * must drain first). One wait per outlet at a time; its listeners go when it wakes.
+   */
   #wait(outlet: Outlet): void {
     if (this.#waiting.has(outlet)) return;
     this.#waiting.add(outlet);
-    let done = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let immediate: ReturnType<typeof setImmediate> | undefined;
     const wake = (): void => {
-      if (done) return;
-      done = true;
+      clearTimeout(timer);
+      clearImmediate(immediate);
+      outlet.off('drain', wake);
+      outlet.off('close', wake);
       this.#waiting.delete(outlet);
       this.#flush(outlet);
     };
-    outlet.once('drain', wake);
     outlet.once('close', wake);
+    if (outlet.headersSent === false) immediate = setImmediate(wake);
+    else if (outlet.writableNeedDrain) outlet.once('drain', wake);
+    else (timer = setTimeout(wake, CEILING_RETRY_MS)).unref();
   }
 
   /** Sends what is held for `outlet` while it takes more; drops it when the outlet closed. */
@@ -159,7 +201,7 @@ export class NotificationPacer {
         this.dropped++;
         continue;
       }
-      if (outlet.writableNeedDrain || this.#queuedBytes() >= this.#maxQueuedBytes) {
+      if (!this.#takes(outlet, held.message)) {
         this.#wait(outlet);
         return;
       }
@@ -176,6 +218,11 @@ export class NotificationPacer {
       this.dropped++;
     }
   }
+}
+
+/** The size of a progress notification on the wire, roughly: its message text and the rest. */
+function estimate(message: PacedMessage): number {
+  return 128 + (typeof message.params?.message === 'string' ? message.params.message.length : 0);
 }
 
 /** The notification with its `message` cut to {@link MAX_PROGRESS_MESSAGE_CHARS}, saying how much was left out. */

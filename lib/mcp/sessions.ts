@@ -13,9 +13,9 @@
  */
 
 /** Default of {@link McpSessionLimits.maxSessions}. */
-export const DEFAULT_MAX_SESSIONS = 500;
+const DEFAULT_MAX_SESSIONS = 500;
 /** Default of {@link McpSessionLimits.sessionIdleMs}: 10 minutes. */
-export const DEFAULT_SESSION_IDLE_MS = 10 * 60 * 1000;
+const DEFAULT_SESSION_IDLE_MS = 10 * 60 * 1000;
 
 /** How many sessions an HTTP MCP server keeps, and for how long an idle one lives. */
 export interface McpSessionLimits {
