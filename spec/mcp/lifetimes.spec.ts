@@ -240,6 +240,33 @@ describe('serveMcp: close() and SIGTERM finish whatever is in flight (issue 20, 
     expect(server.sessions).toBe(0);
   });
 
+  // Fails if close() waited for a tool that ignores its signal (test timeout): runTools gives
+  // it abortGraceMs, then answers the call as abandoned.
+  it('close() with a tool that ignores its signal resolves after the grace period', async () => {
+    const started = gate();
+    const deaf = defineTool({ name: 'deaf', input: v.object({}), execute: () => (started.open(), new Promise<string>(() => {})) });
+    const server = await serveMcp([deaf], { http: { port: 0 }, abortGraceMs: 20, log: () => {} });
+    const id = await session(server.url!);
+    const raw = post(server.url!, call(1, 'deaf'), id);
+    const res = await raw.response;
+    const body = text(res);
+    await started.promise;
+    expect(await server.close()).toEqual({ interruptedCalls: 1, closedSessions: 1, cutConnections: 0 });
+    expect(messages(await body)).toEqual([{ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: expect.stringMatching(/^Interrupted: .*deaf/) }], isError: true } }]);
+  });
+
+  // Fails if the stdio server did not abort its calls when its client closed stdin (no summary line, or 0 calls).
+  it('over stdio, the client closing stdin mid-call: the call is interrupted and the process exits 0', async () => {
+    const server = stdioServer();
+    await server.write(`${JSON.stringify(initialize)}\n${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    expect((await server.next()).id).toBe(0);
+    await server.write(`${JSON.stringify(call(1, 'hold', {}, 1))}\n`);
+    expect(await server.next()).toMatchObject({ method: 'notifications/progress', params: { progressToken: 1, message: 'started' } });
+    server.child.stdin.end();
+    expect(await server.exited).toBe(0);
+    expect(server.stderr()).toMatch(/^toolrun: stopped: 1 call interrupted, 1 session closed, 0 connections cut$/m);
+  });
+
   // Fails if SIGTERM left the process running (the test's timeout), or if it exited without the summary.
   it('SIGTERM to `toolrun serve-mcp --http` with a cancelled call’s POST open: exits 0 and says what it cut', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'lib/cli/main.ts', 'serve-mcp', '--http', '0', 'spec/fixtures/mcp/served-tools.ts'], { cwd: repoRoot });
