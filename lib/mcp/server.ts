@@ -28,7 +28,7 @@ import {
   type ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
 import { CancelScope } from '../core/abort.ts';
-import { runTools } from '../core/run-tools.ts';
+import { runToolsInScope } from '../core/run-tools.ts';
 import type { ToolExecutionEndEvent } from '../core/events.ts';
 import type { RunToolsOptions } from '../core/options.ts';
 import { validateArguments } from '../core/schema.ts';
@@ -164,21 +164,21 @@ export function createMcpServer(tools: readonly Tool[], options: McpServerOption
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     // One scope per call, a child of the server's: no listener on a server-lifetime signal.
     const scope = calls.open(extra.requestId, extra.signal);
-    const handler = handleCall(request, { ...extra, signal: scope.signal });
+    const handler = handleCall(request, extra, scope);
     calls.track(extra.requestId, handler);
     return handler.finally(() => calls.end(extra.requestId, scope));
   });
-  const handleCall = async (request: { params: { name: string; arguments?: Record<string, unknown> | undefined } }, extra: CallExtra): Promise<CallToolResult> => {
+  const handleCall = async (request: { params: { name: string; arguments?: Record<string, unknown> | undefined } }, extra: CallExtra, scope: CancelScope): Promise<CallToolResult> => {
     const { name } = request.params;
     const tool = byName.get(name);
     // Own keys only: the name is the client's, and `__proto__` must not reach Object.prototype.
     const perTool = options.perTool !== undefined && tool !== undefined && Object.hasOwn(options.perTool, name) ? options.perTool[name] : undefined;
     const outputSchema = perTool?.output;
-    const lock = await exclusive.acquire(tool?.executionMode === 'sequential', extra.signal);
+    const lock = await exclusive.acquire(tool?.executionMode === 'sequential', scope);
     // Cancelled while waiting for the lock: the SDK sends no response to a cancelled request.
     if (lock === undefined) return { content: [], isError: true };
     try {
-      return await callOne(tools, tool, outputSchema, request.params, extra, options);
+      return await callOne(tools, tool, outputSchema, request.params, extra, scope, options);
     } finally {
       lock();
     }
@@ -268,7 +268,6 @@ export function runningCallCount(server: Server): number {
 }
 
 type CallExtra = {
-  signal: AbortSignal;
   requestId: string | number;
   _meta?: { progressToken?: string | number | undefined; [key: string]: unknown } | undefined;
   sendNotification: (notification: { method: 'notifications/progress'; params: { progressToken: string | number } & McpProgressPayload }) => Promise<void>;
@@ -280,13 +279,15 @@ async function callOne(
   outputSchema: InputSchema | undefined,
   params: { name: string; arguments?: Record<string, unknown> | undefined },
   extra: CallExtra,
+  scope: CancelScope,
   options: McpServerOptions,
 ): Promise<CallToolResult> {
   const call: ToolCall = { id: `mcp-${String(extra.requestId)}`, name: params.name, arguments: params.arguments ?? {} };
   // The value the tool returned, for structuredContent: taken by a wrapper of this request's own.
   let returned: { value: unknown } | undefined;
   const list = tool !== undefined && outputSchema !== undefined ? tools.map((t) => (t === tool ? capturing(t, (value) => (returned = { value })) : t)) : tools;
-  const runOptions: RunToolsOptions = { tools: list, signal: extra.signal };
+  // The run is a child of the request's scope: no signal, no listener of its own.
+  const runOptions: RunToolsOptions = { tools: list };
   if (options.timeoutMs !== undefined) runOptions.timeoutMs = options.timeoutMs;
   if (options.abortGraceMs !== undefined) runOptions.abortGraceMs = options.abortGraceMs;
   if (options.maxResultChars !== undefined) runOptions.maxResultChars = options.maxResultChars;
@@ -303,7 +304,7 @@ async function callOne(
   let count = 0;
   let previous: number | undefined;
   let end: ToolExecutionEndEvent | undefined;
-  for await (const event of runTools([call], runOptions)) {
+  for await (const event of runToolsInScope([call], runOptions, scope)) {
     if (event.type === 'tool_execution_update' && token !== undefined) {
       const payload = toPayload(event.progress, ++count, previous);
       if (!(typeof payload.progress === 'number' && (previous === undefined || payload.progress > previous))) continue;
@@ -394,10 +395,12 @@ class Exclusivity {
   private exclusive = false;
   private readonly queue: { sequential: boolean; grant: () => void }[] = [];
 
-  /** Resolves to the release function once the call may start, or to `undefined` when `signal` aborted first. */
-  acquire(sequential: boolean, signal: AbortSignal): Promise<(() => void) | undefined> {
-    if (signal.aborted) return Promise.resolve(undefined);
+  /** Resolves to the release function once the call may start, or to `undefined` when `scope` aborted first. */
+  acquire(sequential: boolean, scope: CancelScope): Promise<(() => void) | undefined> {
+    if (scope.cause !== undefined) return Promise.resolve(undefined);
     if (this.queue.length === 0 && this.canStart(sequential)) return Promise.resolve(this.start(sequential));
+    // Only a call that must wait reads its scope's signal (which makes its controller).
+    const signal = scope.signal;
     return new Promise((resolve) => {
       const waiter = {
         sequential,

@@ -198,7 +198,7 @@ describe('serveMcp: a call ends when its client is gone (issue 20, item 1)', () 
     expect(JSON.parse(refusal)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: expect.stringMatching(/^too many MCP sessions: 100 are open \(maxSessions\)/) } });
     expect(server.sessions).toBe(100);
     expect(server.stats().refusedSessions).toBe(2_400);
-  });
+  }, 120_000); // a hang guard for a loaded machine, not a time limit
 
   it('SessionTable: the default cap is 500; release marks the time a session went idle; bad limits are TypeErrors', () => {
     let now = 0;
@@ -265,7 +265,7 @@ describe('serveMcp: close() and SIGTERM finish whatever is in flight (issue 20, 
     server.child.stdin.end();
     expect(await server.exited).toBe(0);
     expect(server.stderr()).toMatch(/^toolrun: stopped: 1 call interrupted, 1 session closed, 0 connections cut$/m);
-  });
+  }, 120_000); // a hang guard for a loaded machine, not a time limit
 
   // Fails if SIGTERM left the process running (the test's timeout), or if it exited without the summary.
   it('SIGTERM to `toolrun serve-mcp --http` with a cancelled call’s POST open: exits 0 and says what it cut', async () => {
@@ -292,7 +292,7 @@ describe('serveMcp: close() and SIGTERM finish whatever is in flight (issue 20, 
     expect(await exited).toBe(0);
     expect(isAlive(child.pid!)).toBe(false);
     expect(stderr).toMatch(/^toolrun: stopped: 1 call interrupted, 1 session closed, 0 connections cut$/m);
-  });
+  }, 120_000); // a hang guard for a loaded machine, not a time limit
 });
 
 describe('serveMcp: bounded memory per session (issue 20, item 2)', () => {
@@ -336,7 +336,7 @@ describe('serveMcp: bounded memory per session (issue 20, item 2)', () => {
     // What was ever queued for this client: these few messages, not 200 MB.
     expect(progress.length).toBeLessThan(100);
     expect(progress).toEqual([...progress].sort((a, b) => a - b)); // still increasing
-  });
+  }, 120_000); // a hang guard for a loaded machine, not a time limit
 });
 
 /** `toolrun serve-mcp` over stdio, spoken to line by line. */
@@ -388,7 +388,7 @@ describe('serveMcp over stdio: an oversized line fails alone (issue 20, item 2)'
     expect(server.stderr()).toMatch(/The message of 209715200 bytes is over this server's limit .* It was dropped \(no request id to answer\)/);
     server.child.stdin.end();
     expect(await server.exited).toBe(0);
-  });
+  }, 120_000); // a hang guard for a loaded machine, not a time limit
 });
 
 describe('serveMcp: no listener per call on a long-lived signal (issue 20, item 3)', () => {

@@ -1,0 +1,11 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+const impl = process.argv[2] ?? 'toolrun';
+const args = impl === 'toolrun' ? ['--cpu-prof', '--cpu-prof-dir=/tmp/mcplife/prof-toolrun', '--import', 'tsx', 'lib/cli/main.ts', 'serve-mcp', 'bench/mcp/tools.ts'] : ['--cpu-prof', '--cpu-prof-dir=/tmp/mcplife/prof-plain', '--import', 'tsx', 'bench/mcp/plain-server.ts'];
+const client = new Client({ name: 'p', version: '0' });
+await client.connect(new StdioClientTransport({ command: process.execPath, args, cwd: '/work/wt-mcp-life', stderr: 'inherit' }));
+const t0 = performance.now();
+let next = 0;
+await Promise.all(Array.from({ length: 50 }, async () => { while (next < 6000) { next++; await client.callTool({ name: 'echo', arguments: { text: 'hello' } }); } }));
+console.log(impl, 'ms', performance.now() - t0);
+await client.close();
