@@ -4,7 +4,8 @@
  * (bench/mcp/plain-server.ts), each in a child process of its own, over stdio and over
  * Streamable HTTP on 127.0.0.1.
  *
- * One SDK `Client` in this process calls `echo` N times, one call at a time (`sequential`)
+ * One client in this process (the SDK's `Client`; over HTTP made by `connectMcpHttp`, whose
+ * fetch adds no listener per request to a long-lived signal) calls `echo` N times, one call at a time (`sequential`)
  * and with 50 calls in flight. Per run and server: the server's CPU time per call (read by
  * the server itself, `process.cpuUsage`, through the SIGUSR2 probe of bench/mcp/probe.mjs,
  * before and after the calls), the client-side latency of each call (p50, p99), and the
@@ -22,12 +23,12 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { connectMcpHttp } from '../../lib/mcp/client.ts';
 import { formatInt, formatNum, formatRatio, median, nowNs, type Budget } from '../harness.ts';
 import { findRow, IMPL, type Row, type ScenarioName, type ScenarioOptions, type ScenarioResult, type Target } from '../rows.ts';
 
 /** Calls per measured run. */
-export const MCP_SIZES = [2_000] as const;
+export const MCP_SIZES = [1_000] as const;
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PROBE = join(ROOT, 'bench', 'mcp', 'probe.mjs');
 const WARMUP_CALLS = 300;
@@ -67,8 +68,8 @@ function prober(pid: () => number | null | undefined, stderr: Readable): () => P
 }
 
 async function start(impl: Impl, wire: Wire): Promise<Served> {
-  const client = new Client({ name: 'toolrun-bench', version: '0.0.0' });
   if (wire === 'stdio') {
+    const client = new Client({ name: 'toolrun-bench', version: '0.0.0' });
     const transport = new StdioClientTransport({ command: process.execPath, args: serverArgs(impl, wire), cwd: ROOT, stderr: 'pipe' });
     const probe = prober(() => transport.pid, transport.stderr as Readable);
     await client.connect(transport);
@@ -80,12 +81,13 @@ async function start(impl: Impl, wire: Wire): Promise<Served> {
   const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
   const url = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(line)?.[1];
   if (url === undefined) throw new Error(`${impl}: unexpected first line ${line}`);
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  // toolrun's client for both servers: the SDK's own adds a listener per request to one signal (issue 20).
+  const httpClient = await connectMcpHttp(new URL(url));
   return {
-    client,
+    client: httpClient,
     probe,
     async close() {
-      await client.close();
+      await httpClient.close();
       child.kill('SIGTERM');
       await exited;
     },
@@ -179,7 +181,7 @@ async function mcpServe(name: ScenarioName, wire: Wire, budget: Budget, options:
     name,
     title: `MCP serving over ${wire === 'stdio' ? 'stdio' : 'Streamable HTTP'}: toolrun serve-mcp vs a plain SDK McpServer (one echo tool)`,
     description:
-      `Each server in a child process of its own${wire === 'http' ? ', on 127.0.0.1' : ''}; one SDK client in the bench process calls \`echo\` N times, ` +
+      `Each server in a child process of its own${wire === 'http' ? ', on 127.0.0.1' : ''}; one client in the bench process (the SDK's \`Client\`; over HTTP through \`connectMcpHttp\`) calls \`echo\` N times, ` +
       'one at a time and with 50 in flight, after 300 warm-up calls. Server CPU per call is the server\'s own `process.cpuUsage()` before and after (read through a SIGUSR2 probe); ' +
       `latencies are the client's, per call; RSS is the server's after the run. Median of ${runs} alternating runs, range in brackets.`,
     chartLabel: 'server CPU ns per call',

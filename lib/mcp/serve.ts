@@ -19,7 +19,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Tool } from '../core/tool.ts';
 import { DEFAULT_MAX_QUEUED_BYTES, NotificationPacer, type Outlet, type PacedMessage, type PacedSendOptions } from './pacer.ts';
-import { abortCall, createMcpServer, runningCallCount, stopCalls, type McpServerOptions } from './server.ts';
+import { abortAllCalls, abortCall, createMcpServer, hostCancels, runningCallCount, stopCalls, type McpServerOptions } from './server.ts';
 import { SessionTable, type McpSessionLimits } from './sessions.ts';
 import { StdioServerTransport } from './stdio-server.ts';
 
@@ -180,6 +180,7 @@ async function serveStdio(server: Server, options: { maxQueuedBytes: number; max
   const send = (message: PacedMessage, sendOptions?: PacedSendOptions): Promise<void> => pacer.send(message, sendOptions);
   transport.send = send as StdioServerTransport['send'];
   transport.onerror = (error) => options.log(error.message);
+  takeOverCancellation(server, transport);
   server.onclose = () => void (connected = 0);
   let closing: Promise<McpCloseSummary> | undefined;
   const served: ServedMcp = {
@@ -303,6 +304,7 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       droppedByClosed += pacer.dropped;
       pacer.dropped = 0;
     };
+    takeOverCancellation(server, transport);
     return session;
   };
 
@@ -443,6 +445,52 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       return closing;
     },
   };
+}
+
+/** The part of an SDK transport {@link takeOverCancellation} hooks into. */
+interface HookableTransport {
+  onmessage?: ((message: never, extra?: never) => void) | undefined;
+  onclose?: (() => void) | undefined;
+}
+
+/**
+ * For a server made by `createMcpServer`: this host delivers its cancellations (see
+ * `hostCancels`), so no call listens to a per-request signal of the SDK. A
+ * `notifications/cancelled` aborts its call before the SDK sees it (the SDK then drops the
+ * call's response, as the specification asks); the transport closing aborts every call.
+ * `onmessage` is wrapped once the SDK set it (`connect`), hence the setter. Does nothing for
+ * any other server.
+ */
+function takeOverCancellation(server: Server, transport: HookableTransport): void {
+  if (!hostCancels(server)) return;
+  const closed = transport.onclose;
+  transport.onclose = () => {
+    abortAllCalls(server, new Error('the MCP connection closed'));
+    closed?.();
+  };
+  let deliver: ((message: never, extra?: never) => void) | undefined;
+  const sniff = (message: never, extra?: never): void => {
+    const m = message as { method?: unknown; params?: { requestId?: unknown; reason?: unknown } };
+    if (m.method === 'notifications/cancelled') {
+      const id = m.params?.requestId;
+      if (typeof id === 'string' || typeof id === 'number') abortCall(server, id, typeof m.params?.reason === 'string' ? m.params.reason : 'cancelled by the client');
+    }
+    deliver?.(message, extra);
+  };
+  // The SDK's HTTP transport forwards `onmessage` to an inner transport through an accessor:
+  // that accessor gets the sniffer; a transport with a plain field reads it through ours.
+  let setInner: ((handler: unknown) => void) | undefined;
+  for (let proto = Object.getPrototypeOf(transport) as object | null; proto !== null && setInner === undefined; proto = Object.getPrototypeOf(proto) as object | null) {
+    setInner = Object.getOwnPropertyDescriptor(proto, 'onmessage')?.set;
+  }
+  Object.defineProperty(transport, 'onmessage', {
+    configurable: true,
+    get: () => (deliver === undefined ? undefined : sniff),
+    set: (handler: typeof deliver) => {
+      deliver = handler;
+      setInner?.call(transport, handler === undefined ? undefined : sniff);
+    },
+  });
 }
 
 /** Reads a request body of at most `max` bytes: its bytes and JSON (`undefined` when it is not JSON), or 'too large' (the rest is not read). */

@@ -197,6 +197,12 @@ export function createMcpServer(tools: readonly Tool[], options: McpServerOption
 class RunningCalls {
   readonly #server = new CancelScope();
   readonly #byId = new Map<string | number, { scope: CancelScope; handler: Promise<CallToolResult> | undefined }>();
+  /**
+   * False once the host (serveMcp) delivers cancellations itself ({@link hostCancels}): then a
+   * call's scope does not listen to the SDK's request signal. An `abort` listener costs a few
+   * µs per call in Node (issue 20: the per-call cost next to a plain SDK server).
+   */
+  listens = true;
 
   get size(): number {
     return this.#byId.size;
@@ -206,7 +212,7 @@ class RunningCalls {
   open(requestId: string | number, request: AbortSignal): CancelScope {
     const scope = new CancelScope();
     scope.enter(this.#server);
-    scope.listen(request);
+    if (this.listens) scope.listen(request);
     this.#byId.set(requestId, { scope, handler: undefined });
     return scope;
   }
@@ -221,6 +227,11 @@ class RunningCalls {
     if (this.#byId.get(requestId)?.scope === scope) this.#byId.delete(requestId);
   }
 
+  /** Aborts every call, now and later (the server's connection closed). */
+  abortAll(reason: unknown): void {
+    this.#server.abort('run', reason);
+  }
+
   /** Aborts one call (its client went away); false when no such call runs. */
   abort(requestId: string | number, reason: unknown): boolean {
     const entry = this.#byId.get(requestId);
@@ -231,7 +242,7 @@ class RunningCalls {
 
   /** Aborts every call, now and later; resolves with how many were running once each has settled. */
   async stop(reason: unknown): Promise<number> {
-    this.#server.abort('run', reason);
+    this.abortAll(reason);
     const handlers = [...this.#byId.values()].map((entry) => entry.handler);
     await Promise.allSettled(handlers);
     return handlers.length;
@@ -260,6 +271,25 @@ export async function stopCalls(server: Server): Promise<number | undefined> {
  */
 export function abortCall(server: Server, requestId: string | number, reason: unknown): boolean {
   return runningCalls.get(server)?.abort(requestId, reason) ?? false;
+}
+
+/**
+ * @internal For a host that owns the server's transport (serveMcp): from now on the host
+ * delivers every cancellation itself — each `notifications/cancelled` to {@link abortCall}
+ * before the SDK sees it, the transport's close to {@link abortAllCalls} — so the calls do
+ * not listen to the SDK's per-request signals. Call it before `connect`. False for a server
+ * not made by {@link createMcpServer}.
+ */
+export function hostCancels(server: Server): boolean {
+  const calls = runningCalls.get(server);
+  if (calls === undefined) return false;
+  calls.listens = false;
+  return true;
+}
+
+/** @internal Aborts every call of a server made by {@link createMcpServer}, now and later, without waiting: its connection closed. */
+export function abortAllCalls(server: Server, reason: unknown): void {
+  runningCalls.get(server)?.abortAll(reason);
 }
 
 /** @internal How many `tools/call` handlers of a server made by {@link createMcpServer} are running. */
