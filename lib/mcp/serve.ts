@@ -257,6 +257,8 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
   const maxQueuedBytes = http.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
   const closeGraceMs = http.closeGraceMs ?? 100;
   const loopback = isLoopback(host);
+  /** `Host` and `Origin` values already judged (a client sends the same on every request); bounded: cleared when full. */
+  const seenHosts = new Map<string, boolean>();
   const table = new SessionTable<Session>(http, http.clock);
   /** Every response still open, with its session (undefined: an `initialize` POST not yet a session): close() waits for them. */
   const responses = new Set<ServerResponse>();
@@ -328,9 +330,9 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== path) return reply(res, 404, `no MCP endpoint at ${url.pathname}; it is ${path}`);
-    if (loopback && !fromLoopback(req)) return reply(res, 403, 'Host or Origin is not a loopback address');
+    const pathname = pathOf(req.url);
+    if (pathname !== path) return reply(res, 404, `no MCP endpoint at ${new URL(req.url ?? '/', 'http://localhost').pathname}; it is ${path}`);
+    if (loopback && !fromLoopback(req, seenHosts)) return reply(res, 403, 'Host or Origin is not a loopback address');
     if (closing !== undefined) return reply(res, 503, 'the server is shutting down');
     let body: unknown;
     let ids: (string | number)[] = [];
@@ -498,11 +500,20 @@ async function readBody(req: IncomingMessage, max: number): Promise<{ raw: Buffe
   if (Number(req.headers['content-length']) > max) return 'too large';
   const parts: Buffer[] = [];
   let bytes = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    bytes += chunk.length;
-    if (bytes > max) return 'too large';
-    parts.push(chunk);
-  }
+  // Events rather than `for await`: an async iterator costs a few promises per chunk.
+  const ended = await new Promise<boolean>((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      bytes += chunk.length;
+      if (bytes <= max) return void parts.push(chunk);
+      req.off('data', onData);
+      req.pause();
+      resolve(false);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(true));
+    req.once('error', reject);
+  });
+  if (!ended) return 'too large';
   const raw = parts.length === 1 ? parts[0]! : Buffer.concat(parts, bytes);
   try {
     return { raw, json: JSON.parse(raw.toString('utf8')) as unknown };
@@ -532,12 +543,31 @@ function isLoopback(host: string): boolean {
   return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
-/** True when the `Host` header, and the `Origin` header if sent, name a loopback host. */
-function fromLoopback(req: IncomingMessage): boolean {
+/** True when the `Host` header, and the `Origin` header if sent, name a loopback host. `seen` caches the verdicts (at most 64). */
+function fromLoopback(req: IncomingMessage, seen: Map<string, boolean>): boolean {
   const hostHeader = req.headers.host;
-  if (hostHeader === undefined || !isLoopback(hostName(`http://${hostHeader}`))) return false;
+  if (hostHeader === undefined || !judged(seen, `h ${hostHeader}`, () => isLoopback(hostName(`http://${hostHeader}`)))) return false;
   const origin = req.headers.origin;
-  return origin === undefined || origin === 'null' ? origin === undefined : isLoopback(hostName(origin));
+  return origin === undefined || origin === 'null' ? origin === undefined : judged(seen, `o ${origin}`, () => isLoopback(hostName(origin)));
+}
+
+function judged(seen: Map<string, boolean>, key: string, judge: () => boolean): boolean {
+  let verdict = seen.get(key);
+  if (verdict === undefined) {
+    // Header values come from clients: the cache must not grow with them.
+    if (seen.size >= 64) seen.clear();
+    seen.set(key, (verdict = judge()));
+  }
+  return verdict;
+}
+
+/** The path of a request target (`/mcp?x` → `/mcp`), without building a URL (a few µs per request). */
+function pathOf(target: string | undefined): string {
+  if (target === undefined) return '/';
+  const query = target.indexOf('?');
+  const path = query === -1 ? target : target.slice(0, query);
+  // Anything unusual (absolute form, escapes, dot segments) is left to URL's rules.
+  return path.startsWith('/') && !path.includes('%') && !path.includes('.') ? path : new URL(target, 'http://localhost').pathname;
 }
 
 function hostName(url: string): string {
