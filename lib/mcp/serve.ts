@@ -1,6 +1,10 @@
 /**
- * `serveMcp`: toolrun tools served as an MCP server over stdio or Streamable HTTP, with the
- * transports of `@modelcontextprotocol/sdk` (1.x).
+ * `serveMcp`: toolrun tools served as an MCP server over stdio or Streamable HTTP: the SDK's
+ * (`@modelcontextprotocol/sdk` 1.x) Streamable HTTP transport, and a stdio transport of our
+ * own with a per-message limit (lib/mcp/stdio-server.ts). Around them, what a server in
+ * production needs: sessions capped and expiring (lib/mcp/sessions.ts), calls aborted when
+ * their client leaves, what queues for a slow client bounded per session
+ * (lib/mcp/pacer.ts), and a `close()` bounded by the grace period.
  *
  * Streamable HTTP (MCP specification, revision 2025-06-18, "Base protocol → Transports"):
  * one endpoint (`/mcp` by default) on a Node `http` server; each client gets a session of
