@@ -30,7 +30,7 @@ import {
 import { CancelScope } from '../core/abort.ts';
 import { runToolsInScope } from '../core/run-tools.ts';
 import type { ToolExecutionEndEvent } from '../core/events.ts';
-import type { RunToolsOptions } from '../core/options.ts';
+import { checkRunToolsArguments, type RunToolsOptions } from '../core/options.ts';
 import { validateArguments } from '../core/schema.ts';
 import { sanitizeTraceContext, type RunTracing } from '../core/tracing.ts';
 import { assertToolShape, describeValue, type InputSchema, type Tool, type ToolCall } from '../core/tool.ts';
@@ -155,6 +155,8 @@ export function mcpProgress(value: unknown, count: number, previous: number | un
  */
 export function createMcpServer(tools: readonly Tool[], options: McpServerOptions = {}): Server {
   const definitions = toolDefinitions(tools, options.perTool ?? {});
+  // The run options are checked once, here, not per call (runToolsInScope does not check them).
+  checkRunToolsArguments([], { tools, timeoutMs: options.timeoutMs, abortGraceMs: options.abortGraceMs, maxResultChars: options.maxResultChars, beforeToolCall: options.beforeToolCall, afterToolCall: options.afterToolCall, approve: options.approve });
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const exclusive = new Exclusivity();
   const server = new Server(options.serverInfo ?? { name: 'toolrun', version: '0.0.0' }, { capabilities: { tools: { listChanged: false } } });
