@@ -9,6 +9,7 @@
 import type { Budget } from '../harness.ts';
 import type { ScenarioName, ScenarioOptions, ScenarioResult } from '../rows.ts';
 import { abort, ABORT_SIZES } from './abort.ts';
+import { mcpHttp, mcpStdio, MCP_SIZES } from './mcp-serve.ts';
 import { memory, MEMORY_SIZES } from './memory.ts';
 import { overhead, OVERHEAD_SIZES } from './overhead.ts';
 import { progress, PROGRESS_SIZES } from './progress.ts';
@@ -16,7 +17,7 @@ import { releaseLatency, RELEASE_SIZES } from './release-latency.ts';
 import { scaling, SCALING_SIZES } from './scaling.ts';
 import { streamStart, STREAM_START_SIZES } from './stream-start.ts';
 
-export { abort, memory, overhead, progress, releaseLatency, scaling, streamStart };
+export { abort, mcpHttp, mcpStdio, memory, overhead, progress, releaseLatency, scaling, streamStart };
 
 /** A scenario function and its sizes in a default run and in a `--full` run. */
 export interface ScenarioEntry {
@@ -33,4 +34,6 @@ export const SCENARIOS: Record<ScenarioName, ScenarioEntry> = {
   memory: { run: memory, sizes: MEMORY_SIZES, fullSizes: [1_000, 10_000, ...MEMORY_SIZES] },
   abort: { run: abort, sizes: ABORT_SIZES, fullSizes: [...ABORT_SIZES, 30_000] },
   'stream-start': { run: streamStart, sizes: STREAM_START_SIZES, fullSizes: [...STREAM_START_SIZES, 64] },
+  'mcp-stdio': { run: mcpStdio, sizes: MCP_SIZES, fullSizes: [10_000] },
+  'mcp-http': { run: mcpHttp, sizes: MCP_SIZES, fullSizes: [10_000] },
 };

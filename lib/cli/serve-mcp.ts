@@ -13,7 +13,13 @@
  * Over stdio, stdout carries the protocol: the one line saying what is served goes to stderr.
  * Over HTTP it goes to stdout: `toolrun: serving N tools (a, b) at http://127.0.0.1:PORT/mcp`.
  * SIGINT or SIGTERM closes the server (running calls are cancelled, their `finally` blocks
- * run) and the program ends with code 0; over stdio, so does the client closing stdin.
+ * run, within the grace period whatever is in flight), says on stderr what it cut
+ * (`toolrun: stopped: 2 calls interrupted, 3 sessions closed, 0 connections cut`), and the
+ * program ends with code 0; over stdio, so does the client closing stdin.
+ *
+ * Each call has a time limit of {@link DEFAULT_SERVE_TIMEOUT_MS} unless the tool sets its own
+ * or `--timeout` says otherwise (`--timeout 0`: none), so a call whose tool hangs does not
+ * hold the server forever.
  *
  * The MCP SDK is loaded only by this command (`lib/mcp/`), never by `import 'toolrun'`.
  *
@@ -48,13 +54,17 @@ options:
                       address is printed: http://<host>:<port>/mcp
   --host <address>    the address to bind with --http (default: 127.0.0.1); any other
                       than a loopback address exposes the tools to the network
-  --timeout <ms>      per-call time limit for tools that set none (default: none)
+  --timeout <ms>      per-call time limit for tools that set none (default: 300000,
+                      5 minutes; 0: no limit)
   -h, --help          show this text
 
 examples:
   toolrun serve-mcp --tools read_file,grep,list_files --workspace ~/project
   toolrun serve-mcp --http 8080 my-tools.js
 `;
+
+/** The per-call time limit of `serve-mcp` for tools that set none, in ms: 5 minutes. */
+export const DEFAULT_SERVE_TIMEOUT_MS = 5 * 60 * 1000;
 
 /** Where the command writes (the main program's io). */
 export interface ServeMcpIo {
@@ -91,8 +101,8 @@ export async function serveMcpCommand(argv: readonly string[], io: ServeMcpIo): 
   if (values.workspace !== undefined && values.tools === undefined) throw new CliInputError('serve-mcp: --workspace applies with --tools only');
   if (values.host !== undefined && values.http === undefined) throw new CliInputError('serve-mcp: --host applies with --http only');
   const port = values.http === undefined ? undefined : whole(values.http, '--http', 65_535);
-  const timeoutMs = values.timeout === undefined ? undefined : whole(values.timeout, '--timeout', Number.MAX_SAFE_INTEGER);
-  if (timeoutMs === 0) throw new CliInputError('serve-mcp: --timeout must be a positive number of ms, received 0');
+  const timeout = values.timeout === undefined ? DEFAULT_SERVE_TIMEOUT_MS : whole(values.timeout, '--timeout', Number.MAX_SAFE_INTEGER);
+  const timeoutMs = timeout === 0 ? undefined : timeout;
   const readyMade = values.tools === undefined ? undefined : await readyMadeTools(values.tools, { workspace: values.workspace });
   const modulePath = positionals[0];
   const moduleTools = modulePath === undefined ? [] : await loadTools(modulePath);
@@ -122,7 +132,11 @@ export async function serveMcpCommand(argv: readonly string[], io: ServeMcpIo): 
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
       process.stdin.off('end', stop);
-      void served.close().then(done, done);
+      void served.close().then((cut) => {
+        const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
+        io.stderr.write(`toolrun: stopped: ${plural(cut.interruptedCalls, 'call')} interrupted, ${plural(cut.closedSessions, 'session')} closed, ${plural(cut.cutConnections, 'connection')} cut\n`);
+        done();
+      }, done);
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

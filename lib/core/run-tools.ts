@@ -36,7 +36,7 @@
  *
  * @module
  */
-import { consumerExitReason, MAX_TIMER_MS } from './abort.ts';
+import { consumerExitReason, MAX_TIMER_MS, type CancelScope } from './abort.ts';
 import { readResume } from './approval.ts';
 import { CallRecord } from './call.ts';
 import { DEFAULTS } from './defaults.ts';
@@ -96,6 +96,23 @@ export function runTools<const T extends readonly Tool[], AfterDetails = never>(
     ToolBatch<T[number], AfterDetails>,
     undefined
   >;
+}
+
+/**
+ * @internal `runTools` for a host that owns a cancellation scope for the run already (the
+ * MCP server: one scope per request, a child of the server's scope): the run enters
+ * `parent` at once, as its child, instead of listening to `options.signal` (which must be
+ * unset). An abort of `parent` (or of its own parents) aborts the run with the same cause
+ * and reason; the run leaves `parent`'s list when it closes. No `AbortController` and no
+ * listener are made for the run (issue 20: the per-call cost of serving over MCP). The
+ * arguments are not checked: the host checks its options once, up front.
+ */
+export function runToolsInScope(calls: readonly ToolCall[], options: RunToolsOptions, parent: CancelScope): AsyncGenerator<ToolEvent, ToolBatch, undefined> {
+  // Not checked here: the host checked its options once (checkRunToolsArguments) and builds
+  // well-formed calls (the MCP server: its SDK validated the request).
+  const run = new Run(calls, options);
+  run.enter(parent);
+  return new RunGenerator(run);
 }
 
 function isSyncIterable(value: unknown): value is Iterable<ToolCall> {

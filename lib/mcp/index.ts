@@ -16,8 +16,9 @@
 export { createMcpServer, mcpProgress } from './server.ts';
 export type { McpProgressPayload, McpServerOptions, McpToolOptions } from './server.ts';
 export { serveHttp, serveMcp } from './serve.ts';
-export type { McpHttpOptions, ServedMcp, ServeMcpOptions } from './serve.ts';
+export type { McpCloseSummary, McpHttpOptions, McpServeStats, ServedMcp, ServeMcpOptions } from './serve.ts';
 export type { EventStoreLimits } from './event-store.ts';
+export type { McpSessionLimits } from './sessions.ts';
 export { connectMcpHttp } from './client.ts';
 export type { ConnectMcpHttpOptions } from './client.ts';
 export { McpStdioTransport } from './stdio.ts';

@@ -1,6 +1,10 @@
 /**
- * `serveMcp`: toolrun tools served as an MCP server over stdio or Streamable HTTP, with the
- * transports of `@modelcontextprotocol/sdk` (1.x).
+ * `serveMcp`: toolrun tools served as an MCP server over stdio or Streamable HTTP: the SDK's
+ * (`@modelcontextprotocol/sdk` 1.x) Streamable HTTP transport, and a stdio transport of our
+ * own with a per-message limit (lib/mcp/stdio-server.ts). Around them, what a server in
+ * production needs: sessions capped and expiring (lib/mcp/sessions.ts), calls aborted when
+ * their client leaves, what queues for a slow client bounded per session
+ * (lib/mcp/pacer.ts), and a `close()` bounded by the grace period.
  *
  * Streamable HTTP (MCP specification, revision 2025-06-18, "Base protocol → Transports"):
  * one endpoint (`/mcp` by default) on a Node `http` server; each client gets a session of
@@ -16,14 +20,16 @@ import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Tool } from '../core/tool.ts';
 import { BoundedEventStore, type EventStoreLimits } from './event-store.ts';
-import { createMcpServer, stopCalls, type McpServerOptions } from './server.ts';
+import { DEFAULT_MAX_QUEUED_BYTES, NotificationPacer, type Outlet, type PacedMessage, type PacedSendOptions } from './pacer.ts';
+import { abortAllCalls, abortCall, createMcpServer, hostCancels, runningCallCount, stopCalls, type McpServerOptions } from './server.ts';
+import { SessionTable, type McpSessionLimits } from './sessions.ts';
+import { StdioServerTransport } from './stdio-server.ts';
 
-/** Where `serveMcp` listens over Streamable HTTP. */
-export interface McpHttpOptions {
+/** Where `serveMcp` listens over Streamable HTTP, and how many sessions it keeps. */
+export interface McpHttpOptions extends McpSessionLimits {
   /** The TCP port; `0` picks a free one (read it from {@link ServedMcp.url}). @default 0 */
   port?: number;
   /** The address to bind. Anything but a loopback address exposes the tools to the network. @default '127.0.0.1' */
@@ -36,14 +42,31 @@ export interface McpHttpOptions {
    * its SSE streams in a bounded store, every event carries an id, and a client whose stream
    * broke reconnects with `GET` and `Last-Event-ID` to get what it missed (clients of protocol
    * 2025-11-25 or later are sent a first, empty "priming" event with that id and `retry`).
+   * A call whose POST stream closes is still aborted at once (the client is taken to be gone);
+   * what a reconnecting client gets is what was sent, its `interrupted` result included.
    * `false` turns it off (no ids, nothing kept). Limits are per session; past them the oldest
    * events are dropped, and a resume from a dropped event is refused.
    * @default { maxEvents: 1_000, maxBytes: 4 MiB, retryMs: 1_000 }
    */
   resumability?: false | (EventStoreLimits & { /** The `retry` field of the priming event: how long a client waits before reconnecting, in ms. @default 1_000 */ retryMs?: number });
+  /**
+   * Per session, the most bytes queued for its client (written, not yet taken by the
+   * socket) before progress is coalesced and other notifications are dropped (counted in
+   * {@link McpServeStats.droppedNotifications}). Responses are never dropped.
+   * @default 4 MiB (4,194,304)
+   */
+  maxQueuedBytes?: number;
+  /**
+   * How long, in ms, `close()` waits for the responses of the interrupted calls to reach
+   * their clients before it cuts the connections still open.
+   * @default 100 (`serveMcp`: its `abortGraceMs`)
+   */
+  closeGraceMs?: number;
+  /** @internal The clock of the sessions' idle expiry, in ms (the specs inject one). @default Date.now */
+  clock?: () => number;
 }
 
-/** Options of {@link serveMcp}: those of {@link createMcpServer}, plus the transport. */
+/** Options of {@link serveMcp}: those of {@link createMcpServer}, plus the transport and its bounds. */
 export interface ServeMcpOptions extends McpServerOptions {
   /**
    * Serve over Streamable HTTP with these settings; without it, serve one client over this
@@ -51,6 +74,50 @@ export interface ServeMcpOptions extends McpServerOptions {
    * @default stdio
    */
   http?: McpHttpOptions;
+  /** Per session, the ceiling on bytes queued for a client that reads slowly; see {@link McpHttpOptions.maxQueuedBytes} (stdio too). @default 4 MiB */
+  maxQueuedBytes?: number;
+  /**
+   * Over stdio, the largest message the client may send, in bytes (without the newline). A
+   * larger request is answered with a JSON-RPC error (`-32600`) and the session goes on; a
+   * larger line without a readable request id is dropped and logged. Memory stays bounded
+   * whatever the line's length.
+   * @default 10 MiB (10,485,760, the SDK's own limit)
+   */
+  maxMessageBytes?: number;
+  /**
+   * Where the server's own notes go, one line each: a dropped oversized message, a transport
+   * error. Must not throw.
+   * @default a line `toolrun: serveMcp: …` on stderr
+   */
+  log?: (line: string) => void;
+}
+
+/** What a running server holds now, and what it dropped or refused since it started. */
+export interface McpServeStats {
+  /** Sessions open (Streamable HTTP); 0 or 1 over stdio. */
+  sessions: number;
+  /** `tools/call` requests running now. */
+  runningCalls: number;
+  /** Bytes written to clients and not yet taken by their sockets (or stdout), over all sessions, plus held progress. */
+  queuedBytes: number;
+  /** Notifications not sent to a slow client: progress replaced by a newer one, others over the ceiling. */
+  droppedNotifications: number;
+  /** Sessions closed for being idle longer than `sessionIdleMs`. */
+  expiredSessions: number;
+  /** New sessions refused (503) because `maxSessions` were open. */
+  refusedSessions: number;
+  /** Over stdio, messages over `maxMessageBytes` that were not read. */
+  oversizedMessages: number;
+}
+
+/** What `close()` cut short. */
+export interface McpCloseSummary {
+  /** Calls that were running and were aborted (each answered with its interrupted result when its client was still there). */
+  interruptedCalls: number;
+  /** Sessions closed (1 over stdio). */
+  closedSessions: number;
+  /** HTTP connections still open after the grace period, closed without waiting. */
+  cutConnections: number;
 }
 
 /** A running MCP server. */
@@ -59,12 +126,16 @@ export interface ServedMcp {
   readonly url: URL | undefined;
   /** How many clients are connected now (Streamable HTTP sessions; 0 or 1 over stdio). */
   readonly sessions: number;
+  /** What the server holds now and what it dropped; see {@link McpServeStats}. */
+  stats(): McpServeStats;
   /**
    * Stops serving: new requests get 503; every running call is aborted (its tool's `finally`
    * runs, contract A3) and its client gets its result, the interrupted text of `runTools`;
-   * then every session and the HTTP server with its open connections are closed. Idempotent.
+   * then every session and the HTTP server with its open connections are closed. Resolves
+   * within about twice the grace period (`abortGraceMs`: the tools', then the responses'),
+   * whatever is in flight, with what it cut. Idempotent (later calls get the same summary).
    */
-  close(): Promise<void>;
+  close(): Promise<McpCloseSummary>;
 }
 
 /**
@@ -76,6 +147,12 @@ export interface ServedMcp {
  * `notifications/cancelled` aborts the call, `perTool[name].output` adds `outputSchema` and
  * `structuredContent`.
  *
+ * Lifetimes and bounds (docs/tools.md, "Serving tools over MCP"): a call whose client is gone
+ * (its POST's connection closed, its session deleted or expired, stdin ended) is aborted at
+ * once; sessions are capped (`maxSessions`, 503 beyond) and expire when idle
+ * (`sessionIdleMs`); what queues for a slow client is bounded per session
+ * (`maxQueuedBytes`); over stdio a message over `maxMessageBytes` fails alone.
+ *
  * @throws TypeError at once for malformed tools or options (see {@link createMcpServer});
  *   the `listen` error (`EADDRINUSE`, `EACCES`…) when the port cannot be bound.
  *
@@ -84,99 +161,245 @@ export interface ServedMcp {
  * const served = await serveMcp([add], { http: { port: 0 } });
  * console.log(`MCP server on ${served.url}`);
  * // … later
- * await served.close();
+ * const { interruptedCalls } = await served.close();
  * ```
  */
 export async function serveMcp(tools: readonly Tool[], options: ServeMcpOptions = {}): Promise<ServedMcp> {
-  const { http, ...serverOptions } = options;
+  const { http, maxQueuedBytes, maxMessageBytes, log = logToStderr, ...serverOptions } = options;
   // Built up front so that bad tools or options throw here, not at the first client.
   let first: Server | undefined = createMcpServer(tools, serverOptions);
-  if (http === undefined) return await serveStdio(first);
-  return await serveHttp(() => {
-    const server = first ?? createMcpServer(tools, serverOptions);
-    first = undefined;
-    return server;
-  }, http);
+  const grace = serverOptions.abortGraceMs ?? 100;
+  if (http === undefined) return await serveStdio(first, { maxQueuedBytes: maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES, maxMessageBytes, log });
+  return await serveHttp(
+    () => {
+      const server = first ?? createMcpServer(tools, serverOptions);
+      first = undefined;
+      return server;
+    },
+    { closeGraceMs: grace, ...http, ...(maxQueuedBytes === undefined ? {} : { maxQueuedBytes }) },
+  );
 }
 
-async function serveStdio(server: Server): Promise<ServedMcp> {
+function logToStderr(line: string): void {
+  process.stderr.write(`toolrun: ${line}\n`);
+}
+
+async function serveStdio(server: Server, options: { maxQueuedBytes: number; maxMessageBytes: number | undefined; log: (line: string) => void }): Promise<ServedMcp> {
   let connected = 1;
+  const transport = new StdioServerTransport(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes });
+  const stdout = transport.stdout as Outlet & NodeJS.WritableStream;
+  const write = transport.send.bind(transport);
+  const pacer: NotificationPacer = new NotificationPacer({
+    send: (message) => write(message),
+    outletFor: () => stdout,
+    queuedBytes: () => stdout.writableLength + pacer.heldBytes,
+    maxQueuedBytes: options.maxQueuedBytes,
+  });
+  const send = (message: PacedMessage, sendOptions?: PacedSendOptions): Promise<void> => pacer.send(message, sendOptions);
+  transport.send = send as StdioServerTransport['send'];
+  transport.onerror = (error) => options.log(error.message);
+  takeOverCancellation(server, transport);
   server.onclose = () => void (connected = 0);
-  await server.connect(new StdioServerTransport());
-  return {
+  let closing: Promise<McpCloseSummary> | undefined;
+  const served: ServedMcp = {
     url: undefined,
     get sessions() {
       return connected;
     },
-    async close() {
-      await stopCalls(server);
-      // The SDK writes a handler's response a few promise steps after the handler resolves;
-      // one turn of the event loop lets those steps run before close() drops unsent responses.
-      await new Promise((resolve) => setImmediate(resolve));
-      await server.close();
+    stats: () => ({
+      sessions: connected,
+      runningCalls: runningCallCount(server),
+      queuedBytes: stdout.writableLength + pacer.heldBytes,
+      droppedNotifications: pacer.dropped,
+      expiredSessions: 0,
+      refusedSessions: 0,
+      oversizedMessages: transport.oversized,
+    }),
+    close() {
+      closing ??= (async () => {
+        const interruptedCalls = (await stopCalls(server)) ?? 0;
+        // The SDK writes a handler's response a few promise steps after the handler resolves;
+        // one turn of the event loop lets those steps run before close() drops unsent responses.
+        await new Promise((resolve) => setImmediate(resolve));
+        await server.close();
+        return { interruptedCalls, closedSessions: 1, cutConnections: 0 };
+      })();
+      return closing;
     },
   };
+  // The client left (stdin ended, stdout broke): its calls end now, not when the process does.
+  transport.onend = () => void served.close();
+  await server.connect(transport);
+  return served;
 }
+
+/** One Streamable HTTP session: its SDK pair, and the HTTP responses of it still open. */
+interface Session {
+  readonly transport: StreamableHTTPServerTransport;
+  readonly server: Server;
+  readonly pacer: NotificationPacer;
+  /** The POST response each JSON-RPC request of this session is answered on, while open. */
+  readonly requests: Map<string | number, ServerResponse>;
+  /** Every response of this session still open (POSTs and the GET stream). */
+  readonly open: Set<ServerResponse>;
+  /** The GET stream's response, while open: where notifications unrelated to a request go. */
+  stream: ServerResponse | undefined;
+  close(): Promise<void>;
+}
+
+/** The SDK's limit on a request body (`DEFAULT_MAX_REQUEST_BODY_SIZE`), read before the SDK sees the request. */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /**
  * Hosts MCP servers over Streamable HTTP, one `Server` from `newServer` per session (called
  * when a client's first request arrives without a session id). Exported for hosting any SDK
- * server on the same terms as `serveMcp` (sessions, 404 for an unknown session, the loopback
- * Host/Origin check); the specs host a reference server with it.
+ * server on the same terms as `serveMcp` (sessions with their cap and idle expiry, 404 for
+ * an unknown session, the loopback Host/Origin check, a call aborted when its POST's
+ * connection closes, the per-session ceiling on queued bytes); the specs host a reference
+ * server with it.
  *
  * @param newServer - makes a fresh, unconnected SDK `Server` (for an SDK `McpServer`: its
  *   `.server`). Set its `onclose` to release what it holds when its session ends.
- * @param http - port, host, path; see {@link McpHttpOptions}.
- * @throws the `listen` error (`EADDRINUSE`, `EACCES`…) when the port cannot be bound.
+ * @param http - port, host, path, session limits; see {@link McpHttpOptions}.
+ * @throws TypeError for a bad `maxSessions` or `sessionIdleMs`; the `listen` error
+ *   (`EADDRINUSE`, `EACCES`…) when the port cannot be bound.
  *
  * @example
  * ```ts
- * const host = await serveHttp(() => createMcpServer(tools), { port: 3000 });
+ * const host = await serveHttp(() => createMcpServer(tools), { port: 3000, maxSessions: 50 });
  * ```
  */
 export async function serveHttp(newServer: () => Server, http: McpHttpOptions): Promise<ServedMcp> {
   const host = http.host ?? '127.0.0.1';
   const path = http.path ?? '/mcp';
+  const maxQueuedBytes = http.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
+  const closeGraceMs = http.closeGraceMs ?? 100;
   const loopback = isLoopback(host);
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server }>();
-  /** POST responses still open, with the server that answers them: close() waits for the ones of its own servers. */
-  const posts = new Map<ServerResponse, Server>();
-  let closing: Promise<void> | undefined;
+  /** `Host` and `Origin` values already judged (a client sends the same on every request); bounded: cleared when full. */
+  const seenHosts = new Map<string, boolean>();
+  const table = new SessionTable<Session>(http, http.clock);
+  /** Every response still open, with its session (undefined: an `initialize` POST not yet a session): close() waits for them. */
+  const responses = new Set<ServerResponse>();
+  let closing: Promise<McpCloseSummary> | undefined;
+  let droppedByClosed = 0;
+
+  const openSession = (): Session => {
+    const server = newServer();
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => table.add(id, session),
+      ...(http.resumability === false ? {} : { eventStore: new BoundedEventStore(http.resumability), retryInterval: http.resumability?.retryMs ?? 1_000 }),
+    });
+    const requests = new Map<string | number, ServerResponse>();
+    const open = new Set<ServerResponse>();
+    const queuedBytes = (): number => {
+      let bytes = pacer.heldBytes;
+      for (const res of open) bytes += res.writableLength;
+      return bytes;
+    };
+    const send = transport.send.bind(transport);
+    const pacer: NotificationPacer = new NotificationPacer({
+      send: (message, options) => send(message as Parameters<typeof send>[0], options),
+      outletFor: (requestId) => (requestId === undefined ? session.stream : requests.get(requestId)),
+      queuedBytes,
+      maxQueuedBytes,
+    });
+    transport.send = (message, options) => pacer.send(message as PacedMessage, options);
+    let closed: Promise<void> | undefined;
+    const session: Session = {
+      transport,
+      server,
+      pacer,
+      requests,
+      open,
+      stream: undefined,
+      close: () =>
+        (closed ??= (async () => {
+          await stopCalls(server);
+          await server.close().catch(() => undefined);
+        })()),
+    };
+    transport.onclose = () => {
+      // DELETE, expiry or close(): the table forgets it; what it dropped stays counted.
+      if (transport.sessionId !== undefined) table.delete(transport.sessionId);
+      droppedByClosed += pacer.dropped;
+      pacer.dropped = 0;
+    };
+    takeOverCancellation(server, transport);
+    return session;
+  };
+
+  /** Follows one response of a session: while open it keeps the session busy; if it closes before it finished, its calls are aborted. */
+  const follow = (res: ServerResponse, session: Session, ids: readonly (string | number)[]): void => {
+    session.open.add(res);
+    for (const id of ids) session.requests.set(id, res);
+    res.once('close', () => {
+      session.open.delete(res);
+      if (session.stream === res) session.stream = undefined;
+      // Held in the table by hold() or, for the initialize POST, by add().
+      const sessionId = session.transport.sessionId;
+      if (sessionId !== undefined) table.release(sessionId);
+      for (const id of ids) {
+        if (session.requests.get(id) !== res) continue;
+        session.requests.delete(id);
+        // The client is gone before its answer: the call ends now (its tool's signal aborts).
+        if (!res.writableFinished) cancel(session, id);
+      }
+    });
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== path) return reply(res, 404, `no MCP endpoint at ${url.pathname}; it is ${path}`);
-    if (loopback && !fromLoopback(req)) return reply(res, 403, 'Host or Origin is not a loopback address');
+    const pathname = pathOf(req.url);
+    if (pathname !== path) return reply(res, 404, `no MCP endpoint at ${new URL(req.url ?? '/', 'http://localhost').pathname}; it is ${path}`);
+    if (loopback && !fromLoopback(req, seenHosts)) return reply(res, 403, 'Host or Origin is not a loopback address');
     if (closing !== undefined) return reply(res, 503, 'the server is shutting down');
+    let body: unknown;
+    let ids: (string | number)[] = [];
+    if (req.method === 'POST') {
+      const read = await readBody(req, MAX_BODY_BYTES);
+      if (read === 'too large') return reply(res, 413, `Payload Too Large: Request body must not exceed ${MAX_BODY_BYTES} bytes`, -32000);
+      body = read.json;
+      if (body === undefined) return reply(res, 400, 'Parse error: Invalid JSON', -32700);
+      ids = requestIds(body);
+      // For the SDK's HTTP layer, which would read the (already read) body again.
+      (req as IncomingMessage & { rawBody?: Buffer }).rawBody = read.raw;
+    }
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
-      const session = sessions.get(sessionId);
-      if (session === undefined) return reply(res, 404, 'Session not found');
-      if (req.method === 'POST') {
-        posts.set(res, session.server);
-        res.once('close', () => posts.delete(res));
-      }
-      return await session.transport.handleRequest(req, res);
+      const session = table.get(sessionId);
+      if (session === undefined) return reply(res, 404, 'Session not found', -32001);
+      table.hold(sessionId);
+      follow(res, session, ids);
+      if (req.method === 'GET') session.stream = res;
+      return await session.transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST') return reply(res, 400, 'Bad Request: no Mcp-Session-Id header');
     // A new client: its first POST must be `initialize` (the transport checks and answers 400 otherwise).
-    const server = newServer();
-    const resumability = http.resumability;
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, { transport, server }),
-      ...(resumability === false ? {} : { eventStore: new BoundedEventStore(resumability), retryInterval: resumability?.retryMs ?? 1_000 }),
-    });
-    transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-    };
-    await server.connect(transport);
-    await transport.handleRequest(req, res);
+    table.sweep();
+    if (!table.hasRoom()) {
+      table.refused++;
+      return reply(res, 503, `too many MCP sessions: ${table.max} are open (maxSessions); close one (DELETE) or wait until one has been idle for ${table.idleMs} ms`);
+    }
+    const session = openSession();
+    follow(res, session, ids);
+    await session.server.connect(session.transport);
+    await session.transport.handleRequest(req, res, body);
     // Not initialized (a bad first request): nothing refers to this pair any more.
-    if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) await server.close();
+    if (session.transport.sessionId === undefined || table.get(session.transport.sessionId) !== session) await session.server.close();
+  };
+
+  const cancel = (session: Session, id: string | number): void => {
+    const reason = new Error('the MCP client closed the connection of this request');
+    // A toolrun server: abort the call (its result still goes to the SDK, which then finds
+    // no stream and forgets the request). Any other server: as if the client had cancelled.
+    if (!abortCall(session.server, id, reason)) {
+      session.transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: reason.message } });
+    }
   };
 
   const httpServer: HttpServer = createHttpServer((req, res) => {
+    responses.add(res);
+    res.once('close', () => responses.delete(res));
     handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) reply(res, 500, `internal error: ${error instanceof Error ? error.message : String(error)}`);
       else res.end();
@@ -189,39 +412,149 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       resolve();
     });
   });
+  // Idle sessions expire on this timer too, not only when a new client arrives.
+  const sweeper = Number.isFinite(table.idleMs) ? setInterval(() => table.sweep(), Math.min(table.idleMs, 60_000)) : undefined;
+  sweeper?.unref();
   const address = httpServer.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     url: new URL(`http://${shownHost}:${address.port}${path}`),
     get sessions() {
-      return sessions.size;
+      return table.size;
+    },
+    stats() {
+      let runningCalls = 0;
+      let queuedBytes = 0;
+      let dropped = droppedByClosed;
+      for (const res of responses) queuedBytes += res.writableLength;
+      for (const session of table.values()) {
+        runningCalls += runningCallCount(session.server);
+        queuedBytes += session.pacer.heldBytes;
+        dropped += session.pacer.dropped;
+      }
+      return { sessions: table.size, runningCalls, queuedBytes, droppedNotifications: dropped, expiredSessions: table.expired, refusedSessions: table.refused, oversizedMessages: 0 };
     },
     close() {
       closing ??= (async () => {
-        const open = [...sessions.values()];
+        clearInterval(sweeper);
+        const open = table.drain();
         // First every running call of our servers ends with its interrupted result, and that
-        // result reaches its client: closing first would abort the requests, and the SDK sends
-        // no response for an aborted request (its client would wait for its own timeout).
-        const ours = new Set<Server>();
-        await Promise.all(open.map(async ({ server }) => void ((await stopCalls(server)) && ours.add(server))));
-        await Promise.all([...posts].filter(([, server]) => ours.has(server)).map(([res]) => new Promise((resolve) => (res.closed ? resolve(undefined) : res.once('close', resolve)))));
-        sessions.clear();
-        // Server.close() closes its transport, which aborts every request still running (other servers').
+        // result is handed to its stream: closing first would abort the requests, and the SDK
+        // sends no response for an aborted request (its client would wait for its own timeout).
+        const counts = await Promise.all(open.map(({ server }) => stopCalls(server)));
+        const interruptedCalls = counts.reduce<number>((sum, n) => sum + (n ?? 0), 0);
+        // The SDK writes a response a few promise steps after its handler resolved.
+        await new Promise((resolve) => setImmediate(resolve));
+        // Server.close() closes its transport: every stream still open ends (after what was
+        // written to it), and the requests of other servers are aborted.
         await Promise.all(open.map(({ server }) => server.close().catch(() => undefined)));
+        // The responses get the grace period to reach their clients; a client that does not
+        // read (or a stream a client holds open) does not hold close() any longer than that.
+        const pending = [...responses].filter((res) => !res.closed);
+        const flushed = Promise.all(pending.map((res) => new Promise((resolve) => res.once('close', resolve))));
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([flushed, new Promise((resolve) => (timer = setTimeout(resolve, closeGraceMs)))]);
+        clearTimeout(timer);
+        const cutConnections = [...responses].filter((res) => !res.closed).length;
         await new Promise<void>((resolve) => {
           httpServer.close(() => resolve());
           // Streams held open by clients (GET SSE streams, keep-alive sockets) would keep close() waiting.
           httpServer.closeAllConnections();
         });
+        return { interruptedCalls, closedSessions: open.length, cutConnections };
       })();
       return closing;
     },
   };
 }
 
+/** The part of an SDK transport {@link takeOverCancellation} hooks into. */
+interface HookableTransport {
+  onmessage?: ((message: never, extra?: never) => void) | undefined;
+  onclose?: (() => void) | undefined;
+}
+
+/**
+ * For a server made by `createMcpServer`: this host delivers its cancellations (see
+ * `hostCancels`), so no call listens to a per-request signal of the SDK. A
+ * `notifications/cancelled` aborts its call before the SDK sees it (the SDK then drops the
+ * call's response, as the specification asks); the transport closing aborts every call.
+ * `onmessage` is wrapped once the SDK set it (`connect`), hence the setter. Does nothing for
+ * any other server.
+ */
+function takeOverCancellation(server: Server, transport: HookableTransport): void {
+  if (!hostCancels(server)) return;
+  const closed = transport.onclose;
+  transport.onclose = () => {
+    abortAllCalls(server, new Error('the MCP connection closed'));
+    closed?.();
+  };
+  let deliver: ((message: never, extra?: never) => void) | undefined;
+  const sniff = (message: never, extra?: never): void => {
+    const m = message as { method?: unknown; params?: { requestId?: unknown; reason?: unknown } };
+    if (m.method === 'notifications/cancelled') {
+      const id = m.params?.requestId;
+      if (typeof id === 'string' || typeof id === 'number') abortCall(server, id, typeof m.params?.reason === 'string' ? m.params.reason : 'cancelled by the client');
+    }
+    deliver?.(message, extra);
+  };
+  // The SDK's HTTP transport forwards `onmessage` to an inner transport through an accessor:
+  // that accessor gets the sniffer; a transport with a plain field reads it through ours.
+  let setInner: ((handler: unknown) => void) | undefined;
+  for (let proto = Object.getPrototypeOf(transport) as object | null; proto !== null && setInner === undefined; proto = Object.getPrototypeOf(proto) as object | null) {
+    setInner = Object.getOwnPropertyDescriptor(proto, 'onmessage')?.set;
+  }
+  Object.defineProperty(transport, 'onmessage', {
+    configurable: true,
+    get: () => (deliver === undefined ? undefined : sniff),
+    set: (handler: typeof deliver) => {
+      deliver = handler;
+      setInner?.call(transport, handler === undefined ? undefined : sniff);
+    },
+  });
+}
+
+/** Reads a request body of at most `max` bytes: its bytes and JSON (`undefined` when it is not JSON), or 'too large' (the rest is not read). */
+async function readBody(req: IncomingMessage, max: number): Promise<{ raw: Buffer; json: unknown } | 'too large'> {
+  if (Number(req.headers['content-length']) > max) return 'too large';
+  const parts: Buffer[] = [];
+  let bytes = 0;
+  // Events rather than `for await`: an async iterator costs a few promises per chunk.
+  const ended = await new Promise<boolean>((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      bytes += chunk.length;
+      if (bytes <= max) return void parts.push(chunk);
+      req.off('data', onData);
+      req.pause();
+      resolve(false);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(true));
+    req.once('error', reject);
+  });
+  if (!ended) return 'too large';
+  const raw = parts.length === 1 ? parts[0]! : Buffer.concat(parts, bytes);
+  try {
+    return { raw, json: JSON.parse(raw.toString('utf8')) as unknown };
+  } catch {
+    return { raw, json: undefined };
+  }
+}
+
+/** The ids of the JSON-RPC requests in a POST body (one message or a batch). */
+function requestIds(body: unknown): (string | number)[] {
+  const ids: (string | number)[] = [];
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (typeof message !== 'object' || message === null) continue;
+    const { id, method } = message as { id?: unknown; method?: unknown };
+    if (typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')) ids.push(id);
+  }
+  return ids;
+}
+
 /** A JSON-RPC error body without an id, as the SDK's transport answers transport-level errors. */
-function reply(res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+function reply(res: ServerResponse, status: number, message: string, code = -32000): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
 function isLoopback(host: string): boolean {
@@ -229,12 +562,31 @@ function isLoopback(host: string): boolean {
   return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
-/** True when the `Host` header, and the `Origin` header if sent, name a loopback host. */
-function fromLoopback(req: IncomingMessage): boolean {
+/** True when the `Host` header, and the `Origin` header if sent, name a loopback host. `seen` caches the verdicts (at most 64). */
+function fromLoopback(req: IncomingMessage, seen: Map<string, boolean>): boolean {
   const hostHeader = req.headers.host;
-  if (hostHeader === undefined || !isLoopback(hostName(`http://${hostHeader}`))) return false;
+  if (hostHeader === undefined || !judged(seen, `h ${hostHeader}`, () => isLoopback(hostName(`http://${hostHeader}`)))) return false;
   const origin = req.headers.origin;
-  return origin === undefined || origin === 'null' ? origin === undefined : isLoopback(hostName(origin));
+  return origin === undefined || origin === 'null' ? origin === undefined : judged(seen, `o ${origin}`, () => isLoopback(hostName(origin)));
+}
+
+function judged(seen: Map<string, boolean>, key: string, judge: () => boolean): boolean {
+  let verdict = seen.get(key);
+  if (verdict === undefined) {
+    // Header values come from clients: the cache must not grow with them.
+    if (seen.size >= 64) seen.clear();
+    seen.set(key, (verdict = judge()));
+  }
+  return verdict;
+}
+
+/** The path of a request target (`/mcp?x` → `/mcp`), without building a URL (a few µs per request). */
+function pathOf(target: string | undefined): string {
+  if (target === undefined) return '/';
+  const query = target.indexOf('?');
+  const path = query === -1 ? target : target.slice(0, query);
+  // Anything unusual (absolute form, escapes, dot segments) is left to URL's rules.
+  return path.startsWith('/') && !path.includes('%') && !path.includes('.') ? path : new URL(target, 'http://localhost').pathname;
 }
 
 function hostName(url: string): string {

@@ -32,9 +32,10 @@ import {
   type Tool as McpToolDefinition,
   type ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
-import { runTools } from '../core/run-tools.ts';
+import { CancelScope } from '../core/abort.ts';
+import { runToolsInScope } from '../core/run-tools.ts';
 import type { ToolExecutionEndEvent } from '../core/events.ts';
-import type { RunToolsOptions } from '../core/options.ts';
+import { checkRunToolsArguments, type RunToolsOptions } from '../core/options.ts';
 import { validateArguments } from '../core/schema.ts';
 import { sanitizeTraceContext, type RunTracing } from '../core/tracing.ts';
 import { assertToolShape, describeValue, type InputSchema, type Tool, type ToolCall } from '../core/tool.ts';
@@ -165,6 +166,8 @@ export function mcpProgress(value: unknown, count: number, previous: number | un
  */
 export function createMcpServer(tools: readonly Tool[], options: McpServerOptions = {}): Server {
   const definitions = toolDefinitions(tools, options.perTool ?? {});
+  // The run options are checked once, here, not per call (runToolsInScope does not check them).
+  checkRunToolsArguments([], { tools, timeoutMs: options.timeoutMs, abortGraceMs: options.abortGraceMs, maxResultChars: options.maxResultChars, beforeToolCall: options.beforeToolCall, afterToolCall: options.afterToolCall, approve: options.approve });
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const exclusive = new Exclusivity();
   const server = new Server(options.serverInfo ?? { name: 'toolrun', version: '0.0.0' }, { capabilities: { tools: { listChanged: false }, logging: {} } });
@@ -174,30 +177,29 @@ export function createMcpServer(tools: readonly Tool[], options: McpServerOption
     logging.level = request.params.level;
     return {};
   });
-  const calls: RunningCalls = { stop: new AbortController(), handlers: new Set() };
+  const calls = new RunningCalls();
   runningCalls.set(server, calls);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: definitions }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-    const linked = linkedSignal(extra.signal, calls.stop.signal);
-    const handler = handleCall(request, { ...extra, signal: linked.signal });
-    calls.handlers.add(handler);
-    return handler.finally(() => {
-      linked.dispose();
-      calls.handlers.delete(handler);
-    });
+    // One scope per call, a child of the server's: no listener on a server-lifetime signal.
+    const scope = calls.open(extra.requestId, extra.signal);
+    const handler = handleCall(request, extra, scope);
+    calls.track(extra.requestId, handler);
+    return handler.finally(() => calls.end(extra.requestId, scope));
   });
-  const handleCall = async (request: { params: { name: string; arguments?: Record<string, unknown> | undefined } }, extra: CallExtra): Promise<CallToolResult> => {
+  const handleCall = async (request: { params: { name: string; arguments?: Record<string, unknown> | undefined } }, extra: CallExtra, scope: CancelScope): Promise<CallToolResult> => {
     const { name } = request.params;
     const tool = byName.get(name);
     // Own keys only: the name is the client's, and `__proto__` must not reach Object.prototype.
     const perTool = options.perTool !== undefined && tool !== undefined && Object.hasOwn(options.perTool, name) ? options.perTool[name] : undefined;
     const outputSchema = perTool?.output;
-    const lock = await exclusive.acquire(tool?.executionMode === 'sequential', extra.signal);
+    const lock = await exclusive.acquire(tool?.executionMode === 'sequential', scope);
     // Cancelled while waiting for the lock: the SDK sends no response to a cancelled request.
     if (lock === undefined) return { content: [], isError: true };
     try {
-      const client = mcpToolClient(server, extra, logging, name);
-      return await callOne(tools, tool, outputSchema, request.params, { ...extra, client }, options);
+      // The client's features (log, sample, elicit) end with the call's own scope.
+      const client = mcpToolClient(server, { ...extra, signal: scope.signal }, logging, name);
+      return await callOne(tools, tool, outputSchema, request.params, { ...extra, client }, scope, options);
     } finally {
       lock();
     }
@@ -205,10 +207,67 @@ export function createMcpServer(tools: readonly Tool[], options: McpServerOption
   return server;
 }
 
-/** The running `tools/call` handlers of a server made by {@link createMcpServer}, and what aborts them all. */
-interface RunningCalls {
-  stop: AbortController;
-  handlers: Set<Promise<CallToolResult>>;
+/**
+ * The running `tools/call` handlers of a server made by {@link createMcpServer}: one
+ * {@link CancelScope} per call, each a child of the server's scope (an abort of the server's
+ * fans out to them without any listener on a long-lived signal; issue 20).
+ *
+ * Invariants: a request id is in `#byId` from the handler's start until it settled; its
+ * scope is a child of `#server` for exactly that time (closed in {@link end}).
+ */
+class RunningCalls {
+  readonly #server = new CancelScope();
+  readonly #byId = new Map<string | number, { scope: CancelScope; handler: Promise<CallToolResult> | undefined }>();
+  /**
+   * False once the host (serveMcp) delivers cancellations itself ({@link hostCancels}): then a
+   * call's scope does not listen to the SDK's request signal. An `abort` listener costs a few
+   * µs per call in Node (issue 20: the per-call cost next to a plain SDK server).
+   */
+  listens = true;
+
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  /** A scope for a new call: aborts with the request (notifications/cancelled, the transport closing) or the server. */
+  open(requestId: string | number, request: AbortSignal): CancelScope {
+    const scope = new CancelScope();
+    scope.enter(this.#server);
+    if (this.listens) scope.listen(request);
+    this.#byId.set(requestId, { scope, handler: undefined });
+    return scope;
+  }
+
+  track(requestId: string | number, handler: Promise<CallToolResult>): void {
+    const entry = this.#byId.get(requestId);
+    if (entry !== undefined) entry.handler = handler;
+  }
+
+  end(requestId: string | number, scope: CancelScope): void {
+    scope.close();
+    if (this.#byId.get(requestId)?.scope === scope) this.#byId.delete(requestId);
+  }
+
+  /** Aborts every call, now and later (the server's connection closed). */
+  abortAll(reason: unknown): void {
+    this.#server.abort('run', reason);
+  }
+
+  /** Aborts one call (its client went away); false when no such call runs. */
+  abort(requestId: string | number, reason: unknown): boolean {
+    const entry = this.#byId.get(requestId);
+    if (entry === undefined) return false;
+    entry.scope.abort('run', reason);
+    return true;
+  }
+
+  /** Aborts every call, now and later; resolves with how many were running once each has settled. */
+  async stop(reason: unknown): Promise<number> {
+    this.abortAll(reason);
+    const handlers = [...this.#byId.values()].map((entry) => entry.handler);
+    await Promise.allSettled(handlers);
+    return handlers.length;
+  }
 }
 
 const runningCalls = new WeakMap<Server, RunningCalls>();
@@ -218,40 +277,48 @@ const runningCalls = new WeakMap<Server, RunningCalls>();
  * resolves once each has its result (the interrupted text of `runTools`, within
  * `abortGraceMs`, contract A3) and the SDK has been handed it. Closing a server without this
  * drops the responses: the SDK sends none for a request whose handler signal aborted, and
- * its HTTP client then waits for its request timeout. Resolves to false, at once, for a
- * server not made by {@link createMcpServer}.
+ * its HTTP client then waits for its request timeout. Resolves to how many calls were
+ * running; to `undefined`, at once, for a server not made by {@link createMcpServer}.
  */
-export async function stopCalls(server: Server): Promise<boolean> {
-  const calls = runningCalls.get(server);
-  if (calls === undefined) return false;
-  calls.stop.abort(new Error('the MCP server is shutting down'));
-  await Promise.allSettled([...calls.handlers]);
-  return true;
+export async function stopCalls(server: Server): Promise<number | undefined> {
+  return await runningCalls.get(server)?.stop(new Error('the MCP server is shutting down'));
 }
 
 /**
- * A signal that aborts when `request` or `stop` does. `dispose` removes its listeners: `stop`
- * lives as long as the server, and must not collect one listener per call.
+ * @internal Aborts the running call of `requestId` on a server made by
+ * {@link createMcpServer}, as if its client had cancelled it, but so that the SDK still
+ * hands its (interrupted) result to the transport. For a client that is gone: its POST's
+ * connection closed. Returns false when there is no such call or no such server.
  */
-function linkedSignal(request: AbortSignal, stop: AbortSignal): { signal: AbortSignal; dispose: () => void } {
-  if (request.aborted) return { signal: request, dispose: () => {} };
-  if (stop.aborted) return { signal: stop, dispose: () => {} };
-  const controller = new AbortController();
-  const onStop = (): void => controller.abort(stop.reason);
-  const onRequest = (): void => controller.abort(request.reason);
-  stop.addEventListener('abort', onStop, { once: true });
-  request.addEventListener('abort', onRequest, { once: true });
-  return {
-    signal: controller.signal,
-    dispose: () => {
-      stop.removeEventListener('abort', onStop);
-      request.removeEventListener('abort', onRequest);
-    },
-  };
+export function abortCall(server: Server, requestId: string | number, reason: unknown): boolean {
+  return runningCalls.get(server)?.abort(requestId, reason) ?? false;
+}
+
+/**
+ * @internal For a host that owns the server's transport (serveMcp): from now on the host
+ * delivers every cancellation itself — each `notifications/cancelled` to {@link abortCall}
+ * before the SDK sees it, the transport's close to {@link abortAllCalls} — so the calls do
+ * not listen to the SDK's per-request signals. Call it before `connect`. False for a server
+ * not made by {@link createMcpServer}.
+ */
+export function hostCancels(server: Server): boolean {
+  const calls = runningCalls.get(server);
+  if (calls === undefined) return false;
+  calls.listens = false;
+  return true;
+}
+
+/** @internal Aborts every call of a server made by {@link createMcpServer}, now and later, without waiting: its connection closed. */
+export function abortAllCalls(server: Server, reason: unknown): void {
+  runningCalls.get(server)?.abortAll(reason);
+}
+
+/** @internal How many `tools/call` handlers of a server made by {@link createMcpServer} are running. */
+export function runningCallCount(server: Server): number {
+  return runningCalls.get(server)?.size ?? 0;
 }
 
 type CallExtra = {
-  signal: AbortSignal;
   requestId: string | number;
   _meta?: { progressToken?: string | number | undefined; [key: string]: unknown } | undefined;
   sendNotification: (notification: ServerNotification) => Promise<void>;
@@ -263,13 +330,15 @@ async function callOne(
   outputSchema: InputSchema | undefined,
   params: { name: string; arguments?: Record<string, unknown> | undefined },
   extra: CallExtra & { client: ToolClient },
+  scope: CancelScope,
   options: McpServerOptions,
 ): Promise<CallToolResult> {
   const call: ToolCall = { id: `mcp-${String(extra.requestId)}`, name: params.name, arguments: params.arguments ?? {} };
   // The value the tool returned, for structuredContent: taken by a wrapper of this request's own.
   let returned: { value: unknown } | undefined;
   const list = tool !== undefined && outputSchema !== undefined ? tools.map((t) => (t === tool ? capturing(t, (value) => (returned = { value })) : t)) : tools;
-  const runOptions: RunToolsOptions = { tools: list, signal: extra.signal, client: extra.client };
+  // The run is a child of the request's scope: no signal, no listener of its own.
+  const runOptions: RunToolsOptions = { tools: list, client: extra.client };
   if (options.timeoutMs !== undefined) runOptions.timeoutMs = options.timeoutMs;
   if (options.abortGraceMs !== undefined) runOptions.abortGraceMs = options.abortGraceMs;
   if (options.maxResultChars !== undefined) runOptions.maxResultChars = options.maxResultChars;
@@ -291,7 +360,7 @@ async function callOne(
   let count = 0;
   let previous: number | undefined;
   let end: ToolExecutionEndEvent | undefined;
-  for await (const event of runTools([call], runOptions)) {
+  for await (const event of runToolsInScope([call], runOptions, scope)) {
     if (event.type === 'tool_execution_update' && token !== undefined) {
       const payload = toPayload(event.progress, ++count, previous);
       if (!(typeof payload.progress === 'number' && (previous === undefined || payload.progress > previous))) continue;
@@ -382,10 +451,12 @@ class Exclusivity {
   private exclusive = false;
   private readonly queue: { sequential: boolean; grant: () => void }[] = [];
 
-  /** Resolves to the release function once the call may start, or to `undefined` when `signal` aborted first. */
-  acquire(sequential: boolean, signal: AbortSignal): Promise<(() => void) | undefined> {
-    if (signal.aborted) return Promise.resolve(undefined);
+  /** Resolves to the release function once the call may start, or to `undefined` when `scope` aborted first. */
+  acquire(sequential: boolean, scope: CancelScope): Promise<(() => void) | undefined> {
+    if (scope.cause !== undefined) return Promise.resolve(undefined);
     if (this.queue.length === 0 && this.canStart(sequential)) return Promise.resolve(this.start(sequential));
+    // Only a call that must wait reads its scope's signal (which makes its controller).
+    const signal = scope.signal;
     return new Promise((resolve) => {
       const waiter = {
         sequential,

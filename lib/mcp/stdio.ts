@@ -54,7 +54,7 @@ export interface McpStdioTransportOptions {
 }
 
 /** Default of {@link McpStdioTransportOptions.maxMessageBytes}: the SDK's `STDIO_DEFAULT_MAX_BUFFER_SIZE`. */
-const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 /** How much of an oversized message is kept to find its id: the start and the end. */
 const EDGE_BYTES = 256;
 /** JSON-RPC's "Internal error" code: the client could not use the server's answer. */
@@ -195,7 +195,7 @@ export class McpStdioTransport {
  * at the start (most SDKs) or `"id":…}` at the end (the TypeScript SDK writes
  * `{ result, jsonrpc, id }`). `undefined` when neither place holds one.
  */
-function messageId(head: string, tail: string): string | number | undefined {
+export function messageId(head: string, tail: string): string | number | undefined {
   const match = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")/.exec(head) ?? /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$/.exec(tail);
   return match === null ? undefined : (JSON.parse(match[1]!) as string | number);
 }
@@ -208,7 +208,7 @@ function messageId(head: string, tail: string): string | number | undefined {
  * Invariant: `#parts` holds the current line's bytes while it is within `max`
  * (`#bytes` counts them); once over, `#parts` is empty and `#head`/`#tail` hold its edges.
  */
-class LineReader {
+export class LineReader {
   #parts: Buffer[] = [];
   #bytes = 0;
   #head: Buffer | undefined;

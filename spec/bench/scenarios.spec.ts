@@ -12,7 +12,7 @@ import { SMOKE_BUDGET } from '../../bench/harness.ts';
 import { loadPeers, peersInstalled } from '../../bench/peers.ts';
 import { markdownTable, renderMarkdown, runMeta, textTable } from '../../bench/report.ts';
 import { IMPL, SCENARIO_NAMES, type Row, type ScenarioName, type ScenarioResult } from '../../bench/rows.ts';
-import { abort, memory, overhead, progress, releaseLatency, scaling, streamStart } from '../../bench/scenarios/index.ts';
+import { abort, mcpHttp, mcpStdio, memory, overhead, progress, releaseLatency, scaling, streamStart } from '../../bench/scenarios/index.ts';
 
 /** Each scenario at its smallest size (tinier still for the slow ones). */
 const RUN: Record<ScenarioName, () => Promise<ScenarioResult>> = {
@@ -23,6 +23,8 @@ const RUN: Record<ScenarioName, () => Promise<ScenarioResult>> = {
   memory: () => memory(SMOKE_BUDGET, { sizes: [100], signalRuns: 200 }),
   abort: () => abort(SMOKE_BUDGET, { sizes: [100], holdMs: 150 }),
   'stream-start': () => streamStart(SMOKE_BUDGET, { sizes: [4], gapMs: 1, toolMs: 2 }),
+  'mcp-stdio': () => mcpStdio(SMOKE_BUDGET, { sizes: [20] }),
+  'mcp-http': () => mcpHttp(SMOKE_BUDGET, { sizes: [20] }),
 };
 
 /** The implementation that stands for toolrun in each scenario's series. */

@@ -22,7 +22,7 @@ afterEach(async () => {
 
 async function serve(tools: readonly Tool[], options: ServeMcpOptions = {}): Promise<URL> {
   const served = await serveMcp(tools, { ...options, http: { port: 0, ...options.http } });
-  cleanups.push(() => served.close());
+  cleanups.push(async () => void (await served.close()));
   return served.url!;
 }
 

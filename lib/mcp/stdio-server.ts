@@ -1,0 +1,146 @@
+/**
+ * The server side of MCP over stdio, with a per-message size limit: what `serveMcp` uses
+ * instead of the SDK's `StdioServerTransport`.
+ *
+ * The SDK's transport (1.x) appends stdin to one buffer until a newline arrives. A line over
+ * its 10 MiB limit makes it throw from the `data` handler: the server process died ("exit 13,
+ * unsettled top-level await") and the whole session was lost; a 200 MB line with no newline
+ * was held whole. {@link StdioServerTransport} reads with the line reader of
+ * `McpStdioTransport` (lib/mcp/stdio.ts) instead, which never holds more than the limit:
+ *
+ * | the client sends | the SDK's transport | this transport |
+ * | --- | --- | --- |
+ * | a request over the limit | throws: the server exits | answers that request with a JSON-RPC error (its id read from the line's first or last 256 bytes); the session goes on |
+ * | an oversized line whose id cannot be read (a notification, a response) | (same) | reports it to `onerror` (serveMcp logs it on stderr) and drops it |
+ * | a line with no newline, of any size | held whole | only its size and edges are kept, until its newline |
+ * | a line that is not JSON | `onerror` | `onerror` |
+ *
+ * Writing: each message is one `write` of its JSON and a newline; `send` resolves at once (it
+ * does not wait for `drain`): what may queue for a client that does not read is bounded by
+ * `NotificationPacer` (lib/mcp/pacer.ts), which watches `stdout` as this session's outlet.
+ * stdin ending (the client closed it) or stdout failing (`EPIPE`) is reported to `onend`.
+ *
+ * @module
+ */
+import type { Readable, Writable } from 'node:stream';
+import { isRecord } from '../formats/shared.ts';
+import { DEFAULT_MAX_MESSAGE_BYTES, LineReader, messageId } from './stdio.ts';
+
+/** JSON-RPC's "Invalid Request" code: the message could not be taken as a request. */
+const INVALID_REQUEST = -32600;
+
+/** A JSON-RPC message, as the SDK's `Transport` passes it (validated by the SDK's protocol layer). */
+type Message = Record<string, unknown>;
+
+/**
+ * See the module comment. Implements the SDK's `Transport` interface (start, send, close,
+ * onmessage, onerror, onclose).
+ */
+export class StdioServerTransport {
+  onmessage?: (message: Message) => void;
+  onerror?: (error: Error) => void;
+  onclose?: () => void;
+  /** The client left: stdin ended or closed, or stdout failed. Called once. */
+  onend?: () => void;
+  /** Oversized messages dropped since the start (answered with an error or reported). */
+  oversized = 0;
+
+  readonly #stdin: Readable;
+  readonly #stdout: Writable;
+  readonly #maxBytes: number;
+  readonly #reader: LineReader;
+  #state: 'new' | 'started' | 'closed' = 'new';
+  #ended = false;
+
+  constructor(options: { stdin?: Readable; stdout?: Writable; maxMessageBytes?: number } = {}) {
+    this.#stdin = options.stdin ?? process.stdin;
+    this.#stdout = options.stdout ?? process.stdout;
+    this.#maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    if (!(Number.isInteger(this.#maxBytes) && this.#maxBytes > 0)) throw new TypeError(`serveMcp: maxMessageBytes must be a positive integer, received ${String(this.#maxBytes)}`);
+    this.#reader = new LineReader(this.#maxBytes, (line) => this.#line(line), (bytes, head, tail) => this.#oversizedLine(bytes, head, tail));
+  }
+
+  /** The stream messages are written to: the session's outlet for the pacer. */
+  get stdout(): Writable {
+    return this.#stdout;
+  }
+
+  start(): Promise<void> {
+    if (this.#state !== 'new') throw new Error('StdioServerTransport: already started');
+    this.#state = 'started';
+    this.#stdin.on('data', this.#onData);
+    this.#stdin.on('error', this.#onError);
+    this.#stdin.on('end', this.#onEnd);
+    this.#stdin.on('close', this.#onEnd);
+    this.#stdout.on('error', this.#onStdoutError);
+    return Promise.resolve();
+  }
+
+  send(message: Message): Promise<void> {
+    if (this.#state !== 'started' || !this.#stdout.writable) return Promise.reject(new Error('Not connected'));
+    this.#stdout.write(`${JSON.stringify(message)}\n`);
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    if (this.#state === 'closed') return Promise.resolve();
+    this.#state = 'closed';
+    this.#stdin.off('data', this.#onData);
+    this.#stdin.off('error', this.#onError);
+    this.#stdin.off('end', this.#onEnd);
+    this.#stdin.off('close', this.#onEnd);
+    this.#stdout.off('error', this.#onStdoutError);
+    // Paused, so that a stdin nothing else reads does not keep the process alive.
+    if (this.#stdin.listenerCount('data') === 0) this.#stdin.pause();
+    this.onclose?.();
+    return Promise.resolve();
+  }
+
+  readonly #onData = (chunk: Buffer | string): void => {
+    this.#reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  };
+
+  readonly #onError = (error: Error): void => {
+    this.onerror?.(error);
+  };
+
+  readonly #onEnd = (): void => {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.onend?.();
+  };
+
+  readonly #onStdoutError = (error: Error): void => {
+    this.onerror?.(error);
+    this.#onEnd();
+  };
+
+  #line(line: string): void {
+    let message: unknown;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      this.onerror?.(new Error(`serveMcp: stdin: a line that is not JSON was skipped (${line.length} characters: ${JSON.stringify(line.slice(0, 80))})`));
+      return;
+    }
+    if (!isRecord(message)) {
+      this.onerror?.(new Error(`serveMcp: stdin: a line that is not a JSON-RPC message was skipped (${JSON.stringify(line.slice(0, 80))})`));
+      return;
+    }
+    this.onmessage?.(message);
+  }
+
+  #oversizedLine(bytes: number, head: string, tail: string): void {
+    this.oversized++;
+    const text = `The message of ${bytes} bytes is over this server's limit of ${this.#maxBytes} bytes per message; it was not read. The session goes on.`;
+    const id = messageId(head, tail);
+    // A response (to a request of ours) cannot be answered: only a request gets an error back.
+    const isRequest = /^\s*\{[^{]*"method"\s*:/.test(head);
+    if (id === undefined || !isRequest) {
+      this.onerror?.(new Error(`serveMcp: stdin: ${text} It was dropped (no request id to answer).`));
+      return;
+    }
+    this.onerror?.(new Error(`serveMcp: stdin: ${text} Request ${JSON.stringify(id)} was answered with an error.`));
+    void this.send({ jsonrpc: '2.0', id, error: { code: INVALID_REQUEST, message: text } }).catch(() => undefined);
+  }
+}
