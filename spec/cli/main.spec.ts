@@ -199,9 +199,12 @@ describe('the real program, piped (child processes)', () => {
       const lines = stdout.split('\n');
       for (const id of ids) expect(lines.filter((line) => line.startsWith(`start ${id} `))).toHaveLength(1);
       for (const id of ids.slice(0, 5)) expect(lines.filter((line) => line.startsWith(`end ${id} ok `))).toHaveLength(1);
-      // Completion order: the file tools, then the 1.2 s shell call, then the 2.5 s one.
+      // Out of call order: the 2.5 s shell call (the first) ends after the 1.2 s one (the
+      // second). When the file tools end against the 1.2 s sleep depends on the machine's
+      // load, so it is not asserted.
       const ended = lines.filter((line) => line.startsWith('end ')).map((line) => line.split(' ')[1]);
-      expect(ended.slice(3)).toEqual(['toolu_demo_02', 'toolu_demo_01']);
+      expect(ended.indexOf('toolu_demo_02')).toBeLessThan(ended.indexOf('toolu_demo_01'));
+      expect(ended.at(-1)).toBe('toolu_demo_01');
       expect(stdout).toMatch(/^end toolu_demo_01 ok \d+ms: finished \[exit code 0\]/m);
       // Without a terminal nothing answers the sixth call: it waits, the run pauses.
       expect(stdout).toMatch(/^approval toolu_demo_06 shell: waits for approval: this shell command writes a file in the project$/m);
