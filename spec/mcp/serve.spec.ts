@@ -474,7 +474,7 @@ describe('toolrun serve-mcp (child processes) with mcpTools over Streamable HTTP
     expect(await portClosed(Number(url.port))).toBe(true);
   });
 
-  it('a server restarting between batches: the old session’s calls each get one error result; a new client goes on', async () => {
+  it('a server restarting between batches: the old session’s calls each get one error result; a new client goes on', { timeout: 90_000 }, async () => {
     const first = await startCli(['--http', '0']);
     const port = first.url.port;
     const old = await client(first.url);
