@@ -197,8 +197,17 @@ export function createMcpServer(tools: readonly Tool[], options: McpServerOption
     // Cancelled while waiting for the lock: the SDK sends no response to a cancelled request.
     if (lock === undefined) return { content: [], isError: true };
     try {
-      // The client's features (log, sample, elicit) end with the call's own scope.
-      const client = mcpToolClient(server, { ...extra, signal: scope.signal }, logging, name);
+      // The client's features (log, sample, elicit) end with the call's own scope. Its signal
+      // is read only when a tool samples or elicits: reading it makes an AbortController,
+      // which most calls never need (issue 20: the per-call cost next to a plain SDK server).
+      const link = {
+        requestId: extra.requestId,
+        sendNotification: extra.sendNotification,
+        get signal() {
+          return scope.signal;
+        },
+      };
+      const client = mcpToolClient(server, link, logging, name);
       return await callOne(tools, tool, outputSchema, request.params, { ...extra, client }, scope, options);
     } finally {
       lock();
