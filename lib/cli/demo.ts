@@ -25,7 +25,8 @@ import type { BeforeToolCallResult } from '../core/options.ts';
 import { runTools } from '../core/run-tools.ts';
 import type { ToolResultMessage } from '../core/tool.ts';
 import { fromAnthropic } from '../formats/anthropic.ts';
-import { codingTools } from '../tools/index.ts';
+import { grepTool, listFilesTool, readFileTool, shellSandboxStatus, shellTool } from '../tools/index.ts';
+import type { Tool } from '../core/tool.ts';
 import { CliInputError } from './errors.ts';
 import { count } from './text.ts';
 import type { RunView } from './view/index.ts';
@@ -46,6 +47,12 @@ export interface DemoOptions {
    * @default none: the batch pauses
    */
   approve?: ToolApprovalHandler;
+  /**
+   * Where to look for bubblewrap, for the shell's sandbox (the specs point it at a missing
+   * file to see the demo without a sandbox).
+   * @default the shell tool's own: the first `bwrap` on `PATH`
+   */
+  bwrapPath?: string;
 }
 
 /** How a demo run (or a resumed one) ended. */
@@ -139,6 +146,19 @@ export async function writeDemoFiles(root: string): Promise<void> {
 }
 
 /**
+ * The demo's tools, working in `root`. The demo's shell commands are its own fixed ones,
+ * not a model's, so where the shell's sandbox cannot start (no bubblewrap, not Linux) the
+ * demo runs them without it and says so once, instead of showing every shell call refused.
+ * An application's shell tool never does this on its own (docs/tools.md, the shell's sandbox).
+ */
+async function demoTools(root: string, view: RunView, bwrapPath: string | undefined): Promise<Tool[]> {
+  const status = await shellSandboxStatus(bwrapPath === undefined ? {} : { bwrapPath });
+  if (!status.available) view.notice?.(`the shell's sandbox cannot start here (${status.reason}); the demo runs its own fixed commands without it`);
+  const sandbox = !status.available ? false : bwrapPath === undefined ? undefined : { bwrapPath };
+  return [shellTool({ cwd: root, ...(sandbox === undefined ? {} : { sandbox }) }), readFileTool({ root }), listFilesTool({ root }), grepTool({ root })];
+}
+
+/**
  * Runs {@link demoMessage}'s calls with `runTools` and the coding tools rooted at a
  * workspace holding {@link demoFiles}, drawing every event on `view` (one `begin`/`end`
  * pair; the summary line starts with `interrupted:` when the run was aborted, `paused:`
@@ -160,7 +180,7 @@ export async function runDemo(view: RunView, options: DemoOptions = {}): Promise
     const calls = fromAnthropic(demoMessage);
     view.begin(`demo: ${count(calls.length, 'parallel tool call')} from one assistant message, in ${temp === undefined ? root : `a temp folder (${root})`}`, calls);
     const run = runTools(calls, {
-      tools: codingTools({ root }),
+      tools: await demoTools(root, view, options.bwrapPath),
       abortGraceMs: DEMO_ABORT_GRACE_MS,
       beforeToolCall: demoApprovalRule,
       ...(options.approve === undefined ? {} : { approve: options.approve }),
@@ -239,7 +259,7 @@ export async function resumeDemo(view: RunView, file: string, saved: SavedDemo, 
   // Answered (by the flag or at the prompt): the rows stop saying they wait.
   for (const request of saved.requests) view.approval?.(request.index, undefined, false);
   const run = runTools(calls, {
-    tools: codingTools({ root: saved.root }),
+    tools: await demoTools(saved.root, view, undefined),
     abortGraceMs: DEMO_ABORT_GRACE_MS,
     beforeToolCall: demoApprovalRule,
     resume: { state: saved.state, approvals },

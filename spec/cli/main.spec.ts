@@ -12,7 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
 import { CTRL_C_NOTICE, main, USAGE } from '../../lib/cli/main.ts';
+import { runDemo } from '../../lib/cli/demo.ts';
+import { createRunView } from '../../lib/cli/view/index.ts';
 import { interruptWhen, memoryIo, repoRoot, type MemoryIo } from './support.ts';
 
 /** Asserts the "bad input" shape: exit 2, nothing on stdout, exactly one `toolrun: …` line on stderr, no stack. */
@@ -301,5 +304,28 @@ describe('the real program, piped (child processes)', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the demo where the shell sandbox cannot start', () => {
+  // Fails if the demo used the sandboxed shell anyway (every shell call would end with the
+  // "sandbox is unavailable" refusal) or ran unsandboxed without saying so.
+  it('says so once, under its header, and runs its own fixed shell commands without the sandbox', { timeout: 60_000 }, async () => {
+    const chunks: string[] = [];
+    const stream = new Writable({ write: (chunk, _encoding, done) => void (chunks.push(String(chunk)), done()) });
+    const view = createRunView({ stream, tty: false });
+    const root = await mkdtemp(join(tmpdir(), 'toolrun-demo-nobwrap-'));
+    const { batch, stateFile } = await runDemo(view, { root, bwrapPath: join(root, 'no-bwrap-here', 'bwrap') }).finally(() => view.close());
+    await rm(root, { recursive: true, force: true });
+    if (stateFile !== undefined) await rm(stateFile, { force: true });
+    const out = chunks.join('');
+    expect(out.match(/the shell's sandbox cannot start here \(/g)).toHaveLength(1);
+    expect(out.indexOf("the shell's sandbox cannot start here")).toBeGreaterThan(out.indexOf('run demo:'));
+    // The two unconditional shell calls ran and finished.
+    const byId = new Map(batch.messages.map((m) => [m.toolCallId, m]));
+    expect(byId.get('toolu_demo_01')?.isError).toBe(false);
+    expect(byId.get('toolu_demo_02')?.isError).toBe(false);
+    expect(JSON.stringify(byId.get('toolu_demo_02')?.content)).toMatch(/lines of TypeScript/);
+    expect(batch.paused?.requests.map((r) => r.toolCallId)).toEqual(['toolu_demo_06']);
   });
 });
