@@ -40,6 +40,11 @@ interface Script {
   writtenAt: number[];
   /** The request body the client sent. */
   request?: unknown;
+  /**
+   * The server writes event `before` only once `open` has settled: a gate on what the test
+   * waits for (tools started), so "before the stream ended" does not race the clock.
+   */
+  gate?: { before: number; open: Promise<unknown> } | undefined;
   /** The client closed the connection before the last event. */
   closedEarly: boolean;
   /** Settles when the response's connection closes. */
@@ -57,8 +62,9 @@ function newScript(events: Recorded[]): Script {
 
 let script: Script = newScript([]);
 
-function serve(events: Recorded[]): Script {
+function serve(events: Recorded[], gate?: Script['gate']): Script {
   script = newScript(events);
+  if (gate !== undefined) script.gate = gate;
   return script;
 }
 
@@ -80,6 +86,13 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     if (event === undefined) {
       done = true;
       res.end();
+      return;
+    }
+    const gate = current.gate;
+    if (gate !== undefined && gate.before === i) {
+      current.gate = undefined;
+      // Written in a later task than the one the gate opened in, so strictly after it.
+      void gate.open.then(() => setTimeout(writeNext, GAP_MS));
       return;
     }
     res.write(toSSE([event]));
@@ -115,17 +128,26 @@ async function drive(run: AsyncGenerator<ToolEvent, ToolBatch, undefined>) {
 
 function lookupTools(names: string[]) {
   const bodyStartedAt: number[] = [];
+  const starts = new Map<number, () => void>();
+  const started = new Map<number, Promise<void>>();
+  /** Settles when the body of call `index` has started. */
+  const bodyStarted = (index: number): Promise<void> => {
+    if (!started.has(index)) started.set(index, new Promise<void>((resolve) => starts.set(index, resolve)));
+    return started.get(index)!;
+  };
   const tools = names.map((name) =>
     defineTool({
       name,
       input: { type: 'object' },
       execute: (input, { index }) => {
         bodyStartedAt[index] = performance.now();
+        void bodyStarted(index);
+        starts.get(index)!();
         return `${name}(${JSON.stringify(input)})`;
       },
     }),
   );
-  return { tools, bodyStartedAt };
+  return { tools, bodyStartedAt, bodyStarted };
 }
 
 /** Index of the first recorded event whose data matches. */
@@ -138,10 +160,12 @@ function indexOf(events: Recorded[], test: (data: any) => boolean): number {
 describe.skipIf(!hasCorpus)(`S4 over real HTTP: the official SDKs read a slow recorded stream; tools start before it ends${corpusSkipNote}`, () => {
   it('@anthropic-ai/sdk messages.stream(): the first tool starts before the stream ends, and finalMessage() still resolves', async () => {
     const recorded = readCorpusJson('anthropic/openllmetry__anthropic_tools_streaming_legacy.json').interactions[0];
-    const s = serve(recorded.response.events);
+    const { tools, bodyStartedAt, bodyStarted } = lookupTools(['get_weather', 'get_time']);
+    // The last event waits until both tools ran: a runner that waited for the stream's end
+    // would never open the gate, and the spec would fail on its time limit.
+    const s = serve(recorded.response.events, { before: recorded.response.events.length - 1, open: Promise.all([bodyStarted(0), bodyStarted(1)]) });
     const client = new Anthropic({ apiKey: 'test-key', baseURL: base, maxRetries: 0 });
     const stream = client.messages.stream(recorded.request.body);
-    const { tools, bodyStartedAt } = lookupTools(['get_weather', 'get_time']);
     let end: ToolCallStreamEnd | undefined;
     const { batch, startedAt } = await drive(runTools(fromAnthropicStream(stream, { onMessageEnd: (e) => (end = e) }), { tools }));
 
@@ -195,11 +219,13 @@ describe.skipIf(!hasCorpus)(`S4 over real HTTP: the official SDKs read a slow re
 
   it('openai chat.completions.create({ stream: true }): the first tool starts when the second call begins, before the stream ends', async () => {
     const recorded = readCorpusJson('openai-chat/openllmetry__openai_streaming_parallel.json').interactions[0];
-    const s = serve(recorded.response.events);
+    const { tools, bodyStartedAt, bodyStarted } = lookupTools(['get_current_weather']);
+    const finishAt = indexOf(recorded.response.events, (d) => d?.choices?.[0]?.finish_reason === 'tool_calls');
+    // The finish event waits until the first tool ran (never, for a runner that waits for it).
+    const s = serve(recorded.response.events, { before: finishAt, open: bodyStarted(0) });
     const client = new OpenAI({ apiKey: 'test-key', baseURL: `${base}/v1`, maxRetries: 0 });
     const params = recorded.request.body as OpenAI.ChatCompletionCreateParamsNonStreaming;
     const stream = await client.chat.completions.create({ ...params, stream: true });
-    const { tools, bodyStartedAt } = lookupTools(['get_current_weather']);
     const { batch, startedAt } = await drive(runTools(fromOpenAIChatStream(stream), { tools }));
 
     const secondCallBegins = s.writtenAt[indexOf(s.events, (d) => d?.choices?.[0]?.delta?.tool_calls?.[0]?.index === 1)]!;
@@ -228,10 +254,11 @@ describe('S4 over real HTTP with the openai SDK\'s Responses stream (synthetic e
       events.push(ev('response.output_item.done', { output_index: n, item: fc(n, a, 'completed') }));
     });
     events.push(ev('response.completed', { response: { id: 'resp_1', object: 'response', status: 'completed', output: [fc(0, '{"q":"a"}', 'completed'), fc(1, '{"q":"b"}', 'completed')] } }));
-    const s = serve(events);
+    const { tools, bodyStarted } = lookupTools(['lookup']);
+    // response.completed waits until the first call ran (never, for a runner that waits for it).
+    const s = serve(events, { before: events.length - 1, open: bodyStarted(0) });
     const client = new OpenAI({ apiKey: 'test-key', baseURL: `${base}/v1`, maxRetries: 0 });
     const stream = await client.responses.create({ model: 'gpt-test', input: 'q', stream: true });
-    const { tools } = lookupTools(['lookup']);
     const { batch, startedAt } = await drive(runTools(fromOpenAIResponsesStream(stream), { tools }));
     const firstDone = s.writtenAt[indexOf(events, (d) => d.type === 'response.output_item.done')]!;
     expect(startedAt[0]).toBeGreaterThan(firstDone);
