@@ -325,7 +325,6 @@ export function shellTool(options: ShellToolOptions = {}): ShellTool {
         // The group may still be ending after the output closed; finish the escalation so
         // that no timer outlives the call and the result says what really happened.
         await proc.killDone;
-        await launch?.release();
         if (proc.spawnError !== undefined) {
           throw new Error(`shell: could not start /bin/sh in ${cwd}: ${proc.spawnError.message}`);
         }
