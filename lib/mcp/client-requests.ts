@@ -16,6 +16,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import { readContentBlock } from '../core/content.ts';
 import type { ToolApprovalHandler } from '../core/approval.ts';
+import { jsonText } from './content.ts';
 import type { ToolClient, ToolElicitResult, ToolLogLevel, ToolSampleResult } from '../core/tool-client.ts';
 
 /** Severity of each level, lowest first (the order of MCP's `LoggingLevel`). */
@@ -122,12 +123,4 @@ export function approvalByElicitation(client: ToolClient): ToolApprovalHandler {
     const reason = answer.action === 'decline' ? 'the user declined it in the MCP client' : 'the user dismissed the approval request in the MCP client';
     return { approvalId: request.approvalId, approved: false, reason };
   };
-}
-
-function jsonText(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }

@@ -35,3 +35,12 @@ export function toMcpContent(content: readonly ContentBlock[]): McpContentBlock[
     }
   });
 }
+
+/** `value` as JSON text for a person or a model to read; `String(value)` where JSON cannot hold it (a cycle, a BigInt, `undefined`). */
+export function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

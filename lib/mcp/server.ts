@@ -42,7 +42,7 @@ import { assertToolShape, describeValue, type InputSchema, type Tool, type ToolC
 import type { ToolClient } from '../core/tool-client.ts';
 import { inputJsonSchema, toolJsonSchema } from '../schemas/json-schema.ts';
 import { approvalByElicitation, mcpToolClient, type McpLogging } from './client-requests.ts';
-import { toMcpContent } from './content.ts';
+import { jsonText, toMcpContent } from './content.ts';
 
 /** One MCP progress notification's payload (`progress` strictly increases within one request). */
 export interface McpProgressPayload {
@@ -504,13 +504,5 @@ class Exclusivity {
 
   private drain(): void {
     while (this.queue.length > 0 && this.canStart(this.queue[0]!.sequential)) this.queue.shift()!.grant();
-  }
-}
-
-function jsonText(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
   }
 }
