@@ -1,0 +1,126 @@
+/**
+ * The journal: the seam through which a durable-execution engine keeps a batch (and an agent
+ * run) across a crash (contract J). The core imports no engine: an engine adapter
+ * (`toolrun/dbos`, or one a user writes for Restate, Temporal or Vercel Workflow) implements
+ * these interfaces, and `runTools(calls, { journal })` / `runAgent(…, { journal })` drive them.
+ *
+ * The one rule an engine needs: **every operation of call *i* is issued when call *i* is
+ * handed out, and calls are handed out in call order.** Engines that match their journal by
+ * operation number (DBOS, Temporal, Restate) then see the same sequence of operations on
+ * every attempt, whatever order the calls finish in; an engine that issued them when calls
+ * finished would hand one call's result to another after a crash.
+ *
+ * States of one call's entry, as the run sees them:
+ *
+ * ```
+ * open(call) ──▶ prior ─┬─ 'new'      → prepare, (decide), execute, finalize → commit(result) → tool_result
+ *                       ├─ 'started'  → an earlier attempt began it and journaled no result:
+ *                       │               the run's `interruptedCalls` policy either answers it
+ *                       │               'unknown' without running (commit) or runs it again
+ *                       │               with the same `ctx.idempotencyKey` (at-least-once)
+ *                       └─ 'ended'    → not executed: start → end (replayed) → tool_result, the
+ *                                       journaled result, in call order; no commit
+ * ```
+ *
+ * @module
+ */
+import type { CallOutcome } from './events.ts';
+import type { ToolResultMessage } from './tool.ts';
+
+/** A call as the journal sees it when the run opens its entry. */
+export interface JournalCall {
+  /** The call's position in the batch (0-based): the entry's identity within the batch. */
+  readonly index: number;
+  readonly toolCallId: string;
+  /** The name the model used (maybe a name no tool has). */
+  readonly toolName: string;
+  /** The call's raw arguments, as the model sent them. */
+  readonly arguments: unknown;
+}
+
+/**
+ * What the journal keeps of a call that ended: its finalized result (after validation,
+ * timeout, abort, `afterToolCall` and approval), not the tool's raw return value. It must
+ * survive `JSON.stringify` / `JSON.parse`: `details` and `meta` are kept as JSON keeps them.
+ */
+export interface JournaledResult {
+  /** The call's result message, as its `tool_result` event carried it. */
+  readonly message: ToolResultMessage;
+  readonly outcome: CallOutcome;
+  /** The result's `terminate` flag (contract O6), when set. */
+  readonly terminate?: boolean;
+}
+
+/** A person's decision on a call that needed approval (contract H2), journaled before the call runs. */
+export interface JournaledDecision {
+  readonly approved: boolean;
+  readonly reason?: string;
+}
+
+/** What an earlier attempt of the same durable run left for a call. */
+export type JournalPrior =
+  | { readonly state: 'new' }
+  | { readonly state: 'started'; readonly decision?: JournaledDecision }
+  | { readonly state: 'ended'; readonly result: JournaledResult; readonly decision?: JournaledDecision };
+
+/** One call's entry in the journal, returned by {@link ToolJournal.open}. */
+export interface JournalEntry {
+  /** What an earlier attempt left for the call; the call's prepare stage waits for it. */
+  readonly prior: JournalPrior | PromiseLike<JournalPrior>;
+  /**
+   * A key that is the same on every attempt of this call in this durable run (for example
+   * the engine's workflow id and the call's index). The tool reads it as
+   * `ctx.idempotencyKey` and passes it to the services it calls, so a call run again after
+   * a crash is not applied twice by a service that honours the key.
+   */
+  readonly idempotencyKey: string;
+  /** Journals a person's decision (from `approve`) before the call runs, so nobody is asked twice. */
+  decide(decision: JournaledDecision): void | PromiseLike<void>;
+  /**
+   * Journals the call's finalized result. Called once, in call order (at the call's
+   * release); the call's `tool_result` is emitted once it settles. Not called for a call
+   * whose prior was `'ended'`. A rejection fails the run (the generator throws it): a result
+   * that cannot be journaled is never handed to the consumer.
+   */
+  commit(result: JournaledResult): void | PromiseLike<void>;
+}
+
+/**
+ * A batch's journal: `RunToolsOptions.journal`. An engine adapter returns one per durable
+ * batch (the batch's workflow).
+ */
+export interface ToolJournal {
+  /**
+   * Opens call `call.index`'s entry. Called once per call, in call order, synchronously
+   * when the run hands the call out and before its prepare stage: the engine issues every
+   * operation it will need for this call here.
+   */
+  open(call: JournalCall): JournalEntry;
+}
+
+/** A value journaled once per step of a sequence (an agent's model reply per turn). */
+export interface JournalValueEntry<V> {
+  /** The value an earlier attempt journaled, or `undefined`. */
+  readonly prior: V | undefined | PromiseLike<V | undefined>;
+  /** Journals the value (once, when the step produced it). */
+  commit(value: V): void | PromiseLike<void>;
+}
+
+/**
+ * An agent run's journal: `RunAgentOptions.journal`. Turns are strictly sequential, so the
+ * engine sees: turn 0's model reply, turn 0's batch, turn 1's model reply, …
+ */
+export interface AgentJournal<Reply = unknown> {
+  /** Opens turn `turn`'s model reply, before the model is asked; a journaled reply is used without asking it. */
+  modelReply(turn: number): JournalValueEntry<Reply>;
+  /** The journal of turn `turn`'s tool batch. */
+  batch(turn: number): ToolJournal;
+}
+
+/**
+ * What the run does with a call an earlier attempt started and journaled no result for (it
+ * was running at the crash): `'unknown'` (the default) answers it without running, with a
+ * result telling the model its outcome is unknown; `'run-again'` runs it again with the same
+ * `ctx.idempotencyKey` (at-least-once). A function decides per call.
+ */
+export type InterruptedCallPolicy = 'unknown' | 'run-again' | ((call: JournalCall) => 'unknown' | 'run-again');
