@@ -61,7 +61,13 @@ export interface JournaledDecision {
 export type JournalPrior =
   | { readonly state: 'new' }
   | { readonly state: 'started'; readonly decision?: JournaledDecision }
-  | { readonly state: 'ended'; readonly result: JournaledResult; readonly decision?: JournaledDecision };
+  | {
+      readonly state: 'ended';
+      readonly result: JournaledResult;
+      readonly decision?: JournaledDecision;
+      /** The call's progress values, in the order the tool yielded them, when the engine kept them ({@link JournalEntry.progress}); replayed as updates. */
+      readonly progress?: readonly unknown[];
+    };
 
 /** One call's entry in the journal, returned by {@link ToolJournal.open}. */
 export interface JournalEntry {
@@ -74,6 +80,12 @@ export interface JournalEntry {
    * a crash is not applied twice by a service that honours the key.
    */
   readonly idempotencyKey: string;
+  /**
+   * Optional: keeps a progress value the tool yielded (called in the order it yielded them,
+   * before the call's commit; not awaited, so a slow engine never holds the tool back). An
+   * engine that keeps them returns them in a later attempt's `prior.progress`.
+   */
+  progress?(value: unknown): void;
   /** Journals a person's decision (from `approve`) before the call runs, so nobody is asked twice. */
   decide(decision: JournaledDecision): void | PromiseLike<void>;
   /**
