@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { Channel } from '../core/streams/channel.ts';
 import { BoundedOutput } from './bounded-output.ts';
 import type { SandboxedSpawn } from './sandbox.ts';
 import { delay, findCommandProcesses, groupIsAlive, readProc, sandboxGroup, settlesWithin, SHELL_CALL_ENV, signalGroup, signalTracked } from './shell-kill.ts';
@@ -67,13 +68,20 @@ export class ShellProcess {
   /** The shell's start time (clock ticks since boot, Linux); processes started earlier cannot be its descendants. */
   #shellStart = 0;
 
-  /** Progress not yet taken by the generator; every item is unseen by the consumer, so merging into the last is safe. */
-  readonly #queue: ShellProgress[] = [];
-  /** Sum of `text.length` over `#queue`. */
+  /**
+   * Progress not yet taken by the generator, which reads it with `take()`/`wait()`. Its
+   * high-water mark counts items ({@link QUEUE_MAX_ITEMS}); {@link #queuedChars} counts
+   * chars. Closed when the child closes; `return()`ed when nobody will read it any more.
+   */
+  readonly #progress = new Channel<ShellProgress>({ highWaterMark: QUEUE_MAX_ITEMS });
+  /**
+   * The item pushed last. Invariant: while `#progress` is not empty, it is the last item
+   * buffered there, unseen by the consumer, so merging a chunk into it is safe.
+   */
+  #last: ShellProgress | undefined;
+  /** Sum of `text.length` over the items in `#progress`. */
   #queuedChars = 0;
   #paused = false;
-  #discard = false;
-  #wake: (() => void) | undefined;
   #drainTimer: NodeJS.Timeout | undefined;
 
   /** True when the command runs in the OS sandbox: the host's process group then holds bwrap alone. */
@@ -110,7 +118,7 @@ export class ShellProcess {
     }
     this.child.on('error', (error) => {
       this.spawnError ??= error;
-      this.#notify();
+      this.#progress.notify();
     });
     this.child.on('exit', () => {
       if (this.isClosed) return;
@@ -127,16 +135,19 @@ export class ShellProcess {
       this.exitCode = code;
       this.exitSignal = signal;
       resolveClosed();
-      this.#notify();
+      // The generator reads what is buffered, then sees isClosed.
+      this.#progress.close();
     });
   }
 
   /** The next progress item, or undefined when none is queued. Resumes paused pipes once the queue is low. */
   take(): ShellProgress | undefined {
-    const item = this.#queue.shift();
+    const progress = this.#progress;
+    const item = progress.take();
     if (item === undefined) return undefined;
+    if (progress.size === 0) this.#last = undefined; // the consumer has it now: never merge into it
     this.#queuedChars -= item.text.length;
-    if (this.#paused && this.#queuedChars <= QUEUE_LOW_CHARS && this.#queue.length <= QUEUE_MAX_ITEMS / 2) {
+    if (this.#paused && this.#queuedChars <= QUEUE_LOW_CHARS && progress.size <= QUEUE_MAX_ITEMS / 2) {
       this.#setFlowing(true);
     }
     return item;
@@ -144,13 +155,13 @@ export class ShellProcess {
 
   /** Resolves at the next data, error or close. Call only after `take()` returned undefined. */
   changed(): Promise<void> {
-    return new Promise<void>((resolve) => (this.#wake = resolve));
+    return this.#progress.wait();
   }
 
   /** Stops queuing progress (nobody will read it) and lets the pipes flow so that 'close' can come. */
   discardProgress(): void {
-    this.#discard = true;
-    this.#queue.length = 0;
+    void this.#progress.return();
+    this.#last = undefined;
     this.#queuedChars = 0;
     this.#setFlowing(true);
   }
@@ -241,25 +252,25 @@ export class ShellProcess {
 
   #onData(stream: 'stdout' | 'stderr', text: string): void {
     this.output.push(text);
-    if (this.#discard) return;
+    const progress = this.#progress;
+    if (progress.closed) return; // discarded: nobody reads progress any more
     // A dying command is never paused (its pipes must drain for 'close' to come), so once it
     // is being killed, progress beyond the queue bound is dropped; the result keeps the output.
     if (this.killReason !== undefined && this.#queuedChars >= QUEUE_HIGH_CHARS) return;
-    const last = this.#queue.at(-1);
-    if (last !== undefined && last.stream === stream && last.text.length + text.length <= COALESCE_CHARS) {
+    this.#queuedChars += text.length;
+    let belowMark = true;
+    const last = this.#last;
+    if (progress.size > 0 && last !== undefined && last.stream === stream && last.text.length + text.length <= COALESCE_CHARS) {
+      // Still buffered (see #last): a consumer in wait() was woken by its push already.
       last.text += text;
     } else {
-      this.#queue.push({ stream, text });
+      const item = { stream, text };
+      this.#last = item;
+      belowMark = progress.push(item);
     }
-    this.#queuedChars += text.length;
-    if (
-      !this.#paused &&
-      this.killReason === undefined &&
-      (this.#queuedChars >= QUEUE_HIGH_CHARS || this.#queue.length >= QUEUE_MAX_ITEMS)
-    ) {
+    if (!this.#paused && this.killReason === undefined && (!belowMark || this.#queuedChars >= QUEUE_HIGH_CHARS)) {
       this.#setFlowing(false);
     }
-    this.#notify();
   }
 
   #setFlowing(flowing: boolean): void {
@@ -269,11 +280,5 @@ export class ShellProcess {
       if (flowing) stream?.resume();
       else stream?.pause();
     }
-  }
-
-  #notify(): void {
-    const wake = this.#wake;
-    this.#wake = undefined;
-    wake?.();
   }
 }
