@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Channel } from '../core/streams/channel.ts';
 import { BoundedOutput } from './bounded-output.ts';
 import type { SandboxedSpawn } from './sandbox.ts';
-import { delay, findCommandProcesses, groupIsAlive, readProc, sandboxGroup, settlesWithin, SHELL_CALL_ENV, signalGroup, signalTracked } from './shell-kill.ts';
+import { KillSequence, readProc, SHELL_CALL_ENV } from './shell-kill.ts';
 
 /** One chunk of output, yielded as progress as soon as it arrives. */
 export interface ShellProgress {
@@ -33,13 +33,10 @@ const QUEUE_LOW_CHARS = 256 * 1024;
 const QUEUE_MAX_ITEMS = 1024;
 /** Adjacent chunks of one stream are merged into one progress item up to this size. */
 const COALESCE_CHARS = 64 * 1024;
-/** How often the group is checked while it is given its grace period, in ms. */
-const GROUP_POLL_MS = 50;
-/** After `SIGKILL`, how many times (10 ms apart) the processes are looked for and killed again before the rest count as survivors. */
-const KILL_CONFIRM_ROUNDS = 100;
 
 /**
- * One running command: the child, its output, its progress queue, and the kill sequence.
+ * One running command: the child, its output, its progress queue, and its kill (the sequence
+ * itself is a {@link KillSequence}).
  *
  * States only move forward: running → (killing) → closed. `isClosed` means the child's
  * `'close'` event came (exit plus end of both pipes); after it, `exitCode`/`exitSignal` are final.
@@ -55,16 +52,12 @@ export class ShellProcess {
   spawnError: Error | undefined;
   /** Set once, by the first {@link kill}; `undefined` while the command runs undisturbed. */
   killReason: ShellKillReason | undefined;
-  /** True once `SIGKILL` reached the group. */
-  forcedKill = false;
+  /** The kill sequence, from the first {@link kill} on. */
+  #kill: KillSequence | undefined;
   /** True when reading stopped `exitDrainMs` after the shell exited (background holders). */
   outputAbandoned = false;
-  /** Resolves when the kill sequence is over (group gone, or `SIGKILL` sent); resolved when no kill began. */
-  killDone: Promise<void> = Promise.resolve();
   /** The value of {@link SHELL_CALL_ENV} in the command's environment. */
   readonly callId = randomUUID();
-  /** Processes the kill could not end (see {@link ShellDetails.survivors}). */
-  survivors: number[] = [];
   /** The shell's start time (clock ticks since boot, Linux); processes started earlier cannot be its descendants. */
   #shellStart = 0;
 
@@ -140,6 +133,21 @@ export class ShellProcess {
     });
   }
 
+  /** True once `SIGKILL` reached the group. */
+  get forcedKill(): boolean {
+    return this.#kill?.forcedKill ?? false;
+  }
+
+  /** Processes the kill could not end (`ShellDetails.survivors`). */
+  get survivors(): number[] {
+    return this.#kill?.survivors ?? [];
+  }
+
+  /** Resolves when the kill sequence is over (group gone, or `SIGKILL` sent); resolved when no kill began. */
+  get killDone(): Promise<void> {
+    return this.#kill?.done ?? Promise.resolve();
+  }
+
   /** The next progress item, or undefined when none is queued. Resumes paused pipes once the queue is low. */
   take(): ShellProgress | undefined {
     const progress = this.#progress;
@@ -167,15 +175,9 @@ export class ShellProcess {
   }
 
   /**
-   * Starts the kill sequence once. On Linux the processes the command started are found
-   * first (descendants of the shell by parent pid, members of its group, and any process
-   * carrying this call's id in its environment, which covers `setsid` and double forks),
-   * before anything is signalled, so that no parent link is lost by a kill. That search
-   * reads `/proc` synchronously, skipping processes older than the shell, so `SIGTERM` is not
-   * delayed by the thread pool (the runtime gives a tool `abortGraceMs`, 100 ms by default, to
-   * confirm). `SIGTERM` goes to the group and to each of them; after `graceMs`, whatever is
-   * still alive (searched again, so late forks count) gets `SIGKILL`, and whatever outlives
-   * that is reported in `survivors`. Later calls and calls after the output closed do nothing.
+   * Starts the kill sequence once (see {@link KillSequence}): `SIGTERM` to everything the
+   * command started, `SIGKILL` to what is still alive after `graceMs`. Later calls and calls
+   * after the output closed do nothing.
    */
   kill(reason: ShellKillReason, graceMs: number): void {
     const pid = this.child.pid;
@@ -183,71 +185,7 @@ export class ShellProcess {
     this.killReason = reason;
     // A dying command's output must drain for 'close' to come: no more backpressure.
     this.#setFlowing(true);
-    const tracked = new Map<number, string>();
-    this.#track(pid, tracked);
-    // Sandboxed, the host's group is bwrap alone: SIGTERM would end it, and with it (through
-    // the PID namespace) every process at once by SIGKILL, leaving them no grace. The group to
-    // signal is the sandbox's session (bwrap's init leads it, `--new-session`): one kill()
-    // reaches the shell and its children together, as the host group does unsandboxed (one by
-    // one, a shell whose child died first would run its next command before its own signal
-    // came). The init ignores SIGTERM from outside its namespace; bwrap gets SIGKILL after the
-    // grace, which ends the whole namespace.
-    const group = this.sandboxed ? sandboxGroup(pid, tracked) : pid;
-    if (group !== undefined) signalGroup(group, 'SIGTERM');
-    for (const [member, start] of tracked) if (member !== pid) signalTracked(member, start, 'SIGTERM', group ?? pid);
-    this.killDone = this.#escalate(pid, graceMs, tracked);
-  }
-
-  async #escalate(pid: number, graceMs: number, tracked: Map<number, string>): Promise<void> {
-    const deadline = performance.now() + graceMs;
-    if (!(await settlesWithin(this.closed, graceMs))) {
-      await this.#forceKill(pid, tracked);
-      return;
-    }
-    // The shell is gone and its output closed, but a member of its group that redirected
-    // its output (or ignored SIGTERM), or a process that left the group, may still be alive.
-    for (;;) {
-      if (!this.#stillAlive(pid, tracked)) return;
-      const left = deadline - performance.now();
-      if (left <= 0) {
-        await this.#forceKill(pid, tracked);
-        return;
-      }
-      await delay(Math.min(GROUP_POLL_MS, left));
-    }
-  }
-
-  /** Adds the command's live processes to `tracked`; true when any was found. On other platforms: true while the group lives. */
-  #stillAlive(pid: number, tracked: Map<number, string>): boolean {
-    if (process.platform !== 'linux') return groupIsAlive(pid);
-    const before = new Set(tracked.keys());
-    const found = this.#track(pid, tracked);
-    // Late forks get SIGTERM too (once); sandboxed, bwrap itself only gets SIGKILL.
-    for (const [member, start] of found) if (!before.has(member) && member !== pid) signalTracked(member, start, 'SIGTERM', this.sandboxed ? undefined : pid);
-    return found.size > 0;
-  }
-
-  /** Finds the command's live processes (Linux) and adds them to `tracked`; returns those found. */
-  #track(pid: number, tracked: Map<number, string>): Map<number, string> {
-    if (process.platform !== 'linux') return new Map();
-    const found = findCommandProcesses(pid, this.callId, tracked, this.#shellStart);
-    for (const [member, start] of found) tracked.set(member, start);
-    return found;
-  }
-
-  async #forceKill(pid: number, tracked: Map<number, string>): Promise<void> {
-    if (signalGroup(pid, 'SIGKILL')) this.forcedKill = true;
-    if (process.platform !== 'linux') return;
-    // Bounded: each round kills what is found (late forks included) and looks again.
-    for (let round = 0; round < KILL_CONFIRM_ROUNDS; round++) {
-      const found = this.#track(pid, tracked);
-      this.survivors = [...found.keys()].sort((a, b) => a - b);
-      if (found.size === 0) return;
-      for (const [member, start] of found) {
-        if (signalTracked(member, start, 'SIGKILL')) this.forcedKill = true;
-      }
-      await delay(GROUP_POLL_MS / 5);
-    }
+    this.#kill = new KillSequence({ pid, callId: this.callId, shellStart: this.#shellStart, sandboxed: this.sandboxed, closed: this.closed }, graceMs);
   }
 
   #onData(stream: 'stdout' | 'stderr', text: string): void {
