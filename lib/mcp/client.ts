@@ -16,12 +16,14 @@
  * collected. With 50 calls in flight that signal held 1,750 listeners after 2,000 calls (2
  * after a forced GC) and printed MaxListenersExceededWarning (issue 20). {@link
  * scopedFetch} listens to the transport's signal once and aborts the requests still running
- * when it aborts; each request's listener goes with its own signal.
+ * when it aborts (the core's `CancelScope`, one child scope per request); each request's
+ * listener goes with its own signal.
  *
  * @module
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CancelScope } from '../core/abort.ts';
 
 /** Options of {@link connectMcpHttp}. */
 export interface ConnectMcpHttpOptions {
@@ -68,43 +70,40 @@ export async function connectMcpHttp(url: URL, options: ConnectMcpHttpOptions = 
 }
 
 /**
- * A `fetch` for the SDK's transport that gives each request its own `AbortController`,
- * aborted when the signal the transport passes aborts (the transport closed). The one
- * listener on that long-lived signal is added once per signal, not once per request.
+ * @internal A `fetch` for the SDK's transport that gives each request its own signal: a
+ * {@link CancelScope} that is a child of one scope per transport signal, which listens to
+ * that signal (the transport closed) and fans its abort out to the requests still running,
+ * with its reason. The one listener on that long-lived signal is added once per signal, not
+ * once per request (contract A6's rule, applied to the transport).
  *
- * Invariant: `running` holds the controllers of the requests whose response is not yet
- * read to its end (or failed); each leaves it when its body ends, at once for a body the
- * SDK does not read (202 Accepted), or on failure.
+ * Invariant: a request's scope is on its transport scope's list from the request's start
+ * until its response body is read to its end (or failed); it leaves at once for a body the
+ * SDK does not read (202 Accepted). Exported for its spec only.
  */
-function scopedFetch(): (url: string | URL, init?: RequestInit) => Promise<Response> {
-  const running = new Set<AbortController>();
-  let listened: AbortSignal | undefined;
+export function scopedFetch(): (url: string | URL, init?: RequestInit) => Promise<Response> {
+  let transport: { signal: AbortSignal; scope: CancelScope } | undefined;
   return async (url, init) => {
     const shared = init?.signal;
     if (shared === undefined || shared === null || shared.aborted) return await fetch(url, init);
-    if (listened !== shared) {
-      listened = shared;
-      shared.addEventListener(
-        'abort',
-        () => {
-          for (const controller of running) controller.abort(shared.reason);
-          running.clear();
-        },
-        { once: true },
-      );
+    if (transport?.signal !== shared) {
+      // Never closed: it lives as long as the transport's signal (an aborted one is replaced
+      // by the next signal, and then collected with its requests).
+      const scope = new CancelScope();
+      scope.listen(shared);
+      transport = { signal: shared, scope };
     }
-    const own = new AbortController();
-    running.add(own);
+    const request = new CancelScope();
+    request.enter(transport.scope);
     try {
-      const response = await fetch(url, { ...init, signal: own.signal });
+      const response = await fetch(url, { ...init, signal: request.signal });
       if (response.body === null || response.status === 202) {
-        running.delete(own);
+        request.close();
         return response;
       }
-      const body = response.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({ flush: () => void running.delete(own) }));
+      const body = response.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({ flush: () => request.close() }));
       return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
     } catch (error) {
-      running.delete(own);
+      request.close();
       throw error;
     }
   };

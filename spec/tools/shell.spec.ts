@@ -82,7 +82,7 @@ function abortListeners(signal: AbortSignal): number {
 }
 
 /**
- * Records the timers that lib/tools/shell.ts creates (by creation stack) and which of them
+ * Records the timers that lib/tools/shell*.ts create (by creation stack) and which of them
  * are still pending: neither fired nor cleared.
  */
 function trackShellTimers(): { pending: Set<unknown>; readonly created: number; restore(): void } {
@@ -91,7 +91,8 @@ function trackShellTimers(): { pending: Set<unknown>; readonly created: number; 
   const pending = new Set<unknown>();
   let created = 0;
   const set = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
-    const fromShell = new Error().stack?.includes(`lib${path.sep}tools${path.sep}shell.ts`) === true;
+    // shell.ts and the files it is split into (shell-process.ts, shell-kill.ts).
+    const fromShell = /lib[\\/]tools[\\/]shell(\.ts|-[a-z]+\.ts)/.test(new Error().stack ?? '');
     const handle = realSet(() => {
       pending.delete(handle);
       fn(...args);

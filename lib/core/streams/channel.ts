@@ -20,8 +20,9 @@
  * `ready()` runs in lockstep with the consumer: it is released only while the consumer is
  * waiting for a value, as a merge source is pulled at most one step ahead (contract M3).
  *
- * One consumer only: `next()` must not be called again before the previous call settled, and
- * a consumer uses either `next()` or `take()`/`wait()`, not both.
+ * One consumer only: `next()` must not be called again before the previous call settled (a
+ * second pending call is rejected with a `TypeError`, contract Q1), and a consumer uses either
+ * `next()` or `take()`/`wait()`, not both.
  *
  * Cost: O(1) per `push` and per read (amortized over the doubling of the ring); the ring keeps
  * its storage when it empties, so a queue that fills and drains every turn allocates nothing
@@ -180,10 +181,19 @@ export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined
     this.notify();
   }
 
-  /** The next value; waits while the buffer is empty and the channel open. */
+  /**
+   * The next value; waits while the buffer is empty and the channel open.
+   *
+   * Rejects with a `TypeError`, and changes nothing, when called while an earlier `next()`
+   * still waits (contract Q1): a channel has one consumer. Without the check the second call
+   * would take the first one's place and the first would never settle.
+   */
   next(): Promise<IteratorResult<T, undefined>> {
     if (this.#size > 0) return Promise.resolve({ done: false, value: this.take() as T });
     if (this.#state !== State.Open) return this.#end();
+    if (this.#waiting !== undefined) {
+      return Promise.reject(new TypeError('Channel: next() was called while an earlier next() is already waiting; a Channel has one consumer, which awaits each next() before the following one'));
+    }
     return new Promise<IteratorResult<T, undefined>>((resolve, reject) => {
       this.#waiting = resolve;
       this.#rejectWaiting = reject;

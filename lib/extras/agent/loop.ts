@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { CancelScope } from '../../core/abort.ts';
 import type { ToolApprovalResponse } from '../../core/approval.ts';
 import type { StateClaim } from '../../core/claims.ts';
 import { DEFAULTS } from '../../core/defaults.ts';
@@ -176,15 +177,12 @@ function checkToolTable(tools: readonly unknown[]): void {
 async function* agentLoop(options: RunAgentOptions): AsyncGenerator<AgentEvent, AgentResult, undefined> {
   const { model, tools, messages = [], maxTurns = DEFAULT_MAX_TURNS, signal: caller, resume, ...batchOptions } = options;
   const history: AgentMessage[] = [...messages];
-  // One internal controller: the model and every batch get its signal. It follows the
-  // caller's signal through one listener (A6), and aborts when the consumer leaves.
-  const controller = new AbortController();
-  const onCallerAbort = (): void => controller.abort(caller!.reason);
-  if (caller !== undefined) {
-    if (caller.aborted) controller.abort(caller.reason);
-    else caller.addEventListener('abort', onCallerAbort, { once: true });
-  }
-  const signal = controller.signal;
+  // One scope for the run: the model and every batch get its signal. It follows the
+  // caller's signal through one listener, removed by close() (A6), and aborts when the
+  // consumer leaves (A5).
+  const scope = new CancelScope();
+  scope.listen(caller);
+  const signal = scope.signal;
   let turn = 0;
   let completed = false;
   try {
@@ -257,10 +255,11 @@ async function* agentLoop(options: RunAgentOptions): AsyncGenerator<AgentEvent, 
     completed = true;
     return result;
   } finally {
-    caller?.removeEventListener('abort', onCallerAbort);
     // The consumer left: the model call in flight and the running tools are stopped (A5).
+    // An earlier abort (the caller's) wins: its reason stays the signal's.
     if (!completed && !signal.aborted) {
-      controller.abort(new DOMException('The consumer stopped iterating runAgent before the run ended', 'AbortError'));
+      scope.abort('consumer', new DOMException('The consumer stopped iterating runAgent before the run ended', 'AbortError'));
     }
+    scope.close();
   }
 }

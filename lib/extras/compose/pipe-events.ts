@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { CancelScope } from '../../core/abort.ts';
 import { closeWithoutWaiting } from '../../core/streams/merge.ts';
 
 /**
@@ -48,14 +49,16 @@ export async function* pipeEvents<T, Ret, R>(
   pipeline: (events: AsyncIterable<T>) => AsyncIterable<R>,
   options: { signal?: AbortSignal } = {},
 ): AsyncGenerator<R, Ret | undefined, undefined> {
-  const controller = new AbortController();
-  const outer = options.signal;
-  const onOuterAbort = (): void => controller.abort(outer!.reason);
-  if (outer !== undefined) {
-    if (outer.aborted) controller.abort(outer.reason);
-    else outer.addEventListener('abort', onOuterAbort, { once: true });
+  // The run's scope: follows the outer signal through one listener, removed by close() (A6).
+  const scope = new CancelScope();
+  scope.listen(options.signal);
+  let run: AsyncGenerator<T, Ret, undefined>;
+  try {
+    run = start(scope.signal);
+  } catch (error) {
+    scope.close(); // no run to follow the outer signal for
+    throw error;
   }
-  const run = start(controller.signal);
   let finished: { value: Ret } | undefined;
   async function* source(): AsyncGenerator<T, Ret, undefined> {
     const value = yield* run;
@@ -78,7 +81,6 @@ export async function* pipeEvents<T, Ret, R>(
     pipelineDone = true;
     throw error;
   } finally {
-    outer?.removeEventListener('abort', onOuterAbort);
     // Not awaited: an operator whose return() waits for a parked source (ix's timeout)
     // would hang this consumer's break.
     if (!pipelineDone) closeWithoutWaiting(events);
@@ -88,7 +90,8 @@ export async function* pipeEvents<T, Ret, R>(
       // is queued behind that step, and the abort below is what reaches the tools.
       closeWithoutWaiting(tapped);
       closeWithoutWaiting(run);
-      controller.abort(new DOMException('The consumer stopped iterating the event pipeline before the run ended', 'AbortError'));
+      scope.abort('consumer', new DOMException('The consumer stopped iterating the event pipeline before the run ended', 'AbortError'));
     }
+    scope.close();
   }
 }

@@ -185,6 +185,34 @@ describe('Channel: the consumer leaves', () => {
   });
 });
 
+describe('Q1 Channel: one consumer, enforced', () => {
+  // Fails if next() no longer checks for a pending call: before the check, the second call
+  // replaced the first one's resolver, so the first stayed pending forever (issue 23).
+  it('Q1: a second next() while one is pending rejects with a TypeError; the pending one still gets the next value', async () => {
+    const channel = new Channel<string>();
+    const first = channel.next();
+    const firstState = track(first);
+    await expect(channel.next()).rejects.toThrow(TypeError);
+    await expect(channel.next()).rejects.toThrow(/already waiting; a Channel has one consumer/);
+    channel.push('a');
+    await settle(2);
+    expect(firstState.settled).toBe(true);
+    expect(await first).toEqual({ done: false, value: 'a' });
+    // The rule is about overlapping calls only: once the first settled, next() works again.
+    channel.push('b');
+    expect(await channel.next()).toEqual({ done: false, value: 'b' });
+  });
+
+  it('Q1: the refused call changes nothing: close() still ends the pending next() with its error', async () => {
+    const channel = new Channel<number>();
+    const first = channel.next();
+    await expect(channel.next()).rejects.toThrow(TypeError);
+    channel.close(new Error('source failed'));
+    await expect(first).rejects.toThrow('source failed');
+    expect(await channel.next()).toEqual({ done: true, value: undefined });
+  });
+});
+
 describe('Channel, read with take()/wait() (the merge engine and the outbox)', () => {
   it('hands items out in push order, across many growths of its ring', () => {
     const channel = new Channel<number>({ highWaterMark: Infinity, capacity: 2 });
