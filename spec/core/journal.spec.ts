@@ -152,11 +152,13 @@ describe('J1: every journal operation of call i is issued when call i is handed 
 
   it('J1 every completion order gives the same operations: opens and decides in one fixed sequence, commits in call order (fast-check, gates)', async () => {
     const n = 5;
-    const logOf = async (order: readonly number[], maxConcurrency: number): Promise<MemoryJournalOperation[]> => {
+    const logOf = async (order: readonly number[], schedule: number | 'sequential' | 'exclusive'): Promise<MemoryJournalOperation[]> => {
       const gates: Gate[] = Array.from({ length: n }, () => gate());
       const tool = defineTool({
         name: 'g',
         input: v.object({}),
+        // 'exclusive': the tool waits for every earlier call and holds every later one (S3).
+        ...(schedule === 'exclusive' ? { executionMode: 'sequential' as const } : {}),
         needsApproval: (_input, { index }) => index % 2 === 1,
         async *execute(_input, { index }) {
           yield `p${index}`;
@@ -166,7 +168,8 @@ describe('J1: every journal operation of call i is issued when call i is handed 
       });
       const journal = memoryJournal({ async: true });
       const calls = Array.from({ length: n }, (_, i) => ({ id: `c${i}`, name: 'g', arguments: {} }));
-      const done = collect(runTools(calls, { tools: [tool], journal, maxConcurrency, approve: (r) => ({ approvalId: r.approvalId, approved: true }) }));
+      const scheduling: Partial<RunToolsOptions> = schedule === 'sequential' ? { mode: 'sequential' } : typeof schedule === 'number' ? { maxConcurrency: schedule } : {};
+      const done = collect(runTools(calls, { tools: [tool], journal, ...scheduling, approve: (r) => ({ approvalId: r.approvalId, approved: true }) }));
       for (const i of order) {
         await settle(2);
         gates[i]!.open();
@@ -180,7 +183,7 @@ describe('J1: every journal operation of call i is issued when call i is handed 
     const reference = await logOf([0, 1, 2, 3, 4], Infinity);
     // Fails if an open, a decide or a commit is issued when a call ends instead of at hand-out / release.
     await fc.assert(
-      fc.asyncProperty(fc.shuffledSubarray([0, 1, 2, 3, 4], { minLength: n, maxLength: n }), fc.constantFrom(1, 2, Infinity), async (order, max) => {
+      fc.asyncProperty(fc.shuffledSubarray([0, 1, 2, 3, 4], { minLength: n, maxLength: n }), fc.constantFrom<number | 'sequential' | 'exclusive'>(1, 2, Infinity, 'sequential', 'exclusive'), async (order, max) => {
         const log = await logOf(order, max);
         expect(key(log, ['open', 'decide'])).toEqual(key(reference, ['open', 'decide']));
         expect(key(log, ['commit'])).toEqual(['commit 0', 'commit 1', 'commit 2', 'commit 3', 'commit 4']);
@@ -357,6 +360,34 @@ describe('J5: a call an earlier attempt started and committed no result for foll
     // Fails if the key changed between attempts (a service could not tell it is the same payment).
     expect(keys).toEqual(['memory:1'.replace('1', '0'), 'memory:1', 'memory:1']);
     expect(again.batch.messages.map(text)).toEqual(['paid 5', 'paid 50']);
+  });
+
+  it('J5 ctx.idempotencyKey reaches every attempt of withRetry and a child run by callTool / withTimeout', async () => {
+    const { callTool, withRetry, withTimeout } = await import('../../lib/index.ts');
+    const keys: (string | undefined)[] = [];
+    let attempts = 0;
+    const flaky = defineTool({
+      name: 'flaky',
+      input: v.object({}),
+      execute: (_i, { idempotencyKey }) => {
+        keys.push(idempotencyKey);
+        if (++attempts < 2) throw new Error('try again');
+        return 'ok';
+      },
+    });
+    const child = defineTool({ name: 'child', input: v.object({}), execute: (_i, { idempotencyKey }) => (keys.push(idempotencyKey), 'child ok') });
+    const parent = defineTool({
+      name: 'parent',
+      input: v.object({}),
+      async *execute(_i, context) {
+        return (yield* callTool(child, {}, context)).content;
+      },
+    });
+    const tools = [withRetry(flaky, { retries: 1, backoff: { baseMs: 0, maxDelayMs: 0 } }), parent, withTimeout(defineTool({ name: 'timed', input: v.object({}), execute: (_i, { idempotencyKey }) => (keys.push(idempotencyKey), 't') }), 60_000)];
+    const { batch } = await collect(runTools([{ id: 'f', name: 'flaky', arguments: {} }, { id: 'p', name: 'parent', arguments: {} }, { id: 't', name: 'timed', arguments: {} }], { tools, journal: memoryJournal({ key: 'wf' }), maxConcurrency: 1 }));
+    expect(batch.messages.map((m) => m.isError)).toEqual([false, false, false]);
+    // Fails if a wrapper drops the key (a spread copies no getter).
+    expect(keys).toEqual(['wf:0', 'wf:0', 'wf:1', 'wf:2']);
   });
 
   it('J5 ctx.idempotencyKey is undefined without a journal', async () => {
