@@ -22,7 +22,7 @@ export function chartSpec(result: ScenarioResult): { spec: Record<string, unknow
   const manySeries = new Set(values.map((v) => v.series)).size > 1;
   const spec = {
     $schema: 'https://vega.github.io/schema/vega/v6.json',
-    description: `${result.title}: ${result.chartLabel} against N`,
+    description: `${result.title}: ${result.chartLabel} against ${result.xLabel ?? 'N'}`,
     width: WIDTH,
     height: HEIGHT,
     padding: 8,
@@ -41,7 +41,7 @@ export function chartSpec(result: ScenarioResult): { spec: Record<string, unknow
       },
     ],
     axes: [
-      { orient: 'bottom', scale: 'x', title: 'N', grid: true, format: '~s' },
+      { orient: 'bottom', scale: 'x', title: result.xLabel ?? 'N', grid: true, format: '~s' },
       { orient: 'left', scale: 'y', title: result.chartLabel, grid: true, format: '~s' },
     ],
     legends: [

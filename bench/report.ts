@@ -59,7 +59,7 @@ function tableCells(result: ScenarioResult): { header: string[]; cells: string[]
   const extra: string[] = [];
   for (const r of result.rows) for (const k of Object.keys(r.cols)) if (!extra.includes(k)) extra.push(k);
   const units = [...new Set(result.rows.map((r) => r.unit))];
-  const header = ['series', 'N', 'implementation', units.length === 1 ? units[0]! : 'value', 'range (round medians)', 'samples', ...extra, 'note'];
+  const header = ['series', result.xLabel ?? 'N', 'implementation', units.length === 1 ? units[0]! : 'value', 'range (round medians)', 'samples', ...extra, 'note'];
   const cells = result.rows.map((r) => [
     r.series,
     formatInt(r.n),

@@ -7,7 +7,7 @@
  */
 
 /** The named scenarios, in the order `npm run bench` runs them. */
-export const SCENARIO_NAMES = ['overhead', 'progress', 'scaling', 'release-latency', 'memory', 'abort', 'stream-start', 'mcp-stdio', 'mcp-http'] as const;
+export const SCENARIO_NAMES = ['overhead', 'progress', 'scaling', 'release-latency', 'memory', 'abort', 'stream-start', 'mcp-stdio', 'mcp-http', 'cold-start', 'resume'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
 /** One table row: one implementation at one size. */
@@ -52,6 +52,8 @@ export interface ScenarioResult {
   description: string;
   /** Label of the chart's y axis. */
   chartLabel: string;
+  /** What `Row.n` counts, for the table's column and the chart's x axis. @default 'N' */
+  xLabel?: string;
   rows: Row[];
   targets: Target[];
 }

@@ -90,13 +90,28 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/** The variants named in a comma-separated list; a name may hold a comma itself (`on, API only`). */
+function variantList(text: string): string[] {
+  const names: string[] = [];
+  let pending = '';
+  for (const piece of text.split(',')) {
+    pending = pending === '' ? piece.trim() : `${pending}, ${piece.trim()}`;
+    if ((VARIANTS as readonly string[]).includes(pending)) {
+      names.push(pending);
+      pending = '';
+    }
+  }
+  if (pending !== '') throw new Error(`--only: unknown variant ${JSON.stringify(pending)} (variants: ${VARIANTS.join('; ')})`);
+  return names;
+}
+
 function main(argv: readonly string[]): void {
   const runsAt = argv.indexOf('--runs');
   const runs = runsAt >= 0 ? Number(argv[runsAt + 1]) : 7;
   const baselineAt = argv.indexOf('--baseline');
   const baseline = baselineAt >= 0 ? argv[baselineAt + 1] : undefined;
   const onlyAt = argv.indexOf('--only');
-  const only = onlyAt >= 0 ? argv[onlyAt + 1]!.split(',') : undefined;
+  const only = onlyAt >= 0 ? variantList(argv[onlyAt + 1]!) : undefined;
   const variants = VARIANTS.filter((name) => (name !== 'baseline' || baseline !== undefined) && (only === undefined || only.includes(name)));
   const results = new Map<Variant, Record<number, number>[]>(variants.map((name) => [name, []]));
   for (let r = 0; r < runs; r++) {

@@ -31,7 +31,10 @@ import type { PiEvent, Peers, PiTool, PiToolResult } from './peers.ts';
  * AbortSignal costs several µs on Node 20), and a tool that never looks at it should not
  * pay for it here either.
  */
-export type Body = (args: { i: number }, ctx: BodyContext) => AsyncGenerator<unknown, string, undefined>;
+export type Body = (args: { i: number }, ctx: BodyContext) => AsyncGenerator<unknown, BodyResult, undefined>;
+
+/** What a body returns: a string, or a result with content blocks and details (both runtimes take it as is). */
+type BodyResult = string | { content: { type: 'text'; text: string }[]; details: unknown };
 
 /** What a body may read from its context. */
 interface BodyContext {
@@ -42,6 +45,46 @@ interface BodyContext {
 export const noopBody: Body = async function* () {
   return 'ok';
 };
+
+/**
+ * The headline no-op (issue 23): returns what a real tool returns, a text block and
+ * `details` (`{ content, details }`), at once. Both runtimes pass the result on as it is.
+ */
+export const detailsBody: Body = async function* (args) {
+  return { content: [{ type: 'text', text: 'ok' }], details: { i: args.i } };
+};
+
+/** The workloads of the overhead scenarios: the headline `{ content, details }` one, and the plain string. */
+export const WORKLOADS = [
+  { name: '{ content, details }', body: detailsBody },
+  { name: "'ok'", body: noopBody },
+] as const;
+
+/**
+ * A case that runs `k` batches back to back and reports their CPU and wall time divided by
+ * `k`: what a batch costs over a block, garbage collection included (a median of single
+ * batches leaves the batches a collection fell in out). A run that times its own window
+ * (pi-agent-core's) adds its windows.
+ */
+export function inBlocks(k: number, run: () => Promise<Window | void>): () => Promise<Window> {
+  return async () => {
+    let cpu = 0;
+    let wall = 0;
+    for (let i = 0; i < k; i++) {
+      const c0 = cpuNs();
+      const t0 = nowNs();
+      const own = await run();
+      if (own !== undefined) {
+        cpu += own.cpu;
+        wall += own.wall;
+      } else {
+        cpu += cpuNs() - c0;
+        wall += nowNs() - t0;
+      }
+    }
+    return { cpu: cpu / k, wall: wall / k };
+  };
+}
 
 /** A call that yields `k` progress values, then returns. */
 export function progressBody(k: number): Body {
@@ -128,7 +171,7 @@ export function makePiBatch(peers: Peers, n: number, body: Body): PiBatch {
       const it = body(params as { i: number }, { signal: signal ?? neverAborted });
       for (;;) {
         const step = await it.next();
-        if (step.done === true) return textResult(step.value);
+        if (step.done === true) return typeof step.value === 'string' ? textResult(step.value) : (step.value as PiToolResult);
         onUpdate({ content: [], details: step.value });
       }
     },

@@ -9,15 +9,17 @@
 import type { Budget } from '../harness.ts';
 import type { ScenarioName, ScenarioOptions, ScenarioResult } from '../rows.ts';
 import { abort, ABORT_SIZES } from './abort.ts';
+import { coldStart, COLD_START_SIZES } from './cold-start.ts';
 import { mcpHttp, mcpStdio, MCP_SIZES } from './mcp-serve.ts';
 import { memory, MEMORY_SIZES } from './memory.ts';
 import { overhead, OVERHEAD_SIZES } from './overhead.ts';
 import { progress, PROGRESS_SIZES } from './progress.ts';
 import { releaseLatency, RELEASE_SIZES } from './release-latency.ts';
+import { resume, RESUME_SIZES } from './resume.ts';
 import { scaling, SCALING_SIZES } from './scaling.ts';
 import { streamStart, STREAM_START_SIZES } from './stream-start.ts';
 
-export { abort, mcpHttp, mcpStdio, memory, overhead, progress, releaseLatency, scaling, streamStart };
+export { abort, coldStart, mcpHttp, mcpStdio, memory, overhead, progress, releaseLatency, resume, scaling, streamStart };
 
 /** A scenario function and its sizes in a default run and in a `--full` run. */
 export interface ScenarioEntry {
@@ -36,4 +38,6 @@ export const SCENARIOS: Record<ScenarioName, ScenarioEntry> = {
   'stream-start': { run: streamStart, sizes: STREAM_START_SIZES, fullSizes: [...STREAM_START_SIZES, 64] },
   'mcp-stdio': { run: mcpStdio, sizes: MCP_SIZES, fullSizes: [10_000] },
   'mcp-http': { run: mcpHttp, sizes: MCP_SIZES, fullSizes: [10_000] },
+  'cold-start': { run: coldStart, sizes: COLD_START_SIZES, fullSizes: [1_000] },
+  resume: { run: resume, sizes: RESUME_SIZES, fullSizes: [10, ...RESUME_SIZES] },
 };

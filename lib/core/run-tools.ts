@@ -37,7 +37,7 @@
  * @module
  */
 import { consumerExitReason, MAX_TIMER_MS, type CancelScope } from './abort.ts';
-import { readResume } from './approval.ts';
+import { readResume } from './resume.ts';
 import { CallRecord } from './call.ts';
 import { DEFAULTS } from './defaults.ts';
 import type { ToolBatch, ToolEvent } from './events.ts';

@@ -26,7 +26,8 @@
  * @module
  */
 import { CancelScope, type AbortCause } from './abort.ts';
-import { pausedBatch, type PausedBatch, type ResumePlan, type ToolApprovalRequest } from './approval.ts';
+import type { PausedBatch, ResumePlan, ToolApprovalRequest } from './approval.ts';
+import { pausedBatch } from './pause.ts';
 import { CallRecord, CallState, type CallOwner } from './call.ts';
 import { DEFAULTS, HAND_OUT_SLICE } from './defaults.ts';
 import type { CallOutcome, ToolEvent, ToolResultEvent } from './events.ts';

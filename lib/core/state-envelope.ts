@@ -2,7 +2,7 @@
  * The signed envelope of a paused state, and reading one back without trusting it (contract
  * H9): `{ version: 2, kind, payload, signature? }`, where `payload` is the state's body as
  * JSON text and `signature` the HMAC-SHA256 of exactly that text (after a kind tag). Shared by
- * the batch's state (`approval.ts`) and `runAgent`'s (`extras/agent/paused-state.ts`).
+ * the batch's state (`pause.ts`, `resume.ts`) and `runAgent`'s (`extras/agent/paused-state.ts`).
  *
  * Why an envelope around a string: the signature covers the payload's exact characters, so
  * it is checked before the body is parsed (no structure is built from an unsigned text when a
@@ -260,8 +260,11 @@ export async function openState(given: unknown, options: OpenStateOptions): Prom
   if (typeof given !== 'string') {
     // The text this object would be: a cheap bound first, then the exact count.
     if (payload.length > maxChars) malformed(`resume.state's payload is ${payload.length} characters; at most ${maxChars} are read (maxStateChars)`);
-    // {"version":2,"kind":"…","payload":…} and ,"signature":"…": JSON.stringify's exact length.
-    const chars = quotedLength(payload) + 34 + kind.length + (typeof signature === 'string' ? 79 : 0);
+    // {"version":2,"kind":"…","payload":…} and ,"signature":"…": JSON.stringify's exact length,
+    // counted only when the payload could pass the bound with every character escaped (a
+    // backslash more each): most states are far below it, and the count is a scan of the text.
+    const envelopeChars = 34 + kind.length + (typeof signature === 'string' ? 79 : 0);
+    const chars = 2 * payload.length + 2 + envelopeChars <= maxChars ? 0 : quotedLength(payload) + envelopeChars;
     if (chars > maxChars) malformed(`resume.state is ${chars} characters of JSON; at most ${maxChars} are read (maxStateChars)`);
   }
   // A lone surrogate encodes as U+FFFD: two payloads would share one signature.

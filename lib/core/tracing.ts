@@ -96,7 +96,12 @@ export interface BatchTraceEnd {
  * ```
  */
 export interface RunTracing {
-  startBatch(batch: BatchTraceStart): BatchTrace;
+  /**
+   * Starts a batch's trace; `undefined` when there is nothing to trace for this batch (an
+   * implementation with no exporter behind it): the batch then runs untraced, at the cost of
+   * an untraced run, and its calls' `traceContext` is `undefined`.
+   */
+  startBatch(batch: BatchTraceStart): BatchTrace | undefined;
 }
 
 /** One batch's trace (a span, for OpenTelemetry). */
@@ -143,11 +148,16 @@ export class TracedBatch {
     this.#batch = batch;
   }
 
-  /** Starts the batch's trace; `undefined` (and a warning) when the implementation throws or returns nothing usable. */
+  /**
+   * Starts the batch's trace; `undefined` when the implementation says there is nothing to
+   * trace (it returned `undefined`), or (with a warning) when it throws or returns something
+   * else that is not a {@link BatchTrace}.
+   */
   static start(tracing: RunTracing, start: BatchTraceStart): TracedBatch | undefined {
-    let batch: BatchTrace;
+    let batch: BatchTrace | undefined;
     try {
       batch = tracing.startBatch(start);
+      if (batch === undefined) return undefined;
       if (typeof batch !== 'object' || batch === null || typeof batch.startCall !== 'function') throw new TypeError('startBatch returned no BatchTrace');
     } catch (error) {
       emitWarning(`toolrun: tracing.startBatch failed; the batch runs untraced: ${thrownText(error)}`);

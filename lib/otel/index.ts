@@ -21,6 +21,7 @@ import {
   context,
   createTraceState,
   isSpanContextValid,
+  ProxyTracerProvider,
   SpanKind,
   SpanStatusCode,
   trace,
@@ -55,7 +56,11 @@ export type GenAiToolType = 'function' | 'extension' | 'datastore';
 export interface OpenTelemetryOptions {
   /**
    * The tracer spans are made with.
-   * @default `trace.getTracer('toolrun')`, looked up at each batch (a provider registered later is used)
+   * @default `trace.getTracer('toolrun')`, looked up at each batch (a provider registered later is used).
+   *   While no tracer provider is registered (`@opentelemetry/api` alone, no SDK) and the
+   *   batch has no parent span (no `traceContext`, no active span), a batch is not traced at
+   *   all: every span would be a non-recording one with an invalid context, so the run skips
+   *   the tracing path and costs what an untraced run costs.
    */
   tracer?: Tracer;
   /**
@@ -134,8 +139,25 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunTracing {
     toolType: options.toolType ?? defaultToolType,
   };
   return {
-    startBatch: (batch) => new OtelBatch(settings, batch),
+    startBatch: (batch) => (settings.tracer === undefined && nothingToTrace(batch) ? undefined : new OtelBatch(settings, batch)),
   };
+}
+
+/** The API's no-op tracer provider: what the global provider hands out while no SDK is registered. */
+const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/**
+ * True when a batch's spans would all be non-recording with an invalid context: no tracer
+ * provider is registered (the global one still delegates to the API's no-op provider), the
+ * batch continues no remote trace, and no span is active. Its calls' `traceContext` would be
+ * `undefined` either way. Checked at each batch, so a provider registered later is used.
+ */
+function nothingToTrace(batch: BatchTraceStart): boolean {
+  const provider = trace.getTracerProvider();
+  if (!(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NOOP_TRACER_PROVIDER) return false;
+  if (remoteSpanContext(batch.traceContext) !== undefined) return false;
+  const active = trace.getSpanContext(context.active());
+  return active === undefined || !isSpanContextValid(active);
 }
 
 interface Settings {

@@ -12,7 +12,7 @@ import { SMOKE_BUDGET } from '../../bench/harness.ts';
 import { loadPeers, peersInstalled } from '../../bench/peers.ts';
 import { markdownTable, renderMarkdown, runMeta, textTable } from '../../bench/report.ts';
 import { IMPL, SCENARIO_NAMES, type Row, type ScenarioName, type ScenarioResult } from '../../bench/rows.ts';
-import { abort, mcpHttp, mcpStdio, memory, overhead, progress, releaseLatency, scaling, streamStart } from '../../bench/scenarios/index.ts';
+import { abort, coldStart, mcpHttp, mcpStdio, memory, overhead, progress, releaseLatency, resume, scaling, streamStart } from '../../bench/scenarios/index.ts';
 
 /** Each scenario at its smallest size (tinier still for the slow ones). */
 const RUN: Record<ScenarioName, () => Promise<ScenarioResult>> = {
@@ -25,11 +25,13 @@ const RUN: Record<ScenarioName, () => Promise<ScenarioResult>> = {
   'stream-start': () => streamStart(SMOKE_BUDGET, { sizes: [4], gapMs: 1, toolMs: 2 }),
   'mcp-stdio': () => mcpStdio(SMOKE_BUDGET, { sizes: [20] }),
   'mcp-http': () => mcpHttp(SMOKE_BUDGET, { sizes: [20] }),
+  'cold-start': () => coldStart(SMOKE_BUDGET, { sizes: [3], runs: 1 }),
+  resume: () => resume(SMOKE_BUDGET, { sizes: [10] }),
 };
 
-/** The implementation that stands for toolrun in each scenario's series. */
+/** The implementation that stands for toolrun in each scenario's series (`resume` has only toolrun rows, named `toolrun: <variant>`). */
 function toolrunImpl(row: Row): boolean {
-  return row.impl === IMPL.toolrun || row.impl === IMPL.merge;
+  return row.impl === IMPL.toolrun || row.impl === IMPL.merge || row.impl.startsWith('toolrun: ');
 }
 
 function expectWellFormed(row: Row, name: ScenarioName): void {

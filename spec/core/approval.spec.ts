@@ -645,6 +645,20 @@ describe('H8 the resumed run must have the same tools, calls and requests', () =
     expect((await rejection(runTools(calls, { tools: changed, resume: { state } }))).message).toContain('input schema changed: read');
   });
 
+  it('H8: the same arguments with their keys in another order are the same call; a changed value is not', async () => {
+    const { tools } = makeTools();
+    const { batch } = await collect(runTools([call('a', 'remove', { path: '1', note: { x: 1, y: [1, 2] } })], { tools }));
+    const state = JSON.stringify(batch.paused!.state);
+    const approvals = [{ approvalId: batch.paused!.requests[0]!.approvalId, approved: true }];
+    // Fails if the comparison were of JSON text only: the reordered keys would be refused as other calls.
+    const reordered = await collect(runTools([call('a', 'remove', { note: { y: [1, 2], x: 1 }, path: '1' })], { tools, resume: { state, approvals } }));
+    expect(reordered.batch.messages).toHaveLength(1);
+    const { batch: again } = await collect(runTools([call('a', 'remove', { path: '1', note: { x: 1, y: [1, 2] } })], { tools }));
+    const state2 = JSON.stringify(again.paused!.state);
+    // Fails if the fast path answered "same" for different texts.
+    expect((await rejection(runTools([call('a', 'remove', { path: '1', note: { x: 1, y: [2, 1] } })], { tools, resume: { state: state2 } }))).code).toBe('calls');
+  });
+
   it('H8: other calls, or an approvalId no pending request has, are refused (calls, approval)', async () => {
     const { tools } = makeTools();
     const calls = [call('a', 'remove', { path: '1' })];

@@ -1,0 +1,145 @@
+/**
+ * Scenario `cold-start`: the first batches of a fresh process, the shape of a real agent
+ * (one small batch per turn). Each implementation runs in processes of its own (nothing
+ * warmed up by another), in turn: toolrun, pi-agent-core, floor, then again. Each process
+ * (bench/cold-start-child.ts) runs B batches of N = 10 `{ content, details }` calls, one
+ * after the other, and reports each batch's CPU and wall time.
+ *
+ * Rows: for the first k batches (k = 1, 2, 3, 5, 10, 20, 50, 100…), the CPU per call over
+ * those k batches together (median over processes; range: lowest and highest process). The
+ * chart is that curve. The first batch's wall time is reported alongside.
+ *
+ * @module
+ */
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { formatInt, formatNum, formatRatio, median, type Budget } from '../harness.ts';
+import { peersInstalled } from '../peers.ts';
+import { IMPL, type Row, type ScenarioOptions, type ScenarioResult, type Target } from '../rows.ts';
+
+/** Batches per process in a default run. */
+export const COLD_START_SIZES = [100] as const;
+const N = 10;
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const CHILD = join(ROOT, 'bench', 'cold-start-child.ts');
+const SERIES = 'first batches of N = 10';
+const TARGET = 'cold start: a fresh process\'s first 100 batches of N = 10 { content, details } calls, at least 2× less CPU than pi-agent-core 0.73.1';
+
+interface Trace {
+  cpu: number[];
+  wall: number[];
+}
+
+/** Runs one fresh process of `impl` for `batches` batches. */
+function child(impl: string, batches: number): Promise<Trace> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, impl, String(batches)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    proc.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    proc.on('error', reject);
+    proc.on('close', (code) => {
+      if (code !== 0) reject(new Error(`cold-start child ${impl} exited ${String(code)}: ${err.trim().split('\n').slice(-3).join(' ')}`));
+      else resolve(JSON.parse(out.trim().split('\n').at(-1)!) as Trace);
+    });
+  });
+}
+
+/** The points of the curve: k = 1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 300, 500, 1,000… up to `batches`. */
+function points(batches: number): number[] {
+  const out: number[] = [];
+  for (let decade = 1; decade <= batches; decade *= 10) for (const m of [1, 2, 3, 5]) if (m * decade <= batches) out.push(m * decade);
+  if (out.at(-1) !== batches) out.push(batches);
+  return out;
+}
+
+function sum(values: readonly number[], k: number): number {
+  let total = 0;
+  for (let i = 0; i < k; i++) total += values[i]!;
+  return total;
+}
+
+/** Runs `cold-start`: `sizes[0]` batches per process (default 100), `runs` processes per implementation. */
+export async function coldStart(budget: Budget, options: ScenarioOptions & { runs?: number } = {}): Promise<ScenarioResult> {
+  const batches = options.sizes?.[0] ?? COLD_START_SIZES[0];
+  const runs = options.runs ?? Math.max(3, budget.repeats + 2);
+  const impls = [
+    { key: 'toolrun', name: IMPL.toolrun },
+    ...(peersInstalled() ? [{ key: 'pi', name: IMPL.pi }] : []),
+    { key: 'floor', name: IMPL.floor },
+  ];
+  const traces = new Map<string, Trace[]>(impls.map((i) => [i.name, []]));
+  const failed = new Map<string, string>();
+  for (let r = 0; r < runs; r++) {
+    for (const impl of impls) {
+      if (failed.has(impl.name)) continue;
+      options.log?.(`cold-start ${impl.key} process ${r + 1}/${runs}`);
+      try {
+        traces.get(impl.name)!.push(await child(impl.key, batches));
+      } catch (error) {
+        failed.set(impl.name, error instanceof Error ? error.message : String(error));
+      }
+    }
+  }
+  const ks = points(batches);
+  /** CPU ns per call over the first k batches, per process. */
+  const cumulative = (name: string, k: number): number[] => traces.get(name)!.map((t) => sum(t.cpu, k) / (k * N));
+  const rows: Row[] = [];
+  const pi = failed.has(IMPL.pi) ? undefined : impls.find((i) => i.key === 'pi')?.name;
+  for (const impl of impls) {
+    const error = failed.get(impl.name);
+    if (error !== undefined) {
+      rows.push({ scenario: 'cold-start', series: SERIES, impl: impl.name, n: batches, unit: 'µs/call (CPU)', value: null, chart: null, cols: {}, note: `failed: ${error}` });
+      continue;
+    }
+    for (const k of ks) {
+      const per = cumulative(impl.name, k);
+      const value = median(per);
+      const cols: Record<string, string> = {
+        'batch k, µs/call': formatNum(median(traces.get(impl.name)!.map((t) => t.cpu[k - 1]! / N)) / 1e3),
+      };
+      if (pi !== undefined) cols['× pi-agent-core'] = formatRatio(value / median(cumulative(pi, k)));
+      if (k === 1) cols['first batch, wall'] = `${formatNum(median(traces.get(impl.name)!.map((t) => t.wall[0]!)) / 1e6)} ms`;
+      rows.push({
+        scenario: 'cold-start',
+        series: SERIES,
+        impl: impl.name,
+        n: k,
+        unit: 'µs/call (CPU)',
+        value: value / 1e3,
+        lo: Math.min(...per) / 1e3,
+        hi: Math.max(...per) / 1e3,
+        samples: per.length,
+        chart: value,
+        cols,
+      });
+    }
+  }
+  return {
+    name: 'cold-start',
+    title: 'cold start: the first batches of a fresh process, N = 10',
+    description:
+      `Each implementation in fresh processes of its own (${formatInt(runs)} each, interleaved): the process imports its modules, then runs ${formatInt(batches)} batches ` +
+      'of 10 calls whose tool returns `{ content, details }`, one after the other, as an agent runs one batch per turn. ' +
+      'Value: CPU µs per call over the first k batches together (k on the x axis), median over the processes, range the lowest and highest process; ' +
+      '`batch k` is the k-th batch alone. The module import is not timed; pi-agent-core is timed from its first `tool_execution_start` to `turn_end`. ' +
+      '`first batch, wall` is the first batch\'s latency (wall time).',
+    chartLabel: 'ns per call, first k batches',
+    xLabel: 'k (batches)',
+    rows,
+    targets: coldTargets(rows, batches, pi),
+  };
+}
+
+function coldTargets(rows: readonly Row[], batches: number, pi: string | undefined): Target[] {
+  const at = (impl: string, k: number) => rows.find((r) => r.impl === impl && r.n === k);
+  const tr = at(IMPL.toolrun, 100);
+  const p = pi !== undefined ? at(pi, 100) : undefined;
+  const first = at(IMPL.toolrun, 1);
+  const firstText = first?.value != null ? `; toolrun's first batch: ${first.cols['first batch, wall']} wall, ${formatNum(first.value)} µs/call CPU` : '';
+  if (batches < 100 || tr?.value == null || p?.value == null) return [{ target: TARGET, measured: `not measured in this run${firstText}`, met: null }];
+  const x = p.value / tr.value;
+  return [{ target: TARGET, measured: `toolrun ${formatNum(tr.value)} µs/call, pi-agent-core ${formatNum(p.value)} µs/call: ${formatRatio(x)} less${firstText}`, met: x >= 2 }];
+}

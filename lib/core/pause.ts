@@ -1,0 +1,56 @@
+/**
+ * Building the state of a batch that paused for approval (contract H3, H4, H9): every call,
+ * its result or its request, the tools' schema digests, signed with a secret when given.
+ *
+ * @module
+ */
+import type { PausedBatch, PausedBatchBody, PausedCall, ToolApprovalRequest } from './approval.ts';
+import { sealState } from './state-envelope.ts';
+import { jsonCopy, messageCopy, toolDigests } from './state-json.ts';
+import type { Tool, ToolCall, ToolResultMessage } from './tool.ts';
+
+/** What the run hands over when it pauses. */
+export interface PauseParts {
+  readonly calls: readonly ToolCall[];
+  readonly tools: ReadonlyMap<string, Tool>;
+  /** The released results, in call order. */
+  readonly released: readonly ToolResultMessage[];
+  /** Results of calls that ended after the first unreleased one, by index. */
+  readonly held: ReadonlyMap<number, ToolResultMessage>;
+  /** The deferred calls' requests, by index. */
+  readonly requests: ReadonlyMap<number, ToolApprovalRequest>;
+  readonly terminating: number;
+  readonly blockTerminated: boolean;
+  readonly signingSecret: string | Uint8Array | undefined;
+  /** How long the state can be resumed, in ms from now (`stateTtlMs`). */
+  readonly ttlMs: number;
+}
+
+/** Builds (and signs, with a secret) the state of a batch that paused (H3, H4, H9). */
+export async function pausedBatch(parts: PauseParts): Promise<PausedBatch> {
+  const calls: PausedCall[] = [];
+  const requests: ToolApprovalRequest[] = [];
+  parts.calls.forEach((raw, index) => {
+    const call: ToolCall = { id: raw.id, name: raw.name };
+    if (raw.arguments !== undefined) call.arguments = jsonCopy(raw.arguments);
+    if (raw.incomplete !== undefined) call.incomplete = raw.incomplete;
+    const message = index < parts.released.length ? parts.released[index] : parts.held.get(index);
+    const request = parts.requests.get(index);
+    if (message !== undefined) calls.push({ call, result: messageCopy(message) });
+    else if (request !== undefined) {
+      calls.push({ call, request });
+      requests.push(request);
+    } else calls.push({ call });
+  });
+  const body: PausedBatchBody = {
+    id: crypto.randomUUID(),
+    // Clamped: a huge stateTtlMs must not write an expiry the reader refuses as malformed.
+    expiresAt: Math.min(Date.now() + parts.ttlMs, Number.MAX_SAFE_INTEGER),
+    tools: await toolDigests(parts.tools),
+    released: parts.released.length,
+    terminating: parts.terminating,
+    blockTerminated: parts.blockTerminated,
+    calls,
+  };
+  return { requests, state: await sealState('toolrun/paused-batch', body, parts.signingSecret) };
+}

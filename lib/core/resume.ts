@@ -1,0 +1,190 @@
+/**
+ * Reading a paused batch's state back (contract H5–H9): bounded, verified (with a secret),
+ * parsed against `state-schema.ts`, checked for consistency, expiry, the same tools and calls,
+ * the approvals given; only then is its id consumed (single use, `claims.ts`).
+ *
+ * @module
+ */
+import * as v from 'valibot';
+import type { ResumeOptions, ResumePlan, ToolApprovalRequest, ToolApprovalResponse } from './approval.ts';
+import { processClaims, type StateClaim } from './claims.ts';
+import { ResumeError } from './resume-error.ts';
+import { openState } from './state-envelope.ts';
+import { canonicalJson, jsonCopy, toolDigests } from './state-json.ts';
+import { Body, LIMITS, type ReadState } from './state-schema.ts';
+import { describeValue, type Tool, type ToolCall, type ToolResultMessage } from './tool.ts';
+
+/** What a resume is checked against. */
+export interface ResumeInput {
+  readonly resume: ResumeOptions;
+  readonly tools: ReadonlyMap<string, Tool>;
+  readonly calls: readonly ToolCall[];
+  readonly signingSecret: string | Uint8Array | undefined;
+  /** Longest state text read (`maxStateChars`). */
+  readonly maxChars: number;
+}
+
+/**
+ * Checks a state given to `resume` and turns it into the plan the run starts from; throws a
+ * {@link ResumeError} (and nothing else) when it cannot be resumed. Only once every check
+ * has passed is the state's id consumed (H7).
+ */
+export async function readResume(input: ResumeInput): Promise<ResumePlan> {
+  try {
+    return await checkResume(input);
+  } catch (error) {
+    if (error instanceof ResumeError) throw error;
+    // A state nested past the stack's depth (a RangeError while it is walked), a value whose reading throws.
+    throw new ResumeError('malformed', `resume could not be read: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
+async function checkResume(input: ResumeInput): Promise<ResumePlan> {
+  const state = await parseState(input.resume.state, input.signingSecret, input.maxChars);
+  const now = Date.now();
+  if (now >= state.expiresAt) {
+    throw new ResumeError('expired', `this state (id ${state.id}) expired at ${new Date(state.expiresAt).toISOString()}, ${now - state.expiresAt} ms ago (stateTtlMs of the paused run); it can no longer be resumed`);
+  }
+  checkTools(state, await toolDigests(input.tools));
+  checkCalls(state, input.calls);
+  const pending = new Map<number, { request: ToolApprovalRequest; decision: ToolApprovalResponse | undefined }>();
+  const byId = new Map<string, number>();
+  const results = new Map<number, ToolResultMessage>();
+  state.calls.forEach((entry, index) => {
+    if (entry.result !== undefined) results.set(index, entry.result as ToolResultMessage);
+    if (entry.request !== undefined) {
+      const request = entry.request as ToolApprovalRequest;
+      pending.set(index, { request, decision: undefined });
+      byId.set(request.approvalId, index);
+    }
+  });
+  const approvals: unknown = input.resume.approvals ?? [];
+  if (!Array.isArray(approvals)) throw new ResumeError('approval', `resume.approvals must be an array of { approvalId, approved }, received ${describeValue(approvals)}`);
+  for (const [i, response] of (approvals as unknown[]).entries()) {
+    const id = typeof response === 'object' && response !== null ? (response as { approvalId?: unknown }).approvalId : undefined;
+    const approved = typeof response === 'object' && response !== null ? (response as { approved?: unknown }).approved : undefined;
+    if (typeof id !== 'string' || typeof approved !== 'boolean') {
+      throw new ResumeError('approval', `resume.approvals[${i}] must be { approvalId: string, approved: boolean, reason?: string }, received ${describeValue(response)}`);
+    }
+    const index = byId.get(id);
+    if (index === undefined) {
+      throw new ResumeError('approval', `resume.approvals[${i}] answers approvalId ${JSON.stringify(id)}, which no pending request of this state has (pending: ${[...byId.keys()].join(', ')})`);
+    }
+    const slot = pending.get(index)!;
+    if (slot.decision !== undefined) throw new ResumeError('approval', `resume.approvals[${i}] answers approvalId ${JSON.stringify(id)} a second time`);
+    const reason = (response as { reason?: unknown }).reason;
+    slot.decision = typeof reason === 'string' && reason !== '' ? { approvalId: id, approved, reason } : { approvalId: id, approved };
+  }
+  await claim(state.id, state.expiresAt, input.resume.claim);
+  return { released: state.released, terminating: state.terminating, blockTerminated: state.blockTerminated, results, pending };
+}
+
+/** Bounds, verifies (with a secret), parses and validates a state; every failure is a ResumeError. */
+async function parseState(given: unknown, secret: string | Uint8Array | undefined, maxChars: number): Promise<ReadState> {
+  const hint = ' (it is a paused agent run: resume it with runAgent, not runTools)';
+  const body = await openState(given, { kind: 'toolrun/paused-batch', maxChars, secret, otherKindHint: hint });
+  const parsed = v.safeParse(Body, body);
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    const path = v.getDotPath(issue) ?? '(root)';
+    throw new ResumeError('malformed', `resume.state is malformed at ${path}: ${issue.message}`);
+  }
+  const state = parsed.output;
+  checkConsistent(state);
+  return state;
+}
+
+/** The rules a state built by `pausedBatch` always keeps: a state that breaks one was edited. */
+function checkConsistent(state: ReadState): void {
+  const calls = state.calls;
+  const bad = (what: string): never => {
+    throw new ResumeError('malformed', `resume.state is inconsistent: ${what}`);
+  };
+  if (Object.keys(state.tools).length > LIMITS.tools) bad(`it lists ${Object.keys(state.tools).length} tools, more than ${LIMITS.tools}`);
+  if (state.released >= calls.length) bad(`released is ${state.released} for ${calls.length} calls (a paused batch has an unreleased call)`);
+  let ended = 0;
+  let pending = 0;
+  const ids = new Set<string>();
+  calls.forEach((entry, index) => {
+    const { call, result, request } = entry;
+    if (result !== undefined && request !== undefined) bad(`call ${index} has both a result and a request`);
+    if (index < state.released && result === undefined) bad(`call ${index} is released but has no result`);
+    if (index === state.released && result !== undefined) bad(`call ${index} has a result but was not released`);
+    if (result !== undefined) {
+      ended++;
+      if (result.toolCallId !== call.id || result.toolName !== call.name) bad(`the result of call ${index} is not that call's`);
+    }
+    if (request !== undefined) {
+      pending++;
+      if (request.index !== index || request.toolCallId !== call.id || request.toolName !== call.name) bad(`the request of call ${index} is not that call's`);
+      if (!Object.hasOwn(state.tools, call.name)) bad(`call ${index} waits for approval for tool "${call.name}", which the state's tools do not list`);
+      if (ids.has(request.approvalId)) bad(`approvalId ${JSON.stringify(request.approvalId)} appears twice`);
+      ids.add(request.approvalId);
+    }
+  });
+  if (pending === 0) bad('no call waits for approval');
+  if (state.terminating > ended) bad(`terminating is ${state.terminating} for ${ended} ended calls`);
+}
+
+function checkTools(state: ReadState, digests: Record<string, string>): void {
+  const missing = Object.keys(state.tools).filter((name) => !Object.hasOwn(digests, name));
+  const added = Object.keys(digests).filter((name) => !Object.hasOwn(state.tools, name));
+  const changed = Object.keys(state.tools).filter((name) => Object.hasOwn(digests, name) && digests[name] !== state.tools[name]);
+  if (missing.length + added.length + changed.length === 0) return;
+  const parts: string[] = [];
+  if (missing.length > 0) parts.push(`missing: ${missing.join(', ')}`);
+  if (added.length > 0) parts.push(`not in the paused run: ${added.join(', ')}`);
+  if (changed.length > 0) parts.push(`input schema changed: ${changed.join(', ')}`);
+  throw new ResumeError('tools', `the tools of this run are not those of the paused run (${parts.join('; ')}); resume with the same tools`);
+}
+
+function checkCalls(state: ReadState, calls: readonly ToolCall[]): void {
+  if (calls.length !== state.calls.length) {
+    throw new ResumeError('calls', `the paused batch has ${state.calls.length} calls, and ${calls.length} were passed; resume with the same calls`);
+  }
+  for (let i = 0; i < calls.length; i++) {
+    const given = calls[i]!;
+    const stored = state.calls[i]!.call;
+    const same = given.id === stored.id && given.name === stored.name && given.incomplete === stored.incomplete && sameArguments(given.arguments, stored.arguments);
+    if (!same) throw new ResumeError('calls', `call ${i} (${JSON.stringify(given.name)}, id ${JSON.stringify(given.id)}) is not the paused batch's call ${i} (${JSON.stringify(stored.name)}, id ${JSON.stringify(stored.id)}); resume with the same calls`);
+  }
+}
+
+/**
+ * True when a call's arguments are those stored at the pause (JSON copies compared as
+ * canonical JSON: key order does not matter). The stored arguments are the JSON copy of
+ * the same value, so the same arguments give the same `JSON.stringify` text, and then the
+ * same canonical text: that native comparison answers the common case; only different texts
+ * (keys in another order, a value JSON cannot hold) are compared canonically.
+ */
+function sameArguments(given: unknown, stored: unknown): boolean {
+  try {
+    if (JSON.stringify(given) === JSON.stringify(stored)) return true;
+  } catch {
+    // A value JSON.stringify cannot write (a BigInt, a cycle): jsonCopy describes it.
+  }
+  return canonicalJson(jsonCopy(given) ?? null) === canonicalJson(stored ?? null);
+}
+
+/**
+ * Consumes the state's id (H7): refused when this process consumed it already; then the
+ * application's store, when it gave `claim`; only once that said yes is the id marked here.
+ * So a `claim` that throws or is refused leaves nothing marked: the resume can be retried.
+ */
+async function claim(id: string, expiresAt: number, claimInStore: StateClaim | undefined): Promise<void> {
+  const again = (): never => {
+    throw new ResumeError('already_resumed', `this state (id ${id}) was already resumed in this process; a paused batch resumes once`);
+  };
+  if (processClaims.has(id)) again();
+  if (claimInStore !== undefined) {
+    let claimed: unknown;
+    try {
+      claimed = await claimInStore(id, { expiresAt });
+    } catch (error) {
+      throw new ResumeError('claim', `resume.claim threw for state ${id}, so the state was not resumed and nothing was consumed (retry the resume): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+    if (claimed !== true) throw new ResumeError('already_resumed', `resume.claim refused state ${id} (it answered ${describeValue(claimed)}): it was already resumed`);
+  }
+  // Synchronous with the check above when there is no store; after an awaited store, a second resume in this process may have won.
+  if (!processClaims.claim(id, expiresAt, Date.now())) again();
+}
