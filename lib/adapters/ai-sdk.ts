@@ -19,7 +19,7 @@ import { RuleDenial } from '../core/stages/outcome.ts';
 import { describeValue, providerBlock } from '../core/tool.ts';
 import { contentToText } from '../formats/shared.ts';
 import { toolJsonSchema } from '../schemas/json-schema.ts';
-import { assertObjectSchema, imageBlock, isAsyncIterable, isStandardSchema, outputText, refuseAdapterApprove, type ForeignFunction } from './shared.ts';
+import { assertObjectSchema, imageBlock, isAsyncIterable, isStandardSchema, outputText, refuseAdapterApprove, withConverter, type ForeignFunction } from './shared.ts';
 
 
 /** What an AI SDK tool's `execute` receives as its second argument (the fields toolrun fills). */
@@ -84,6 +84,18 @@ export interface FromAISDKToolsOptions {
   toolApproval?: AISDKToolApproval;
   /** `ai` 7's `runtimeContext`, handed to `toolApproval`'s functions. @default {} */
   runtimeContext?: unknown;
+  /**
+   * The JSON Schema converter for an `inputSchema` with none of its own (zod 4.0–4.1, zod
+   * 3.25's `zod/v4`, classic zod 3: Standard Schemas without `~standard.jsonSchema`), as the
+   * SDK converts them: `(schema) => asSchema(schema).jsonSchema` with `asSchema` from `ai`.
+   * @default none: such a tool is a TypeError saying so
+   * @example
+   * ```ts
+   * import { asSchema } from 'ai';
+   * const { tools } = fromAISDKTools(toolSet, { toJsonSchema: (schema) => asSchema(schema as never).jsonSchema });
+   * ```
+   */
+  toJsonSchema?: ForeignFunction<[schema: unknown], unknown>;
 }
 
 /**
@@ -203,7 +215,7 @@ export function fromAISDKTools(toolSet: Readonly<Record<string, AISDKToolLike>>,
       skipped.push(name);
       continue;
     }
-    const input = aiSdkInputSchema(name, peer.inputSchema);
+    const input = aiSdkInputSchema(name, withConverter(peer.inputSchema, options.toJsonSchema));
     assertObjectSchema('fromAISDKTools', name, input);
     const description = typeof peer.description === 'function' ? peer.description({ context }) : peer.description;
     const needsApproval = approvalRule(approval, name, peer);

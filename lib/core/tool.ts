@@ -322,8 +322,10 @@ export interface ToolDefinition<S extends InputSchema, Progress, Output, Name ex
  * received: a missing name, a non-function `execute`, a `timeoutMs` that is neither a
  * positive number nor a function, and an `input` that is not usable (issue 13, see
  * docs/decisions.md "Tool inputs checked at definition"):
- * - a Standard Schema that cannot be converted into the JSON Schema a model is sent (zod 3,
- *   a transform JSON Schema cannot express) — the message says what to pass instead;
+ * - a Standard Schema that cannot be converted into the JSON Schema a model is sent (zod
+ *   4.0–4.1, zod 3.25's `zod/v4` and classic zod 3 carry no converter: give them their own
+ *   with `withJsonSchema`; a transform JSON Schema cannot express) — the message says what
+ *   to pass instead, for each case;
  * - a JSON Schema whose structure is invalid (`type: 'text'`, `required: 'a'`), whose `type`
  *   is not `"object"`, or with a key that is a near miss of a keyword (`propertes`, `typ`).
  *
