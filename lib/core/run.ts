@@ -561,7 +561,7 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
 
   #release(record: CallRecord, message: ToolResultMessage): void {
     record.advance(CallState.Released);
-    this.outbox.push({ type: 'tool_result', index: this.messages.length, message });
+    this.outbox.push({ type: 'tool_result', toolCallId: message.toolCallId, toolName: message.toolName, index: this.messages.length, message });
     this.messages.push(message);
   }
 

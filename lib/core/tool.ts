@@ -367,11 +367,27 @@ export function defineForeignTool<Progress = never, Output = unknown>(
 }
 
 /**
- * The `details` type a tool's results carry, from its `Output`: `D` for a tool that returns
- * `ToolResult<D>` (the runtime keeps `details` of a returned object with a `content` array),
- * `never` (no details) for any other output, `unknown` when `Output` is `unknown`.
+ * The `details` type a tool's results carry, from its `Output` (each member of a union on its
+ * own): `D` for a tool that returns `ToolResult<D>` (the runtime keeps `details` of a
+ * returned object with a `content` array); `never` (no details) for a string or `undefined`,
+ * whose text is the result's content; the value's own type for any other plain return (an
+ * object, an array, a number…: the runtime sends its JSON text and keeps the value as
+ * `details`); `unknown` when `Output` is `unknown`.
+ *
+ * @example
+ * ```ts
+ * type A = ToolDetailsOf<{ temperature: number }>; // { temperature: number }
+ * type B = ToolDetailsOf<ToolResult<{ bytes: number }>>; // { bytes: number }
+ * type C = ToolDetailsOf<string>; // never
+ * ```
  */
-export type ToolDetailsOf<Output> = unknown extends Output ? unknown : Output extends ToolResult<infer D> ? D : never;
+export type ToolDetailsOf<Output> = unknown extends Output
+  ? unknown
+  : Output extends ToolResult<infer D>
+    ? D
+    : Output extends string | undefined | void
+      ? never
+      : Output;
 
 /** @internal Throws a TypeError if `tool` cannot be run; `where` names the caller in the message. */
 export function assertToolShape(tool: unknown, where: string): asserts tool is Tool {
@@ -444,7 +460,7 @@ export function textContent(text: string): ContentBlock[] {
  * - an object with a `content` array is taken as is (`details` and `terminate` kept);
  * - `undefined` becomes an empty text block;
  * - anything else becomes its JSON text (`String(value)` when it cannot be serialized,
- *   e.g. a BigInt or a cycle).
+ *   e.g. a BigInt or a cycle), and the value itself its `details`.
  */
 export function normalizeToolOutput(output: unknown): ToolResult {
   if (typeof output === 'string') return { content: textContent(output) };
@@ -458,5 +474,5 @@ export function normalizeToolOutput(output: unknown): ToolResult {
   } catch {
     text = String(output);
   }
-  return { content: textContent(text) };
+  return { content: textContent(text), details: output };
 }
