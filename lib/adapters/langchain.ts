@@ -44,6 +44,22 @@ export interface FromLangChainToolsOptions {
 }
 
 /**
+ * The toolrun tool {@link fromLangChainTools} makes of the LangChain tool `P`: its literal
+ * `name` (LangChain's `tool()` keeps it as `NameT`), the input type of its function (`func`'s
+ * first parameter: the schema's parsed type), no progress, and a `ToolResult` whose `details`
+ * are the `artifact` (not typed by LangChain's `ToolMessage`: `unknown`). A tool without a
+ * typed `func` (a hand-written `StructuredTool`) gets `unknown` input.
+ *
+ * @example
+ * ```ts
+ * type Search = FromLangChainTool<typeof searchTool>; // Tool<{ q: string }, never, ToolResult<unknown>, 'search'>
+ * ```
+ */
+export type FromLangChainTool<P> = P extends { readonly name: infer N extends string }
+  ? Tool<P extends { readonly func: (input: infer I, ...rest: never[]) => unknown } ? I : unknown, never, ToolResult<unknown>, N>
+  : never;
+
+/**
  * Turns LangChain.js tools into toolrun tools.
  *
  * What maps (see docs/tools.md, "LangChain.js"):
@@ -79,9 +95,10 @@ export interface FromLangChainToolsOptions {
  * for await (const event of runTools(calls, { tools })) console.log(event.type);
  * ```
  */
-export function fromLangChainTools(peers: readonly LangChainToolLike[], options: FromLangChainToolsOptions = {}): Tool[] {
+export function fromLangChainTools<const P extends readonly LangChainToolLike[]>(peers: P, options: FromLangChainToolsOptions = {}): Array<FromLangChainTool<P[number]>> {
   if (!Array.isArray(peers)) throw new TypeError(`fromLangChainTools: expected an array of tools, received ${describeValue(peers)}`);
   const config = options.config ?? {};
+  // Each tool keeps its peer's name and runs its peer: the types FromLangChainTool reads.
   return (peers as readonly LangChainToolLike[]).map((peer): Tool => {
     if (typeof peer !== 'object' || peer === null) throw new TypeError(`fromLangChainTools: a tool must be an object, received ${describeValue(peer)}`);
     if (typeof peer.name !== 'string' || peer.name === '') throw new TypeError(`fromLangChainTools: tool.name must be a non-empty string, received ${describeValue(peer.name)}`);
@@ -112,7 +129,7 @@ export function fromLangChainTools(peers: readonly LangChainToolLike[], options:
         return result;
       },
     };
-  });
+  }) as Array<FromLangChainTool<P[number]>>;
 }
 
 /**
