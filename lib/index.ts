@@ -150,6 +150,8 @@ export { fromAISDKTools, toAISDKTools } from './adapters/ai-sdk.ts';
 export type {
   AISDKApprovalToolCall,
   AISDKModelOutput,
+  AISDKOutputOf,
+  AISDKPreliminaryOf,
   AISDKSingleToolApproval,
   AISDKTool,
   AISDKToolSet,

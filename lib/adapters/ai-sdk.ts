@@ -145,9 +145,9 @@ export interface FromAISDKToolsResult<T extends Tool = Tool> {
 }
 
 /** What an AI SDK `execute` yields as preliminary results (`never` for one that cannot stream). Distributes over a union. */
-type AISDKPreliminaryOf<R> = R extends AsyncIterable<infer X> ? X : never;
+export type AISDKPreliminaryOf<R> = R extends AsyncIterable<infer X> ? X : never;
 /** What an AI SDK `execute` gives as its output: the last value of an async iterable, else the awaited value. Distributes over a union. */
-type AISDKOutputOf<R> = R extends AsyncIterable<infer X> ? X : Awaited<R>;
+export type AISDKOutputOf<R> = R extends AsyncIterable<infer X> ? X : Awaited<R>;
 
 /**
  * The toolrun tool {@link fromAISDKTools} makes of the AI SDK tool `P` under the key `N`, read
