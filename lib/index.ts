@@ -110,6 +110,7 @@ export type {
   ToolNames,
 } from './formats/tool-definitions.ts';
 export { inputJsonSchema, toolJsonSchema } from './schemas/json-schema.ts';
+export { withJsonSchema } from './schemas/with-json-schema.ts';
 export { bfclGroundTruthArguments, convertBfclSchema } from './schemas/bfcl.ts';
 export { mcpContent, mcpTools } from './extras/mcp.ts';
 export type { McpCallToolResult, McpClientLike, McpProgress, McpRequestOptions, McpToolInfo, McpToolsOptions } from './extras/mcp.ts';
@@ -162,22 +163,27 @@ export { fromAISDKTools, toAISDKTools } from './adapters/ai-sdk.ts';
 export type {
   AISDKApprovalToolCall,
   AISDKModelOutput,
+  AISDKOutputOf,
+  AISDKPreliminaryOf,
   AISDKSingleToolApproval,
   AISDKTool,
+  AISDKToolSet,
   AISDKToolApproval,
   AISDKToolApprovalStatus,
   AISDKToolExecutionOptions,
   AISDKToolLike,
   AISDKToolOutput,
+  FromAISDKTool,
+  FromAISDKTools,
   FromAISDKToolsOptions,
   FromAISDKToolsResult,
   ToAISDKToolsOptions,
 } from './adapters/ai-sdk.ts';
 export type { ForeignFunction } from './adapters/shared.ts';
 export { fromOpenAIAgentsTools } from './adapters/openai-agents.ts';
-export type { FromOpenAIAgentsToolsOptions, FromOpenAIAgentsToolsResult, OpenAIAgentsToolLike } from './adapters/openai-agents.ts';
+export type { FromOpenAIAgentsTool, FromOpenAIAgentsToolsOptions, FromOpenAIAgentsToolsResult, OpenAIAgentsToolLike } from './adapters/openai-agents.ts';
 export { fromLangChainTools } from './adapters/langchain.ts';
-export type { FromLangChainToolsOptions, LangChainToolLike } from './adapters/langchain.ts';
+export type { FromLangChainTool, FromLangChainToolsOptions, LangChainToolLike } from './adapters/langchain.ts';
 export { fromGemini, GEMINI_SYNTHESIZED_ID_PREFIX, toGemini } from './formats/gemini.ts';
 export type { GeminiFunctionResponseContent, GeminiFunctionResponsePart, GeminiInlineDataPart, GeminiInput, ToGeminiOptions } from './formats/gemini.ts';
 export { fromAISDKMessage, toAISDKMessages } from './formats/ai-sdk-messages.ts';

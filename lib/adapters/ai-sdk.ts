@@ -13,13 +13,13 @@
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import type { RunToolsOptions } from '../core/options.ts';
 import { runTools } from '../core/run-tools.ts';
-import type { ContentBlock, InputSchema, JsonSchema, NeedsApprovalContext, Tool, ToolContext, ToolResult, ToolResultMessage } from '../core/tool.ts';
+import type { ContentBlock, InputSchema, JsonSchema, NeedsApprovalContext, Tool, ToolContext, ToolDetailsOf, ToolResult, ToolResultMessage } from '../core/tool.ts';
 import { fromAISDKSchema, isAISDKSchema } from '../core/input-check.ts';
 import { RuleDenial } from '../core/stages/outcome.ts';
 import { describeValue, providerBlock } from '../core/tool.ts';
 import { contentToText } from '../formats/shared.ts';
 import { toolJsonSchema } from '../schemas/json-schema.ts';
-import { assertObjectSchema, imageBlock, isAsyncIterable, isStandardSchema, outputText, refuseAdapterApprove, type ForeignFunction } from './shared.ts';
+import { assertObjectSchema, imageBlock, isAsyncIterable, isStandardSchema, outputText, refuseAdapterApprove, withConverter, type ForeignFunction } from './shared.ts';
 
 
 /** What an AI SDK tool's `execute` receives as its second argument (the fields toolrun fills). */
@@ -84,6 +84,18 @@ export interface FromAISDKToolsOptions {
   toolApproval?: AISDKToolApproval;
   /** `ai` 7's `runtimeContext`, handed to `toolApproval`'s functions. @default {} */
   runtimeContext?: unknown;
+  /**
+   * The JSON Schema converter for an `inputSchema` with none of its own (zod 4.0–4.1, zod
+   * 3.25's `zod/v4`, classic zod 3: Standard Schemas without `~standard.jsonSchema`), as the
+   * SDK converts them: `(schema) => asSchema(schema).jsonSchema` with `asSchema` from `ai`.
+   * @default none: such a tool is a TypeError saying so
+   * @example
+   * ```ts
+   * import { asSchema } from 'ai';
+   * const { tools } = fromAISDKTools(toolSet, { toJsonSchema: (schema) => asSchema(schema as never).jsonSchema });
+   * ```
+   */
+  toJsonSchema?: ForeignFunction<[schema: unknown], unknown>;
 }
 
 /**
@@ -121,16 +133,47 @@ export type AISDKSingleToolApproval = ForeignFunction<
   AISDKToolApprovalStatus | PromiseLike<AISDKToolApprovalStatus>
 >;
 
-/** What {@link fromAISDKTools} returns. */
-export interface FromAISDKToolsResult {
+/** What {@link fromAISDKTools} returns; `T` is the union of the adapted tools' types ({@link FromAISDKTool}). */
+export interface FromAISDKToolsResult<T extends Tool = Tool> {
   /**
    * One toolrun tool per AI SDK tool that has an `execute`, in the `ToolSet`'s key order.
    * A tool whose call may need approval has `needsApproval` set (contract H1).
    */
-  tools: Tool[];
+  tools: T[];
   /** Names of the tools left out because they have no `execute` (provider-executed tools, tools the application answers itself). */
   skipped: string[];
 }
+
+/** What an AI SDK `execute` yields as preliminary results (`never` for one that cannot stream). Distributes over a union. */
+export type AISDKPreliminaryOf<R> = R extends AsyncIterable<infer X> ? X : never;
+/** What an AI SDK `execute` gives as its output: the last value of an async iterable, else the awaited value. Distributes over a union. */
+export type AISDKOutputOf<R> = R extends AsyncIterable<infer X> ? X : Awaited<R>;
+
+/**
+ * The toolrun tool {@link fromAISDKTools} makes of the AI SDK tool `P` under the key `N`, read
+ * from `P`'s `execute` (the SDK's `Tool<INPUT, OUTPUT>` types it `(input: INPUT, …) =>
+ * AsyncIterable<OUTPUT> | PromiseLike<OUTPUT> | OUTPUT`):
+ * - `Input`: `execute`'s input (`INPUT`);
+ * - `Progress`: the preliminary-result type (`OUTPUT` when `execute` may return an async
+ *   iterable, `never` for a plain async function);
+ * - `Output`: `ToolResult<OUTPUT>`, so results' `details` are the SDK tool's output;
+ * - `Name`: the key `N`.
+ *
+ * `never` for a tool with no `execute` (it is skipped).
+ *
+ * @example
+ * ```ts
+ * type Weather = FromAISDKTool<typeof weather, 'weather'>; // Tool<{ city: string }, never, ToolResult<{ temperature: number }>, 'weather'>
+ * ```
+ */
+export type FromAISDKTool<P, N extends string> = P extends { readonly execute?: infer E }
+  ? NonNullable<E> extends (input: infer I, options: never) => infer R
+    ? Tool<I, AISDKPreliminaryOf<R>, ToolResult<AISDKOutputOf<R>>, N>
+    : never
+  : never;
+
+/** The union of the toolrun tools {@link fromAISDKTools} makes of the `ToolSet` `TS`, one per key ({@link FromAISDKTool}). */
+export type FromAISDKTools<TS> = { [K in keyof TS & string]: FromAISDKTool<TS[K], K> }[keyof TS & string];
 
 /**
  * Turns an AI SDK `ToolSet` into toolrun tools.
@@ -172,7 +215,10 @@ export interface FromAISDKToolsResult {
  * for await (const event of runTools(calls, { tools, approve })) console.log(event.type);
  * ```
  */
-export function fromAISDKTools(toolSet: Readonly<Record<string, AISDKToolLike>>, options: FromAISDKToolsOptions = {}): FromAISDKToolsResult {
+export function fromAISDKTools<const TS extends Readonly<Record<string, AISDKToolLike>>>(
+  toolSet: TS,
+  options: FromAISDKToolsOptions = {},
+): FromAISDKToolsResult<FromAISDKTools<TS>> {
   if (typeof toolSet !== 'object' || toolSet === null) {
     throw new TypeError(`fromAISDKTools: expected a ToolSet object ({ name: tool({ … }) }), received ${describeValue(toolSet)}`);
   }
@@ -203,7 +249,7 @@ export function fromAISDKTools(toolSet: Readonly<Record<string, AISDKToolLike>>,
       skipped.push(name);
       continue;
     }
-    const input = aiSdkInputSchema(name, peer.inputSchema);
+    const input = aiSdkInputSchema(name, withConverter(peer.inputSchema, options.toJsonSchema));
     assertObjectSchema('fromAISDKTools', name, input);
     const description = typeof peer.description === 'function' ? peer.description({ context }) : peer.description;
     const needsApproval = approvalRule(approval, name, peer);
@@ -230,7 +276,8 @@ export function fromAISDKTools(toolSet: Readonly<Record<string, AISDKToolLike>>,
     };
     tools.push(tool);
   }
-  return { tools, skipped };
+  // Each tool runs its peer's execute and returns its output as details: the types FromAISDKTool reads.
+  return { tools: tools as FromAISDKTools<TS>[], skipped };
 }
 
 /** What the approval rules of one {@link fromAISDKTools} call share. */
@@ -384,23 +431,44 @@ function modelOutputContent(parts: unknown): ContentBlock[] {
  * preliminary result (`type: 'progress'`), then the result (`type: 'result'`), which is the
  * tool's output in the SDK's steps.
  */
-export type AISDKToolOutput<Progress = unknown> =
+export type AISDKToolOutput<Progress = unknown, Details = unknown> =
   | { type: 'progress'; progress: Progress }
-  | { type: 'result'; content: ContentBlock[]; details?: unknown };
+  | { type: 'result'; content: ContentBlock[]; details?: Details };
 
 /** What `toModelOutput` of a tool from {@link toAISDKTools} returns: the `ToolResultOutput` kinds of `ai` 6 and 7 it uses. */
 export type AISDKModelOutput =
   | { type: 'text'; value: string }
   | { type: 'content'; value: Array<{ type: 'text'; text: string } | { type: 'image-data'; data: string; mediaType: string }> };
 
-/** One tool of the `ToolSet` from {@link toAISDKTools}; assignable to `ai` 6's and 7's `Tool`. */
-export interface AISDKTool {
+/**
+ * One tool of the `ToolSet` from {@link toAISDKTools}; assignable to `ai` 6's and 7's
+ * `Tool<Input, AISDKToolOutput<Progress, Details>>`, so `generateText`'s `TypedToolCall`
+ * has the tool's `Input` and `TypedToolResult` its progress and details types.
+ *
+ * @typeParam Input - the tool's validated input type (what its schema gives `execute`). @default unknown
+ * @typeParam Progress - what the tool yields (the SDK's preliminary results). @default unknown
+ * @typeParam Details - the `details` of its results ({@link ToolDetailsOf} its output). @default unknown
+ */
+export interface AISDKTool<Input = unknown, Progress = unknown, Details = unknown> {
   description?: string;
-  /** A Standard Schema carrying the tool's JSON Schema; it accepts any value, because `runTools` validates (P5). */
-  inputSchema: StandardSchemaV1<unknown, unknown> & StandardJSONSchemaV1<unknown, unknown>;
-  execute: (input: unknown, options: { toolCallId: string; abortSignal?: AbortSignal }) => AsyncGenerator<AISDKToolOutput, void, undefined>;
-  toModelOutput: (options: { output: AISDKToolOutput }) => AISDKModelOutput;
+  /**
+   * A Standard Schema carrying the tool's JSON Schema. Typed as the tool's input; at run time
+   * it accepts any value, because `runTools` validates with the tool's own schema (P5).
+   */
+  inputSchema: StandardSchemaV1<Input, Input> & StandardJSONSchemaV1<Input, Input>;
+  execute: (input: Input, options: { toolCallId: string; abortSignal?: AbortSignal }) => AsyncGenerator<AISDKToolOutput<Progress, Details>, void, undefined>;
+  /** Declared as a method (its parameter compared bivariantly), so the set also reads back through {@link fromAISDKTools}. */
+  toModelOutput(options: { toolCallId: string; input: Input; output: AISDKToolOutput<Progress, Details> }): AISDKModelOutput;
 }
+
+/**
+ * The `ToolSet` {@link toAISDKTools} returns for tools of the union `T`: one entry per tool,
+ * keyed by its literal name, typed {@link AISDKTool} with its input, progress and details.
+ * With `Tool[]` (names not literal) it is a `Record<string, AISDKTool>`.
+ */
+export type AISDKToolSet<T extends Tool> = {
+  [K in T as K extends Tool<never, unknown, unknown, infer N> ? N : never]: K extends Tool<infer I, infer P, infer O, string> ? AISDKTool<I, P, ToolDetailsOf<O>> : never;
+};
 
 /**
  * Options of {@link toAISDKTools}: the `runTools` options each call runs with (the SDK's
@@ -438,12 +506,16 @@ export type ToAISDKToolsOptions = Pick<RunToolsOptions, 'timeoutMs' | 'abortGrac
  * @throws TypeError naming the tool when its input schema cannot be written as a JSON
  *   Schema object (see `toolJsonSchema`), or when two tools share a name.
  *
+ * Typed both ways: the returned set is keyed by the tools' literal names, each entry with
+ * the tool's input, progress and details types ({@link AISDKToolSet}), so `generateText`'s
+ * tool calls and results narrow on `toolName` as with the SDK's own `tool()`s.
+ *
  * @example
  * ```ts
  * const result = await generateText({ model, tools: toAISDKTools([readFile]), prompt, stopWhen: stepCountIs(5) });
  * ```
  */
-export function toAISDKTools(tools: readonly Tool[], options: ToAISDKToolsOptions = {}): Record<string, AISDKTool> {
+export function toAISDKTools<const T extends readonly Tool[]>(tools: T, options: ToAISDKToolsOptions = {}): AISDKToolSet<T[number]> {
   const set: Record<string, AISDKTool> = {};
   for (const tool of tools) {
     if (Object.hasOwn(set, tool.name)) throw new TypeError(`toAISDKTools: two tools are named "${tool.name}"`);
@@ -482,7 +554,8 @@ export function toAISDKTools(tools: readonly Tool[], options: ToAISDKToolsOption
     if (tool.description !== undefined) aiTool.description = tool.description;
     set[tool.name] = aiTool;
   }
-  return set;
+  // One entry per tool, under its name, running that tool: the types AISDKToolSet gives them.
+  return set as AISDKToolSet<T[number]>;
 }
 
 function notAskedText(name: string): string {

@@ -10,13 +10,17 @@ import type { ContentBlock, InputSchema, Tool, ToolContext, ToolResult } from '.
 import { ErrorWithDetails } from '../core/stages/outcome.ts';
 import { describeValue } from '../core/tool.ts';
 import { inputJsonSchema } from '../schemas/json-schema.ts';
-import { assertObjectSchema, imageBlock, isStandardSchema, outputText } from './shared.ts';
+import { assertObjectSchema, imageBlock, isStandardSchema, outputText, withConverter, type ForeignFunction } from './shared.ts';
 
 /** The fields of a LangChain tool that {@link fromLangChainTools} reads. `StructuredTool` and `tool()`'s result fit. */
 export interface LangChainToolLike {
   readonly name: string;
   readonly description?: string | undefined;
-  /** A zod schema (zod 4, or zod 3 with no JSON Schema converter: refused) or a JSON Schema object. */
+  /**
+   * A zod schema or any Standard Schema that converts to JSON Schema (zod 4.2 or later, or one
+   * given a converter with `withJsonSchema`: zod 4.0–4.1, zod 3.25's `zod/v4`, classic zod 3),
+   * or a JSON Schema object.
+   */
   readonly schema?: unknown;
   invoke(input: unknown, config?: unknown): Promise<unknown>;
 }
@@ -25,7 +29,35 @@ export interface LangChainToolLike {
 export interface FromLangChainToolsOptions {
   /** Extra `RunnableConfig` fields for every call (`configurable`, `metadata`, `tags`, `callbacks`); `signal` is always the call's own. @default {} */
   config?: Readonly<Record<string, unknown>>;
+  /**
+   * The JSON Schema converter for a tool whose zod schema has none of its own (zod 4.0–4.1,
+   * zod 3.25's `zod/v4`, classic zod 3): LangChain's `toJsonSchema` from
+   * `@langchain/core/utils/json_schema` converts them all, with the tools' own zod.
+   * @default none: such a tool is a TypeError saying so
+   * @example
+   * ```ts
+   * import { toJsonSchema } from '@langchain/core/utils/json_schema';
+   * const tools = fromLangChainTools([searchTool], { toJsonSchema });
+   * ```
+   */
+  toJsonSchema?: ForeignFunction<[schema: unknown], unknown>;
 }
+
+/**
+ * The toolrun tool {@link fromLangChainTools} makes of the LangChain tool `P`: its literal
+ * `name` (LangChain's `tool()` keeps it as `NameT`), the input type of its function (`func`'s
+ * first parameter: the schema's parsed type), no progress, and a `ToolResult` whose `details`
+ * are the `artifact` (not typed by LangChain's `ToolMessage`: `unknown`). A tool without a
+ * typed `func` (a hand-written `StructuredTool`) gets `unknown` input.
+ *
+ * @example
+ * ```ts
+ * type Search = FromLangChainTool<typeof searchTool>; // Tool<{ q: string }, never, ToolResult<unknown>, 'search'>
+ * ```
+ */
+export type FromLangChainTool<P> = P extends { readonly name: infer N extends string }
+  ? Tool<P extends { readonly func: (input: infer I, ...rest: never[]) => unknown } ? I : unknown, never, ToolResult<unknown>, N>
+  : never;
 
 /**
  * Turns LangChain.js tools into toolrun tools.
@@ -63,14 +95,15 @@ export interface FromLangChainToolsOptions {
  * for await (const event of runTools(calls, { tools })) console.log(event.type);
  * ```
  */
-export function fromLangChainTools(peers: readonly LangChainToolLike[], options: FromLangChainToolsOptions = {}): Tool[] {
+export function fromLangChainTools<const P extends readonly LangChainToolLike[]>(peers: P, options: FromLangChainToolsOptions = {}): Array<FromLangChainTool<P[number]>> {
   if (!Array.isArray(peers)) throw new TypeError(`fromLangChainTools: expected an array of tools, received ${describeValue(peers)}`);
   const config = options.config ?? {};
+  // Each tool keeps its peer's name and runs its peer: the types FromLangChainTool reads.
   return (peers as readonly LangChainToolLike[]).map((peer): Tool => {
     if (typeof peer !== 'object' || peer === null) throw new TypeError(`fromLangChainTools: a tool must be an object, received ${describeValue(peer)}`);
     if (typeof peer.name !== 'string' || peer.name === '') throw new TypeError(`fromLangChainTools: tool.name must be a non-empty string, received ${describeValue(peer.name)}`);
     if (typeof peer.invoke !== 'function') throw new TypeError(`fromLangChainTools: tool "${peer.name}".invoke must be a function, received ${describeValue(peer.invoke)}`);
-    const input = langChainInputSchema(peer);
+    const input = langChainInputSchema(peer, options.toJsonSchema);
     return {
       name: peer.name,
       ...(peer.description !== undefined && peer.description !== '' ? { description: peer.description } : {}),
@@ -96,7 +129,7 @@ export function fromLangChainTools(peers: readonly LangChainToolLike[], options:
         return result;
       },
     };
-  });
+  }) as Array<FromLangChainTool<P[number]>>;
 }
 
 /**
@@ -131,8 +164,8 @@ function unconfirmed(): Promise<never> {
   return new Promise<never>(() => {});
 }
 
-function langChainInputSchema(peer: LangChainToolLike): InputSchema {
-  const schema = peer.schema ?? { type: 'object', properties: {} };
+function langChainInputSchema(peer: LangChainToolLike, toJsonSchema: ((schema: never) => unknown) | undefined): InputSchema {
+  const schema = withConverter(peer.schema ?? { type: 'object', properties: {} }, toJsonSchema);
   if (typeof schema !== 'object' && typeof schema !== 'function') {
     throw new TypeError(`fromLangChainTools: tool "${peer.name}".schema must be a zod schema or a JSON Schema object, received ${describeValue(schema)}`);
   }
@@ -141,7 +174,11 @@ function langChainInputSchema(peer: LangChainToolLike): InputSchema {
     return inputJsonSchema(schema, peer.name);
   }
   if (typeof (schema as { _def?: unknown; safeParse?: unknown }).safeParse === 'function') {
-    throw new TypeError(`fromLangChainTools: tool "${peer.name}" has a zod schema without a JSON Schema converter (zod 3); define it with zod 4 or a JSON Schema object`);
+    if (toJsonSchema !== undefined) return checkedJson(peer.name, toJsonSchema(schema as never));
+    throw new TypeError(
+      `fromLangChainTools: tool "${peer.name}" has a classic zod 3 schema, which is no Standard Schema before zod 3.24 and carries no JSON Schema converter: ` +
+        'define the tool with withJsonSchema(schema, zodToJsonSchema) (package zod-to-json-schema) as its schema, with zod 4.2 or later, or with a JSON Schema object',
+    );
   }
   assertObjectSchema('fromLangChainTools', peer.name, schema as InputSchema);
   return schema as InputSchema;
@@ -165,4 +202,14 @@ function langChainContent(content: unknown): ContentBlock[] {
     }
     return { type: 'text', text: outputText(block) };
   });
+}
+
+/** A converter's answer for a schema that is no Standard Schema (zod before 3.24): a JSON Schema object of type object. */
+function checkedJson(name: string, json: unknown): InputSchema {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    throw new TypeError(`fromLangChainTools: options.toJsonSchema gave tool "${name}" ${describeValue(json)}, not a JSON Schema object`);
+  }
+  const { $schema: _dialect, ...rest } = json as Record<string, unknown>;
+  assertObjectSchema('fromLangChainTools', name, rest);
+  return rest;
 }

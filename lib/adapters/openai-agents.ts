@@ -36,10 +36,26 @@ export interface FromOpenAIAgentsToolsOptions {
   runContext?: unknown;
 }
 
-/** What {@link fromOpenAIAgentsTools} returns. */
-export interface FromOpenAIAgentsToolsResult {
+/**
+ * The toolrun tool {@link fromOpenAIAgentsTools} makes of the Agents SDK tool `P`: the input
+ * type its `needsApproval` is declared with (`tool()` types it with the parameters' type), no
+ * progress, a `ToolResult` whose `details` are what `invoke` resolves to (`string | Result`),
+ * and the name `P` declares: the SDK types every `FunctionTool`'s name as `string`, so the
+ * name is a literal only for a tool whose type says so.
+ */
+export type FromOpenAIAgentsTool<P> = P extends { readonly type: 'function'; readonly name: infer N extends string }
+  ? Tool<
+      P extends { readonly needsApproval?: (runContext: never, input: infer I, ...rest: never[]) => unknown } ? I : unknown,
+      never,
+      ToolResult<P extends { readonly invoke?: (...args: never[]) => Promise<infer R> } ? R : unknown>,
+      N
+    >
+  : never;
+
+/** What {@link fromOpenAIAgentsTools} returns; `T` is the union of the adapted tools' types ({@link FromOpenAIAgentsTool}). */
+export interface FromOpenAIAgentsToolsResult<T extends Tool = Tool> {
   /** One toolrun tool per function tool, in order; a tool with an SDK `needsApproval` carries it as its own (contract H1). */
-  tools: Tool[];
+  tools: T[];
   /** Names of the tools left out because they are not function tools (hosted tools, computer, shell…). */
   skipped: string[];
 }
@@ -82,7 +98,10 @@ export interface FromOpenAIAgentsToolsResult {
  * for await (const event of runTools(calls, { tools, approve })) console.log(event.type);
  * ```
  */
-export function fromOpenAIAgentsTools(peers: readonly OpenAIAgentsToolLike[], options: FromOpenAIAgentsToolsOptions = {}): FromOpenAIAgentsToolsResult {
+export function fromOpenAIAgentsTools<const P extends readonly OpenAIAgentsToolLike[]>(
+  peers: P,
+  options: FromOpenAIAgentsToolsOptions = {},
+): FromOpenAIAgentsToolsResult<FromOpenAIAgentsTool<P[number]>> {
   if (!Array.isArray(peers)) {
     throw new TypeError(`fromOpenAIAgentsTools: expected an array of tools, received ${describeValue(peers)}`);
   }
@@ -123,7 +142,8 @@ export function fromOpenAIAgentsTools(peers: readonly OpenAIAgentsToolLike[], op
     };
     tools.push(tool);
   }
-  return { tools, skipped };
+  // Each tool runs its peer's invoke and keeps its output as details: the types FromOpenAIAgentsTool reads.
+  return { tools: tools as Array<FromOpenAIAgentsTool<P[number]>>, skipped };
 }
 
 /** An Agents SDK tool output → content blocks (see {@link fromOpenAIAgentsTools}). */

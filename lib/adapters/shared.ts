@@ -11,6 +11,7 @@ import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { ContentBlock, InputSchema, JsonSchema } from '../core/tool.ts';
 import { describeValue } from '../core/tool.ts';
 import { inputJsonSchema } from '../schemas/json-schema.ts';
+import { withJsonSchema } from '../schemas/with-json-schema.ts';
 
 /**
  * A function `(...args: A) => R` whose parameters are compared bivariantly, as a method's are:
@@ -64,8 +65,23 @@ export function assertObjectSchema(adapter: string, toolName: string, schema: In
   try {
     inputJsonSchema(schema, toolName);
   } catch (error) {
-    throw new TypeError(`${adapter}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    const text = error instanceof Error ? error.message : String(error);
+    // A schema that only lacks a converter: the adapter's own option gives it one.
+    const hint = text.includes('withJsonSchema(') ? ` (or pass your library's converter as ${adapter}'s \`toJsonSchema\` option)` : '';
+    throw new TypeError(`${adapter}: ${text}${hint}`, { cause: error });
   }
+}
+
+/**
+ * The adapters' `toJsonSchema` option: a Standard Schema with no JSON Schema converter of its
+ * own (zod 4.0–4.1, zod 3.25's `zod/v4`, classic zod 3) gets `convert` through
+ * `withJsonSchema`; any other schema is returned as it is.
+ */
+export function withConverter(schema: unknown, convert: ((schema: never) => unknown) | undefined): unknown {
+  if (convert === undefined || !isStandardSchema(schema)) return schema;
+  const props = schema['~standard'] as { jsonSchema?: unknown };
+  if (typeof props.jsonSchema === 'object' && props.jsonSchema !== null) return schema;
+  return withJsonSchema(schema, convert as (schema: StandardSchemaV1) => unknown);
 }
 
 /** A tool's output as text: a string as it is, `undefined` as `''`, anything else as JSON (or `String` when it cannot be). */

@@ -84,8 +84,14 @@ export interface ToolApprovalRequestEvent<Name extends string = string> {
 /** The result message for the model, emitted in call order (contract O2). */
 export interface ToolResultEvent<Details = unknown, Name extends string = string> {
   type: 'tool_result';
+  /** The id of the call this answers (`message.toolCallId`). */
+  toolCallId: string;
+  /**
+   * The name the model used (`message.toolName`), as on the other events of the call:
+   * narrowing on it narrows `message.details` too (`if (event.toolName === 'read_file') event.message.details`).
+   */
+  toolName: Name;
   index: number;
-  /** Narrow on `message.toolName` (e.g. `const { message } = event; if (message.toolName === 'read_file') …`). */
   message: ToolResultMessage<Details, Name>;
 }
 

@@ -190,8 +190,7 @@ export function checkToolInput(input: unknown, toolName: string): InputSchema {
     } catch (error) {
       const text = error instanceof Error ? error.message : String(error);
       throw new TypeError(
-        `${where} cannot describe the tool to a model: ${text.replace(/,? or pass the JSON Schema yourself with the `jsonSchema` option/, '')} ` +
-          'Pass instead a JSON Schema object, or a schema from a library that converts to JSON Schema (zod 4, valibot, arktype).',
+        `${where} cannot describe the tool to a model: ${text.replace(/,? or pass the JSON Schema yourself with the `jsonSchema` option/, ', or pass a JSON Schema object instead')}`,
         { cause: error },
       );
     }

@@ -639,7 +639,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   #release(record: CallRecord, message: ToolResultMessage): void {
     record.advance(CallState.Released);
-    const event: ToolResultEvent = { type: 'tool_result', index: this.messages.length, message };
+    const event: ToolResultEvent = { type: 'tool_result', toolCallId: message.toolCallId, toolName: message.toolName, index: this.messages.length, message };
     this.messages.push(message);
     if (this.journal === undefined) this.outbox.push(event);
     else this.#releaseJournaled(record, event);

@@ -336,8 +336,10 @@ export interface ToolDefinition<S extends InputSchema, Progress, Output, Name ex
  * received: a missing name, a non-function `execute`, a `timeoutMs` that is neither a
  * positive number nor a function, and an `input` that is not usable (issue 13, see
  * docs/decisions.md "Tool inputs checked at definition"):
- * - a Standard Schema that cannot be converted into the JSON Schema a model is sent (zod 3,
- *   a transform JSON Schema cannot express) — the message says what to pass instead;
+ * - a Standard Schema that cannot be converted into the JSON Schema a model is sent (zod
+ *   4.0–4.1, zod 3.25's `zod/v4` and classic zod 3 carry no converter: give them their own
+ *   with `withJsonSchema`; a transform JSON Schema cannot express) — the message says what
+ *   to pass instead, for each case;
  * - a JSON Schema whose structure is invalid (`type: 'text'`, `required: 'a'`), whose `type`
  *   is not `"object"`, or with a key that is a near miss of a keyword (`propertes`, `typ`).
  *
@@ -379,11 +381,27 @@ export function defineForeignTool<Progress = never, Output = unknown>(
 }
 
 /**
- * The `details` type a tool's results carry, from its `Output`: `D` for a tool that returns
- * `ToolResult<D>` (the runtime keeps `details` of a returned object with a `content` array),
- * `never` (no details) for any other output, `unknown` when `Output` is `unknown`.
+ * The `details` type a tool's results carry, from its `Output` (each member of a union on its
+ * own): `D` for a tool that returns `ToolResult<D>` (the runtime keeps `details` of a
+ * returned object with a `content` array); `never` (no details) for a string or `undefined`,
+ * whose text is the result's content; the value's own type for any other plain return (an
+ * object, an array, a number…: the runtime sends its JSON text and keeps the value as
+ * `details`); `unknown` when `Output` is `unknown`.
+ *
+ * @example
+ * ```ts
+ * type A = ToolDetailsOf<{ temperature: number }>; // { temperature: number }
+ * type B = ToolDetailsOf<ToolResult<{ bytes: number }>>; // { bytes: number }
+ * type C = ToolDetailsOf<string>; // never
+ * ```
  */
-export type ToolDetailsOf<Output> = unknown extends Output ? unknown : Output extends ToolResult<infer D> ? D : never;
+export type ToolDetailsOf<Output> = unknown extends Output
+  ? unknown
+  : Output extends ToolResult<infer D>
+    ? D
+    : Output extends string | undefined | void
+      ? never
+      : Output;
 
 /** @internal Throws a TypeError if `tool` cannot be run; `where` names the caller in the message. */
 export function assertToolShape(tool: unknown, where: string): asserts tool is Tool {
@@ -456,7 +474,7 @@ export function textContent(text: string): ContentBlock[] {
  * - an object with a `content` array is taken as is (`details` and `terminate` kept);
  * - `undefined` becomes an empty text block;
  * - anything else becomes its JSON text (`String(value)` when it cannot be serialized,
- *   e.g. a BigInt or a cycle).
+ *   e.g. a BigInt or a cycle), and the value itself its `details`.
  */
 export function normalizeToolOutput(output: unknown): ToolResult {
   if (typeof output === 'string') return { content: textContent(output) };
@@ -470,5 +488,5 @@ export function normalizeToolOutput(output: unknown): ToolResult {
   } catch {
     text = String(output);
   }
-  return { content: textContent(text) };
+  return { content: textContent(text), details: output };
 }

@@ -34,8 +34,9 @@ const converted = new WeakMap<object, JsonSchema>();
  * @returns a JSON Schema object. For a JSON Schema `input`, that very object; for a
  *   Standard Schema, a converted object, cached per schema (do not modify it).
  * @throws TypeError naming the tool when the schema cannot be converted: a Standard Schema
- *   of a library without a JSON Schema converter (zod 3, or any other vendor without
- *   `~standard.jsonSchema`), a schema with parts JSON Schema cannot express (valibot and
+ *   of a library without a JSON Schema converter (zod 4.0–4.1, zod 3.25's `zod/v4`, classic
+ *   zod 3, or any other vendor without `~standard.jsonSchema`: give it one with
+ *   `withJsonSchema`; the message says how for each), a schema with parts JSON Schema cannot express (valibot and
  *   zod throw for a `Date`, a transform…; the library's own message is quoted — arktype
  *   does not throw, it writes `{}`, any value, for such a part), or a converted schema
  *   that does not describe an object (providers require `type: "object"` at the top).
@@ -74,12 +75,7 @@ export function inputJsonSchema(schema: InputSchema, toolName: string): JsonSche
     } else if (props.vendor === 'arktype' && typeof (schema as { toJsonSchema?: unknown }).toJsonSchema === 'function') {
       result = (schema as unknown as { toJsonSchema(): unknown }).toJsonSchema();
     } else {
-      throw new TypeError(
-        `${where}: its input schema (a ${props.vendor} Standard Schema) has no JSON Schema converter, so it cannot be sent to a model. ` +
-          (props.vendor === 'zod'
-            ? 'zod 3 schemas carry none: use zod 4 (its schemas implement ~standard.jsonSchema), or pass the JSON Schema yourself with the `jsonSchema` option.'
-            : 'Use a library that implements Standard JSON Schema (~standard.jsonSchema), or pass the JSON Schema yourself with the `jsonSchema` option.'),
-      );
+      throw new TypeError(`${where}: ${noConverterText(schema, props.vendor)}`);
     }
   } catch (error) {
     if (error instanceof TypeError && error.message.startsWith(where)) throw error;
@@ -101,6 +97,34 @@ export function inputJsonSchema(schema: InputSchema, toolName: string): JsonSche
   }
   converted.set(schema, jsonSchema);
   return jsonSchema;
+}
+
+/**
+ * Why a Standard Schema without `~standard.jsonSchema` cannot be sent, and what to pass: true
+ * for each zod that has none (zod 4.0–4.1 and zod 3.25's `zod/v4` carry `_zod.version`;
+ * classic zod 3 carries `_def` and no `_zod`), generic for any other library.
+ */
+function noConverterText(schema: StandardSchemaV1, vendor: string): string {
+  const head = `its input schema (a ${vendor} Standard Schema) has no JSON Schema converter (~standard.jsonSchema), so it cannot be sent to a model.`;
+  const tail = 'or pass the JSON Schema yourself with the `jsonSchema` option.';
+  if (vendor === 'zod') {
+    const version = zodVersion(schema);
+    if (version !== undefined) {
+      return (
+        `${head} zod ${version} (zod 4.0–4.1, or zod 3.25's "zod/v4") implements Standard Schema without Standard JSON Schema, which zod adds in 4.2: ` +
+        "wrap it as withJsonSchema(schema, (s) => z.toJSONSchema(s, { io: 'input' })) with the z it was made with, upgrade zod to 4.2 or later, " + tail
+      );
+    }
+    return `${head} A classic zod 3 schema carries none: wrap it as withJsonSchema(schema, zodToJsonSchema) (package zod-to-json-schema), define it with zod 4.2 or later, ${tail}`;
+  }
+  return `${head} Use a library that implements Standard JSON Schema, wrap it as withJsonSchema(schema, converter), ${tail}`;
+}
+
+/** `major.minor.patch` of a zod 4 core schema (`_zod.version`), `undefined` for any other. */
+function zodVersion(schema: StandardSchemaV1): string | undefined {
+  const version = (schema as { _zod?: { version?: { major?: unknown; minor?: unknown; patch?: unknown } } })._zod?.version;
+  if (typeof version !== 'object' || version === null || typeof version.major !== 'number') return undefined;
+  return `${version.major}.${String(version.minor)}.${String(version.patch)}`;
 }
 
 function hasJsonSchemaConverter(props: StandardSchemaV1.Props): props is StandardSchemaV1.Props & StandardJSONSchemaV1.Props {

@@ -52,7 +52,7 @@ function playNested(view: ReturnType<typeof createRunView>, tick: (ms: number) =
   view.event(nested(['toolu_x'], { type: 'agent_end', reason: 'completed', turns: 2, messages: [] }));
   tick(1);
   view.event({ type: 'tool_execution_end', toolCallId: 'toolu_x', toolName: 'explore', index: 0, result: { content: [{ type: 'text', text: 'explorer answer' }] }, isError: false, outcome: 'ok' });
-  view.event({ type: 'tool_result', index: 0, message: { role: 'tool', toolCallId: 'toolu_x', toolName: 'explore', content: [{ type: 'text', text: 'explorer answer' }], isError: false } });
+  view.event({ type: 'tool_result', toolCallId: 'toolu_x', toolName: 'explore', index: 0, message: { role: 'tool', toolCallId: 'toolu_x', toolName: 'explore', content: [{ type: 'text', text: 'explorer answer' }], isError: false } });
 }
 
 describe('the live view draws sub-agent calls as a tree', () => {

@@ -41,6 +41,8 @@ const result = (index: number, text: string, isError: boolean): ToolEvent => {
   const call = calls[index]!;
   return {
     type: 'tool_result',
+    toolCallId: call.id,
+    toolName: call.name,
     index,
     message: { role: 'tool', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text }], isError },
   };
@@ -117,6 +119,8 @@ describe('createRunView, plain mode (not a TTY)', () => {
     view.event({ type: 'tool_execution_start', toolCallId: 'dup', toolName: 'a', index: 0, args: {} });
     view.event({
       type: 'tool_result',
+      toolCallId: 'dup',
+      toolName: 'a',
       index: 0,
       message: { role: 'tool', toolCallId: 'dup', toolName: 'a', content: [{ type: 'text', text: 'first' }], isError: false },
     });
@@ -347,7 +351,7 @@ describe('control characters are escaped in one place (lib/cli/text.ts), the sam
       view.event({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index: 0, args: call.arguments });
       view.event({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, index: 0, progress: `progress ${hostile}` });
       view.event({ type: 'tool_execution_end', toolCallId: call.id, toolName: call.name, index: 0, result: { content: [{ type: 'text', text: hostile }] }, isError: true, outcome: 'error' });
-      view.event({ type: 'tool_result', index: 0, message: { role: 'tool', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: hostile }], isError: true } });
+      view.event({ type: 'tool_result', toolCallId: call.id, toolName: call.name, index: 0, message: { role: 'tool', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: hostile }], isError: true } });
       view.end(`summary ${hostile}`);
       view.close();
       // ESC only as the start of the view's own styles and cursor moves (TTY), never from the data.

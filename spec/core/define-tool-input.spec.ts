@@ -99,7 +99,7 @@ describe('defineTool checks that a Standard Schema can become a tool definition'
     const input = z3.object({ a: z3.string() });
     expect(() => defineTool({ name: 'old', input, execute })).toThrow(TypeError);
     expect(() => defineTool({ name: 'old', input, execute })).toThrow(
-      /^defineTool: tool "old".input cannot describe the tool to a model: .*zod 3 schemas carry none: use zod 4.* Pass instead a JSON Schema object, or a schema from a library that converts to JSON Schema \(zod 4, valibot, arktype\)\.$/,
+      /^defineTool: tool "old".input cannot describe the tool to a model: .*A classic zod 3 schema carries none: wrap it as withJsonSchema\(schema, zodToJsonSchema\) \(package zod-to-json-schema\), define it with zod 4.2 or later, or pass a JSON Schema object instead\.$/,
     );
   });
 

@@ -19,10 +19,10 @@ describe('defineTool', () => {
 });
 
 describe('normalizeToolOutput: the rule that turns a returned value into content', () => {
-  it('makes a string one text block and other values their JSON text', () => {
+  it('makes a string one text block and other values their JSON text, kept as details (issue 22 item 3)', () => {
     expect(normalizeToolOutput('hi')).toEqual({ content: [{ type: 'text', text: 'hi' }] });
-    expect(normalizeToolOutput({ a: [1] })).toEqual({ content: [{ type: 'text', text: '{"a":[1]}' }] });
-    expect(normalizeToolOutput(7)).toEqual({ content: [{ type: 'text', text: '7' }] });
+    expect(normalizeToolOutput({ a: [1] })).toEqual({ content: [{ type: 'text', text: '{"a":[1]}' }], details: { a: [1] } });
+    expect(normalizeToolOutput(7)).toEqual({ content: [{ type: 'text', text: '7' }], details: 7 });
     expect(normalizeToolOutput(undefined)).toEqual({ content: [{ type: 'text', text: '' }] });
   });
 
@@ -32,9 +32,9 @@ describe('normalizeToolOutput: the rule that turns a returned value into content
   });
 
   it('falls back to String() for values JSON cannot encode', () => {
-    expect(normalizeToolOutput(10n)).toEqual({ content: [{ type: 'text', text: '10' }] });
+    expect(normalizeToolOutput(10n)).toEqual({ content: [{ type: 'text', text: '10' }], details: 10n });
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    expect(normalizeToolOutput(cyclic)).toEqual({ content: [{ type: 'text', text: '[object Object]' }] });
+    expect(normalizeToolOutput(cyclic)).toEqual({ content: [{ type: 'text', text: '[object Object]' }], details: cyclic });
   });
 });

@@ -76,7 +76,7 @@ describe('toolJsonSchema: the JSON Schema of every kind of input', () => {
 
   it('a library without a converter (zod 3 shape) and a non-object schema are TypeErrors too', () => {
     const zod3Like = { '~standard': { version: 1, vendor: 'zod', validate: (value: unknown) => ({ value }) } } as const;
-    expect(() => toolJsonSchema({ name: 'old', input: zod3Like })).toThrow(/^tool "old": its input schema \(a zod Standard Schema\) has no JSON Schema converter.*zod 3 schemas carry none: use zod 4/);
+    expect(() => toolJsonSchema({ name: 'old', input: zod3Like })).toThrow(/^tool "old": its input schema \(a zod Standard Schema\) has no JSON Schema converter.*A classic zod 3 schema carries none: wrap it as withJsonSchema\(schema, zodToJsonSchema\)/);
     expect(() => toolJsonSchema({ name: 'str', input: v.string() })).toThrow(/^tool "str": its input schema must describe an object .*converts to \{"type":"string"\}/);
   });
 });

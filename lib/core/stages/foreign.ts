@@ -72,7 +72,8 @@ function plainText(value: unknown): string | undefined {
  * - an object with a `content` array is checked block by block (text blocks need a string
  *   `text`, image blocks string `data` and `mimeType`) and copied, with `details` and a
  *   `meta` (a plain object) and a boolean `terminate`;
- * - anything else is its JSON text, or its `String()` text.
+ * - anything else is its JSON text, or its `String()` text, and the value itself is the
+ *   result's `details` (a plain return reaches the events typed, see `ToolDetailsOf`).
  *
  * A value that cannot be read this way (a revoked Proxy, a throwing `content` getter, a
  * `null` block, a cycle whose `toString` throws) is a problem, never a throw.
@@ -101,7 +102,8 @@ export function readToolOutput(output: unknown): ToolResult | Problem {
   }
   const text = plainText(output);
   if (text === undefined) return new Problem('its result cannot be turned into text (JSON.stringify and String both threw)');
-  return { content: [{ type: 'text', text }] };
+  // The value itself is the result's `details` (issue 22 item 3), as `ToolDetailsOf` types it.
+  return { content: [{ type: 'text', text }], details: output };
 }
 
 /** Checks and copies a content array (text, image, audio, resource_link and resource blocks). */

@@ -17,7 +17,8 @@ export type ToolNameOf<T> = T extends Tool<never, unknown, unknown, infer N> ? N
 /**
  * What `callTool` returns for a tool whose `execute` returns `O`: the normalized
  * {@link ToolResult} (the rule of `normalizeToolOutput`). A tool that already returns
- * `ToolResult<D>` keeps its `details` type; any other output becomes `ToolResult<never>`
- * (content only); an `unknown` output gives `ToolResult<unknown>`.
+ * `ToolResult<D>` keeps its `details` type; a string becomes `ToolResult<never>` (content
+ * only); any other plain value is its own `details` type; an `unknown` output gives
+ * `ToolResult<unknown>`.
  */
 export type NormalizedOutput<O> = ToolResult<ToolDetailsOf<O>>;
