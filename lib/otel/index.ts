@@ -31,7 +31,6 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import type { CallOutcome } from '../core/events.ts';
-import { thrownText } from '../core/stages/foreign.ts';
 import type { Tool, ToolResult } from '../core/tool.ts';
 import {
   sanitizeTraceContext,
@@ -44,6 +43,7 @@ import {
   type TraceHeaders,
 } from '../core/tracing.ts';
 import { isMcpTool } from '../extras/mcp.ts';
+import { thrownText } from '../core/guards.ts';
 
 export type { BatchTrace, BatchTraceEnd, BatchTraceStart, CallTrace, CallTraceStart, RunTracing, TraceHeaders } from '../core/tracing.ts';
 export { sanitizeTraceContext } from '../core/tracing.ts';

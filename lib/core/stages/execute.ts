@@ -13,6 +13,7 @@ import type { AbortCause } from '../abort.ts';
 import { CallContext, type CallRecord } from '../call.ts';
 import { textContent, type ContentBlock, type ToolResult } from '../tool.ts';
 import { Problem, readToolOutput } from './foreign.ts';
+import { isAsyncIterator, isPromiseLike } from '../guards.ts';
 import { errorText, Outcome, outcomeText, thrownDetails } from './outcome.ts';
 
 /**
@@ -174,22 +175,3 @@ function asReturn(value: unknown): IteratorResult<unknown, unknown> {
   return { done: true, value };
 }
 
-/** True for async iterators (async generators included). */
-export function isAsyncIterator(value: unknown): value is AsyncIterator<unknown, unknown, undefined> {
-  if (typeof value !== 'object' || value === null) return false;
-  try {
-    return typeof (value as AsyncIterator<unknown>).next === 'function' && Symbol.asyncIterator in value;
-  } catch {
-    return false; // a revoked Proxy: the result reader reports it
-  }
-}
-
-/** True for promises and other thenables; false (never a throw) for a value whose `then` cannot be read. */
-export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
-  try {
-    return typeof (value as PromiseLike<unknown>).then === 'function';
-  } catch {
-    return false; // a revoked Proxy or a throwing `then` getter: not a promise; its reader reports it
-  }
-}

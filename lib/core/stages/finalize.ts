@@ -9,9 +9,9 @@ import { abortable } from 'abort-controller-x';
 import type { CallRecord } from '../call.ts';
 import type { RunToolsOptions } from '../options.ts';
 import { textContent } from '../tool.ts';
-import { isPromiseLike } from './execute.ts';
 import { readAfterAnswer } from './foreign.ts';
 import { errorText, Outcome } from './outcome.ts';
+import { isPromiseLike } from '../guards.ts';
 
 /** What finalize reads of the run: nothing more. */
 export interface FinalizeInput {

@@ -10,7 +10,7 @@
 import type { CallOutcome } from '../events.ts';
 import type { ToolResult } from '../tool.ts';
 import { textContent } from '../tool.ts';
-import { thrownText } from './foreign.ts';
+import { thrownText } from '../guards.ts';
 
 /** How a call ended: its result (before the bound of `maxResultChars`), whether it is an error, and why. */
 export class Outcome {

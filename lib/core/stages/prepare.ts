@@ -13,9 +13,9 @@ import type { CallRecord } from '../call.ts';
 import type { RunToolsOptions } from '../options.ts';
 import { parseArguments, validateArguments, type Checked } from '../schema.ts';
 import type { Tool, ToolCall } from '../tool.ts';
-import { isPromiseLike } from './execute.ts';
-import { isObjectRecord, readApprovalAnswer, readBeforeAnswer } from './foreign.ts';
+import { readApprovalAnswer, readBeforeAnswer } from './foreign.ts';
 import { errorText, isRuleDenial, outcomeText, type Outcome } from './outcome.ts';
+import { isObjectRecord, isPromiseLike } from '../guards.ts';
 
 /** What prepare reads of the run: nothing more. */
 export interface PrepareInput {

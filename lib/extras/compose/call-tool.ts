@@ -15,12 +15,12 @@
  * @module
  */
 import { parseArguments, validateArguments } from '../../core/schema.ts';
-import { isPromiseLike } from '../../core/stages/execute.ts';
 import { errorText } from '../../core/stages/outcome.ts';
 import { isRecord } from '../../formats/shared.ts';
 import { normalizeToolOutput, providerBlock, type ContentBlock, type Tool, type ToolContext } from '../../core/tool.ts';
 import { checkGraceMs, checkTimeoutMs, DEFAULT_GRACE_MS, invoke } from './child-call.ts';
 import type { NormalizedOutput } from './types.ts';
+import { isPromiseLike } from '../../core/guards.ts';
 
 /**
  * Thrown by {@link callTool} when the arguments do not fit the child tool's schema (or
