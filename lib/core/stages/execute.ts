@@ -13,8 +13,8 @@ import type { AbortCause } from '../abort.ts';
 import { CallContext, type CallRecord } from '../call.ts';
 import { textContent, type ContentBlock, type ToolResult } from '../tool.ts';
 import { Problem, readToolOutput } from './foreign.ts';
-import { isAsyncIterator, isPromiseLike } from '../guards.ts';
-import { errorText, Outcome, outcomeText, thrownDetails } from './outcome.ts';
+import { isAsyncIterator, isPromiseLike, thrownText } from '../guards.ts';
+import { Outcome, outcomeText, thrownDetails } from './outcome.ts';
 
 /**
  * Calls the tool's `execute` with the validated input and a context whose `signal` is the
@@ -85,7 +85,7 @@ export function executedFromThrow(record: Stopped, error: unknown, stoppedBy: Ab
         `Interrupted: the run was aborted while tool "${toolName}" was running; it stopped before finishing and may have had partial effects.`,
       );
     default: {
-      const outcome = outcomeText('error', errorText(error));
+      const outcome = outcomeText('error', thrownText(error));
       const details = thrownDetails(error);
       if (details !== undefined) outcome.result.details = details;
       return outcome;
