@@ -3,7 +3,8 @@
  *
  * @module
  */
-export { contentBlockText, defineTool, normalizeToolOutput, textContent } from './core/tool.ts';
+export { contentBlockText, normalizeToolOutput, textContent } from './core/tool.ts';
+export { defineTool } from './core/define-tool.ts';
 export type {
   AudioContent,
   ContentBlock,

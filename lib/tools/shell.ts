@@ -10,11 +10,12 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import * as v from 'valibot';
-import { defineTool, describeValue } from '../core/tool.ts';
+import { describeValue } from '../core/tool.ts';
 import type { Tool, ToolResult } from '../core/tool.ts';
 import { BoundedOutput } from './bounded-output.ts';
 import { SANDBOX_TMP, ShellSandbox, warnSandboxUnavailable } from './sandbox.ts';
 import type { SandboxedSpawn, ShellSandboxOptions } from './sandbox.ts';
+import { defineTool } from '../core/define-tool.ts';
 
 /** Options of {@link shellTool}. */
 export interface ShellToolOptions {
