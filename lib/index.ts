@@ -97,7 +97,7 @@ export type {
   ToolDefinitionsOptions,
   ToolNames,
 } from './formats/tool-definitions.ts';
-export { inputJsonSchema, toolJsonSchema } from './schemas/json-schema.ts';
+export { inputJsonSchema, toolJsonSchema } from './core/json-schema.ts';
 export { bfclGroundTruthArguments, convertBfclSchema } from './schemas/bfcl.ts';
 export { mcpContent, mcpTools } from './extras/mcp.ts';
 export type { McpCallToolResult, McpClientLike, McpProgress, McpRequestOptions, McpToolInfo, McpToolsOptions } from './extras/mcp.ts';

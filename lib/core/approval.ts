@@ -12,7 +12,7 @@
  * @module
  */
 import * as v from 'valibot';
-import { inputJsonSchema } from '../schemas/json-schema.ts';
+import { inputJsonSchema } from './json-schema.ts';
 import { processClaims, type StateClaim } from './claims.ts';
 import { ResumeError } from './resume-error.ts';
 import { openState, sealState, type StateEnvelope } from './state-envelope.ts';

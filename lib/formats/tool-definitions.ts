@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { toolJsonSchema } from '../schemas/json-schema.ts';
+import { toolJsonSchema } from '../core/json-schema.ts';
 import { describeValue, type JsonSchema, type Tool, type ToolCall } from '../core/tool.ts';
 
 /**
