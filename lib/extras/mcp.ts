@@ -46,6 +46,7 @@ import { readContentBlock } from '../core/content.ts';
 import { Channel } from '../core/streams/channel.ts';
 import { contentToText } from '../formats/shared.ts';
 import { defineForeignTool, describeValue, type ContentBlock, type JsonSchema, type Tool, type ToolResult } from '../core/tool.ts';
+import { madeByMcpTools } from '../core/tool-origin.ts';
 import { isObjectRecord } from '../core/guards.ts';
 
 /** One MCP progress notification's payload, as yielded by an MCP tool (`tool_execution_update.progress`). */
@@ -136,14 +137,6 @@ export interface McpToolsOptions {
   progressHighWaterMark?: number;
   /** Aborts the listing (`tools/list`). */
   signal?: AbortSignal;
-}
-
-/** The tools {@link mcpTools} made: `toolrun/otel` gives their spans `gen_ai.tool.type` `extension`. */
-const madeByMcpTools = new WeakSet<Tool>();
-
-/** @internal True for a tool {@link mcpTools} made (not for a wrapper of one). */
-export function isMcpTool(tool: Tool): boolean {
-  return madeByMcpTools.has(tool);
 }
 
 /** Default of {@link McpToolsOptions.progressHighWaterMark}. */

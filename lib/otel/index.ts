@@ -42,8 +42,8 @@ import {
   type RunTracing,
   type TraceHeaders,
 } from '../core/tracing.ts';
-import { isMcpTool } from '../extras/mcp.ts';
 import { thrownText } from '../core/guards.ts';
+import { isMcpTool } from '../core/tool-origin.ts';
 
 export type { BatchTrace, BatchTraceEnd, BatchTraceStart, CallTrace, CallTraceStart, RunTracing, TraceHeaders } from '../core/tracing.ts';
 export { sanitizeTraceContext } from '../core/tracing.ts';
