@@ -140,8 +140,8 @@ export type {
 } from './extras/agent.ts';
 export { agentTool, agentToolInput } from './extras/agent-tool.ts';
 export type { AgentToolDetails, AgentToolOptions, AgentToolProgress, AgentToolProgressOf } from './extras/agent-tool.ts';
-export { fromAnthropicMessage, fromOpenAIChatMessage, toAnthropicMessages, toOpenAIChatMessages } from './formats/agent-messages.ts';
-export type { AnthropicAssistantBlock, AnthropicImageMediaType, AnthropicMessageParam, AnthropicRequestImageBlock, AnthropicRequestToolResultBlock, OpenAIChatMessageParam } from './formats/agent-messages.ts';
+export { fromAnthropicMessage, fromOpenAIChatMessage, toAnthropicMessages, toOpenAIChatMessages } from './extras/agent/agent-messages.ts';
+export type { AnthropicAssistantBlock, AnthropicImageMediaType, AnthropicMessageParam, AnthropicRequestImageBlock, AnthropicRequestToolResultBlock, OpenAIChatMessageParam } from './extras/agent/agent-messages.ts';
 
 // ---------------------------------------------------------------------------------------
 // Tools from other ecosystems (lib/adapters) and more provider formats (Gemini F5, AI SDK
@@ -170,5 +170,5 @@ export { fromGemini, GEMINI_SYNTHESIZED_ID_PREFIX, toGemini } from './formats/ge
 export type { GeminiFunctionResponseContent, GeminiFunctionResponsePart, GeminiInlineDataPart, GeminiInput, ToGeminiOptions } from './formats/gemini.ts';
 export { fromAISDKMessage, toAISDKMessages } from './formats/ai-sdk-messages.ts';
 export type { AISDKAssistantMessageInput, AISDKToolModelMessage, AISDKToolResultOutput, AISDKToolResultPart } from './formats/ai-sdk-messages.ts';
-export { fromOpenAIResponsesMessage, toOpenAIResponsesMessages } from './formats/openai-responses-messages.ts';
-export type { OpenAIResponsesFunctionCallItem, OpenAIResponsesInputItem, OpenAIResponsesReply, OpenAIResponsesUserContent } from './formats/openai-responses-messages.ts';
+export { fromOpenAIResponsesMessage, toOpenAIResponsesMessages } from './extras/agent/openai-responses-messages.ts';
+export type { OpenAIResponsesFunctionCallItem, OpenAIResponsesInputItem, OpenAIResponsesReply, OpenAIResponsesUserContent } from './extras/agent/openai-responses-messages.ts';

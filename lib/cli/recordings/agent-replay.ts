@@ -17,7 +17,7 @@ import { delay } from 'abort-controller-x';
 import { agentTool } from '../../extras/agent-tool.ts';
 import { scriptedModel } from '../../testing.ts';
 import { runAgent, type AgentEvent, type AgentMessage, type AgentResult, type AssistantMessage } from '../../extras/agent.ts';
-import { fromAnthropicMessage } from '../../formats/agent-messages.ts';
+import { fromAnthropicMessage } from '../../extras/agent/agent-messages.ts';
 import { providerBlock, type ContentBlock, type Tool, type ToolContext } from '../../core/tool.ts';
 import type { ClaudeCodeConversation, TranscriptResult, TranscriptTurn } from './claude-code.ts';
 import { ANY_OBJECT_SCHEMA } from './types.ts';
