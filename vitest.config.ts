@@ -42,8 +42,9 @@ export default defineConfig({
     // Specs that spawn real processes or replay the corpus share 2 cores with the rest.
     pool: 'forks',
     // Three workers on two cores: many specs wait on child processes, sockets and files, so a
-    // third worker fills those waits. No spec asserts a wall-clock bound or races a real
-    // sleep (gates, events and fake timers; a time limit is only a hang guard).
+    // third worker fills those waits. Specs wait on gates, events and fake timers; a time
+    // limit is only a hang guard. Three end-to-end specs still order events against a real
+    // sleep in a child process or server, by a wide margin (docs/decisions.md, "The suite").
     maxWorkers: 3,
     projects: [
       {

@@ -116,8 +116,9 @@ class AnthropicAssembler extends StreamAssembler {
     if (!isObjectRecord(event)) return;
     switch (event.type) {
       case 'content_block_start': {
-        // Any new block means the model is done with every earlier one (the calls before the
-        // last were marked when it started).
+        // A new block marks the latest tool call `later` (the ones before it were marked when
+        // it started): once closed, that call may go even with an empty or unparsable text
+        // (isReady). A call whose block is still open is not done: it waits for its own stop.
         const previous = this.calls.at(-1);
         if (previous !== undefined) previous.later = true;
         const index = typeof event.index === 'number' ? event.index : undefined;

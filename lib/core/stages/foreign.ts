@@ -175,8 +175,9 @@ export interface AfterAnswer {
 
 /**
  * Reads an `afterToolCall` answer field by field (P3): `content` must be a valid content
- * array, `meta` a plain object, `isError` and `terminate` booleans; `undefined` (or `null`)
- * keeps a field. Other fields are not read.
+ * array, `meta` a plain object, `isError` and `terminate` booleans; `undefined` keeps a
+ * field, and so does `null` for every field but `details` (a `null` details replaces the
+ * tool's). Other fields are not read.
  */
 export function readAfterAnswer(answer: unknown): Read<AfterAnswer | undefined> {
   if (answer === undefined || answer === null) return { ok: true, value: undefined };
