@@ -3,7 +3,8 @@
  *
  * @module
  */
-export { contentBlockText, defineTool, normalizeToolOutput, textContent } from './core/tool.ts';
+export { contentBlockText, normalizeToolOutput, textContent } from './core/tool.ts';
+export { defineTool } from './core/define-tool.ts';
 export type {
   AudioContent,
   ContentBlock,
@@ -109,7 +110,7 @@ export type {
   ToolDefinitionsOptions,
   ToolNames,
 } from './formats/tool-definitions.ts';
-export { inputJsonSchema, toolJsonSchema } from './schemas/json-schema.ts';
+export { inputJsonSchema, toolJsonSchema } from './core/json-schema.ts';
 export { withJsonSchema } from './schemas/with-json-schema.ts';
 export { bfclGroundTruthArguments, convertBfclSchema } from './schemas/bfcl.ts';
 export { mcpContent, mcpTools } from './extras/mcp.ts';
@@ -153,8 +154,8 @@ export type {
 } from './extras/agent.ts';
 export { agentTool, agentToolInput } from './extras/agent-tool.ts';
 export type { AgentToolDetails, AgentToolOptions, AgentToolProgress, AgentToolProgressOf } from './extras/agent-tool.ts';
-export { fromAnthropicMessage, fromOpenAIChatMessage, toAnthropicMessages, toOpenAIChatMessages } from './formats/agent-messages.ts';
-export type { AnthropicAssistantBlock, AnthropicImageMediaType, AnthropicMessageParam, AnthropicRequestImageBlock, AnthropicRequestToolResultBlock, OpenAIChatMessageParam } from './formats/agent-messages.ts';
+export { fromAnthropicMessage, fromOpenAIChatMessage, toAnthropicMessages, toOpenAIChatMessages } from './extras/agent/agent-messages.ts';
+export type { AnthropicAssistantBlock, AnthropicImageMediaType, AnthropicMessageParam, AnthropicRequestImageBlock, AnthropicRequestToolResultBlock, OpenAIChatMessageParam } from './extras/agent/agent-messages.ts';
 
 // ---------------------------------------------------------------------------------------
 // Tools from other ecosystems (lib/adapters) and more provider formats (Gemini F5, AI SDK
@@ -188,5 +189,5 @@ export { fromGemini, GEMINI_SYNTHESIZED_ID_PREFIX, toGemini } from './formats/ge
 export type { GeminiFunctionResponseContent, GeminiFunctionResponsePart, GeminiInlineDataPart, GeminiInput, ToGeminiOptions } from './formats/gemini.ts';
 export { fromAISDKMessage, toAISDKMessages } from './formats/ai-sdk-messages.ts';
 export type { AISDKAssistantMessageInput, AISDKToolModelMessage, AISDKToolResultOutput, AISDKToolResultPart } from './formats/ai-sdk-messages.ts';
-export { fromOpenAIResponsesMessage, toOpenAIResponsesMessages } from './formats/openai-responses-messages.ts';
-export type { OpenAIResponsesFunctionCallItem, OpenAIResponsesInputItem, OpenAIResponsesReply, OpenAIResponsesUserContent } from './formats/openai-responses-messages.ts';
+export { fromOpenAIResponsesMessage, toOpenAIResponsesMessages } from './extras/agent/openai-responses-messages.ts';
+export type { OpenAIResponsesFunctionCallItem, OpenAIResponsesInputItem, OpenAIResponsesReply, OpenAIResponsesUserContent } from './extras/agent/openai-responses-messages.ts';

@@ -18,7 +18,7 @@ import { fromAISDKSchema, isAISDKSchema } from '../core/input-check.ts';
 import { RuleDenial } from '../core/stages/outcome.ts';
 import { describeValue, providerBlock } from '../core/tool.ts';
 import { contentToText } from '../formats/shared.ts';
-import { toolJsonSchema } from '../schemas/json-schema.ts';
+import { toolJsonSchema } from '../core/json-schema.ts';
 import { assertObjectSchema, imageBlock, isAsyncIterable, isStandardSchema, outputText, refuseAdapterApprove, withConverter, type ForeignFunction } from './shared.ts';
 
 

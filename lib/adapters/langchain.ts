@@ -9,7 +9,7 @@
 import type { ContentBlock, InputSchema, Tool, ToolContext, ToolResult } from '../core/tool.ts';
 import { ErrorWithDetails } from '../core/stages/outcome.ts';
 import { describeValue } from '../core/tool.ts';
-import { inputJsonSchema } from '../schemas/json-schema.ts';
+import { inputJsonSchema } from '../core/json-schema.ts';
 import { assertObjectSchema, imageBlock, isStandardSchema, outputText, withConverter, type ForeignFunction } from './shared.ts';
 
 /** The fields of a LangChain tool that {@link fromLangChainTools} reads. `StructuredTool` and `tool()`'s result fit. */

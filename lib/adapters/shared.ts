@@ -10,7 +10,7 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { ContentBlock, InputSchema, JsonSchema } from '../core/tool.ts';
 import { describeValue } from '../core/tool.ts';
-import { inputJsonSchema } from '../schemas/json-schema.ts';
+import { inputJsonSchema } from '../core/json-schema.ts';
 import { withJsonSchema } from '../schemas/with-json-schema.ts';
 
 /**

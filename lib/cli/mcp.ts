@@ -35,13 +35,13 @@ import type { ToolBatch } from '../core/events.ts';
 import { fromAnthropic } from '../formats/anthropic.ts';
 import { fromOpenAIChat } from '../formats/openai-chat.ts';
 import { fromOpenAIResponses } from '../formats/openai-responses.ts';
-import { isRecord } from '../formats/shared.ts';
 import { mcpTools, type McpToolInfo } from '../extras/mcp.ts';
 import { runTools } from '../core/run-tools.ts';
 import type { ToolCall } from '../core/tool.ts';
 import { CliInputError } from './errors.ts';
 import { count } from './text.ts';
 import type { RunView } from './view/index.ts';
+import { isObjectRecord } from '../core/guards.ts';
 
 /** The text of `toolrun mcp --help`. */
 const MCP_USAGE = `usage: toolrun mcp [options] [--] <command> [args...]
@@ -292,11 +292,11 @@ function isTimeout(error: unknown): boolean {
  */
 export function exampleArguments(schema: unknown): Record<string, unknown> {
   const value = exampleValue(schema, 0);
-  return isRecord(value) ? value : {};
+  return isObjectRecord(value) ? value : {};
 }
 
 function exampleValue(schema: unknown, depth: number): unknown {
-  if (!isRecord(schema) || depth > 8) return 'example';
+  if (!isObjectRecord(schema) || depth > 8) return 'example';
   if ('default' in schema) return schema.default;
   if ('const' in schema) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
@@ -306,7 +306,7 @@ function exampleValue(schema: unknown, depth: number): unknown {
     if (Array.isArray(branches) && branches.length > 0) return exampleValue(branches[0], depth + 1);
   }
   const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-  const type = types.find((t) => t !== 'null') ?? (isRecord(schema.properties) ? 'object' : undefined);
+  const type = types.find((t) => t !== 'null') ?? (isObjectRecord(schema.properties) ? 'object' : undefined);
   switch (type) {
     case 'string':
       return 'example';
@@ -318,7 +318,7 @@ function exampleValue(schema: unknown, depth: number): unknown {
     case 'array':
       return typeof schema.minItems === 'number' && schema.minItems > 0 ? [exampleValue(schema.items, depth + 1)] : [];
     case 'object': {
-      const properties = isRecord(schema.properties) ? schema.properties : {};
+      const properties = isObjectRecord(schema.properties) ? schema.properties : {};
       const required = Array.isArray(schema.required) ? schema.required.filter((name): name is string => typeof name === 'string') : [];
       return Object.fromEntries(required.map((name) => [name, exampleValue(properties[name], depth + 1)]));
     }
@@ -360,20 +360,20 @@ async function readCallsFile(file: string): Promise<ToolCall[]> {
   }
   const bad = (what: string) => new CliInputError(`mcp: --calls ${file}: ${what}; expected [{"name", "arguments"?, "id"?}, ...] or an assistant message (see toolrun mcp --help)`);
   let calls: ToolCall[];
-  if (Array.isArray(doc) && doc.every((item) => isRecord(item) && item.type === 'function_call')) {
+  if (Array.isArray(doc) && doc.every((item) => isObjectRecord(item) && item.type === 'function_call')) {
     calls = fromOpenAIResponses(doc);
   } else if (Array.isArray(doc)) {
     calls = doc.map((item, i) => {
-      if (!isRecord(item) || typeof item.name !== 'string' || item.name === '') throw bad(`entry ${i} has no "name"`);
+      if (!isObjectRecord(item) || typeof item.name !== 'string' || item.name === '') throw bad(`entry ${i} has no "name"`);
       const call: ToolCall = { id: typeof item.id === 'string' ? item.id : `call_${i + 1}`, name: item.name };
       if (item.arguments !== undefined) call.arguments = item.arguments;
       return call;
     });
-  } else if (isRecord(doc) && Array.isArray(doc.content)) {
+  } else if (isObjectRecord(doc) && Array.isArray(doc.content)) {
     calls = fromAnthropic(doc);
-  } else if (isRecord(doc) && ('tool_calls' in doc || Array.isArray(doc.choices) || isRecord(doc.message))) {
+  } else if (isObjectRecord(doc) && ('tool_calls' in doc || Array.isArray(doc.choices) || isObjectRecord(doc.message))) {
     calls = fromOpenAIChat(doc);
-  } else if (isRecord(doc) && Array.isArray(doc.output)) {
+  } else if (isObjectRecord(doc) && Array.isArray(doc.output)) {
     calls = fromOpenAIResponses(doc as { output: unknown[] });
   } else {
     throw bad('not a list of calls nor an assistant message');

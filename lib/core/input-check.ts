@@ -12,7 +12,7 @@
  * @module
  */
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
-import { inputJsonSchema } from '../schemas/json-schema.ts';
+import { inputJsonSchema } from './json-schema.ts';
 import { compileJsonSchema, JsonSchemaStructureError } from './json-schema-validator.ts';
 import { describeValue, type InputSchema, type JsonSchema } from './tool.ts';
 

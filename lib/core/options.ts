@@ -61,8 +61,8 @@ export interface AfterToolCallContext extends BeforeToolCallContext {
 }
 
 /**
- * Field-by-field overrides from `afterToolCall` (contract P3: no deep merge; `undefined` or
- * `null` keeps the field). Only these fields are read: any other field of the hook's answer
+ * Field-by-field overrides from `afterToolCall` (contract P3: no deep merge; `undefined`
+ * keeps the field, and so does `null` for every field but `details`, which `null` replaces). Only these fields are read: any other field of the hook's answer
  * (`usage`, `cost`…) is ignored — put such data in `meta`, which does not replace the tool's
  * own `details` (docs/decisions.md, "Hooks: terminate, input-dependent time limits, meta").
  *

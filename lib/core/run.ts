@@ -34,9 +34,9 @@ import type { CallOutcome, ToolEvent, ToolResultEvent } from './events.ts';
 import { JournalError, type InterruptedCallPolicy, type JournalOperation, type ToolJournal } from './journal.ts';
 import { toolTable, type RunToolsOptions } from './options.ts';
 import { emitWarning } from './platform.ts';
-import { boundResult, executedAbandoned, executedFromReturn, executedFromThrow, isPromiseLike, startExecution } from './stages/execute.ts';
+import { boundResult, executedAbandoned, executedFromReturn, executedFromThrow, startExecution } from './stages/execute.ts';
 import { finalizeExecutedToolCall, type FinalizeInput } from './stages/finalize.ts';
-import { Problem, readTimeoutLimit, readToolOutput, thrownText } from './stages/foreign.ts';
+import { Problem, readTimeoutLimit, readToolOutput } from './stages/foreign.ts';
 import { openEntry, prepareJournaled, REPLAYED, unknownOutcome, type JournaledCall, type JournalInput } from './stages/journal.ts';
 import { Outcome, outcomeText } from './stages/outcome.ts';
 import { DEFERRED, notRun, prepareToolCall, type Prepared } from './stages/prepare.ts';
@@ -45,6 +45,7 @@ import { Channel } from './streams/channel.ts';
 import { MergeEngine, Step, type MergeRecord } from './streams/merge.ts';
 import type { Tool, ToolCall, ToolResult, ToolResultMessage } from './tool.ts';
 import { TracedBatch, TracedIterator, type BatchTraceEnd } from './tracing.ts';
+import { isPromiseLike, thrownText } from './guards.ts';
 
 /** What the consumer is handed, in order: events, and pull marks (a `CallRecord`: pull that tool once the update before it was taken, M3). */
 export type OutboxItem = ToolEvent | CallRecord;

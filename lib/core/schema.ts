@@ -10,9 +10,9 @@
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { compileJsonSchema, JsonSchemaStructureError } from './json-schema-validator.ts';
-import { isPromiseLike } from './stages/execute.ts';
-import { isObjectRecord, Problem, readSchemaResult, thrownText } from './stages/foreign.ts';
+import { Problem, readSchemaResult } from './stages/foreign.ts';
 import { describeValue, type InputSchema, type JsonSchema } from './tool.ts';
+import { isObjectRecord, isPromiseLike, thrownText } from './guards.ts';
 
 /** Longest raw argument text quoted back to the model, in characters. */
 const MAX_QUOTED_CHARS = 300;

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { inputJsonSchema } from '../schemas/json-schema.ts';
+import { inputJsonSchema } from './json-schema.ts';
 import { isStandardSchema } from './schema.ts';
 import { describeValue, type Tool, type ToolResultMessage } from './tool.ts';
 
@@ -57,7 +57,7 @@ async function sha256(text: string): Promise<string> {
 
 /**
  * Digests of Standard Schemas, by schema: their JSON Schema conversion is made once and
- * cached (`schemas/json-schema.ts`), so their digest is too. A plain JSON Schema object may be
+ * cached (`core/json-schema.ts`), so their digest is too. A plain JSON Schema object may be
  * edited in place, so its digest is computed each time.
  */
 const standardDigests = new WeakMap<object, string>();

@@ -18,8 +18,8 @@
  */
 import type { CallOutcome } from './events.ts';
 import { emitWarning } from './platform.ts';
-import { thrownText } from './stages/foreign.ts';
 import type { Tool, ToolResult } from './tool.ts';
+import { thrownText } from './guards.ts';
 
 /** W3C Trace Context headers: `traceparent` and, when there is one, `tracestate`. */
 export type TraceHeaders = Readonly<Record<string, string>>;

@@ -44,8 +44,10 @@
  */
 import { readContentBlock } from '../core/content.ts';
 import { Channel } from '../core/streams/channel.ts';
-import { contentToText, isRecord } from '../formats/shared.ts';
+import { contentToText } from '../formats/shared.ts';
 import { defineForeignTool, describeValue, type ContentBlock, type JsonSchema, type Tool, type ToolResult } from '../core/tool.ts';
+import { madeByMcpTools } from '../core/tool-origin.ts';
+import { isObjectRecord } from '../core/guards.ts';
 
 /** One MCP progress notification's payload, as yielded by an MCP tool (`tool_execution_update.progress`). */
 export interface McpProgress {
@@ -135,14 +137,6 @@ export interface McpToolsOptions {
   progressHighWaterMark?: number;
   /** Aborts the listing (`tools/list`). */
   signal?: AbortSignal;
-}
-
-/** The tools {@link mcpTools} made: `toolrun/otel` gives their spans `gen_ai.tool.type` `extension`. */
-const madeByMcpTools = new WeakSet<Tool>();
-
-/** @internal True for a tool {@link mcpTools} made (not for a wrapper of one). */
-export function isMcpTool(tool: Tool): boolean {
-  return madeByMcpTools.has(tool);
 }
 
 /** Default of {@link McpToolsOptions.progressHighWaterMark}. */
@@ -293,7 +287,7 @@ function mcpTool(client: McpClientLike, info: McpToolInfo, name: string, options
       const done = outcome!;
       if (!done.ok) throw done.error;
       const result = done.result;
-      if (!isRecord(result)) {
+      if (!isObjectRecord(result)) {
         throw new Error(`MCP tool "${serverName}" was answered without a result object (received ${describeValue(result)}); the server broke the protocol.`);
       }
       const answer = result as McpCallToolResult;

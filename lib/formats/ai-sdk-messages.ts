@@ -14,7 +14,8 @@
  */
 import type { ToolCall, ToolResultMessage } from '../core/tool.ts';
 import { describeValue, providerBlock } from '../core/tool.ts';
-import { asString, contentToText, isRecord } from './shared.ts';
+import { asString, contentToText } from './shared.ts';
+import { isObjectRecord } from '../core/guards.ts';
 
 /** What {@link fromAISDKMessage} accepts: an assistant `ModelMessage` (`content` a string or an array of parts). */
 export interface AISDKAssistantMessageInput {
@@ -65,13 +66,13 @@ export interface AISDKToolModelMessage {
  * ```
  */
 export function fromAISDKMessage(message: AISDKAssistantMessageInput): ToolCall[] {
-  if (!isRecord(message)) throw new TypeError(`fromAISDKMessage: expected an assistant ModelMessage, received ${describeValue(message)}`);
+  if (!isObjectRecord(message)) throw new TypeError(`fromAISDKMessage: expected an assistant ModelMessage, received ${describeValue(message)}`);
   const content: unknown = message.content;
   if (typeof content === 'string') return [];
   if (!Array.isArray(content)) throw new TypeError(`fromAISDKMessage: expected \`content\` to be a string or an array of parts, received ${describeValue(content)}`);
   const calls: ToolCall[] = [];
   for (const part of content as unknown[]) {
-    if (!isRecord(part) || part.type !== 'tool-call' || part.providerExecuted === true) continue;
+    if (!isObjectRecord(part) || part.type !== 'tool-call' || part.providerExecuted === true) continue;
     const call: ToolCall = { id: asString(part.toolCallId), name: asString(part.toolName) };
     if (part.input !== undefined) call.arguments = part.input;
     calls.push(call);

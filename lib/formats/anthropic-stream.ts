@@ -18,7 +18,7 @@
  * @module
  */
 import type { ToolCall } from '../core/tool.ts';
-import { asString, isRecord, toolCallId, toolName } from './shared.ts';
+import { asString, toolCallId, toolName } from './shared.ts';
 import type { ProviderStream } from './sse.ts';
 import {
   appendArguments,
@@ -32,6 +32,7 @@ import {
   type ToolCallStreamEnd,
   type ToolCallStreamOptions,
 } from './stream-calls.ts';
+import { isObjectRecord } from '../core/guards.ts';
 
 /** Stop reasons that mean the model finished its message. */
 const FINISHED = new Set(['tool_use', 'end_turn', 'pause_turn']);
@@ -112,11 +113,12 @@ class AnthropicAssembler extends StreamAssembler {
   readonly #blocks = new Map<number, PendingCall>();
 
   push(event: unknown): void {
-    if (!isRecord(event)) return;
+    if (!isObjectRecord(event)) return;
     switch (event.type) {
       case 'content_block_start': {
-        // Any new block means the model is done with every earlier one (the calls before the
-        // last were marked when it started).
+        // A new block marks the latest tool call `later` (the ones before it were marked when
+        // it started): once closed, that call may go even with an empty or unparsable text
+        // (isReady). A call whose block is still open is not done: it waits for its own stop.
         const previous = this.calls.at(-1);
         if (previous !== undefined) previous.later = true;
         const index = typeof event.index === 'number' ? event.index : undefined;
@@ -128,7 +130,7 @@ class AnthropicAssembler extends StreamAssembler {
         const reason = `the stream starting a second content block at index ${index} while block ${index} was still open`;
         if (duplicate) this.orphan(open, reason);
         const block = event.content_block;
-        if (!isRecord(block) || block.type !== 'tool_use') {
+        if (!isObjectRecord(block) || block.type !== 'tool_use') {
           if (index !== undefined) this.#blocks.delete(index);
           return;
         }
@@ -140,7 +142,7 @@ class AnthropicAssembler extends StreamAssembler {
       case 'content_block_delta': {
         const call = this.#block(event.index);
         const delta = event.delta;
-        if (call !== undefined && isRecord(delta) && delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
+        if (call !== undefined && isObjectRecord(delta) && delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
           appendArguments(call, delta.partial_json); // ignored once the call is sealed (closed, yielded or broken)
         }
         return;
@@ -154,7 +156,7 @@ class AnthropicAssembler extends StreamAssembler {
         return;
       }
       case 'message_delta': {
-        const reason = isRecord(event.delta) ? event.delta.stop_reason : undefined;
+        const reason = isObjectRecord(event.delta) ? event.delta.stop_reason : undefined;
         if (typeof reason === 'string') this.#end(reason);
         return;
       }
@@ -162,7 +164,7 @@ class AnthropicAssembler extends StreamAssembler {
         if (this.ending === undefined) this.#end(null);
         return;
       case 'error': {
-        const error = isRecord(event.error) ? event.error : {};
+        const error = isObjectRecord(event.error) ? event.error : {};
         throw new StreamBrokenError(`an error event: ${asString(error.type) || 'error'}: ${asString(error.message) || '(no message)'}`, event);
       }
       default:

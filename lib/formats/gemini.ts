@@ -15,7 +15,8 @@
  */
 import type { ToolCall, ToolResultMessage } from '../core/tool.ts';
 import { describeValue } from '../core/tool.ts';
-import { asString, contentToText, isRecord } from './shared.ts';
+import { asString, contentToText } from './shared.ts';
+import { isObjectRecord } from '../core/guards.ts';
 
 /**
  * What {@link fromGemini} accepts: a model content `{ role: 'model', parts }`, or a whole
@@ -95,19 +96,19 @@ export interface ToGeminiOptions {
  * ```
  */
 export function fromGemini(content: GeminiInput): ToolCall[] {
-  if (!isRecord(content)) throw new TypeError(`fromGemini: expected a model content or a generateContent response, received ${describeValue(content)}`);
+  if (!isObjectRecord(content)) throw new TypeError(`fromGemini: expected a model content or a generateContent response, received ${describeValue(content)}`);
   const body = content as Record<string, unknown>;
   let parts: unknown = body.parts;
   if ('candidates' in body) {
     if (!Array.isArray(body.candidates)) throw new TypeError(`fromGemini: expected \`candidates\` to be an array, received ${describeValue(body.candidates)}`);
     const first: unknown = body.candidates[0];
-    parts = isRecord(first) && isRecord(first.content) ? first.content.parts : undefined;
+    parts = isObjectRecord(first) && isObjectRecord(first.content) ? first.content.parts : undefined;
   }
   if (parts === undefined) return [];
   if (!Array.isArray(parts)) throw new TypeError(`fromGemini: expected \`parts\` to be an array, received ${describeValue(parts)}`);
   const calls: ToolCall[] = [];
   for (const part of parts as unknown[]) {
-    if (!isRecord(part) || !isRecord(part.functionCall)) continue;
+    if (!isObjectRecord(part) || !isObjectRecord(part.functionCall)) continue;
     const fc = part.functionCall;
     const id = typeof fc.id === 'string' && fc.id !== '' ? fc.id : `${GEMINI_SYNTHESIZED_ID_PREFIX}${calls.length}`;
     const call: ToolCall = { id, name: asString(fc.name) };

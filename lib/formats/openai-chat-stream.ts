@@ -19,7 +19,7 @@
  * @module
  */
 import type { ToolCall } from '../core/tool.ts';
-import { asString, isRecord, toolCallId } from './shared.ts';
+import { asString, toolCallId } from './shared.ts';
 import type { ProviderStream } from './sse.ts';
 import {
   appendArguments,
@@ -33,6 +33,7 @@ import {
   type ToolCallStreamEnd,
   type ToolCallStreamOptions,
 } from './stream-calls.ts';
+import { isObjectRecord } from '../core/guards.ts';
 
 /** Finish reasons that mean the model finished its message. */
 const FINISHED = new Set(['tool_calls', 'stop', 'function_call']);
@@ -102,16 +103,16 @@ class OpenAIChatAssembler extends StreamAssembler {
   readonly #byIndex = new Map<number, PendingCall>();
 
   push(chunk: unknown): void {
-    if (!isRecord(chunk)) return;
-    if (isRecord(chunk.error) && !Array.isArray(chunk.choices)) {
+    if (!isObjectRecord(chunk)) return;
+    if (isObjectRecord(chunk.error) && !Array.isArray(chunk.choices)) {
       throw new StreamBrokenError(`an error chunk: ${asString(chunk.error.message) || JSON.stringify(chunk.error)}`, chunk);
     }
     if (!Array.isArray(chunk.choices)) return;
-    const choice: unknown = (chunk.choices as unknown[]).find((c) => isRecord(c) && (c.index === 0 || c.index === undefined));
-    if (!isRecord(choice)) return; // a usage chunk (`choices: []`), or another choice
+    const choice: unknown = (chunk.choices as unknown[]).find((c) => isObjectRecord(c) && (c.index === 0 || c.index === undefined));
+    if (!isObjectRecord(choice)) return; // a usage chunk (`choices: []`), or another choice
     const delta = choice.delta;
-    if (isRecord(delta) && Array.isArray(delta.tool_calls)) {
-      for (const part of delta.tool_calls as unknown[]) if (isRecord(part)) this.#part(part);
+    if (isObjectRecord(delta) && Array.isArray(delta.tool_calls)) {
+      for (const part of delta.tool_calls as unknown[]) if (isObjectRecord(part)) this.#part(part);
     }
     const finish = choice.finish_reason;
     if (typeof finish === 'string') {
@@ -137,7 +138,7 @@ class OpenAIChatAssembler extends StreamAssembler {
     call ??= this.#start(index);
     if (call.id === '' && id !== undefined) call.id = id;
     const fn = part.function;
-    if (isRecord(fn)) {
+    if (isObjectRecord(fn)) {
       // A name that is not a string stays '' (no tool has that name): never coerced.
       if (call.name === '' && typeof fn.name === 'string') call.name = fn.name;
       if (typeof fn.arguments === 'string') appendArguments(call, fn.arguments); // ignored once sealed

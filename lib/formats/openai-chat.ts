@@ -13,7 +13,8 @@
  */
 import type { ToolCall, ToolResultMessage } from '../core/tool.ts';
 import { describeValue } from '../core/tool.ts';
-import { checkedResults, contentToText, isRecord, toolCallId, toolName } from './shared.ts';
+import { checkedResults, contentToText, toolCallId, toolName } from './shared.ts';
+import { isObjectRecord } from '../core/guards.ts';
 
 /**
  * What {@link fromOpenAIChat} accepts, any of:
@@ -75,7 +76,7 @@ export function fromOpenAIChat(message: OpenAIChatMessageInput): ToolCall[] {
   for (const entry of toolCalls as unknown[]) {
     if (typeof entry !== 'object' || entry === null) continue;
     const e = entry as Record<string, unknown>;
-    const fn = (isRecord(e.function) ? e.function : isRecord(e.custom) ? e.custom : {}) as Record<string, unknown>;
+    const fn = (isObjectRecord(e.function) ? e.function : isObjectRecord(e.custom) ? e.custom : {}) as Record<string, unknown>;
     const call: ToolCall = { id: toolCallId(e.id), name: toolName(fn.name) };
     const args = 'arguments' in fn ? fn.arguments : fn.input;
     if (args !== undefined) call.arguments = args;
@@ -118,9 +119,9 @@ function assistantMessage(input: OpenAIChatMessageInput): { tool_calls?: unknown
   if ('tool_calls' in input) return input;
   if (Array.isArray(input.choices)) {
     const choice: unknown = input.choices[0];
-    if (isRecord(choice) && isRecord(choice.message)) return choice.message;
+    if (isObjectRecord(choice) && isObjectRecord(choice.message)) return choice.message;
     throw new TypeError(`fromOpenAIChat: the response's first choice holds no message, received ${describeValue(choice)}`);
   }
-  if (isRecord(input.message)) return input.message; // Cohere v2: { message: { tool_calls } }
+  if (isObjectRecord(input.message)) return input.message; // Cohere v2: { message: { tool_calls } }
   return input;
 }

@@ -18,7 +18,7 @@
  * @module
  */
 import type { ToolCall } from '../core/tool.ts';
-import { asString, isRecord, toolCallId, toolName } from './shared.ts';
+import { asString, toolCallId, toolName } from './shared.ts';
 import type { ProviderStream } from './sse.ts';
 import {
   appendArguments,
@@ -32,6 +32,7 @@ import {
   type ToolCallStreamEnd,
   type ToolCallStreamOptions,
 } from './stream-calls.ts';
+import { isObjectRecord } from '../core/guards.ts';
 
 /**
  * Yields the function calls of a streamed Responses API response, each as soon as its
@@ -103,11 +104,11 @@ class OpenAIResponsesAssembler extends StreamAssembler {
   readonly #byOutput = new Map<number, PendingCall>();
 
   push(event: unknown): void {
-    if (!isRecord(event)) return;
+    if (!isObjectRecord(event)) return;
     switch (event.type) {
       case 'response.output_item.added': {
         const item = event.item;
-        if (!isRecord(item) || item.type !== 'function_call') return;
+        if (!isObjectRecord(item) || item.type !== 'function_call') return;
         // A second announcement of an item already seen (or already done) adds nothing.
         if (typeof item.id === 'string' && this.#byItem.has(item.id)) return;
         this.#announce(item, event.output_index);
@@ -125,7 +126,7 @@ class OpenAIResponsesAssembler extends StreamAssembler {
       }
       case 'response.output_item.done': {
         const item = event.item;
-        if (!isRecord(item) || item.type !== 'function_call') return;
+        if (!isObjectRecord(item) || item.type !== 'function_call') return;
         // Done before (or without) its `added`: the done item carries the whole call, so it is
         // taken from it — the later `added` is then a repeat and ignored.
         const call = (typeof item.id === 'string' ? this.#byItem.get(item.id) : this.#find(event)) ?? this.#announce(item, event.output_index);
@@ -137,16 +138,16 @@ class OpenAIResponsesAssembler extends StreamAssembler {
         this.#end('completed', undefined);
         return;
       case 'response.incomplete': {
-        const response = isRecord(event.response) ? event.response : {};
-        const details = isRecord(response.incomplete_details) ? response.incomplete_details : {};
+        const response = isObjectRecord(event.response) ? event.response : {};
+        const details = isObjectRecord(response.incomplete_details) ? response.incomplete_details : {};
         const reason = typeof details.reason === 'string' ? details.reason : 'incomplete';
         this.#end(reason, cutReason(reason));
         return;
       }
       case 'response.failed': {
         this.stopReason = 'failed';
-        const response = isRecord(event.response) ? event.response : {};
-        const error = isRecord(response.error) ? response.error : {};
+        const response = isObjectRecord(event.response) ? event.response : {};
+        const error = isObjectRecord(response.error) ? response.error : {};
         throw new StreamBrokenError(`response.failed: ${asString(error.code) || 'error'}: ${asString(error.message) || '(no message)'}`, event);
       }
       case 'error':
@@ -200,9 +201,9 @@ class OpenAIResponsesAssembler extends StreamAssembler {
 
   /** `response.completed` carries every item: a call whose `output_item.done` was not seen is settled from it (and added, if never announced). */
   #fromFinalOutput(response: unknown): void {
-    if (!isRecord(response) || !Array.isArray(response.output)) return;
+    if (!isObjectRecord(response) || !Array.isArray(response.output)) return;
     for (const item of response.output as unknown[]) {
-      if (!isRecord(item) || item.type !== 'function_call' || typeof item.id !== 'string') continue;
+      if (!isObjectRecord(item) || item.type !== 'function_call' || typeof item.id !== 'string') continue;
       // Never announced by output_item.added (a proxy that forwards only the final response).
       const call = this.#byItem.get(item.id) ?? this.#announce(item, undefined);
       this.#settle(call, item);

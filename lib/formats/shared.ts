@@ -8,6 +8,7 @@
  */
 import { readContentBlock } from '../core/content.ts';
 import { contentBlockText, describeValue, type ContentBlock, type ImageContent } from '../core/tool.ts';
+import { isObjectRecord } from '../core/guards.ts';
 
 /**
  * The tool name of a call as the model sent it: a string as it is; anything else (an
@@ -111,7 +112,7 @@ export interface CheckedResult {
 export function checkedResults(where: string, results: unknown): CheckedResult[] {
   if (!Array.isArray(results)) throw new TypeError(`${where}: expected an array of tool result messages, received ${describeValue(results)}`);
   return (results as unknown[]).map((result, i) => {
-    if (!isRecord(result)) throw new TypeError(`${where}: results[${i}] must be a tool result message object, received ${describeValue(result)}`);
+    if (!isObjectRecord(result)) throw new TypeError(`${where}: results[${i}] must be a tool result message object, received ${describeValue(result)}`);
     return { toolCallId: toolCallId(result.toolCallId), content: resultContent(result.content), isError: result.isError === true };
   });
 }
@@ -121,9 +122,4 @@ export function asString(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === undefined || value === null) return '';
   return String(value);
-}
-
-/** True for a non-null, non-array object. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -14,7 +14,7 @@
  * @module
  */
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import { isRecord } from './shared.ts';
+import { isObjectRecord } from '../core/guards.ts';
 
 /** One server-sent event. */
 export interface ServerSentEvent {
@@ -123,7 +123,7 @@ export async function* providerEvents(source: ProviderStream): AsyncGenerator<un
 
 /** `{ event?, id?, data }` and nothing else: a recorded SSE event, not a provider event object. */
 function isRecordedEvent(item: unknown): item is { data: unknown } {
-  return isRecord(item) && 'data' in item && Object.keys(item).every((key) => key === 'data' || key === 'event' || key === 'id');
+  return isObjectRecord(item) && 'data' in item && Object.keys(item).every((key) => key === 'data' || key === 'event' || key === 'id');
 }
 
 function parseData(data: string): unknown {

@@ -41,6 +41,7 @@
 import { describeValue, type ToolCall } from '../core/tool.ts';
 import { emitWarning } from '../core/platform.ts';
 import { providerEvents, type ProviderStream } from './sse.ts';
+import { thrownText } from '../core/guards.ts';
 
 /**
  * How a streamed assistant message ended, as a stream adapter saw it:
@@ -522,9 +523,7 @@ function report(options: ToolCallStreamOptions, end: ToolCallStreamEnd): void {
 
 /** One line, at most 200 characters: `Name: message`, or the message alone for a plain `Error`. */
 function summarize(error: unknown): string {
-  const text =
-    error instanceof Error ? (error.name === 'Error' || error.name === '' ? error.message : `${error.name}: ${error.message}`) : String(error);
-  const line = text.replace(/\s+/g, ' ').trim();
+  const line = thrownText(error).replace(/\s+/g, ' ').trim();
   return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }
 

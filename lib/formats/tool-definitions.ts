@@ -6,7 +6,7 @@
  * - {@link toOpenAIChatTools}: Chat Completions `tools` (`{ type: 'function', function: { name, description, parameters, strict? } }`).
  * - {@link toOpenAIResponsesTools}: Responses `tools` (`{ type: 'function', name, description, parameters, strict }`).
  *
- * Each tool's JSON Schema comes from `toolJsonSchema` (`lib/schemas/json-schema.ts`): a
+ * Each tool's JSON Schema comes from `toolJsonSchema` (`lib/core/json-schema.ts`): a
  * JSON Schema `input` as is, valibot through `@valibot/to-json-schema`, zod 4 and arktype
  * through their Standard JSON Schema converter.
  *
@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { toolJsonSchema } from '../schemas/json-schema.ts';
+import { toolJsonSchema } from '../core/json-schema.ts';
 import { describeValue, type JsonSchema, type Tool, type ToolCall } from '../core/tool.ts';
 
 /**

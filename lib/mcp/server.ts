@@ -40,7 +40,7 @@ import { validateArguments } from '../core/schema.ts';
 import { sanitizeTraceContext, type RunTracing } from '../core/tracing.ts';
 import { assertToolShape, describeValue, type InputSchema, type Tool, type ToolCall } from '../core/tool.ts';
 import type { ToolClient } from '../core/tool-client.ts';
-import { inputJsonSchema, toolJsonSchema } from '../schemas/json-schema.ts';
+import { inputJsonSchema, toolJsonSchema } from '../core/json-schema.ts';
 import { approvalByElicitation, mcpToolClient, type McpLogging } from './client-requests.ts';
 import { jsonText, toMcpContent } from './content.ts';
 

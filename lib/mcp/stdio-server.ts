@@ -23,8 +23,8 @@
  * @module
  */
 import type { Readable, Writable } from 'node:stream';
-import { isRecord } from '../formats/shared.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES, LineReader, messageId } from './stdio.ts';
+import { isObjectRecord } from '../core/guards.ts';
 
 /** JSON-RPC's "Invalid Request" code: the message could not be taken as a request. */
 const INVALID_REQUEST = -32600;
@@ -123,7 +123,7 @@ export class StdioServerTransport {
       this.onerror?.(new Error(`serveMcp: stdin: a line that is not JSON was skipped (${line.length} characters: ${JSON.stringify(line.slice(0, 80))})`));
       return;
     }
-    if (!isRecord(message)) {
+    if (!isObjectRecord(message)) {
       this.onerror?.(new Error(`serveMcp: stdin: a line that is not a JSON-RPC message was skipped (${JSON.stringify(line.slice(0, 80))})`));
       return;
     }

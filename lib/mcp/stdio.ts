@@ -25,7 +25,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { describeValue } from '../core/tool.ts';
-import { isRecord } from '../formats/shared.ts';
+import { isObjectRecord } from '../core/guards.ts';
 
 /** A JSON-RPC message as this transport passes it on (the client validates the rest). */
 export type McpJsonRpcMessage = { [key: string]: unknown };
@@ -164,13 +164,13 @@ export class McpStdioTransport {
       this.onerror?.(error as Error);
       return;
     }
-    if (!isRecord(message)) {
+    if (!isObjectRecord(message)) {
       this.onerror?.(new Error(`McpStdioTransport: the server sent a line that is not a JSON-RPC message: ${line.slice(0, 200)}`));
       return;
     }
     const m: McpJsonRpcMessage = message;
     // A response whose result is not an object: the SDK would drop it and let the request time out.
-    if ('id' in m && 'result' in m && !('method' in m) && !isRecord(m.result)) {
+    if ('id' in m && 'result' in m && !('method' in m) && !isObjectRecord(m.result)) {
       this.#answerWithError(m.id, `The MCP server answered without a result object (result: ${describeValue(m.result, 100)}); a JSON-RPC result must be an object.`);
       return;
     }

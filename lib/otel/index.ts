@@ -32,7 +32,6 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import type { CallOutcome } from '../core/events.ts';
-import { thrownText } from '../core/stages/foreign.ts';
 import type { Tool, ToolResult } from '../core/tool.ts';
 import {
   sanitizeTraceContext,
@@ -44,7 +43,8 @@ import {
   type RunTracing,
   type TraceHeaders,
 } from '../core/tracing.ts';
-import { isMcpTool } from '../extras/mcp.ts';
+import { thrownText } from '../core/guards.ts';
+import { isMcpTool } from '../core/tool-origin.ts';
 
 export type { BatchTrace, BatchTraceEnd, BatchTraceStart, CallTrace, CallTraceStart, RunTracing, TraceHeaders } from '../core/tracing.ts';
 export { sanitizeTraceContext } from '../core/tracing.ts';
@@ -97,7 +97,7 @@ const BATCH_SPAN_NAME = 'execute_tools';
  * - one span per batch, `execute_tools` (kind `INTERNAL`), a child of the active context,
  *   or of the remote span in `RunToolsOptions.traceContext`; attributes
  *   `toolrun.batch.mode`, and at its end `toolrun.batch.calls`, `toolrun.batch.outcome`
- *   (`completed`, `consumer_exit`, `input_error`, `failed`), `toolrun.batch.aborted`,
+ *   (`completed`, `paused`, `consumer_exit`, `input_error`, `failed`), `toolrun.batch.aborted`,
  *   `toolrun.batch.terminate`; error status when the calls' stream threw;
  * - one child span per call, `execute_tool {gen_ai.tool.name}` (kind `INTERNAL`), from its
  *   `tool_execution_start` to its `tool_execution_end`, with `gen_ai.operation.name`

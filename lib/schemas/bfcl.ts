@@ -23,7 +23,7 @@
  * @module
  */
 import type { JsonSchema } from '../core/tool.ts';
-import { isRecord } from '../formats/shared.ts';
+import { isObjectRecord } from '../core/guards.ts';
 
 /**
  * Converts a BFCL parameter schema into JSON Schema (draft-07 and 2020-12 alike):
@@ -55,7 +55,7 @@ import { isRecord } from '../formats/shared.ts';
  * ```
  */
 export function convertBfclSchema(schema: unknown): JsonSchema {
-  if (!isRecord(schema)) return {};
+  if (!isObjectRecord(schema)) return {};
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {
     switch (key) {
@@ -68,13 +68,13 @@ export function convertBfclSchema(schema: unknown): JsonSchema {
       case 'format':
         break;
       case 'properties':
-        out.properties = isRecord(value)
+        out.properties = isObjectRecord(value)
           ? Object.fromEntries(Object.entries(value).map(([name, property]) => [name, convertBfclSchema(property)]))
           : value;
         break;
       case 'items':
       case 'additionalProperties':
-        out[key] = isRecord(value) ? convertBfclSchema(value) : value;
+        out[key] = isObjectRecord(value) ? convertBfclSchema(value) : value;
         break;
       default:
         out[key] = value;
@@ -110,7 +110,7 @@ export function bfclGroundTruthArguments(params: Readonly<Record<string, unknown
     }
     const first: unknown = acceptable.find((value) => value !== '');
     if (first === undefined) continue;
-    args[name] = isRecord(first) ? bfclGroundTruthArguments(first) : first;
+    args[name] = isObjectRecord(first) ? bfclGroundTruthArguments(first) : first;
   }
   return args;
 }

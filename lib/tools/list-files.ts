@@ -6,7 +6,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
-import { defineTool, describeValue } from '../core/tool.ts';
+import { describeValue } from '../core/tool.ts';
 import type { Tool, ToolResult } from '../core/tool.ts';
 import {
   DEFAULT_IGNORE,
@@ -19,6 +19,7 @@ import {
   resolveInsideRoot,
 } from './workspace.ts';
 import { WorkspaceFs } from './workspace-fs.ts';
+import { defineTool } from '../core/define-tool.ts';
 
 /** Options of {@link listFilesTool}. */
 export interface ListFilesToolOptions {

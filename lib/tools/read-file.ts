@@ -7,11 +7,12 @@
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
-import { defineTool, describeValue } from '../core/tool.ts';
+import { describeValue } from '../core/tool.ts';
 import type { Tool, ToolResult } from '../core/tool.ts';
 import { completeUtf8Prefix } from './bounded-output.ts';
 import { displayPath, errorCode, resolveInsideRoot } from './workspace.ts';
 import { WorkspaceFs, WorkspacePathError, readChunks } from './workspace-fs.ts';
+import { defineTool } from '../core/define-tool.ts';
 
 /** Options of {@link readFileTool}. */
 export interface ReadFileToolOptions {

@@ -403,7 +403,8 @@ describe('types against ai 7 (the versions above run ai 7 through ai 6 types)', 
 });
 
 describe('adapters load no peer package', () => {
-  it("importing toolrun's entry in a fresh process resolves none of ai, @openai/agents, @langchain/core, zod", async () => {
+  // The limit is a hang guard: a fresh process with tsx can take over 20 s to start under load.
+  it("importing toolrun's entry in a fresh process resolves none of ai, @openai/agents, @langchain/core, zod", { timeout: 180_000 }, async () => {
     // A resolve hook in a child process records every bare specifier toolrun's entry resolves.
     const dir = mkdtempSync(join(tmpdir(), 'toolrun-load-'));
     const hooks = join(dir, 'hooks.mjs');

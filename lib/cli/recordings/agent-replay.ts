@@ -17,11 +17,12 @@ import { delay } from 'abort-controller-x';
 import { agentTool } from '../../extras/agent-tool.ts';
 import { scriptedModel } from '../../testing.ts';
 import { runAgent, type AgentEvent, type AgentMessage, type AgentResult, type AssistantMessage } from '../../extras/agent.ts';
-import { fromAnthropicMessage } from '../../formats/agent-messages.ts';
-import { isRecord } from '../../formats/shared.ts';
-import { defineTool, providerBlock, type ContentBlock, type Tool, type ToolContext } from '../../core/tool.ts';
+import { fromAnthropicMessage } from '../../extras/agent/agent-messages.ts';
+import { providerBlock, type ContentBlock, type Tool, type ToolContext } from '../../core/tool.ts';
 import type { ClaudeCodeConversation, TranscriptResult, TranscriptTurn } from './claude-code.ts';
 import { ANY_OBJECT_SCHEMA } from './types.ts';
+import { isObjectRecord } from '../../core/guards.ts';
+import { defineTool } from '../../core/define-tool.ts';
 
 /** Options of the transcript replay. */
 export interface AgentReplayOptions {
@@ -57,8 +58,8 @@ export function recordedContent(content: unknown): ContentBlock[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   if (!Array.isArray(content)) return content === undefined ? [] : [{ type: 'text', text: JSON.stringify(content) }];
   return (content as unknown[]).map((block): ContentBlock => {
-    if (isRecord(block) && block.type === 'text' && typeof block.text === 'string') return { type: 'text', text: block.text };
-    if (isRecord(block) && block.type === 'image' && isRecord(block.source) && typeof block.source.data === 'string') {
+    if (isObjectRecord(block) && block.type === 'text' && typeof block.text === 'string') return { type: 'text', text: block.text };
+    if (isObjectRecord(block) && block.type === 'image' && isObjectRecord(block.source) && typeof block.source.data === 'string') {
       return { type: 'image', data: block.source.data, mimeType: typeof block.source.media_type === 'string' ? block.source.media_type : 'application/octet-stream' };
     }
     return { type: 'text', text: JSON.stringify(block) };

@@ -12,23 +12,23 @@
  * @module
  */
 import { basename, dirname, join } from 'node:path';
-import { isRecord } from '../../formats/shared.ts';
 import { bfclGroundTruthArguments, convertBfclSchema } from '../../schemas/bfcl.ts';
 import type { ToolCall } from '../../core/tool.ts';
 import type { JsonlRecord } from './read.ts';
 import type { LoadedRecording, RecordedMessage, RecordedTool } from './types.ts';
+import { isObjectRecord } from '../../core/guards.ts';
 
 /** The prefix of a BFCL answers file name: `possible_answer_<question file name>`. */
 const ANSWER_PREFIX = 'possible_answer_';
 
 /** True when the records are BFCL question entries. */
 export function looksLikeBfclQuestions(records: readonly JsonlRecord[]): boolean {
-  return records.length > 0 && records.every(({ value }) => isRecord(value) && typeof value.id === 'string' && Array.isArray(value.function));
+  return records.length > 0 && records.every(({ value }) => isObjectRecord(value) && typeof value.id === 'string' && Array.isArray(value.function));
 }
 
 /** True when the records are BFCL ground-truth entries. */
 export function looksLikeBfclAnswers(records: readonly JsonlRecord[]): boolean {
-  return records.length > 0 && records.every(({ value }) => isRecord(value) && typeof value.id === 'string' && Array.isArray(value.ground_truth));
+  return records.length > 0 && records.every(({ value }) => isObjectRecord(value) && typeof value.id === 'string' && Array.isArray(value.ground_truth));
 }
 
 /**
@@ -61,16 +61,16 @@ export function questionPathsFor(answerPath: string): string[] {
 export function loadBfcl(questions: readonly JsonlRecord[], answers: readonly JsonlRecord[], answerFile: string): LoadedRecording {
   const truth = new Map<string, unknown[]>();
   for (const { value } of answers) {
-    if (isRecord(value) && typeof value.id === 'string' && Array.isArray(value.ground_truth)) truth.set(value.id, value.ground_truth);
+    if (isObjectRecord(value) && typeof value.id === 'string' && Array.isArray(value.ground_truth)) truth.set(value.id, value.ground_truth);
   }
   const messages: RecordedMessage[] = [];
   const warnings: string[] = [];
   for (const { value, line } of questions) {
-    if (!isRecord(value) || typeof value.id !== 'string' || !Array.isArray(value.function)) continue;
+    if (!isObjectRecord(value) || typeof value.id !== 'string' || !Array.isArray(value.function)) continue;
     const id = value.id;
     const groundTruth = truth.get(id);
     const tools: RecordedTool[] = value.function.flatMap((fn) =>
-      isRecord(fn) && typeof fn.name === 'string' ? [{ name: fn.name, schema: convertBfclSchema(fn.parameters) }] : [],
+      isObjectRecord(fn) && typeof fn.name === 'string' ? [{ name: fn.name, schema: convertBfclSchema(fn.parameters) }] : [],
     );
     if (groundTruth === undefined) {
       warnings.push(`entry ${id} (line ${line}) has no ground truth in ${answerFile}; skipped`);
@@ -79,9 +79,9 @@ export function loadBfcl(questions: readonly JsonlRecord[], answers: readonly Js
     const notes: string[] = [];
     const calls: ToolCall[] = [];
     groundTruth.forEach((entry, n) => {
-      if (!isRecord(entry)) return;
+      if (!isObjectRecord(entry)) return;
       for (const [name, params] of Object.entries(entry)) {
-        calls.push({ id: `${id}#${n}`, name, arguments: bfclGroundTruthArguments(isRecord(params) ? params : {}) });
+        calls.push({ id: `${id}#${n}`, name, arguments: bfclGroundTruthArguments(isObjectRecord(params) ? params : {}) });
       }
     });
     if (calls.length === 0) continue;

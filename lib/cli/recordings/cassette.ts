@@ -12,10 +12,11 @@
 import { fromAnthropic } from '../../formats/anthropic.ts';
 import { fromOpenAIChat } from '../../formats/openai-chat.ts';
 import { fromOpenAIResponses } from '../../formats/openai-responses.ts';
-import { asString, isRecord } from '../../formats/shared.ts';
+import { asString } from '../../formats/shared.ts';
 import type { JsonSchema, ToolCall } from '../../core/tool.ts';
 import { assembleAnthropicStream, assembleOpenAIChatStream } from './streams.ts';
 import { ANY_OBJECT_SCHEMA, type LoadedRecording, type RecordedMessage, type RecordedTool, type WireFormat } from './types.ts';
+import { isObjectRecord } from '../../core/guards.ts';
 
 /** An assistant turn found in a request's history. */
 interface HistoryTurn {
@@ -52,12 +53,12 @@ function dialectOf(api: unknown): Dialect | undefined {
 
 /** True when `doc` is a converted cassette whose `api` this module knows. */
 export function isKnownCassette(doc: unknown): doc is { api: string; interactions: unknown[] } {
-  return isRecord(doc) && Array.isArray(doc.interactions) && dialectOf(doc.api) !== undefined;
+  return isObjectRecord(doc) && Array.isArray(doc.interactions) && dialectOf(doc.api) !== undefined;
 }
 
 /** True when `doc` looks like a cassette (has `interactions`), known `api` or not. */
 export function looksLikeCassette(doc: unknown): boolean {
-  return isRecord(doc) && Array.isArray(doc.interactions);
+  return isObjectRecord(doc) && Array.isArray(doc.interactions);
 }
 
 /**
@@ -68,9 +69,9 @@ export function loadCassette(doc: { api: string; interactions: unknown[] }): Loa
   const dialect = dialectOf(doc.api);
   if (dialect === undefined) throw new Error(`loadCassette: unknown api ${doc.api}`);
   const interactions = doc.interactions.map((interaction) => {
-    const i = isRecord(interaction) ? interaction : {};
-    const request = isRecord(i.request) && isRecord(i.request.body) ? i.request.body : {};
-    const response = isRecord(i.response) ? i.response : {};
+    const i = isObjectRecord(interaction) ? interaction : {};
+    const request = isObjectRecord(i.request) && isObjectRecord(i.request.body) ? i.request.body : {};
+    const response = isObjectRecord(i.response) ? i.response : {};
     return { request, response };
   });
   const messages: RecordedMessage[] = [];
@@ -197,11 +198,11 @@ const anthropic: Dialect = {
   turns(history) {
     const turns: HistoryTurn[] = [];
     history.forEach((message, i) => {
-      if (!isRecord(message) || message.role !== 'assistant') return;
+      if (!isObjectRecord(message) || message.role !== 'assistant') return;
       const calls = Array.isArray(message.content) ? fromAnthropic({ content: message.content }) : [];
       const next = history[i + 1];
-      const answered = isRecord(next) && next.role === 'user' && Array.isArray(next.content) &&
-        next.content.some((block) => isRecord(block) && block.type === 'tool_result');
+      const answered = isObjectRecord(next) && next.role === 'user' && Array.isArray(next.content) &&
+        next.content.some((block) => isObjectRecord(block) && block.type === 'tool_result');
       turns.push({ callIds: calls.map((c) => c.id), itemIds: [], names: calls.map((c) => c.name), wire: answered ? next : undefined });
     });
     return turns;
@@ -209,14 +210,14 @@ const anthropic: Dialect = {
   responseCalls(response) {
     const message = response.stream === true && Array.isArray(response.events)
       ? assembleAnthropicStream(response.events)
-      : isRecord(response.body) ? response.body : undefined;
+      : isObjectRecord(response.body) ? response.body : undefined;
     if (message === undefined || !Array.isArray(message.content)) return undefined;
     return { calls: fromAnthropic({ content: message.content }), itemIds: [] };
   },
   tools(body) {
     if (!Array.isArray(body.tools) || body.tools.length === 0) return undefined;
     return body.tools.flatMap((tool) =>
-      isRecord(tool) && typeof tool.name === 'string' && (tool.input_schema === undefined || isRecord(tool.input_schema))
+      isObjectRecord(tool) && typeof tool.name === 'string' && (tool.input_schema === undefined || isObjectRecord(tool.input_schema))
         ? [{ name: tool.name, schema: schemaOrAny(tool.input_schema) }]
         : [],
     );
@@ -230,12 +231,12 @@ const openaiChat: Dialect = {
   turns(history) {
     const turns: HistoryTurn[] = [];
     history.forEach((message, i) => {
-      if (!isRecord(message) || message.role !== 'assistant') return;
+      if (!isObjectRecord(message) || message.role !== 'assistant') return;
       const calls = fromOpenAIChat({ tool_calls: Array.isArray(message.tool_calls) ? message.tool_calls : [] });
       const answers: unknown[] = [];
       for (let j = i + 1; j < history.length; j++) {
         const next = history[j];
-        if (!isRecord(next) || next.role !== 'tool') break;
+        if (!isObjectRecord(next) || next.role !== 'tool') break;
         answers.push(next);
       }
       turns.push({
@@ -251,13 +252,13 @@ const openaiChat: Dialect = {
     if (response.stream === true && Array.isArray(response.events)) {
       return { calls: fromOpenAIChat(assembleOpenAIChatStream(response.events)), itemIds: [] };
     }
-    if (!isRecord(response.body)) return undefined;
+    if (!isObjectRecord(response.body)) return undefined;
     return { calls: fromOpenAIChat(response.body), itemIds: [] };
   },
   tools(body) {
     if (!Array.isArray(body.tools) || body.tools.length === 0) return undefined;
     return body.tools.flatMap((tool) => {
-      if (!isRecord(tool) || !isRecord(tool.function) || typeof tool.function.name !== 'string') return [];
+      if (!isObjectRecord(tool) || !isObjectRecord(tool.function) || typeof tool.function.name !== 'string') return [];
       return [{ name: tool.function.name, schema: schemaOrAny(tool.function.parameters) }];
     });
   },
@@ -290,7 +291,7 @@ const openaiResponses: Dialect = {
       const answers: unknown[] = [];
       while (i < history.length) {
         const item = history[i];
-        if (!isRecord(item) || item.type !== 'function_call_output') break;
+        if (!isObjectRecord(item) || item.type !== 'function_call_output') break;
         answers.push(item);
         i++;
       }
@@ -302,20 +303,20 @@ const openaiResponses: Dialect = {
     let body: unknown = response.body;
     if (response.stream === true && Array.isArray(response.events)) {
       const completed = response.events
-        .map((event) => (isRecord(event) && 'data' in event ? event.data : event))
-        .find((data) => isRecord(data) && data.type === 'response.completed');
-      body = isRecord(completed) ? completed.response : undefined;
+        .map((event) => (isObjectRecord(event) && 'data' in event ? event.data : event))
+        .find((data) => isObjectRecord(data) && data.type === 'response.completed');
+      body = isObjectRecord(completed) ? completed.response : undefined;
     }
-    if (!isRecord(body) || !Array.isArray(body.output)) return undefined;
+    if (!isObjectRecord(body) || !Array.isArray(body.output)) return undefined;
     const itemIds = body.output
-      .filter((item) => isRecord(item) && item.type === 'function_call')
+      .filter((item) => isObjectRecord(item) && item.type === 'function_call')
       .map((item) => asString((item as Record<string, unknown>).id));
     return { calls: fromOpenAIResponses(body.output), itemIds };
   },
   tools(body) {
     if (!Array.isArray(body.tools) || body.tools.length === 0) return undefined;
     return body.tools.flatMap((tool) =>
-      isRecord(tool) && tool.type === 'function' && typeof tool.name === 'string'
+      isObjectRecord(tool) && tool.type === 'function' && typeof tool.name === 'string'
         ? [{ name: tool.name, schema: schemaOrAny(tool.parameters) }]
         : [],
     );
@@ -323,7 +324,7 @@ const openaiResponses: Dialect = {
 };
 
 function isAssistantItem(item: unknown): boolean {
-  if (!isRecord(item)) return false;
+  if (!isObjectRecord(item)) return false;
   if (item.type === 'function_call' || item.type === 'reasoning') return true;
   return item.role === 'assistant' && (item.type === undefined || item.type === 'message');
 }
@@ -335,11 +336,11 @@ const gemini: Dialect = {
   turns(history) {
     const turns: HistoryTurn[] = [];
     history.forEach((content, i) => {
-      if (!isRecord(content) || content.role !== 'model') return;
+      if (!isObjectRecord(content) || content.role !== 'model') return;
       const calls = geminiCalls(content);
       const next = history[i + 1];
-      const parts = isRecord(next) && next.role !== 'model' && Array.isArray(next.parts)
-        ? next.parts.filter((part) => isRecord(part) && isRecord(part.functionResponse))
+      const parts = isObjectRecord(next) && next.role !== 'model' && Array.isArray(next.parts)
+        ? next.parts.filter((part) => isObjectRecord(part) && isObjectRecord(part.functionResponse))
         : [];
       turns.push({ callIds: calls.map((c) => c.id), itemIds: [], names: calls.map((c) => c.name), wire: parts.length > 0 ? parts : undefined });
     });
@@ -347,22 +348,22 @@ const gemini: Dialect = {
   },
   responseCalls(response) {
     const body = response.body;
-    if (!isRecord(body) || !Array.isArray(body.candidates)) return undefined;
+    if (!isObjectRecord(body) || !Array.isArray(body.candidates)) return undefined;
     const candidate: unknown = body.candidates[0];
-    if (!isRecord(candidate) || !isRecord(candidate.content)) return undefined;
+    if (!isObjectRecord(candidate) || !isObjectRecord(candidate.content)) return undefined;
     return { calls: geminiCalls(candidate.content), itemIds: [] };
   },
   tools(body) {
     if (!Array.isArray(body.tools)) return undefined;
     const tools = body.tools.flatMap((tool) =>
-      isRecord(tool) && Array.isArray(tool.functionDeclarations) ? tool.functionDeclarations : [],
+      isObjectRecord(tool) && Array.isArray(tool.functionDeclarations) ? tool.functionDeclarations : [],
     );
     if (tools.length === 0) return undefined;
     return tools.flatMap((declaration) => {
-      if (!isRecord(declaration) || typeof declaration.name !== 'string') return [];
-      const schema = isRecord(declaration.parameters_json_schema)
+      if (!isObjectRecord(declaration) || typeof declaration.name !== 'string') return [];
+      const schema = isObjectRecord(declaration.parameters_json_schema)
         ? declaration.parameters_json_schema
-        : isRecord(declaration.parameters) ? lowerCaseTypes(declaration.parameters) : undefined;
+        : isObjectRecord(declaration.parameters) ? lowerCaseTypes(declaration.parameters) : undefined;
       return [{ name: declaration.name, schema: schemaOrAny(schema) }];
     });
   },
@@ -372,7 +373,7 @@ const gemini: Dialect = {
 function geminiCalls(content: Record<string, unknown>): ToolCall[] {
   const parts = Array.isArray(content.parts) ? content.parts : [];
   return parts.flatMap((part) => {
-    if (!isRecord(part) || !isRecord(part.functionCall)) return [];
+    if (!isObjectRecord(part) || !isObjectRecord(part.functionCall)) return [];
     const fc = part.functionCall;
     const call: ToolCall = { id: asString(fc.id), name: asString(fc.name) };
     if (fc.args !== undefined) call.arguments = fc.args;
@@ -385,16 +386,16 @@ function lowerCaseTypes(schema: Record<string, unknown>): Record<string, unknown
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'type' && typeof value === 'string') out[key] = value.toLowerCase();
-    else if (key === 'properties' && isRecord(value)) {
-      out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, isRecord(v) ? lowerCaseTypes(v) : v]));
-    } else if (key === 'items' && isRecord(value)) out[key] = lowerCaseTypes(value);
+    else if (key === 'properties' && isObjectRecord(value)) {
+      out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, isObjectRecord(v) ? lowerCaseTypes(v) : v]));
+    } else if (key === 'items' && isObjectRecord(value)) out[key] = lowerCaseTypes(value);
     else out[key] = value;
   }
   return out;
 }
 
 function schemaOrAny(schema: unknown): JsonSchema {
-  return isRecord(schema) ? schema : ANY_OBJECT_SCHEMA;
+  return isObjectRecord(schema) ? schema : ANY_OBJECT_SCHEMA;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -405,11 +406,11 @@ export type RawBodyKind = 'anthropic' | 'openai-chat' | 'cohere' | 'openai-respo
 
 /** Which raw response body `doc` is, or `undefined`. */
 export function rawBodyKind(doc: unknown): RawBodyKind | undefined {
-  if (!isRecord(doc)) return undefined;
+  if (!isObjectRecord(doc)) return undefined;
   if (doc.type === 'message' && doc.role === 'assistant' && Array.isArray(doc.content)) return 'anthropic';
   if (Array.isArray(doc.choices)) return 'openai-chat';
   if (doc.object === 'response' && Array.isArray(doc.output)) return 'openai-responses';
-  if (isRecord(doc.message) && Array.isArray(doc.message.tool_calls)) return 'cohere';
+  if (isObjectRecord(doc.message) && Array.isArray(doc.message.tool_calls)) return 'cohere';
   return undefined;
 }
 
@@ -430,7 +431,7 @@ export function loadRawBody(doc: Record<string, unknown>, kind: RawBodyKind): Lo
     notes.push(`stop_reason is "${asString(doc.stop_reason)}" although the message holds ${calls.length} tool_use blocks`);
   }
   const callers = kind === 'anthropic' && Array.isArray(doc.content)
-    ? doc.content.filter((block) => isRecord(block) && block.type === 'tool_use' && isRecord(block.caller) && block.caller.type !== 'direct').length
+    ? doc.content.filter((block) => isObjectRecord(block) && block.type === 'tool_use' && isObjectRecord(block.caller) && block.caller.type !== 'direct').length
     : 0;
   if (callers > 0) notes.push(`${callers} tool_use blocks were issued by a server tool (programmatic tool calling, \`caller\` field)`);
   for (const call of calls) {
@@ -449,7 +450,7 @@ function wrappedToolUses(call: ToolCall): number {
   if (typeof call.arguments !== 'string' || !call.arguments.includes('tool_uses')) return 0;
   try {
     const parsed: unknown = JSON.parse(call.arguments);
-    return isRecord(parsed) && Array.isArray(parsed.tool_uses) ? parsed.tool_uses.length : 0;
+    return isObjectRecord(parsed) && Array.isArray(parsed.tool_uses) ? parsed.tool_uses.length : 0;
   } catch {
     return 0;
   }
@@ -477,6 +478,6 @@ export function loadAnthropicStream(events: unknown[]): LoadedRecording {
 
 /** True when the records look like Anthropic Messages stream events. */
 export function looksLikeAnthropicStream(records: unknown[]): boolean {
-  const types = new Set(records.map((record) => (isRecord(record) ? (isRecord(record.data) ? record.data.type : record.type) : undefined)));
+  const types = new Set(records.map((record) => (isObjectRecord(record) ? (isObjectRecord(record.data) ? record.data.type : record.type) : undefined)));
   return types.has('message_start') && (types.has('content_block_start') || types.has('message_stop'));
 }

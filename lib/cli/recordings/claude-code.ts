@@ -17,11 +17,12 @@
  * @module
  */
 import { fromAnthropic } from '../../formats/anthropic.ts';
-import { asString, isRecord } from '../../formats/shared.ts';
+import { asString } from '../../formats/shared.ts';
 import type { ToolCall } from '../../core/tool.ts';
 import type { JsonlRecord } from './read.ts';
 import { callNotes } from './cassette.ts';
 import type { LoadedRecording, RecordedMessage } from './types.ts';
+import { isObjectRecord } from '../../core/guards.ts';
 
 /** Claude Code's text for a tool use the user rejected (it starts with this). */
 const REJECTED = "The user doesn't want to proceed with this tool use";
@@ -39,8 +40,8 @@ const INTERRUPTED = '[Request interrupted by user';
 export function looksLikeClaudeCode(records: readonly JsonlRecord[]): boolean {
   let conversationLines = 0;
   for (const { value } of records) {
-    if (!isRecord(value) || typeof value.type !== 'string') return false;
-    if ((value.type === 'user' || value.type === 'assistant') && typeof value.sessionId === 'string' && isRecord(value.message)) conversationLines++;
+    if (!isObjectRecord(value) || typeof value.type !== 'string') return false;
+    if ((value.type === 'user' || value.type === 'assistant') && typeof value.sessionId === 'string' && isObjectRecord(value.message)) conversationLines++;
   }
   return conversationLines > 0;
 }
@@ -58,13 +59,13 @@ export function loadClaudeCode(records: readonly JsonlRecord[]): LoadedRecording
   const subagents = new Map<string, Entry[]>();
   const seen = new Set<string>();
   for (const { line, value } of records) {
-    if (!isRecord(value)) continue;
+    if (!isObjectRecord(value)) continue;
     if (value.type === 'user' || value.type === 'assistant') {
       const entry = toEntry(value, line);
       if (entry !== undefined) main.push(entry);
-    } else if (value.type === 'progress' && isRecord(value.data) && value.data.type === 'agent_progress') {
+    } else if (value.type === 'progress' && isObjectRecord(value.data) && value.data.type === 'agent_progress') {
       const embedded = value.data.message;
-      if (!isRecord(embedded)) continue;
+      if (!isObjectRecord(embedded)) continue;
       const uuid = asString(embedded.uuid);
       if (uuid !== '') {
         if (seen.has(uuid)) continue;
@@ -86,7 +87,7 @@ export function loadClaudeCode(records: readonly JsonlRecord[]): LoadedRecording
 
 function toEntry(value: Record<string, unknown>, line: number): Entry | undefined {
   const message = value.message;
-  if (!isRecord(message)) return undefined;
+  if (!isObjectRecord(message)) return undefined;
   const role = value.type === 'assistant' || message.role === 'assistant' ? 'assistant' : 'user';
   return { line, role, message };
 }
@@ -125,7 +126,7 @@ function conversationMessages(entries: readonly Entry[], prefix: string): Array<
     }
     if (!Array.isArray(content)) return;
     for (const block of content) {
-      if (!isRecord(block)) continue;
+      if (!isObjectRecord(block)) continue;
       if (block.type === 'tool_result') {
         const list = results.get(asString(block.tool_use_id)) ?? [];
         list.push({ position, line: entry.line, order: order++, block });
@@ -195,7 +196,7 @@ function resultText(block: Record<string, unknown>): string {
   const content = block.content;
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((part) => (isRecord(part) && typeof part.text === 'string' ? part.text : '')).join('\n');
+  return content.map((part) => (isObjectRecord(part) && typeof part.text === 'string' ? part.text : '')).join('\n');
 }
 
 // ---------------------------------------------------------------------------------------
@@ -258,11 +259,11 @@ export function loadClaudeCodeConversation(records: readonly JsonlRecord[]): Cla
   const embedded = new Map<string, { agentId: string; entries: Entry[] }>();
   const seen = new Set<string>();
   for (const { line, value } of records) {
-    if (!isRecord(value)) continue;
+    if (!isObjectRecord(value)) continue;
     if (value.type === 'user' || value.type === 'assistant') {
       const entry = toEntry(value, line);
       if (entry !== undefined) main.push(entry);
-    } else if (value.type === 'progress' && isRecord(value.data) && value.data.type === 'agent_progress' && isRecord(value.data.message)) {
+    } else if (value.type === 'progress' && isObjectRecord(value.data) && value.data.type === 'agent_progress' && isObjectRecord(value.data.message)) {
       const message = value.data.message;
       const uuid = asString(message.uuid);
       if (uuid !== '') {
@@ -282,7 +283,7 @@ export function loadClaudeCodeConversation(records: readonly JsonlRecord[]): Cla
     for (const entry of entries) {
       if (entry.role !== 'user' || !Array.isArray(entry.message.content)) continue;
       for (const block of entry.message.content as unknown[]) {
-        if (!isRecord(block) || block.type !== 'tool_result') continue;
+        if (!isObjectRecord(block) || block.type !== 'tool_result') continue;
         const id = asString(block.tool_use_id);
         if (!results.has(id)) results.set(id, { content: block.content, isError: block.is_error === true, line: entry.line });
       }
@@ -307,7 +308,7 @@ function transcriptRuns(entries: readonly Entry[]): TranscriptRun[] {
     if (entry.role === 'user') {
       if (typeof content === 'string') userText.push(content);
       else if (Array.isArray(content)) {
-        for (const block of content as unknown[]) if (isRecord(block) && block.type === 'text' && typeof block.text === 'string') userText.push(block.text);
+        for (const block of content as unknown[]) if (isObjectRecord(block) && block.type === 'text' && typeof block.text === 'string') userText.push(block.text);
       }
       continue;
     }
@@ -318,7 +319,7 @@ function transcriptRuns(entries: readonly Entry[]): TranscriptRun[] {
       turns.set(id, turn);
       userText = [];
     }
-    if (Array.isArray(content)) for (const block of content as unknown[]) if (isRecord(block)) turn.content.push(block);
+    if (Array.isArray(content)) for (const block of content as unknown[]) if (isObjectRecord(block)) turn.content.push(block);
   }
   const runs: TranscriptRun[] = [];
   let current: TranscriptRun | undefined;

@@ -15,10 +15,11 @@ import type { CallOutcome } from '../../core/events.ts';
 import { toAnthropic } from '../../formats/anthropic.ts';
 import { toOpenAIChat } from '../../formats/openai-chat.ts';
 import { toOpenAIResponses } from '../../formats/openai-responses.ts';
-import { asString, isRecord } from '../../formats/shared.ts';
+import { asString } from '../../formats/shared.ts';
 import { providerBlock, type ContentBlock, type ToolCall, type ToolResultMessage } from '../../core/tool.ts';
 import type { RecordedFollowUp, RecordedMessage, WireFormat } from './types.ts';
 import { count } from '../text.ts';
+import { isObjectRecord } from '../../core/guards.ts';
 
 /** One result as a wire format carries it, normalized for comparison. */
 export interface WireEntry {
@@ -84,9 +85,9 @@ export function readWire(format: WireFormat, wire: unknown): WireReading {
         content: partsToContent(item.output),
       }));
     case 'gemini':
-      return readList(wire, (item) => isRecord(item.functionResponse), 'a functionResponse part', (item) => {
+      return readList(wire, (item) => isObjectRecord(item.functionResponse), 'a functionResponse part', (item) => {
         const response = item.functionResponse as Record<string, unknown>;
-        const value = isRecord(response.response) ? response.response : {};
+        const value = isObjectRecord(response.response) ? response.response : {};
         const text = typeof value.return_value === 'string' ? value.return_value : JSON.stringify(value);
         return { id: asString(response.id), isError: undefined, content: [{ type: 'text', text }] };
       });
@@ -95,13 +96,13 @@ export function readWire(format: WireFormat, wire: unknown): WireReading {
 
 function readAnthropic(wire: unknown): WireReading {
   const problems: string[] = [];
-  if (!isRecord(wire) || wire.role !== 'user' || !Array.isArray(wire.content)) {
+  if (!isObjectRecord(wire) || wire.role !== 'user' || !Array.isArray(wire.content)) {
     return { entries: [], problems: ['the follow-up is not one user message with a content array'] };
   }
   const entries: WireEntry[] = [];
   let otherBefore = false;
   for (const block of wire.content) {
-    if (!isRecord(block)) continue;
+    if (!isObjectRecord(block)) continue;
     if (block.type !== 'tool_result') {
       if (entries.length === 0) otherBefore = true;
       continue;
@@ -125,7 +126,7 @@ function readList(
   const entries: WireEntry[] = [];
   const problems: string[] = [];
   wire.forEach((item, i) => {
-    if (isRecord(item) && accept(item)) entries.push(withText(read(item)));
+    if (isObjectRecord(item) && accept(item)) entries.push(withText(read(item)));
     else problems.push(`item ${i + 1} of the follow-up is not ${what}`);
   });
   return { entries, problems };
@@ -145,8 +146,8 @@ function partsToContent(value: unknown): ContentBlock[] {
   if (value === undefined || value === null) return [{ type: 'text', text: '' }];
   if (!Array.isArray(value)) return [{ type: 'text', text: JSON.stringify(value) }];
   return value.map((part): ContentBlock => {
-    if (isRecord(part) && typeof part.text === 'string') return { type: 'text', text: part.text };
-    if (isRecord(part) && part.type === 'image' && isRecord(part.source) && typeof part.source.data === 'string') {
+    if (isObjectRecord(part) && typeof part.text === 'string') return { type: 'text', text: part.text };
+    if (isObjectRecord(part) && part.type === 'image' && isObjectRecord(part.source) && typeof part.source.data === 'string') {
       return { type: 'image', data: part.source.data, mimeType: asString(part.source.media_type) };
     }
     return { type: 'text', text: JSON.stringify(part) };

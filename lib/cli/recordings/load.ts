@@ -6,13 +6,13 @@
 import { existsSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { basename, extname, join, relative } from 'node:path';
-import { isRecord } from '../../formats/shared.ts';
 import { CliInputError } from '../errors.ts';
 import { answerPathsFor, loadBfcl, looksLikeBfclAnswers, looksLikeBfclQuestions, questionPathsFor } from './bfcl.ts';
 import { isKnownCassette, loadAnthropicStream, loadCassette, loadRawBody, looksLikeAnthropicStream, looksLikeCassette, rawBodyKind } from './cassette.ts';
 import { loadClaudeCode, looksLikeClaudeCode } from './claude-code.ts';
 import { readRecordingFile } from './read.ts';
 import type { LoadedRecording } from './types.ts';
+import { isObjectRecord } from '../../core/guards.ts';
 
 /** The formats replay reads, for error messages and `--help`. */
 export const KNOWN_FORMATS = [
@@ -39,11 +39,11 @@ export async function loadRecording(path: string, shown: string): Promise<LoadOu
     const doc = parsed.value;
     if (isKnownCassette(doc)) return { ok: true, recording: loadCassette(doc) };
     if (looksLikeCassette(doc)) {
-      const api = isRecord(doc) ? JSON.stringify(doc.api) : '';
+      const api = isObjectRecord(doc) ? JSON.stringify(doc.api) : '';
       return { ok: false, reason: `a cassette with an unknown api ${api}` };
     }
     const raw = rawBodyKind(doc);
-    if (raw !== undefined && isRecord(doc)) return { ok: true, recording: loadRawBody(doc, raw) };
+    if (raw !== undefined && isObjectRecord(doc)) return { ok: true, recording: loadRawBody(doc, raw) };
     return { ok: false, reason: describeUnknown(doc) };
   }
   const { records } = parsed;
@@ -73,7 +73,7 @@ export async function loadRecording(path: string, shown: string): Promise<LoadOu
 
 function describeUnknown(value: unknown): string {
   if (Array.isArray(value)) return `a JSON array of ${value.length} items`;
-  if (isRecord(value)) return `an object with keys ${Object.keys(value).slice(0, 6).join(', ')}`;
+  if (isObjectRecord(value)) return `an object with keys ${Object.keys(value).slice(0, 6).join(', ')}`;
   return `a JSON ${value === null ? 'null' : typeof value}`;
 }
 

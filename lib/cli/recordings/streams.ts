@@ -1,10 +1,10 @@
+import { isObjectRecord } from '../../core/guards.ts';
 /**
  * Assembling the assistant message of a recorded stream, so that the format adapters see
  * the same shape as a non-streamed body.
  *
  * @module
  */
-import { isRecord } from '../../formats/shared.ts';
 
 /**
  * Builds an Anthropic assistant message `{ role, content }` from Messages stream events
@@ -23,17 +23,17 @@ export function assembleAnthropicStream(events: readonly unknown[]): { role: 'as
   const fragments = new Map<number, string[]>();
   let stopReason: unknown;
   for (const raw of events) {
-    const data = isRecord(raw) && 'data' in raw ? raw.data : raw;
-    if (!isRecord(data)) continue;
+    const data = isObjectRecord(raw) && 'data' in raw ? raw.data : raw;
+    if (!isObjectRecord(data)) continue;
     const index = typeof data.index === 'number' ? data.index : -1;
     switch (data.type) {
       case 'content_block_start':
-        if (isRecord(data.content_block)) blocks.set(index, { ...data.content_block });
+        if (isObjectRecord(data.content_block)) blocks.set(index, { ...data.content_block });
         break;
       case 'content_block_delta': {
         const block = blocks.get(index);
         const delta = data.delta;
-        if (block === undefined || !isRecord(delta)) break;
+        if (block === undefined || !isObjectRecord(delta)) break;
         if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
           const parts = fragments.get(index) ?? [];
           parts.push(delta.partial_json);
@@ -46,7 +46,7 @@ export function assembleAnthropicStream(events: readonly unknown[]): { role: 'as
         break;
       }
       case 'message_delta':
-        if (isRecord(data.delta) && data.delta.stop_reason !== undefined) stopReason = data.delta.stop_reason;
+        if (isObjectRecord(data.delta) && data.delta.stop_reason !== undefined) stopReason = data.delta.stop_reason;
         break;
       default:
         break;
@@ -76,21 +76,21 @@ export function assembleOpenAIChatStream(events: readonly unknown[]): { role: 'a
   const calls = new Map<number, { id: string | undefined; type: string | undefined; name: string | undefined; args: string[] }>();
   let text: string | null = null;
   for (const raw of events) {
-    const data = isRecord(raw) && 'data' in raw ? raw.data : raw;
-    if (!isRecord(data) || !Array.isArray(data.choices)) continue;
+    const data = isObjectRecord(raw) && 'data' in raw ? raw.data : raw;
+    if (!isObjectRecord(data) || !Array.isArray(data.choices)) continue;
     const choice: unknown = data.choices[0];
-    if (!isRecord(choice) || !isRecord(choice.delta)) continue;
+    if (!isObjectRecord(choice) || !isObjectRecord(choice.delta)) continue;
     const delta = choice.delta;
     if (typeof delta.content === 'string') text = (text ?? '') + delta.content;
     if (!Array.isArray(delta.tool_calls)) continue;
     for (const part of delta.tool_calls as unknown[]) {
-      if (!isRecord(part)) continue;
+      if (!isObjectRecord(part)) continue;
       const index = typeof part.index === 'number' ? part.index : calls.size;
       const call = calls.get(index) ?? { id: undefined, type: undefined, name: undefined, args: [] };
       if (typeof part.id === 'string' && call.id === undefined) call.id = part.id;
       if (typeof part.type === 'string' && call.type === undefined) call.type = part.type;
       const fn = part.function;
-      if (isRecord(fn)) {
+      if (isObjectRecord(fn)) {
         if (typeof fn.name === 'string' && call.name === undefined) call.name = fn.name;
         if (typeof fn.arguments === 'string') call.args.push(fn.arguments);
       }

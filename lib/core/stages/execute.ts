@@ -13,7 +13,8 @@ import type { AbortCause } from '../abort.ts';
 import { CallContext, type CallRecord } from '../call.ts';
 import { textContent, type ContentBlock, type ToolResult } from '../tool.ts';
 import { Problem, readToolOutput } from './foreign.ts';
-import { errorText, Outcome, outcomeText, thrownDetails } from './outcome.ts';
+import { isAsyncIterator, isPromiseLike, thrownText } from '../guards.ts';
+import { Outcome, outcomeText, thrownDetails } from './outcome.ts';
 
 /**
  * Calls the tool's `execute` with the validated input and a context whose `signal` is the
@@ -84,7 +85,7 @@ export function executedFromThrow(record: Stopped, error: unknown, stoppedBy: Ab
         `Interrupted: the run was aborted while tool "${toolName}" was running; it stopped before finishing and may have had partial effects.`,
       );
     default: {
-      const outcome = outcomeText('error', errorText(error));
+      const outcome = outcomeText('error', thrownText(error));
       const details = thrownDetails(error);
       if (details !== undefined) outcome.result.details = details;
       return outcome;
@@ -174,22 +175,3 @@ function asReturn(value: unknown): IteratorResult<unknown, unknown> {
   return { done: true, value };
 }
 
-/** True for async iterators (async generators included). */
-export function isAsyncIterator(value: unknown): value is AsyncIterator<unknown, unknown, undefined> {
-  if (typeof value !== 'object' || value === null) return false;
-  try {
-    return typeof (value as AsyncIterator<unknown>).next === 'function' && Symbol.asyncIterator in value;
-  } catch {
-    return false; // a revoked Proxy: the result reader reports it
-  }
-}
-
-/** True for promises and other thenables; false (never a throw) for a value whose `then` cannot be read. */
-export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
-  try {
-    return typeof (value as PromiseLike<unknown>).then === 'function';
-  } catch {
-    return false; // a revoked Proxy or a throwing `then` getter: not a promise; its reader reports it
-  }
-}

@@ -9,9 +9,9 @@ import { abortable } from 'abort-controller-x';
 import type { CallRecord } from '../call.ts';
 import type { RunToolsOptions } from '../options.ts';
 import { textContent } from '../tool.ts';
-import { isPromiseLike } from './execute.ts';
 import { readAfterAnswer } from './foreign.ts';
-import { errorText, Outcome } from './outcome.ts';
+import { Outcome } from './outcome.ts';
+import { isPromiseLike, thrownText } from '../guards.ts';
 
 /** What finalize reads of the run: nothing more. */
 export interface FinalizeInput {
@@ -83,5 +83,5 @@ function override(record: CallRecord, base: Outcome, answer: unknown): Outcome {
 }
 
 function hookFailed(record: CallRecord, error: unknown): Outcome {
-  return new Outcome({ content: textContent(`Tool "${record.call.name}" ran, but afterToolCall failed: ${errorText(error)}`) }, true, 'error');
+  return new Outcome({ content: textContent(`Tool "${record.call.name}" ran, but afterToolCall failed: ${thrownText(error)}`) }, true, 'error');
 }

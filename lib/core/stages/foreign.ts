@@ -14,6 +14,7 @@
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { readContentBlock } from '../content.ts';
+import { isObjectRecord, plainText, thrownText } from '../guards.ts';
 import type { ContentBlock, ToolResult } from '../tool.ts';
 
 /** What a reader gives back: the value, or a sentence saying what was wrong with it. */
@@ -22,47 +23,6 @@ export type Read<T> = { ok: true; value: T } | { ok: false; problem: string };
 /** A sentence saying what was wrong with a foreign value (returned, not thrown, by the hot-path readers). */
 export class Problem {
   constructor(readonly problem: string) {}
-}
-
-const UNREADABLE = 'a value that could not be read (its message, name and text all threw)';
-const UNREADABLE_ERROR = 'an Error whose name or message could not be read (its getter threw)';
-
-/**
- * A text for a thrown value: an Error's message (with its name unless plain `Error`), a
- * string as is, anything else as its JSON or `String()` text. Never throws: a value whose
- * every reading throws (a revoked Proxy) gets a fixed sentence.
- */
-export function thrownText(error: unknown): string {
-  let isError = false;
-  try {
-    isError = error instanceof Error;
-    if (isError) {
-      const name: unknown = (error as Error).name;
-      const message: unknown = (error as Error).message;
-      const text = typeof message === 'string' ? message : String(message);
-      return typeof name === 'string' && name !== '' && name !== 'Error' ? `${name}: ${text}` : text;
-    }
-    if (typeof error === 'string') return error;
-  } catch {
-    // A throwing getter or a revoked Proxy: an Error says so; anything else gets the plainer readings below.
-    if (isError) return UNREADABLE_ERROR;
-  }
-  return plainText(error) ?? UNREADABLE;
-}
-
-/** JSON text, else `String()` text, else `undefined` when both throw. */
-function plainText(value: unknown): string | undefined {
-  try {
-    const json = JSON.stringify(value);
-    if (typeof json === 'string') return json;
-  } catch {
-    // A cycle, a BigInt, a throwing toJSON: fall back to String().
-  }
-  try {
-    return String(value);
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -217,8 +177,9 @@ export interface AfterAnswer {
 
 /**
  * Reads an `afterToolCall` answer field by field (P3): `content` must be a valid content
- * array, `meta` a plain object, `isError` and `terminate` booleans; `undefined` (or `null`)
- * keeps a field. Other fields are not read.
+ * array, `meta` a plain object, `isError` and `terminate` booleans; `undefined` keeps a
+ * field, and so does `null` for every field but `details` (a `null` details replaces the
+ * tool's). Other fields are not read.
  */
 export function readAfterAnswer(answer: unknown): Read<AfterAnswer | undefined> {
   if (answer === undefined || answer === null) return { ok: true, value: undefined };
@@ -272,15 +233,6 @@ export function readSchemaResult(result: unknown): { ok: true; value: unknown } 
 function pathText(path: StandardSchemaV1.Issue['path']): string {
   if (path === undefined || path.length === 0) return 'arguments';
   return path.map((p) => String(typeof p === 'object' && p !== null ? p.key : p)).join('.');
-}
-
-/** True for a plain (non-array) object; false, not a throw, for a revoked Proxy. */
-export function isObjectRecord(value: unknown): value is Record<string, unknown> {
-  try {
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
-  } catch {
-    return false;
-  }
 }
 
 /** A short type name for problem texts; never reads the value's fields. */

@@ -19,8 +19,7 @@ import type { CallOutcome } from '../events.ts';
 import type { InterruptedCallPolicy, JournalCall, JournaledDecision, JournaledResult, JournalEntry, JournalOperation, JournalPrior, ToolJournal } from '../journal.ts';
 import { emitWarning } from '../platform.ts';
 import { describeValue as describeForeign, type ToolCall } from '../tool.ts';
-import { isPromiseLike } from './execute.ts';
-import { isObjectRecord, thrownText } from './foreign.ts';
+import { isObjectRecord, isPromiseLike, thrownText } from '../guards.ts';
 import { outcomeText, type Outcome } from './outcome.ts';
 import { notRun, prepareToolCall, type Prepared, type PrepareInput } from './prepare.ts';
 

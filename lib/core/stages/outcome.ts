@@ -10,7 +10,6 @@
 import type { CallOutcome } from '../events.ts';
 import type { ToolResult } from '../tool.ts';
 import { textContent } from '../tool.ts';
-import { thrownText } from './foreign.ts';
 
 /** How a call ended: its result (before the bound of `maxResultChars`), whether it is an error, and why. */
 export class Outcome {
@@ -25,9 +24,6 @@ export class Outcome {
 export function outcomeText(outcome: CallOutcome, text: string): Outcome {
   return new Outcome({ content: textContent(text) }, outcome !== 'ok', outcome);
 }
-
-/** A text for a thrown value (see {@link thrownText}: never throws). */
-export const errorText = thrownText;
 
 /**
  * @internal An `Error` whose `details` the call's error result keeps (the result of an

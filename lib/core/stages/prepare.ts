@@ -13,10 +13,10 @@ import type { CallRecord } from '../call.ts';
 import type { RunToolsOptions } from '../options.ts';
 import { parseArguments, validateArguments, type Checked } from '../schema.ts';
 import type { Tool, ToolCall } from '../tool.ts';
-import { isPromiseLike } from './execute.ts';
-import { isObjectRecord, readApprovalAnswer, readBeforeAnswer } from './foreign.ts';
+import { readApprovalAnswer, readBeforeAnswer } from './foreign.ts';
 import { journalDecision, type JournalInput } from './journal.ts';
-import { errorText, isRuleDenial, outcomeText, type Outcome } from './outcome.ts';
+import { isRuleDenial, outcomeText, type Outcome } from './outcome.ts';
+import { isObjectRecord, isPromiseLike, thrownText } from '../guards.ts';
 
 /** What prepare reads of the run: nothing more. */
 export interface PrepareInput {
@@ -111,13 +111,13 @@ export function prepareToolCall(run: PrepareInput, record: CallRecord): Prepared
     try {
       args = tool.prepareArguments(args);
     } catch (error) {
-      return outcomeText('rejected', `Tool "${name}" could not read its arguments: ${errorText(error)}`);
+      return outcomeText('rejected', `Tool "${name}" could not read its arguments: ${thrownText(error)}`);
     }
     if (isPromiseLike(args)) {
       // Foreign code that may never settle: its wait ends when the run stops, as the hooks' do.
       return abortable(run.signal, Promise.resolve(args)).then(
         (value: unknown) => (run.stopped ? notRun(record.call) : validateAndAsk(run, record, tool, value)),
-        (error: unknown) => (run.stopped ? notRun(record.call) : outcomeText('rejected', `Tool "${name}" could not read its arguments: ${errorText(error)}`)),
+        (error: unknown) => (run.stopped ? notRun(record.call) : outcomeText('rejected', `Tool "${name}" could not read its arguments: ${thrownText(error)}`)),
       );
     }
   }
@@ -135,7 +135,7 @@ function validateAndAsk(run: PrepareInput, record: CallRecord, tool: Tool, args:
     // when the run stops, and the call is answered "not run" like every call not started.
     return abortable(run.signal, Promise.resolve(checked)).then(
       (c) => (run.stopped ? notRun(record.call) : validated(run, record, tool, c)),
-      (error: unknown) => (run.stopped ? notRun(record.call) : outcomeText('rejected', `Tool "${name}" could not validate its arguments: ${errorText(error)}`)),
+      (error: unknown) => (run.stopped ? notRun(record.call) : outcomeText('rejected', `Tool "${name}" could not validate its arguments: ${thrownText(error)}`)),
     );
   }
   return validated(run, record, tool, checked);
@@ -177,8 +177,8 @@ function afterRule(run: PrepareInput, record: CallRecord, tool: Tool, answer: un
 /** A throwing rule: a {@link RuleDenial} refuses the call with its own text; anything else is a problem in the tool (P4). */
 function ruleThrew(run: PrepareInput, record: CallRecord, error: unknown): Outcome {
   if (run.stopped) return notRun(record.call);
-  if (isRuleDenial(error)) return outcomeText('rejected', errorText(error));
-  return ruleFailed(run, record, `threw ${errorText(error)}`);
+  if (isRuleDenial(error)) return outcomeText('rejected', thrownText(error));
+  return ruleFailed(run, record, `threw ${thrownText(error)}`);
 }
 
 function ruleFailed(run: PrepareInput, record: CallRecord, problem: string): Outcome {
@@ -224,12 +224,12 @@ function requestApproval(run: PrepareInput, record: CallRecord, tool: Tool, requ
       },
     });
   } catch (error) {
-    return approveFailed(run, record, errorText(error));
+    return approveFailed(run, record, thrownText(error));
   }
   if (!isPromiseLike(answer)) return approved(run, record, tool, answer);
   return abortable(run.signal, Promise.resolve(answer)).then(
     (a) => approved(run, record, tool, a),
-    (error: unknown) => approveFailed(run, record, errorText(error)),
+    (error: unknown) => approveFailed(run, record, thrownText(error)),
   );
 }
 
@@ -295,7 +295,7 @@ function decide(run: PrepareInput, record: CallRecord, tool: Tool, answer: unkno
   if (read.value.block) {
     const text = read.value.reason ?? `Tool call "${call.name}" was blocked by the application and did not run.`;
     const outcome = outcomeText('rejected', text);
-    // P6: the only rejected outcome that carries terminate; the run reads it in #complete.
+    // P6: the only rejected outcome that carries terminate; the run reads it when the call ends (Run.#end).
     if (read.value.terminate) outcome.result.terminate = true;
     return outcome;
   }
@@ -306,5 +306,5 @@ function decide(run: PrepareInput, record: CallRecord, tool: Tool, answer: unkno
 function hookFailed(run: PrepareInput, record: CallRecord, error: unknown): Outcome {
   const call = record.call;
   if (run.stopped) return notRun(call);
-  return outcomeText('rejected', `Tool call "${call.name}" was not run: beforeToolCall failed: ${errorText(error)}`);
+  return outcomeText('rejected', `Tool call "${call.name}" was not run: beforeToolCall failed: ${thrownText(error)}`);
 }

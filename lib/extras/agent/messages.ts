@@ -1,7 +1,7 @@
 /**
  * The agent loop's vocabulary, provider-neutral and free of the loop itself: the messages
  * of a conversation, the model seam (what a model function receives and may return), and
- * the events and result of a run. `lib/formats/agent-messages.ts` converts the messages to
+ * the events and result of a run. `lib/extras/agent/agent-messages.ts` converts the messages to
  * and from Anthropic and OpenAI Chat with these types alone.
  *
  * @module

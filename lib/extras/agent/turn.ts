@@ -11,12 +11,12 @@ import type { ToolBatch } from '../../core/events.ts';
 import { JournalError, type AgentJournal, type JournalValueEntry, type ToolJournal } from '../../core/journal.ts';
 import type { RunToolsOptions } from '../../core/options.ts';
 import { runTools } from '../../core/run-tools.ts';
-import { isPromiseLike } from '../../core/stages/execute.ts';
 import { Channel } from '../../core/streams/channel.ts';
 import { closeWithoutWaiting, mergeGenerators } from '../../core/streams/merge.ts';
 import { describeValue, type Tool, type ToolCall, type ToolResultMessage } from '../../core/tool.ts';
 import { toolCallsOf, type AgentEvent, type AgentMessage, type AgentModel, type AssistantMessage, type ModelReply, type ModelStream } from './messages.ts';
 import { isAssistantMessage, MessageBuilder, readModelStream, type StreamEnd } from './model-stream.ts';
+import { isPromiseLike } from '../../core/guards.ts';
 
 /** How one turn went. */
 export interface TurnOutcome {

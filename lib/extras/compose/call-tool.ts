@@ -15,12 +15,10 @@
  * @module
  */
 import { parseArguments, validateArguments } from '../../core/schema.ts';
-import { isPromiseLike } from '../../core/stages/execute.ts';
-import { errorText } from '../../core/stages/outcome.ts';
-import { isRecord } from '../../formats/shared.ts';
 import { normalizeToolOutput, providerBlock, type ContentBlock, type Tool, type ToolContext } from '../../core/tool.ts';
 import { checkGraceMs, checkTimeoutMs, DEFAULT_GRACE_MS, invoke } from './child-call.ts';
 import type { NormalizedOutput } from './types.ts';
+import { isObjectRecord, isPromiseLike, thrownText } from '../../core/guards.ts';
 
 /**
  * Thrown by {@link callTool} when the arguments do not fit the child tool's schema (or
@@ -140,7 +138,7 @@ export function resultText(result: { content: readonly ContentBlock[] }): string
  *
  * The runtime's prepare stage (`lib/core/stages/prepare.ts`) does the same three steps but
  * answers with a call outcome instead of throwing, and stays synchronous when it can; only
- * `parseArguments`, `validateArguments` and `errorText` are shared.
+ * `parseArguments`, `validateArguments` and `thrownText` are shared.
  */
 async function checkInput<I>(tool: Tool<I, unknown, unknown>, args: unknown): Promise<I> {
   const parsed = parseArguments(args, tool.name);
@@ -150,9 +148,9 @@ async function checkInput<I>(tool: Tool<I, unknown, unknown>, args: unknown): Pr
     try {
       value = await tool.prepareArguments(value);
     } catch (error) {
-      throw new ToolInputError(`Tool "${tool.name}" could not read its arguments: ${errorText(error)}`, tool.name);
+      throw new ToolInputError(`Tool "${tool.name}" could not read its arguments: ${thrownText(error)}`, tool.name);
     }
-    if (!isRecord(value)) {
+    if (!isObjectRecord(value)) {
       throw new ToolInputError(`Tool "${tool.name}" could not read its arguments: prepareArguments returned a non-object.`, tool.name);
     }
   }
@@ -161,7 +159,7 @@ async function checkInput<I>(tool: Tool<I, unknown, unknown>, args: unknown): Pr
     try {
       checked = await checked;
     } catch (error) {
-      throw new ToolInputError(`Tool "${tool.name}" could not validate its arguments: ${errorText(error)}`, tool.name);
+      throw new ToolInputError(`Tool "${tool.name}" could not validate its arguments: ${thrownText(error)}`, tool.name);
     }
   }
   if (!checked.ok) throw new ToolInputError(checked.message, tool.name);

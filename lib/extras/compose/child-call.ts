@@ -10,9 +10,9 @@
  */
 import { CancelScope, ScopeState, timeoutReason } from '../../core/abort.ts';
 import { DEFAULTS } from '../../core/defaults.ts';
-import { isAsyncIterator } from '../../core/stages/execute.ts';
 import { closeWithoutWaiting } from '../../core/streams/merge.ts';
 import { describeValue, type Tool, type ToolContext } from '../../core/tool.ts';
+import { isAsyncIterator } from '../../core/guards.ts';
 
 /** Default grace after an abort, in ms: the runtime's `abortGraceMs` default. */
 export const DEFAULT_GRACE_MS: number = DEFAULTS.abortGraceMs;

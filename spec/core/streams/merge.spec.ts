@@ -322,7 +322,8 @@ describe('M5 cleanup: a throwing source closes the others; consumer exit and abo
 });
 
 describe('M6 works for 100,000 sources in one merge', () => {
-  it('merges 100,000 sources of 2 items each', async () => {
+  // The limit is a hang guard for a CPU-bound case on a loaded machine, not a speed check.
+  it('merges 100,000 sources of 2 items each', { timeout: 180_000 }, async () => {
     function* sources() {
       for (let i = 0; i < 100_000; i++) {
         yield (async function* () {

@@ -20,8 +20,8 @@
  */
 import { toJsonSchema as valibotToJsonSchema } from '@valibot/to-json-schema';
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
-import { isStandardSchema } from '../core/schema.ts';
-import type { InputSchema, JsonSchema, Tool } from '../core/tool.ts';
+import { isStandardSchema } from './schema.ts';
+import type { InputSchema, JsonSchema, Tool } from './tool.ts';
 
 /** Converted schemas, per Standard Schema object: conversion can be slow (valibot walks the schema). */
 const converted = new WeakMap<object, JsonSchema>();

@@ -12,12 +12,13 @@
  *
  * @module
  */
-import type { AgentMessage, AssistantContent, AssistantMessage, StopReason, ToolCallContent } from '../extras/agent/messages.ts';
-import type { ContentBlock, ToolResultMessage } from '../core/tool.ts';
-import { describeValue, providerBlock } from '../core/tool.ts';
-import { toAnthropic, type AnthropicTextBlock } from './anthropic.ts';
-import { toOpenAIChat, type OpenAIChatToolMessage } from './openai-chat.ts';
-import { asString, isRecord, toolCallId, toolName } from './shared.ts';
+import type { AgentMessage, AssistantContent, AssistantMessage, StopReason, ToolCallContent } from './messages.ts';
+import type { ContentBlock, ToolResultMessage } from '../../core/tool.ts';
+import { describeValue, providerBlock } from '../../core/tool.ts';
+import { toAnthropic, type AnthropicTextBlock } from '../../formats/anthropic.ts';
+import { toOpenAIChat, type OpenAIChatToolMessage } from '../../formats/openai-chat.ts';
+import { asString, toolCallId, toolName } from '../../formats/shared.ts';
+import { isObjectRecord } from '../../core/guards.ts';
 
 // ---------------------------------------------------------------------------------------
 // Anthropic
@@ -75,7 +76,7 @@ export function fromAnthropicMessage(message: { content?: unknown; stop_reason?:
   if (!Array.isArray(content)) throw new TypeError(`fromAnthropicMessage: expected a message with a content array, received ${describeValue(message)}`);
   const blocks: AssistantContent[] = [];
   for (const block of content as unknown[]) {
-    if (!isRecord(block)) continue;
+    if (!isObjectRecord(block)) continue;
     switch (block.type) {
       case 'text':
         blocks.push({ type: 'text', text: asString(block.text) });
@@ -157,11 +158,11 @@ function anthropicUserBlock(content: ContentBlock): Array<AnthropicTextBlock | A
 }
 
 function argumentsObject(args: unknown): Record<string, unknown> {
-  if (isRecord(args)) return args;
+  if (isObjectRecord(args)) return args;
   if (typeof args === 'string') {
     try {
       const parsed: unknown = JSON.parse(args);
-      if (isRecord(parsed)) return parsed;
+      if (isObjectRecord(parsed)) return parsed;
     } catch {
       // sent as {} below
     }
@@ -190,18 +191,18 @@ export type OpenAIChatMessageParam =
 export function fromOpenAIChatMessage(reply: { choices?: readonly unknown[]; role?: unknown; content?: unknown; tool_calls?: unknown }): AssistantMessage {
   let message: unknown = reply;
   let finish: unknown;
-  if (isRecord(reply) && Array.isArray(reply.choices)) {
+  if (isObjectRecord(reply) && Array.isArray(reply.choices)) {
     const choice: unknown = reply.choices[0];
-    message = isRecord(choice) ? choice.message : undefined;
-    finish = isRecord(choice) ? choice.finish_reason : undefined;
+    message = isObjectRecord(choice) ? choice.message : undefined;
+    finish = isObjectRecord(choice) ? choice.finish_reason : undefined;
   }
-  if (!isRecord(message)) throw new TypeError(`fromOpenAIChatMessage: expected an assistant message or a response with choices, received ${describeValue(reply)}`);
+  if (!isObjectRecord(message)) throw new TypeError(`fromOpenAIChatMessage: expected an assistant message or a response with choices, received ${describeValue(reply)}`);
   const blocks: AssistantContent[] = [];
   if (typeof message.content === 'string' && message.content !== '') blocks.push({ type: 'text', text: message.content });
   if (Array.isArray(message.tool_calls)) {
     for (const entry of message.tool_calls as unknown[]) {
-      if (!isRecord(entry)) continue;
-      const fn = isRecord(entry.function) ? entry.function : {};
+      if (!isObjectRecord(entry)) continue;
+      const fn = isObjectRecord(entry.function) ? entry.function : {};
       const call: ToolCallContent = { type: 'toolCall', id: toolCallId(entry.id), name: toolName(fn.name) };
       if (fn.arguments !== undefined) call.arguments = fn.arguments;
       blocks.push(call);

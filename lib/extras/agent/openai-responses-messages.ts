@@ -10,10 +10,11 @@
  *
  * @module
  */
-import type { AgentMessage, AssistantContent, AssistantMessage, StopReason, ToolCallContent } from '../extras/agent.ts';
-import { describeValue, providerBlock } from '../core/tool.ts';
-import { toOpenAIResponses, type OpenAIResponsesFunctionCallOutput } from './openai-responses.ts';
-import { asString, isRecord } from './shared.ts';
+import type { AgentMessage, AssistantContent, AssistantMessage, StopReason, ToolCallContent } from './messages.ts';
+import { describeValue, providerBlock } from '../../core/tool.ts';
+import { toOpenAIResponses, type OpenAIResponsesFunctionCallOutput } from '../../formats/openai-responses.ts';
+import { asString } from '../../formats/shared.ts';
+import { isObjectRecord } from '../../core/guards.ts';
 
 /** A part of a user message's content in a Responses request. */
 export type OpenAIResponsesUserContent = { type: 'input_text'; text: string } | { type: 'input_image'; image_url: string; detail: 'auto' };
@@ -64,21 +65,21 @@ export type OpenAIResponsesReply =
  * ```
  */
 export function fromOpenAIResponsesMessage(reply: OpenAIResponsesReply): AssistantMessage {
-  const output: unknown = Array.isArray(reply) ? reply : isRecord(reply) ? (reply.output ?? []) : undefined;
+  const output: unknown = Array.isArray(reply) ? reply : isObjectRecord(reply) ? (reply.output ?? []) : undefined;
   if (!Array.isArray(output)) {
     throw new TypeError(`fromOpenAIResponsesMessage: expected a response with an output array, or the output array, received ${describeValue(reply)}`);
   }
   const blocks: AssistantContent[] = [];
   for (const item of output as unknown[]) {
-    if (!isRecord(item)) continue;
+    if (!isObjectRecord(item)) continue;
     if (item.type === 'message' && Array.isArray(item.content)) {
       for (const part of item.content as unknown[]) {
-        if (!isRecord(part)) continue;
+        if (!isObjectRecord(part)) continue;
         if (part.type === 'output_text') blocks.push({ type: 'text', text: asString(part.text) });
         else if (part.type === 'refusal') blocks.push({ type: 'text', text: asString(part.refusal) });
       }
     } else if (item.type === 'reasoning') {
-      const summary = Array.isArray(item.summary) ? (item.summary as unknown[]).flatMap((s) => (isRecord(s) && typeof s.text === 'string' ? [s.text] : [])) : [];
+      const summary = Array.isArray(item.summary) ? (item.summary as unknown[]).flatMap((s) => (isObjectRecord(s) && typeof s.text === 'string' ? [s.text] : [])) : [];
       if (summary.length > 0) blocks.push({ type: 'thinking', thinking: summary.join('\n') });
     } else if (item.type === 'function_call') {
       const call: ToolCallContent = { type: 'toolCall', id: asString(item.call_id), name: asString(item.name) };
@@ -94,7 +95,7 @@ export function fromOpenAIResponsesMessage(reply: OpenAIResponsesReply): Assista
 
 function responsesStop(reply: { status?: unknown; incomplete_details?: unknown } | undefined, blocks: AssistantContent[]): StopReason | undefined {
   const status = reply?.status;
-  if (status === 'incomplete' && isRecord(reply?.incomplete_details) && reply.incomplete_details.reason === 'max_output_tokens') return 'length';
+  if (status === 'incomplete' && isObjectRecord(reply?.incomplete_details) && reply.incomplete_details.reason === 'max_output_tokens') return 'length';
   if (blocks.some((b) => b.type === 'toolCall')) return 'toolUse';
   if (status === 'failed') return 'error';
   return typeof status === 'string' ? 'stop' : undefined;

@@ -1,0 +1,104 @@
+/**
+ * The import rules of lib/ (`npm run lint:deps`): no circle, and the layers of
+ * docs/architecture.md. For the layers, type-only imports count like any other (a layer that
+ * names another's types depends on it); a circle of type-only imports is allowed. scripts/lint-deps.mjs runs this and then checks that a planted
+ * violation fails it.
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment:
+        'No import circle: every module can be evaluated after the ones it imports (docs/architecture.md). ' +
+        'A circle of type-only imports is allowed (erased at build): core/tool.ts and core/tool-client.ts name each other\'s types.',
+      from: { path: '^lib/' },
+      to: { circular: true, dependencyTypesNot: ['type-only'], viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'core-is-the-bottom',
+      severity: 'error',
+      comment: 'lib/core imports nothing of lib/ outside lib/core.',
+      from: { path: '^lib/core/' },
+      to: { path: '^lib/', pathNot: '^lib/core/' },
+    },
+    {
+      name: 'schemas-on-core',
+      severity: 'error',
+      comment: 'lib/schemas imports lib/core only.',
+      from: { path: '^lib/schemas/' },
+      to: { path: '^lib/', pathNot: '^lib/(core|schemas)/' },
+    },
+    {
+      name: 'formats-below-the-loop',
+      severity: 'error',
+      comment: 'lib/formats imports lib/core and lib/schemas only: never the agent loop or any other extra.',
+      from: { path: '^lib/formats/' },
+      to: { path: '^lib/', pathNot: '^lib/(core|schemas|formats)/' },
+    },
+    {
+      name: 'tools-on-core',
+      severity: 'error',
+      comment: 'lib/tools (the ready-made tools) imports lib/core only.',
+      from: { path: '^lib/tools/' },
+      to: { path: '^lib/', pathNot: '^lib/(core|tools)/' },
+    },
+    {
+      name: 'otel-on-core',
+      severity: 'error',
+      comment: 'lib/otel imports lib/core only: not the MCP client, not the agent loop.',
+      from: { path: '^lib/otel/' },
+      to: { path: '^lib/', pathNot: '^lib/(core|otel)/' },
+    },
+    {
+      name: 'adapters-below-extras',
+      severity: 'error',
+      comment: 'lib/adapters imports lib/core, lib/schemas and lib/formats.',
+      from: { path: '^lib/adapters/' },
+      to: { path: '^lib/', pathNot: '^lib/(core|schemas|formats|adapters)/' },
+    },
+    {
+      name: 'extras-below-mcp-server',
+      severity: 'error',
+      comment: 'lib/extras imports lib/core, lib/schemas and lib/formats (not the MCP server, the tools, otel or the CLI).',
+      from: { path: '^lib/extras/' },
+      to: { path: '^lib/', pathNot: '^lib/(core|schemas|formats|extras)/' },
+    },
+    {
+      name: 'mcp-server-not-above',
+      severity: 'error',
+      comment: 'lib/mcp (the MCP server side) imports lib/core, lib/schemas, lib/formats and lib/extras; not the tools, otel or the CLI.',
+      from: { path: '^lib/mcp/' },
+      to: { path: '^lib/', pathNot: '^lib/(core|schemas|formats|extras|mcp)/' },
+    },
+    {
+      name: 'only-the-cli-imports-the-cli',
+      severity: 'error',
+      comment: 'lib/cli is the program: nothing outside it imports it.',
+      from: { pathNot: '^lib/cli/' },
+      to: { path: '^lib/cli/' },
+    },
+    {
+      name: 'core-entry-stays-portable',
+      severity: 'error',
+      comment: "`import 'toolrun'` reaches no node: module, no ready-made tool, no otel and no MCP server (spec/package/core-entry.spec.ts checks the bundle too).",
+      from: { path: '^lib/index\\.ts$' },
+      to: { path: '^lib/(cli|tools|otel|mcp)/' },
+    },
+    {
+      name: 'not-to-spec',
+      severity: 'error',
+      comment: 'lib/ never imports the specs or their fixtures.',
+      from: { path: '^lib/' },
+      to: { path: '^(spec|bench|scripts)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)node_modules/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'] },
+  },
+};
