@@ -21,7 +21,7 @@ import { emitWarning } from '../platform.ts';
 import { describeValue as describeForeign, type ToolCall } from '../tool.ts';
 import { isObjectRecord, isPromiseLike, thrownText } from '../guards.ts';
 import { outcomeText, type Outcome } from './outcome.ts';
-import { notRun, prepareToolCall, type Prepared, type PrepareInput } from './prepare.ts';
+import { notRun, prepareToolCall, type JournalInput, type Prepared } from './prepare.ts';
 
 /** What prepare gives for a call whose prior is `'ended'`: the run replays it ({@link JournaledCall.replay}). */
 export const REPLAYED = Symbol('replayed');
@@ -29,12 +29,6 @@ export const REPLAYED = Symbol('replayed');
 /** An `'ended'` prior. */
 export type EndedPrior = Extract<JournalPrior, { state: 'ended' }>;
 
-/** What the journaled stages read of the run, beyond prepare's input. */
-export interface JournalInput extends PrepareInput {
-  readonly interruptedCalls: InterruptedCallPolicy;
-  /** Notes that the journal failed on `operation` for `record` (the run fails with a `JournalError`); gives the outcome the call ends with meanwhile (never committed nor emitted). */
-  journalFailed(record: CallRecord, operation: JournalOperation, error: unknown): Outcome;
-}
 
 /**
  * What the run keeps of one call's journal entry, from its hand-out to its commit. Made only
@@ -183,23 +177,6 @@ function readPrior(given: unknown): JournalPrior | string {
   return given as JournalPrior;
 }
 
-/**
- * Journals a person's decision (H2) before the call goes on (J6); `next` continues the
- * call's prepare once `decide` settled. A throw or rejection is a journal failure.
- */
-export function journalDecision(run: JournalInput, record: CallRecord, approved: boolean, reason: string | undefined, next: () => Prepared | Promise<Prepared>): Prepared | Promise<Prepared> {
-  const decision: JournaledDecision = reason === undefined ? { approved } : { approved, reason };
-  let settled: unknown;
-  try {
-    settled = record.journal!.entry.decide(decision);
-  } catch (error) {
-    return run.journalFailed(record, 'decide', error);
-  }
-  if (!isPromiseLike(settled)) return next();
-  return abortable(run.signal, Promise.resolve(settled)).then(next, (error: unknown) =>
-    run.stopped ? notRun(record.call) : run.journalFailed(record, 'decide', error),
-  );
-}
 
 /**
  * The outcome of a call an earlier attempt started and journaled no result for, under the

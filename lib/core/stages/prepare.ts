@@ -10,11 +10,11 @@
 import { abortable } from 'abort-controller-x';
 import { approvalRequest, deniedText, type ResumePlan, type ToolApprovalRequest } from '../approval.ts';
 import type { CallRecord } from '../call.ts';
+import type { InterruptedCallPolicy, JournaledDecision, JournalOperation } from '../journal.ts';
 import type { RunToolsOptions } from '../options.ts';
 import { parseArguments, validateArguments, type Checked } from '../schema.ts';
 import type { Tool, ToolCall } from '../tool.ts';
 import { readApprovalAnswer, readBeforeAnswer } from './foreign.ts';
-import { journalDecision, type JournalInput } from './journal.ts';
 import { isRuleDenial, outcomeText, type Outcome } from './outcome.ts';
 import { isObjectRecord, isPromiseLike, thrownText } from '../guards.ts';
 
@@ -307,4 +307,29 @@ function hookFailed(run: PrepareInput, record: CallRecord, error: unknown): Outc
   const call = record.call;
   if (run.stopped) return notRun(call);
   return outcomeText('rejected', `Tool call "${call.name}" was not run: beforeToolCall failed: ${thrownText(error)}`);
+}
+
+/** What the journaled stages read of the run, beyond prepare's input. */
+export interface JournalInput extends PrepareInput {
+  readonly interruptedCalls: InterruptedCallPolicy;
+  /** Notes that the journal failed on `operation` for `record` (the run fails with a `JournalError`); gives the outcome the call ends with meanwhile (never committed nor emitted). */
+  journalFailed(record: CallRecord, operation: JournalOperation, error: unknown): Outcome;
+}
+
+/**
+ * Journals a person's decision (H2) before the call goes on (J6); `next` continues the
+ * call's prepare once `decide` settled. A throw or rejection is a journal failure.
+ */
+function journalDecision(run: JournalInput, record: CallRecord, approved: boolean, reason: string | undefined, next: () => Prepared | Promise<Prepared>): Prepared | Promise<Prepared> {
+  const decision: JournaledDecision = reason === undefined ? { approved } : { approved, reason };
+  let settled: unknown;
+  try {
+    settled = record.journal!.entry.decide(decision);
+  } catch (error) {
+    return run.journalFailed(record, 'decide', error);
+  }
+  if (!isPromiseLike(settled)) return next();
+  return abortable(run.signal, Promise.resolve(settled)).then(next, (error: unknown) =>
+    run.stopped ? notRun(record.call) : run.journalFailed(record, 'decide', error),
+  );
 }
