@@ -355,6 +355,8 @@ await DBOS.shutdown();
     const first = once();
     const second = once();
     assert(first.text[0] === 'echo: a' && first.text[1] === 'echo: b', `results: ${JSON.stringify(first.text)}`);
+    const journaled = ['toolrun:batch:0:started', 'toolrun:batch:0:decision', 'toolrun:batch:0:result'];
+    assert(journaled.every((name) => first.steps.includes(name)), `the batch's calls were not journaled as steps: ${first.steps.join(', ')}`);
     assert(JSON.stringify(second) === JSON.stringify(first), `second run differs: ${JSON.stringify(second)} vs ${JSON.stringify(first)}`);
     const runs = readFileSync(join(app, 'dbos-runs.log'), 'utf8').trim().split('\n');
     assert(runs.join(',') === 'a,b', `tool runs: ${runs.join(',')} (each call must run once over both processes)`);
