@@ -25,6 +25,8 @@ const SLOW_SPECS = [
   'spec/tools/shell.spec.ts',
   'spec/tools/shell-sandbox.spec.ts',
   'spec/tools/workspace-race.spec.ts',
+  // A real PostgreSQL (started by lib/dbos/postgres.ts) and DBOS workers in child processes.
+  'spec/dbos/**/*.spec.ts',
   // Whole-program typechecks (the project with every docs block, the public types, no `any`)
   // and the docs' programs, run as a user runs them.
   'spec/docs/**/*.spec.ts',
