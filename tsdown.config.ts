@@ -23,7 +23,7 @@ export default defineConfig([
     // The library: one file per entry plus shared chunks. Every runtime dependency stays an
     // import (it is in `dependencies`); nothing from node_modules is bundled.
     ...common,
-    entry: { index: 'lib/index.ts', 'tools/index': 'lib/tools/index.ts', testing: 'lib/testing.ts', 'mcp/index': 'lib/mcp/index.ts', 'otel/index': 'lib/otel/index.ts' },
+    entry: { index: 'lib/index.ts', 'tools/index': 'lib/tools/index.ts', testing: 'lib/testing.ts', 'mcp/index': 'lib/mcp/index.ts', 'otel/index': 'lib/otel/index.ts', 'dbos/index': 'lib/dbos/index.ts' },
     dts: { sourcemap: true },
     // The maps point at lib/, which the package ships (the declaration maps need it for
     // "go to definition"), so they need not carry a second copy of the sources.

@@ -1,0 +1,441 @@
+/**
+ * `toolrun/dbos`: durable batches and agent runs on DBOS Transact and PostgreSQL (contract J).
+ *
+ * - {@link dbosJournal} / {@link dbosAgentJournal}: the journal of a batch (an agent run) run
+ *   inside a DBOS workflow of your own: each call's start, approval decision and finalized
+ *   result are DBOS steps, issued in call order (never in completion order).
+ * - {@link registerDurableBatch}: registers a workflow that runs `runTools` with that journal,
+ *   in this process or, with `queueName`, with each call run by a worker process through a
+ *   DBOS queue; a batch paused for approval waits for {@link sendApproval} through DBOS
+ *   messages and resumes in whichever process recovers the workflow.
+ *
+ * `@dbos-inc/dbos-sdk` is an optional peer dependency: `toolrun` and its other entries never
+ * load it. How the seam maps onto DBOS, and why: docs/decisions.md, "Durable runs on DBOS".
+ *
+ * @module
+ */
+import { DBOS, type DBOSClient, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
+import type { CallOutcome, ToolBatch, ToolEvent } from '../core/events.ts';
+import type { AgentJournal, InterruptedCallPolicy, JournalCall, JournaledResult, JournalEntry, JournalPrior, JournalValueEntry, ToolJournal } from '../core/journal.ts';
+import type { RunToolsOptions } from '../core/options.ts';
+import { runTools } from '../core/run-tools.ts';
+import type { Tool, ToolCall, ToolResultMessage } from '../core/tool.ts';
+import type { ToolApprovalResponse } from '../core/approval.ts';
+import { progressStreamKey, stepJournal } from './journal.ts';
+
+export { progressStreamKey } from './journal.ts';
+
+/** @default 1000 */
+const DEFAULT_KEEP_PROGRESS = 1000;
+
+/** Options of {@link dbosJournal}. */
+export interface DbosJournalOptions {
+  /**
+   * Names this batch among the batches of one workflow (part of every step name and
+   * idempotency key): give each batch of a workflow its own.
+   * @default 'batch'
+   */
+  scope?: string;
+  /**
+   * Most progress values kept per call in the journal, replayed when the call is replayed
+   * (the newest are kept).
+   * @default 1000
+   */
+  keepProgress?: number;
+  /**
+   * Also write each progress value to the DBOS stream `progressStreamKey(scope, index)` of
+   * the workflow, which any process reads live with `DBOS.readStream(workflowId, key)` or a
+   * `DBOSClient`. One database write per value: off by default.
+   * @default false
+   */
+  streamProgress?: boolean;
+}
+
+/**
+ * The journal of a batch run inside the calling DBOS workflow: pass it as `runTools`'s
+ * `journal`. Each call's entry is three DBOS steps (`toolrun:<scope>:<index>:started`,
+ * `…:decision`, `…:result`), issued when the run opens the call, in call order; its
+ * idempotency key is `<workflowId>:<scope>:<index>`.
+ *
+ * @throws TypeError when called outside a DBOS workflow function (in a step, or with no workflow).
+ * @example
+ * ```ts
+ * const batch = DBOS.registerWorkflow(async (calls: ToolCall[]) => {
+ *   const run = runTools(calls, { tools, journal: dbosJournal() });
+ *   for (;;) { const next = await run.next(); if (next.done) return next.value.messages; }
+ * }, { name: 'tool-batch' });
+ * ```
+ */
+export function dbosJournal(options: DbosJournalOptions = {}): ToolJournal {
+  const keyBase = DBOS.workflowID;
+  return stepJournal({
+    scope: checkScope(options.scope ?? 'batch'),
+    keyBase: keyBase ?? '',
+    indexOffset: 0,
+    keepProgress: checkKeep(options.keepProgress),
+    streamProgress: options.streamProgress === true,
+  });
+}
+
+/**
+ * The journal of an agent run inside the calling DBOS workflow: pass it as `runAgent`'s
+ * `journal`. Turn *n*'s model reply is the step `toolrun:turn-<n>:reply` (the model is not
+ * asked again for a turn whose reply was journaled), its tool batch a {@link dbosJournal}
+ * with scope `turn-<n>`. Turns are sequential, so the operation order is fixed.
+ *
+ * @throws TypeError when called outside a DBOS workflow function.
+ * @example
+ * ```ts
+ * const agent = DBOS.registerWorkflow(async (messages: AgentMessage[]) => {
+ *   const run = runAgent({ model, tools, messages, journal: dbosAgentJournal() });
+ *   for (;;) { const next = await run.next(); if (next.done) return next.value; }
+ * }, { name: 'agent' });
+ * ```
+ */
+export function dbosAgentJournal<Reply = unknown>(options: Omit<DbosJournalOptions, 'scope'> = {}): AgentJournal<Reply> {
+  if (!DBOS.isInWorkflow()) throw new TypeError('toolrun/dbos: dbosAgentJournal() can only be called inside a DBOS workflow function');
+  return {
+    modelReply: (turn) => replyEntry<Reply>(`toolrun:turn-${turn}:reply`),
+    batch: (turn) => dbosJournal({ ...options, scope: `turn-${turn}` }),
+  };
+}
+
+/** One journaled value as a step whose function waits for `commit` (see lib/dbos/journal.ts for the rule). */
+function replyEntry<V>(name: string): JournalValueEntry<V> {
+  let resolve!: (value: { value: V }) => void;
+  const value = new Promise<{ value: V }>((r) => (resolve = r));
+  let ran!: () => void;
+  const running = new Promise<void>((r) => (ran = r));
+  const step = DBOS.runStep(
+    async () => {
+      ran();
+      return await value;
+    },
+    { name },
+  );
+  step.catch(() => undefined);
+  return {
+    prior: Promise.race([step.then((v) => v.value), running.then(() => undefined)]),
+    async commit(v) {
+      resolve({ value: v });
+      await step;
+    },
+  };
+}
+
+/** The DBOS message topic {@link sendApproval} sends decisions on. */
+export const APPROVAL_TOPIC = 'toolrun.approval';
+/** The DBOS event a paused durable batch sets to its pending requests (`DBOS.getEvent(workflowId, APPROVAL_EVENT)`), and to `[]` once none is pending. */
+export const APPROVAL_EVENT = 'toolrun.approval.requests';
+
+/**
+ * A person's decision on a call of a paused durable batch, as {@link sendApproval} sends it:
+ * by the call's position (an `approvalId` is made afresh each time a run defers a call, so
+ * it is not stable across a recovery; the index is).
+ */
+export interface DurableApproval {
+  /** The call's position in the batch (0-based), `ToolApprovalRequest.index`. */
+  index: number;
+  approved: boolean;
+  /** With `approved: false`: why, told to the model. */
+  reason?: string;
+}
+
+/** Options of {@link registerDurableBatch}. */
+export interface DurableBatchConfig<T extends readonly Tool[]> {
+  /** The workflow's name: unique in the application, the same in every process that runs it. */
+  name: string;
+  tools: T;
+  /** `runTools` options for every run of the batch (not `signal`, `resume`, `journal`, `approve`: approvals come through {@link sendApproval}). */
+  options?: Omit<RunToolsOptions<T>, 'tools' | 'signal' | 'resume' | 'journal' | 'approve' | 'interruptedCalls'>;
+  /**
+   * What a call running at a crash becomes: `'unknown'` (answered without running) or
+   * `'run-again'` (run again with the same `ctx.idempotencyKey`).
+   * @default 'unknown'
+   */
+  interruptedCalls?: InterruptedCallPolicy;
+  /**
+   * Queue mode: each call runs as its own workflow (`<name>.call`, id `<batch id>:call:<index>`)
+   * on this DBOS queue, executed by whichever process dequeues it (register the same batch,
+   * and the queue, in every worker). Results are still awaited in call order.
+   * @default none: calls run in the batch's process
+   */
+  queueName?: string;
+  /** See {@link DbosJournalOptions.streamProgress}. @default false */
+  streamProgress?: boolean;
+  /** See {@link DbosJournalOptions.keepProgress}. @default 1000 */
+  keepProgress?: number;
+  /** How long a paused batch waits for a decision before it asks DBOS again, in seconds (the wait itself never ends). @default 3600 */
+  approvalPollSeconds?: number;
+}
+
+/** What a durable batch's workflow returns (JSON-safe: DBOS records it). */
+export interface DurableBatchResult {
+  /** One result per call, in call order. */
+  messages: ToolResultMessage[];
+  /** Each call's outcome, in call order. */
+  outcomes: CallOutcome[];
+  terminate: boolean;
+  /** How many times the batch paused for approval and resumed. */
+  approvalRounds: number;
+}
+
+/** Options of {@link DurableBatch.start}. */
+export interface DurableBatchStartOptions {
+  /** The workflow id: starting again with the same id attaches to the existing run. @default a random UUID */
+  workflowId?: string;
+  /** Receives the run's events while it runs in this process (not after a recovery elsewhere). */
+  onEvent?: (event: ToolEvent) => void;
+}
+
+/** A durable batch registered by {@link registerDurableBatch}. */
+export interface DurableBatch {
+  /** The workflow's name. */
+  readonly name: string;
+  /** Starts the batch's workflow (or attaches to the one with `workflowId`); DBOS must be launched. */
+  start(calls: readonly ToolCall[], options?: DurableBatchStartOptions): Promise<WorkflowHandle<DurableBatchResult>>;
+  /** `start`, then its result. */
+  run(calls: readonly ToolCall[], options?: DurableBatchStartOptions): Promise<DurableBatchResult>;
+}
+
+/** Event listeners of the runs started in this process, by workflow id. */
+const listeners = new Map<string, (event: ToolEvent) => void>();
+
+/**
+ * Registers a DBOS workflow that runs a batch durably: a crash re-runs no call whose result
+ * was journaled, and results stay in call order. Call before `DBOS.launch()`, in every
+ * process that may run or recover it (workers included, in queue mode).
+ *
+ * A batch that pauses for approval sets the DBOS event {@link APPROVAL_EVENT} to its
+ * requests and waits for {@link sendApproval}; the decisions are journaled, so a recovered
+ * run asks nobody again.
+ *
+ * @throws TypeError for a malformed config.
+ * @example
+ * ```ts
+ * const batch = registerDurableBatch({ name: 'support-tools', tools, interruptedCalls: 'run-again' });
+ * DBOS.setConfig({ name: 'app', systemDatabaseUrl: process.env.DBOS_SYSTEM_DATABASE_URL });
+ * await DBOS.launch();
+ * const { messages } = await batch.run(toolCallsOf(reply), { workflowId: `turn-${turnId}` });
+ * ```
+ */
+export function registerDurableBatch<const T extends readonly Tool[]>(config: DurableBatchConfig<T>): DurableBatch {
+  if (typeof config?.name !== 'string' || config.name === '') throw new TypeError('registerDurableBatch: config.name must be a non-empty string');
+  if (!Array.isArray(config.tools)) throw new TypeError('registerDurableBatch: config.tools must be an array of tools');
+  const keepProgress = checkKeep(config.keepProgress);
+  const pollSeconds = config.approvalPollSeconds ?? 3600;
+  const streamProgress = config.streamProgress === true;
+  const queueName = config.queueName;
+
+  const baseOptions = (journal: ToolJournal): RunToolsOptions => ({
+    ...(config.options as RunToolsOptions | undefined),
+    tools: config.tools,
+    journal,
+    ...(config.interruptedCalls === undefined ? {} : { interruptedCalls: config.interruptedCalls }),
+  } as RunToolsOptions);
+
+  // Queue mode: one call as its own workflow, run by whichever process dequeues it.
+  const callWorkflow = DBOS.registerWorkflow(
+    async (call: ToolCall, index: number, keyBase: string): Promise<QueuedCallResult> => {
+      const journal = stepJournal({ scope: 'batch', keyBase, indexOffset: index, keepProgress, streamProgress });
+      let progress: unknown[] | undefined;
+      const run = runTools([call], baseOptions(capture(journal, (p) => (progress = p))));
+      const { outcomes, batch } = await drain(run, undefined);
+      const message = batch.messages[0];
+      if (message === undefined) throw new Error(`toolrun/dbos: queued call ${index} ended without a result${batch.paused === undefined ? '' : ' (it needs approval: approvals are not supported in queue mode)'}`);
+      const result: JournaledResult = { message, outcome: outcomes[0] ?? 'ok', ...(batch.terminate ? { terminate: true } : {}) };
+      return { result, ...(progress === undefined ? {} : { progress }) };
+    },
+    { name: `${config.name}.call` },
+  );
+
+  const workflow = DBOS.registerWorkflow(
+    async (calls: ToolCall[]): Promise<DurableBatchResult> => {
+      const workflowId = DBOS.workflowID ?? '';
+      const listener = listeners.get(workflowId);
+      const journalFor = (round: number): ToolJournal => {
+        const scope = round === 0 ? 'batch' : `batch-r${round}`;
+        return queueName === undefined
+          ? stepJournal({ scope, keyBase: workflowId, indexOffset: 0, keepProgress, streamProgress })
+          : queueJournal(callWorkflow, queueName, workflowId, round);
+      };
+      let { outcomes, batch } = await drain(runTools(calls, baseOptions(journalFor(0))), listener);
+      let round = 0;
+      while (batch.paused !== undefined) {
+        // Deterministic point: the paused batch has ended, so the event and the receive below
+        // take the same operation numbers on every attempt.
+        const requests = batch.paused.requests;
+        await DBOS.setEvent(APPROVAL_EVENT, requests);
+        let decisions: DurableApproval[] | null = null;
+        while (decisions === null) decisions = await DBOS.recv<DurableApproval[]>(APPROVAL_TOPIC, { timeoutSeconds: pollSeconds });
+        const approvals: ToolApprovalResponse[] = [];
+        for (const request of requests) {
+          const d = Array.isArray(decisions) ? decisions.find((x) => x?.index === request.index) : undefined;
+          if (d !== undefined) approvals.push({ approvalId: request.approvalId, approved: d.approved === true, ...(typeof d.reason === 'string' ? { reason: d.reason } : {}) });
+        }
+        round++;
+        const resumed = await drain(runTools(calls, { ...baseOptions(journalFor(round)), resume: { state: batch.paused.state, approvals } } as RunToolsOptions), listener);
+        outcomes = mergeOutcomes(outcomes, resumed.outcomes, batch.messages.length);
+        batch = { ...resumed.batch, messages: [...batch.messages, ...resumed.batch.messages.slice(batch.messages.length)] };
+      }
+      if (round > 0) await DBOS.setEvent(APPROVAL_EVENT, []);
+      return { messages: batch.messages, outcomes, terminate: batch.terminate, approvalRounds: round };
+    },
+    { name: config.name },
+  );
+
+  return {
+    name: config.name,
+    async start(calls, options = {}) {
+      const workflowId = options.workflowId ?? crypto.randomUUID();
+      if (options.onEvent !== undefined) listeners.set(workflowId, options.onEvent);
+      const handle = await DBOS.startWorkflow(workflow, { workflowID: workflowId })([...calls]);
+      if (options.onEvent !== undefined) void handle.getResult().finally(() => listeners.delete(workflowId)).catch(() => undefined);
+      return handle;
+    },
+    async run(calls, options) {
+      return await (await this.start(calls, options)).getResult();
+    },
+  };
+}
+
+/** What a queued call's workflow returns: its finalized result and the progress kept. */
+interface QueuedCallResult {
+  result: JournaledResult;
+  progress?: unknown[];
+}
+
+/**
+ * The orchestrator's journal in queue mode: call *i*'s entry starts its workflow on the
+ * queue (a child workflow with a deterministic id: a re-run after a crash attaches to it)
+ * and waits for its result in a step, both issued in `open()`, in call order. The call is
+ * executed and journaled by the worker; here every call is answered from the journal.
+ */
+function queueJournal(
+  callWorkflow: (call: ToolCall, index: number, keyBase: string) => Promise<QueuedCallResult>,
+  queueName: string,
+  workflowId: string,
+  round: number,
+): ToolJournal {
+  return {
+    open(call: JournalCall): JournalEntry {
+      const id = `${workflowId}:call:${call.index}${round === 0 ? '' : `:r${round}`}`;
+      const toolCall: ToolCall = { id: call.toolCallId, name: call.toolName, ...(call.arguments === undefined ? {} : { arguments: call.arguments }) };
+      const started = DBOS.startWorkflow(callWorkflow, { workflowID: id, queueName })(toolCall, call.index, workflowId);
+      started.catch(() => undefined);
+      const result = DBOS.runStep(
+        async () => {
+          await started;
+          return await DBOS.getResult<QueuedCallResult>(id);
+        },
+        { name: `toolrun:queue:${call.index}:result` },
+      );
+      const prior: Promise<JournalPrior> = result.then((r) => {
+        if (r === null) throw new Error(`toolrun/dbos: queued call ${call.index} (workflow ${id}) returned no result`);
+        return { state: 'ended', result: r.result, ...(r.progress === undefined ? {} : { progress: r.progress }) };
+      });
+      return {
+        prior,
+        idempotencyKey: `${workflowId}:batch:${call.index}`,
+        decide: () => undefined,
+        commit: () => undefined,
+      };
+    },
+  };
+}
+
+/** Wraps a journal so the progress an entry kept (or an earlier attempt journaled) reaches `keep`. */
+function capture(journal: ToolJournal, keep: (progress: unknown[]) => void): ToolJournal {
+  return {
+    open(call) {
+      const entry = journal.open(call);
+      const seen: unknown[] = [];
+      void Promise.resolve(entry.prior).then((p) => {
+        if (p.state === 'ended' && p.progress !== undefined) keep([...p.progress]);
+      }, () => undefined);
+      return {
+        prior: entry.prior,
+        idempotencyKey: entry.idempotencyKey,
+        progress(value) {
+          seen.push(value);
+          entry.progress?.(value);
+        },
+        decide: (d) => entry.decide(d),
+        commit(r) {
+          if (seen.length > 0) keep(seen);
+          return entry.commit(r);
+        },
+      };
+    },
+  };
+}
+
+/** Runs a batch to its end, handing its events to `listener`; collects each call's outcome. */
+async function drain(run: AsyncGenerator<ToolEvent, ToolBatch, undefined>, listener: ((event: ToolEvent) => void) | undefined): Promise<{ outcomes: CallOutcome[]; batch: ToolBatch }> {
+  const outcomes: CallOutcome[] = [];
+  for (;;) {
+    const next = await run.next();
+    if (next.done === true) return { outcomes, batch: next.value };
+    const event = next.value;
+    if (event.type === 'tool_execution_end') outcomes[event.index] = event.outcome;
+    try {
+      listener?.(event);
+    } catch {
+      // A listener's failure is the listener's; the durable run goes on.
+    }
+  }
+}
+
+/** The outcomes of a resumed run fill in the calls the paused run had not answered. */
+function mergeOutcomes(before: CallOutcome[], after: CallOutcome[], answered: number): CallOutcome[] {
+  const merged = [...before];
+  after.forEach((o, i) => {
+    if (i >= answered || merged[i] === undefined) merged[i] = o;
+  });
+  return merged;
+}
+
+/** Options of {@link sendApproval}. */
+export interface SendApprovalOptions {
+  /** Send through this client (a process that has not launched DBOS). @default `DBOS.send` (DBOS launched in this process) */
+  client?: DBOSClient;
+  /** Sent once per key: a retried send with the same key is not delivered twice. */
+  idempotencyKey?: string;
+}
+
+/**
+ * Sends decisions to a durable batch paused for approval, from any process: the batch's
+ * workflow receives them (a DBOS message on {@link APPROVAL_TOPIC}), journals them, and
+ * resumes — in whichever process runs or recovers it. Calls not decided stay pending (the
+ * batch waits again, with {@link APPROVAL_EVENT} set to what is still pending).
+ *
+ * @throws TypeError for a malformed decision; DBOS's error when the workflow does not exist.
+ * @example
+ * ```ts
+ * const pending = await DBOS.getEvent<ToolApprovalRequest[]>(workflowId, APPROVAL_EVENT);
+ * await sendApproval(workflowId, pending!.map((r) => ({ index: r.index, approved: true })));
+ * ```
+ */
+export async function sendApproval(workflowId: string, approvals: readonly DurableApproval[], options: SendApprovalOptions = {}): Promise<void> {
+  if (typeof workflowId !== 'string' || workflowId === '') throw new TypeError('sendApproval: workflowId must be a non-empty string');
+  if (!Array.isArray(approvals)) throw new TypeError('sendApproval: approvals must be an array of { index, approved, reason? }');
+  const clean = approvals.map((a, i) => {
+    if (typeof a !== 'object' || a === null || !Number.isInteger(a.index) || a.index < 0 || typeof a.approved !== 'boolean') {
+      throw new TypeError(`sendApproval: approvals[${i}] must be { index: non-negative integer, approved: boolean, reason?: string }`);
+    }
+    return { index: a.index, approved: a.approved, ...(typeof a.reason === 'string' ? { reason: a.reason } : {}) };
+  });
+  if (options.client !== undefined) await options.client.send(workflowId, clean, APPROVAL_TOPIC, options.idempotencyKey);
+  else await DBOS.send(workflowId, clean, APPROVAL_TOPIC, options.idempotencyKey);
+}
+
+function checkScope(scope: string): string {
+  if (typeof scope !== 'string' || !/^[\w.-]{1,64}$/.test(scope)) throw new TypeError(`toolrun/dbos: scope must be 1–64 letters, digits, '_', '.' or '-', received ${JSON.stringify(scope)}`);
+  return scope;
+}
+
+function checkKeep(keep: number | undefined): number {
+  if (keep === undefined) return DEFAULT_KEEP_PROGRESS;
+  if (!Number.isInteger(keep) || keep < 0) throw new TypeError(`toolrun/dbos: keepProgress must be a non-negative integer, received ${String(keep)}`);
+  return keep;
+}

@@ -1,0 +1,171 @@
+/**
+ * The journal seam (lib/core/journal.ts) on DBOS Transact: one call's entry as three DBOS
+ * steps, all issued synchronously in `open()`, so a batch's operation sequence is a function
+ * of its call order alone (docs/decisions.md, "Durable runs on DBOS").
+ *
+ * DBOS numbers a workflow's operations (steps, child workflows, send/recv, events) in the
+ * order they are issued, and on replay matches its journal by that number, checking only
+ * the operation's name. `DBOS.runStep` takes its number synchronously, before its first
+ * await (dbos-executor.js, `callStepFunction`: "advance the function ID before any awaits"),
+ * and steps of one workflow may run concurrently. So call *i*'s entry issues, when it is
+ * opened (calls are opened in call order):
+ *
+ * | # | step name | its function (run only when the journal has no result for it) | resolves |
+ * | --- | --- | --- | --- |
+ * | n | `toolrun:<scope>:<i>:started` | returns this attempt's random nonce | at once |
+ * | n+1 | `toolrun:<scope>:<i>:decision` | waits for `decide()` (or `commit()`: no decision) | when decided |
+ * | n+2 | `toolrun:<scope>:<i>:result` | waits for `commit()`; writes progress to a DBOS stream meanwhile | when committed |
+ *
+ * A step whose function is not run returns the value an earlier attempt recorded. That
+ * gives `prior`: the started step returned another attempt's nonce → an earlier attempt
+ * began the call; then the result step either returned a recorded value without running
+ * its function (→ `'ended'`) or ran it (→ `'started'`, with the decision if that step was
+ * recorded). The call's index is in every step name, so a journal read in another order
+ * fails with DBOS's `DBOSUnexpectedStepError` instead of handing a call another's result.
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import { DBOS } from '@dbos-inc/dbos-sdk';
+import type { JournalCall, JournalEntry, JournaledDecision, JournaledResult, JournalPrior, ToolJournal } from '../core/journal.ts';
+
+/** What the `result` step records: the finalized result and the progress kept for a replay. */
+interface ResultRecord {
+  readonly result: JournaledResult;
+  readonly progress?: readonly unknown[];
+  /** Set when more than {@link JournalSettings.keepProgress} values were yielded: the oldest were dropped. */
+  readonly progressDropped?: number;
+}
+
+/** How one journal names and keys its entries. */
+export interface JournalSettings {
+  /** Distinguishes the batches of one workflow (an agent's turns): part of every step name and key. */
+  readonly scope: string;
+  /** The base of every idempotency key: the batch's workflow id. */
+  readonly keyBase: string;
+  /** Added to a call's index in step names and keys (a queued call's own one-call batch). */
+  readonly indexOffset: number;
+  /** Most progress values kept per call for a replay (the newest are kept). */
+  readonly keepProgress: number;
+  /** Also write each progress value to the DBOS stream {@link progressStreamKey} (read live from any process). */
+  readonly streamProgress: boolean;
+}
+
+/** The DBOS stream key a call's progress is written to (with `streamProgress`): `toolrun.progress:<scope>:<index>`. */
+export function progressStreamKey(scope: string, index: number): string {
+  return `toolrun.progress:${scope}:${index}`;
+}
+
+/** A promise with its resolve function outside. */
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** A journal whose entries are DBOS steps of the calling workflow (must be called inside one). */
+export function stepJournal(settings: JournalSettings): ToolJournal {
+  if (!DBOS.isInWorkflow()) {
+    throw new TypeError('toolrun/dbos: a journal can only be made inside a DBOS workflow function (registered with DBOS.registerWorkflow), not in a step or outside');
+  }
+  return { open: (call) => openEntry(call, settings) };
+}
+
+function openEntry(call: JournalCall, settings: JournalSettings): JournalEntry {
+  const index = call.index + settings.indexOffset;
+  const name = `toolrun:${settings.scope}:${index}`;
+  const nonce = randomUUID();
+  const decision = deferred<JournaledDecision | null>();
+  const decisionRan = deferred<void>();
+  const result = deferred<ResultRecord>();
+  const resultRan = deferred<void>();
+  const progress: unknown[] = [];
+  let dropped = 0;
+  let decided = false;
+  let committed = false;
+  // Progress waiting to be written to the stream, by the loop inside the result step (a DBOS
+  // stream written from a step takes no operation number; from the workflow it would).
+  const pending: unknown[] = [];
+  let wake: (() => void) | undefined;
+
+  // The three operations, issued now, in this order, before anything is awaited.
+  const started = DBOS.runStep(async () => nonce, { name: `${name}:started` });
+  const decisionStep = DBOS.runStep(
+    async () => {
+      decisionRan.resolve();
+      return await decision.promise;
+    },
+    { name: `${name}:decision` },
+  );
+  const resultStep = DBOS.runStep(
+    async (): Promise<ResultRecord> => {
+      resultRan.resolve();
+      if (settings.streamProgress) {
+        const key = progressStreamKey(settings.scope, index);
+        for (;;) {
+          const value = pending.shift();
+          if (value !== undefined) await DBOS.writeStream(key, value);
+          else if (committed) break;
+          else await new Promise<void>((r) => (wake = r));
+        }
+        await DBOS.closeStream(key);
+      }
+      return await result.promise;
+    },
+    { name: `${name}:result` },
+  );
+  // Each is awaited below or by commit/decide; until then a rejection (the workflow was
+  // cancelled, the database went away) must not surface as unhandled.
+  for (const p of [started, decisionStep, resultStep]) p.catch(() => undefined);
+
+  const recordedDecision = Promise.race([
+    decisionStep.then((d) => ({ recorded: d ?? undefined })),
+    decisionRan.promise.then(() => undefined),
+  ]);
+  const prior: Promise<JournalPrior> = started.then(async (startedBy): Promise<JournalPrior> => {
+    if (startedBy === nonce) return { state: 'new' };
+    const ended = await Promise.race([resultStep, resultRan.promise.then(() => undefined)]);
+    const earlier = await recordedDecision;
+    const decisionField = earlier?.recorded === undefined ? {} : { decision: earlier.recorded };
+    if (ended === undefined) return { state: 'started', ...decisionField };
+    return { state: 'ended', result: ended.result, ...decisionField, ...(ended.progress === undefined ? {} : { progress: ended.progress }) };
+  });
+
+  return {
+    prior,
+    idempotencyKey: `${settings.keyBase}:${settings.scope}:${index}`,
+    progress(value) {
+      if (committed) return;
+      progress.push(value);
+      if (progress.length > settings.keepProgress) {
+        progress.shift();
+        dropped++;
+      }
+      if (settings.streamProgress && value !== undefined) {
+        pending.push(value);
+        wake?.();
+      }
+    },
+    decide(d) {
+      if (!decided) {
+        decided = true;
+        decision.resolve({ approved: d.approved, ...(d.reason === undefined ? {} : { reason: d.reason }) });
+      }
+      return decisionStep.then(() => undefined);
+    },
+    async commit(r) {
+      if (committed) throw new Error(`toolrun/dbos: call ${index} was committed twice`);
+      committed = true;
+      // The decision step is recorded before the result, so an ended call always has both.
+      if (!decided) decision.resolve(null);
+      await decisionStep;
+      result.resolve({
+        result: r,
+        ...(progress.length === 0 ? {} : { progress: [...progress] }),
+        ...(dropped === 0 ? {} : { progressDropped: dropped }),
+      });
+      wake?.();
+      await resultStep;
+    },
+  };
+}

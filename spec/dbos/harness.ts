@@ -1,0 +1,70 @@
+/**
+ * Shared by the `toolrun/dbos` specs: a throwaway PostgreSQL per spec file (lib/dbos/postgres.ts),
+ * DBOS launched on it, and a driver that plays the core's side of the journal seam by the
+ * contract in lib/core/journal.ts (open every entry in call order, synchronously; await
+ * `prior`; commit in call order) while the "tools" finish in any order the spec picks.
+ */
+import { DBOS } from '@dbos-inc/dbos-sdk';
+import type { JournalPrior, JournaledResult, ToolJournal } from '../../lib/core/journal.ts';
+import { startPostgres, type PostgresServer } from '../../lib/dbos/postgres.ts';
+
+/** Starts PostgreSQL and points DBOS at a fresh system database on it (not launched). Fails loudly if PostgreSQL cannot start. */
+export async function startDatabase(app: string): Promise<PostgresServer> {
+  const pg = await startPostgres();
+  DBOS.setConfig({ name: app, systemDatabaseUrl: pg.databaseUrl(`${app}_dbos`), logLevel: 'error', applicationVersion: 'spec' });
+  return pg;
+}
+
+/** A promise the spec resolves by hand. */
+export interface Gate<T = void> {
+  readonly promise: Promise<T>;
+  open(value: T): void;
+}
+export function gate<T = void>(): Gate<T> {
+  let open!: (value: T) => void;
+  const promise = new Promise<T>((r) => (open = r));
+  return { promise, open };
+}
+
+/** What the driver did with one call. */
+export interface DrivenCall {
+  prior: JournalPrior['state'];
+  result: JournaledResult;
+  key: string;
+}
+
+/**
+ * Plays the core: opens call 0…n-1 in order (synchronously, one after the other), awaits
+ * each prior, runs `execute(i, key)` for 'new' (and 'started': run again), then commits in
+ * call order; a call whose prior is 'ended' keeps its journaled result.
+ */
+export async function driveBatch(
+  journal: ToolJournal,
+  n: number,
+  execute: (index: number, key: string, entry: { progress?(v: unknown): void; decide(d: { approved: boolean }): unknown }) => Promise<JournaledResult>,
+): Promise<DrivenCall[]> {
+  const entries = Array.from({ length: n }, (_, index) => journal.open({ index, toolCallId: `toolu_${index}`, toolName: 'work', arguments: { n: index } }));
+  const finished = entries.map(async (entry, index) => {
+    const prior = await entry.prior;
+    if (prior.state === 'ended') return { prior: prior.state, result: prior.result, key: entry.idempotencyKey, commit: false };
+    return { prior: prior.state, result: await execute(index, entry.idempotencyKey, entry), key: entry.idempotencyKey, commit: true };
+  });
+  const out: DrivenCall[] = [];
+  for (const [index, entry] of entries.entries()) {
+    const done = await finished[index]!;
+    if (done.commit) await entry.commit(done.result);
+    out.push({ prior: done.prior, result: done.result, key: done.key });
+  }
+  return out;
+}
+
+/** The finalized result a call `index` of the specs gets: distinct per call, so a swap shows. */
+export function resultOf(index: number, attempt = ''): JournaledResult {
+  return { message: { role: 'tool', toolCallId: `toolu_${index}`, toolName: 'work', content: [{ type: 'text', text: `call ${index} done${attempt}` }], isError: false }, outcome: 'ok' };
+}
+
+/** The workflow's recorded operations as `functionID name` lines. */
+export async function operations(workflowId: string): Promise<string[]> {
+  const steps = (await DBOS.listWorkflowSteps(workflowId)) ?? [];
+  return steps.map((s) => `${s.functionID} ${s.name}`);
+}

@@ -1,0 +1,123 @@
+/**
+ * `toolrun/dbos`'s journal against a real PostgreSQL (contract J, docs/decisions.md "Durable
+ * runs on DBOS"): the operations DBOS records are a function of call order alone, whatever
+ * order the calls finish in, and a batch recovered after a crash gives every call its own
+ * result. The core's side of the seam is played by `driveBatch` (spec/dbos/harness.ts).
+ */
+import { DBOS } from '@dbos-inc/dbos-sdk';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JournaledResult } from '../../lib/core/journal.ts';
+import { dbosJournal } from '../../lib/dbos/index.ts';
+import type { PostgresServer } from '../../lib/dbos/postgres.ts';
+import { driveBatch, gate, operations, resultOf, startDatabase, type DrivenCall, type Gate } from './harness.ts';
+
+let pg: PostgresServer;
+beforeAll(async () => {
+  pg = await startDatabase('toolrun_journal');
+  await DBOS.launch();
+}, 120_000);
+afterAll(async () => {
+  await DBOS.shutdown();
+  await pg?.stop();
+}, 60_000);
+
+/** Per workflow id: what the spec does while the workflow runs (gates live in memory, the workflow's input is JSON). */
+const scripts = new Map<string, { execute: (index: number, key: string, entry: { progress?(v: unknown): void; decide(d: { approved: boolean }): unknown }) => Promise<JournaledResult>; committed?: (index: number) => void }>();
+
+const batchWorkflow = DBOS.registerWorkflow(
+  async (n: number): Promise<DrivenCall[]> => {
+    const script = scripts.get(DBOS.workflowID!)!;
+    const journal = dbosJournal();
+    const watched = {
+      open: (call: Parameters<typeof journal.open>[0]) => {
+        const entry = journal.open(call);
+        return { ...entry, prior: entry.prior, commit: async (r: JournaledResult) => (await entry.commit(r), script.committed?.(call.index)) };
+      },
+    };
+    return await driveBatch(watched, n, script.execute);
+  },
+  { name: 'journal-spec-batch' },
+);
+
+describe('toolrun/dbos journal (J)', () => {
+  it('J-dbos-order: the recorded operations are a function of call order alone, under random completion orders, decisions and progress', async () => {
+    // Fails if any operation of a call is issued later than open() (e.g. the decision step
+    // at decide(), or the result step when the call finishes): the recorded sequence then
+    // follows the random completion order and differs from `expected`.
+    const n = 5;
+    const expected = Array.from({ length: n }, (_, i) => [`toolrun:batch:${i}:started`, `toolrun:batch:${i}:decision`, `toolrun:batch:${i}:result`]).flat().map((name, id) => `${id} ${name}`);
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.shuffledSubarray([0, 1, 2, 3, 4], { minLength: 5, maxLength: 5 }), fc.subarray([0, 1, 2, 3, 4]), fc.array(fc.nat(3), { minLength: n, maxLength: n }), async (order, decided, progressCounts) => {
+        const workflowID = `order-${run++}-${order.join('')}`;
+        const started = Array.from({ length: n }, () => gate());
+        const release = Array.from({ length: n }, () => gate());
+        const finished: number[] = [];
+        scripts.set(workflowID, {
+          async execute(index, _key, entry) {
+            if (decided.includes(index)) await entry.decide({ approved: true });
+            started[index]!.open();
+            await release[index]!.promise;
+            for (let p = 0; p < progressCounts[index]!; p++) entry.progress?.({ index, p });
+            finished.push(index);
+            return resultOf(index);
+          },
+        });
+        const handle = await DBOS.startWorkflow(batchWorkflow, { workflowID })(n);
+        await Promise.all(started.map((g) => g.promise));
+        // Let the calls finish one by one in the drawn order.
+        for (const index of order) {
+          release[index]!.open();
+          await new Promise((r) => setImmediate(r));
+        }
+        const results = await handle.getResult();
+        expect(results.map((r) => r.result)).toEqual(Array.from({ length: n }, (_, i) => resultOf(i)));
+        expect(await operations(workflowID)).toEqual(expected);
+        scripts.delete(workflowID);
+      }),
+      { numRuns: 6 },
+    );
+  }, 120_000);
+
+  it('J-dbos-keys: every call has its own idempotency key, <workflow id>:<scope>:<index>', async () => {
+    // Fails if the key leaves out the workflow id or the index (two calls or two runs share one).
+    scripts.set('keys-1', { execute: async (i) => resultOf(i) });
+    const results = await DBOS.startWorkflow(batchWorkflow, { workflowID: 'keys-1' })(3).then((h) => h.getResult());
+    expect(results.map((r) => r.key)).toEqual(['keys-1:batch:0', 'keys-1:batch:1', 'keys-1:batch:2']);
+  }, 60_000);
+
+  it('J-dbos-recover: after a crash mid-batch, journaled calls are not run again and every call gets its own result; interrupted calls keep their key', async () => {
+    // The crash: DBOS shut down while call 2 runs and call 3 has finished but waits behind it
+    // (results are committed in call order); a relaunch recovers the workflow. Fails if a
+    // journaled call runs again (starts), if calls get each other's results (results), or if
+    // an interrupted call's prior is not 'started' (priors).
+    const workflowID = 'recover-1';
+    const starts = [0, 0, 0, 0];
+    const keys: string[][] = [[], [], [], []];
+    const twoCommitted = gate();
+    const never: Gate = gate();
+    let attempt = 0;
+    scripts.set(workflowID, {
+      async execute(index, key) {
+        starts[index]!++;
+        keys[index]!.push(key);
+        if (attempt === 0 && index === 2) await never.promise;
+        return resultOf(index, attempt === 0 ? '' : ' (run again)');
+      },
+      committed(index) {
+        if (attempt === 0 && index === 1) twoCommitted.open();
+      },
+    });
+    await DBOS.startWorkflow(batchWorkflow, { workflowID })(4);
+    await twoCommitted.promise;
+    attempt = 1;
+    await DBOS.shutdown();
+    await DBOS.launch(); // recovers the pending workflow in this process
+    const results = await DBOS.retrieveWorkflow<DrivenCall[]>(workflowID).getResult();
+    expect(starts).toEqual([1, 1, 2, 2]);
+    expect(results.map((r) => r.prior)).toEqual(['ended', 'ended', 'started', 'started']);
+    expect(results.map((r) => r.result)).toEqual([resultOf(0), resultOf(1), resultOf(2, ' (run again)'), resultOf(3, ' (run again)')]);
+    expect(keys[2]).toEqual([`${workflowID}:batch:2`, `${workflowID}:batch:2`]);
+  }, 120_000);
+});
