@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { runTools, type RunToolsOptions, type ToolCall, type ToolEvent, type ToolResultMessage } from '../../lib/index.ts';
 import { runAgent, type AgentEvent } from '../../lib/extras/agent.ts';
 import type { InterruptedCallPolicy } from '../../lib/core/journal.ts';
-import { openEngine, type EngineName } from './engines.ts';
+import { openEngine, type EngineName, type TrialJournals } from './engines.ts';
 import { Markers, probeAgentJournal, probeJournal, RawEnds, type Broken, type FreezeAt } from './probe.ts';
 import { streamed, turnOf, workloadCalls, workloadModel, workloadOptions, workloadTools, type WorkloadContext } from './workload.ts';
 
@@ -87,12 +87,12 @@ function observe(event: ToolEvent | AgentEvent): void {
 const tools = workloadTools(w);
 const options = workloadOptions(w);
 const policy: InterruptedCallPolicy = config.interruptedCalls;
-const engine = config.engine === 'none' ? undefined : await openEngine(config.engine, config);
-try {
+/** The durable run's body: the workload on `journals` (none for the clean run); returns what it saw. */
+async function body(journals: TrialJournals | undefined): Promise<ChildOutcome> {
   if (config.mode === 'batch') {
     const calls = workloadCalls(0);
     const source: ToolCall[] | AsyncIterable<ToolCall> = config.stream ? streamed(calls) : calls;
-    const journal = engine === undefined ? undefined : probeJournal(engine.batchJournal(), markers, ends, config.broken);
+    const journal = journals?.batch === undefined ? undefined : probeJournal(journals.batch, markers, ends, config.broken);
     const runOptions = { ...options, tools, ...(journal === undefined ? {} : { journal, interruptedCalls: policy }) } as RunToolsOptions;
     const run = runTools(source, runOptions);
     let step = await run.next();
@@ -101,25 +101,32 @@ try {
       step = await run.next();
     }
     outcome.results = step.value.messages;
-  } else {
-    const journal = engine === undefined ? undefined : probeAgentJournal(engine.agentJournal(), markers, ends, config.broken);
-    const run = runAgent({
-      ...options,
-      model: workloadModel(w),
-      tools,
-      messages: [{ role: 'user', content: 'Run the three batches.' }],
-      ...(journal === undefined ? {} : { journal, interruptedCalls: policy }),
-    } as Parameters<typeof runAgent>[0]);
-    for await (const event of run) {
-      observe(event);
-      if (event.type === 'turn_end') outcome.results.push(...event.toolResults);
-      if (event.type === 'agent_end') {
-        outcome.history = event.messages;
-        outcome.reason = event.reason;
-      }
+    return outcome;
+  }
+  const journal = journals?.agent === undefined ? undefined : probeAgentJournal(journals.agent, markers, ends, config.broken);
+  const run = runAgent({
+    ...options,
+    model: workloadModel(w),
+    tools,
+    messages: [{ role: 'user', content: 'Run the three batches.' }],
+    ...(journal === undefined ? {} : { journal, interruptedCalls: policy }),
+  } as Parameters<typeof runAgent>[0]);
+  for await (const event of run) {
+    observe(event);
+    if (event.type === 'turn_end') outcome.results.push(...event.toolResults);
+    if (event.type === 'agent_end') {
+      outcome.history = event.messages;
+      outcome.reason = event.reason;
     }
   }
+  return outcome;
+}
+
+const engine = config.engine === 'none' ? undefined : await openEngine(config.engine, config);
+let result: ChildOutcome;
+try {
+  result = engine === undefined ? await body(undefined) : await engine.run(config.mode, body);
 } finally {
   await engine?.close();
 }
-writeSync(1, `@@ ${JSON.stringify({ m: 'done', outcome })}\n`);
+writeSync(1, `@@ ${JSON.stringify({ m: 'done', outcome: result })}\n`);

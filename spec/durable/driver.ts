@@ -123,8 +123,9 @@ export async function runTrial(child: ChildCommand, plan: TrialPlan, dir: string
   const runId = `trial-${dir.split('/').pop()}`;
   const attempts: Attempt[] = [];
   for (let n = 0; n <= plan.kills.length; n++) {
-    const config: ChildConfig = { ...plan.config, dir, runId, attempt: n };
-    attempts.push(await runAttempt(child, config, plan.kills[n] ?? { kind: 'none' }));
+    const kill = plan.kills[n] ?? { kind: 'none' };
+    const config: ChildConfig = { ...plan.config, dir, runId, attempt: n, ...(kill.kind === 'freeze' ? { freezeAt: kill.at } : {}) };
+    attempts.push(await runAttempt(child, config, kill));
     if (attempts.at(-1)!.outcome !== undefined) break;
   }
   const result: TrialResult = { name: plan.name, attempts: attempts.length, kills: attempts.filter((a) => a.killed).length, recovered: false, rerunStarts: 0, replayed: 0, mismatches: 0, failures: [] };

@@ -1,8 +1,11 @@
 /**
- * The engines a trial can run on, behind one small interface: the child asks its engine for
- * a batch's journal or an agent's journal for the trial's durable run, and closes it at the
- * end. `'file'` is the harness's reference journal (file-journal.ts); `'dbos'` is
- * `toolrun/dbos` on PostgreSQL.
+ * The engines a trial runs on, behind one small interface: the child hands its engine the
+ * body of the durable run (a function of the run's journal), and the engine runs it so that
+ * a later attempt of the same run id continues it. `'dbos'` is `toolrun/dbos` on the
+ * trials' PostgreSQL: the body is a DBOS workflow whose id is the run id, recovered by
+ * `DBOS.launch()` in the next attempt (each trial has its own DBOS executor id, so a launch
+ * recovers that trial's workflow only). `'file'` is the harness's reference journal
+ * (file-journal.ts), which shows the trials need nothing of DBOS.
  *
  * @module
  */
@@ -10,21 +13,44 @@ import { join } from 'node:path';
 import type { AgentJournal, ToolJournal } from '../../lib/core/journal.ts';
 import { fileAgentJournal, fileJournal } from './file-journal.ts';
 
-export type EngineName = 'file';
+export type EngineName = 'file' | 'dbos';
 
-/** A trial's engine, opened for one attempt of one durable run. */
+/** The journal the body gets: a batch's or an agent's, as the run's kind says. */
+export type TrialJournals = { batch: ToolJournal; agent?: undefined } | { agent: AgentJournal; batch?: undefined };
+
+/** A trial's engine, for one attempt of one durable run. */
 export interface TrialEngine {
-  batchJournal(): ToolJournal;
-  agentJournal(): AgentJournal;
+  /** Runs `body` durably as run `runId` (or continues it, when an earlier attempt started it). Its result must be JSON. */
+  run<T>(kind: 'batch' | 'agent', body: (journals: TrialJournals) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
-/** Opens engine `name` for the durable run `config.runId`, keeping its files in `config.dir`. */
-export async function openEngine(name: EngineName, config: { dir: string; runId: string }): Promise<TrialEngine> {
+/** Opens engine `name` for the durable run `config.runId`. */
+export async function openEngine(name: EngineName, config: { dir: string; runId: string; databaseUrl?: string }): Promise<TrialEngine> {
   switch (name) {
     case 'file': {
       const file = join(config.dir, 'journal.jsonl');
-      return { batchJournal: () => fileJournal(file, config.runId), agentJournal: () => fileAgentJournal(file, config.runId), close: async () => {} };
+      return {
+        run: (kind, body) => body(kind === 'batch' ? { batch: fileJournal(file, config.runId) } : { agent: fileAgentJournal(file, config.runId) }),
+        close: async () => {},
+      };
+    }
+    case 'dbos': {
+      if (config.databaseUrl === undefined) throw new Error('the dbos engine needs databaseUrl');
+      // The executor id is read when DBOS is configured: one per trial, so that a launch recovers this trial's workflow only.
+      process.env.DBOS__VMID = config.runId;
+      const { DBOS } = await import('@dbos-inc/dbos-sdk');
+      const { dbosAgentJournal, dbosJournal } = await import('../../lib/dbos/index.ts');
+      DBOS.setConfig({ name: 'toolrun-trials', systemDatabaseUrl: config.databaseUrl, logLevel: 'error', applicationVersion: 'trials' });
+      return {
+        async run(kind, body) {
+          const workflow = DBOS.registerWorkflow(async () => await body(kind === 'batch' ? { batch: dbosJournal() } : { agent: dbosAgentJournal() }), { name: `trial-${kind}` });
+          await DBOS.launch();
+          const handle = await DBOS.startWorkflow(workflow, { workflowID: config.runId })();
+          return (await handle.getResult()) as Awaited<ReturnType<typeof body>>;
+        },
+        close: () => DBOS.shutdown(),
+      };
     }
   }
 }
