@@ -55,6 +55,19 @@ export type {
 } from './core/options.ts';
 export type { BatchTrace, BatchTraceEnd, BatchTraceStart, CallTrace, CallTraceStart, RunTracing, TraceHeaders } from './core/tracing.ts';
 export { runTools } from './core/run-tools.ts';
+export { JournalError } from './core/journal.ts';
+export type {
+  AgentJournal,
+  InterruptedCallPolicy,
+  JournalCall,
+  JournaledDecision,
+  JournaledResult,
+  JournalEntry,
+  JournalOperation,
+  JournalPrior,
+  JournalValueEntry,
+  ToolJournal,
+} from './core/journal.ts';
 export { ResumeError } from './core/approval.ts';
 export { inMemoryClaim } from './core/claims.ts';
 export type { StateClaim, StateClaimInfo } from './core/claims.ts';

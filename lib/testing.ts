@@ -4,6 +4,8 @@
  *
  * - {@link scriptedModel}: an `AgentModel` that plays a list of replies in order, for specs
  *   of `runAgent` / `agentTool` code without a provider, and for replays of recordings.
+ * - {@link memoryJournal} / {@link memoryAgentJournal}: journals in memory (contract J), for
+ *   specs of durable runs: stop a run midway, run it again with `journal.copy()`.
  *
  * @example
  * ```ts
@@ -17,3 +19,5 @@
  * @module
  */
 export { scriptedModel } from './extras/agent.ts';
+export { memoryAgentJournal, memoryJournal } from './extras/memory-journal.ts';
+export type { MemoryAgentJournal, MemoryJournal, MemoryJournalEntry, MemoryJournalOperation, MemoryJournalOptions } from './extras/memory-journal.ts';

@@ -12,6 +12,7 @@ import type { ToolApprovalRequest } from './approval.ts';
 import { Step, type MergeSlot, type Settler } from './streams/merge.ts';
 import type { Tool, ToolCall, ToolContext, ToolResultMessage } from './tool.ts';
 import { callClient, NO_CLIENT, type ToolClient } from './tool-client.ts';
+import type { JournaledCall } from './stages/journal.ts';
 import type { TraceHeaders, TracedCall } from './tracing.ts';
 
 /**
@@ -80,6 +81,8 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
   message: ToolResultMessage | undefined;
   /** The call's trace, from its hand-out to its end; `undefined` when the run is not traced (contract T1). */
   trace: TracedCall | undefined = undefined;
+  /** The call's journal entry, from its hand-out on; `undefined` when the run has no journal (J1), and for a call the run answered without handing it out. */
+  journal: JournaledCall | undefined = undefined;
 
   constructor(
     /** Position in the batch: unique even when ids repeat (O1). */
@@ -141,6 +144,9 @@ export class CallContext implements ToolContext {
   }
   get traceContext(): TraceHeaders | undefined {
     return this.#record.trace?.headers();
+  }
+  get idempotencyKey(): string | undefined {
+    return this.#record.journal?.entry.idempotencyKey;
   }
   get client(): ToolClient {
     const client = this.#record.owner.options.client;

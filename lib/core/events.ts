@@ -54,6 +54,12 @@ export interface ToolExecutionEndEvent<Details = unknown, Name extends string = 
   isError: boolean;
   /** How the call ended; `ok` and `error` ran the tool, the others say why it did not finish normally. */
   outcome: CallOutcome;
+  /**
+   * Set when the call was not run in this attempt: its result comes from the run's journal
+   * (`RunToolsOptions.journal`), where an earlier attempt of the same durable run committed
+   * it (contract J4). Absent otherwise.
+   */
+  replayed?: true;
 }
 
 /**

@@ -136,3 +136,48 @@ export interface AgentJournal<Reply = unknown> {
  * `ctx.idempotencyKey` (at-least-once). A function decides per call.
  */
 export type InterruptedCallPolicy = 'unknown' | 'run-again' | ((call: JournalCall) => 'unknown' | 'run-again');
+
+/** Which journal operation failed: `RunToolsOptions.journal`'s `open`, an entry's `prior`, `decide` or `commit`; or, for `runAgent`, a model reply's. */
+export type JournalOperation = 'open' | 'prior' | 'decide' | 'commit' | 'model-reply';
+
+/**
+ * Thrown by the `runTools` (or `runAgent`) generator when its journal failed: `open` threw,
+ * an entry's `prior` rejected or was malformed, `decide` or `commit` threw or rejected (or,
+ * for `runAgent`, a model reply's `prior` or `commit` did). A result that cannot be
+ * journaled is never handed to the consumer: the run stops like a consumer exit (every
+ * running call's signal aborts, every generator is returned, their cleanup is waited for up
+ * to `abortGraceMs`, contract A5), nothing more is journaled, and the generator throws this
+ * error from its next `next()` (contract J9). The durable run can then be retried by its
+ * engine: calls whose result was committed replay, the others are `'started'` or `'new'`.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   for await (const event of runTools(calls, { tools, journal })) render(event);
+ * } catch (error) {
+ *   if (error instanceof JournalError) console.error(`journal ${error.operation} failed for call ${error.index}`, error.cause);
+ *   else throw error;
+ * }
+ * ```
+ */
+export class JournalError extends Error {
+  override readonly name = 'JournalError';
+  /** The call's index in the batch (for `'model-reply'`: the turn). */
+  readonly index: number;
+  readonly operation: JournalOperation;
+
+  constructor(operation: JournalOperation, index: number, what: string, cause: unknown) {
+    super(`toolrun: the journal's ${operation} failed for ${what}: ${causeText(cause)}`, { cause });
+    this.operation = operation;
+    this.index = index;
+  }
+}
+
+function causeText(cause: unknown): string {
+  try {
+    if (cause instanceof Error) return cause.message;
+    return typeof cause === 'string' ? cause : String(cause);
+  } catch {
+    return 'an unreadable value';
+  }
+}

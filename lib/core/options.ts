@@ -7,6 +7,7 @@ import type { ResumeOptions, ToolApprovalHandler } from './approval.ts';
 import { assertToolShape, describeValue, type ContentBlock, type Tool, type ToolCall } from './tool.ts';
 import { checkTracingOptions, type RunTracing, type TraceHeaders } from './tracing.ts';
 import type { NO_CLIENT, ToolClient } from './tool-client.ts';
+import type { InterruptedCallPolicy, ToolJournal } from './journal.ts';
 
 /** What `beforeToolCall` receives. */
 export interface BeforeToolCallContext {
@@ -212,6 +213,37 @@ export interface RunToolsOptions<T extends readonly Tool[] = readonly Tool[], Af
    * @default {@link NO_CLIENT}: log lines dropped, `sample` and `elicit` rejected
    */
   client?: ToolClient;
+  /**
+   * Makes the batch durable through a durable-execution engine (contract J1–J10): the run
+   * opens each call's entry when it hands the call out — in call order, never in completion
+   * order — and commits each call's finalized result (after validation, timeout, abort,
+   * `afterToolCall`, approval: what its `tool_result` carries, not the tool's raw return)
+   * in call order, before that `tool_result` is emitted. A call an earlier attempt of the
+   * same durable run committed is not run again: it is replayed (`tool_execution_end` with
+   * `replayed: true`). Approval decisions are journaled, so nobody is asked twice. An engine
+   * adapter (such as `toolrun/dbos`) gives one per batch; `memoryJournal()` from
+   * `toolrun/testing` is one in memory, for tests. A journal that fails makes the generator
+   * throw a `JournalError`. See docs/durable.md.
+   * @default none: nothing is journaled, and the run does no journal work
+   * @example
+   * ```ts
+   * const journal = memoryJournal();
+   * await drain(runTools(calls, { tools, journal }));            // stopped midway (a crash)…
+   * await drain(runTools(calls, { tools, journal: journal.copy() })); // …committed calls replay
+   * ```
+   */
+  journal?: ToolJournal;
+  /**
+   * With `journal`: what to do with a call an earlier attempt started and committed no
+   * result for (it was running at the crash, contract J5). `'unknown'` answers it without
+   * running it, with an `interrupted` error result telling the model its outcome is unknown;
+   * `'run-again'` runs it again (at-least-once) with the same `ToolContext.idempotencyKey`.
+   * A function decides per call. A call that needed approval and has no journaled decision,
+   * or whose journaled decision denied it, never ran: it is prepared as new under either
+   * policy.
+   * @default 'unknown'
+   */
+  interruptedCalls?: InterruptedCallPolicy;
 }
 
 /** The tools by name; throws a TypeError for a malformed tool or a repeated name. */
@@ -286,6 +318,18 @@ export function checkRunToolsArguments(calls: unknown, options: unknown): assert
     throw new TypeError(`runTools: options.client must be a ToolClient (an object with log, sample and elicit functions), received ${describeValue(client)}`);
   }
   if (o.tracing !== undefined || o.traceContext !== undefined) checkTracingOptions(o.tracing, o.traceContext, describeValue);
+  checkJournalOptions(o.journal, o.interruptedCalls, 'runTools', 'open');
+}
+
+/** `journal` is an object with the journal's function(s); `interruptedCalls` is a policy. */
+export function checkJournalOptions(journal: unknown, interrupted: unknown, caller: 'runTools' | 'runAgent', ...functions: readonly string[]): void {
+  if (journal !== undefined) {
+    const ok = typeof journal === 'object' && journal !== null && functions.every((key) => typeof (journal as Record<string, unknown>)[key] === 'function');
+    if (!ok) throw new TypeError(`${caller}: options.journal must be a journal (an object with ${functions.map((f) => `a ${f} function`).join(' and ')}), received ${describeValue(journal)}`);
+  }
+  if (interrupted !== undefined && interrupted !== 'unknown' && interrupted !== 'run-again' && typeof interrupted !== 'function') {
+    throw new TypeError(`${caller}: options.interruptedCalls must be 'unknown', 'run-again' or a function of the call, received ${describeValue(interrupted)}`);
+  }
 }
 
 /**

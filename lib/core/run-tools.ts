@@ -41,6 +41,7 @@ import { readResume } from './approval.ts';
 import { CallRecord } from './call.ts';
 import { DEFAULTS } from './defaults.ts';
 import type { ToolBatch, ToolEvent } from './events.ts';
+import type { JournalError } from './journal.ts';
 import { checkRunToolsArguments, type RunToolsOptions } from './options.ts';
 import { Run } from './run.ts';
 import type { Tool, ToolCall } from './tool.ts';
@@ -113,6 +114,11 @@ export function runToolsInScope(calls: readonly ToolCall[], options: RunToolsOpt
   const run = new Run(calls, options);
   run.enter(parent);
   return new RunGenerator(run);
+}
+
+/** The reason a call's signal carries when the run's journal failed (J9). */
+function journalFailedReason(): DOMException {
+  return new DOMException("The run's journal failed, so the run stopped before this call ended", 'AbortError');
 }
 
 function isSyncIterable(value: unknown): value is Iterable<ToolCall> {
@@ -244,6 +250,8 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
     const { outbox, engine } = run;
     try {
       for (;;) {
+        // J9: a journal failure stops the run before anything more is handed out.
+        if (run.journalError !== undefined) return this.#failJournal(run.journalError);
         const item = outbox.take();
         if (item !== undefined) {
           // A pull mark: the update before it has been taken, so its tool may step again (M3).
@@ -299,6 +307,22 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
     }
     run.endTrace('paused');
     return run.pausedBatch().then((paused) => ({ done: true, value: { messages: run.messages, terminate: false, aborted: false, paused } }));
+  }
+
+  /**
+   * The journal failed (J9): the run stops as if the consumer had left — every tool aborted
+   * and returned, their cleanup waited for up to the grace period (A5) — and the generator
+   * throws the {@link JournalError}. Nothing more is journaled or emitted.
+   */
+  async #failJournal(error: JournalError): Promise<never> {
+    const run = this.#run;
+    this.#life = Life.Done;
+    run.abort('consumer', journalFailedReason());
+    const cleanups = run.closeSources();
+    run.close();
+    if (cleanups.length > 0) await waitAtMost(Promise.all(cleanups), run.graceMs);
+    run.endTrace('failed', error);
+    throw error;
   }
 
   /**

@@ -29,14 +29,16 @@ import { CancelScope, type AbortCause } from './abort.ts';
 import { pausedBatch, type PausedBatch, type ResumePlan, type ToolApprovalRequest } from './approval.ts';
 import { CallRecord, CallState, type CallOwner } from './call.ts';
 import { DEFAULTS, HAND_OUT_SLICE } from './defaults.ts';
-import type { CallOutcome, ToolEvent } from './events.ts';
+import type { CallOutcome, ToolEvent, ToolResultEvent } from './events.ts';
+import { JournalError, type InterruptedCallPolicy, type JournalOperation, type ToolJournal } from './journal.ts';
 import { toolTable, type RunToolsOptions } from './options.ts';
 import { emitWarning } from './platform.ts';
 import { boundResult, executedAbandoned, executedFromReturn, executedFromThrow, isPromiseLike, startExecution } from './stages/execute.ts';
 import { finalizeExecutedToolCall, type FinalizeInput } from './stages/finalize.ts';
 import { Problem, readTimeoutLimit, readToolOutput, thrownText } from './stages/foreign.ts';
+import { openEntry, prepareJournaled, REPLAYED, unknownOutcome, type JournaledCall, type JournalInput } from './stages/journal.ts';
 import { Outcome, outcomeText } from './stages/outcome.ts';
-import { DEFERRED, notRun, prepareToolCall, type Prepared, type PrepareInput } from './stages/prepare.ts';
+import { DEFERRED, notRun, prepareToolCall, type Prepared } from './stages/prepare.ts';
 import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.ts';
 import { Channel } from './streams/channel.ts';
 import { MergeEngine, Step, type MergeRecord } from './streams/merge.ts';
@@ -48,7 +50,9 @@ export type OutboxItem = ToolEvent | CallRecord;
 
 /** Records the run pushes to its own merge engine (hooks settling, input arriving, a grace period over). */
 type Note =
-  | { kind: 'prepared'; outcome: Prepared }
+  | { kind: 'prepared'; outcome: Prepared | typeof REPLAYED }
+  | { kind: 'committed' }
+  | { kind: 'commit-failed'; error: unknown }
   | { kind: 'finalized'; outcome: Outcome }
   | { kind: 'abandoned' }
   | { kind: 'input'; result: IteratorResult<ToolCall, unknown> }
@@ -57,7 +61,7 @@ type Note =
 /**
  * One run. Each field carries its invariant.
  */
-export class Run extends CancelScope implements PrepareInput, FinalizeInput, CallOwner {
+export class Run extends CancelScope implements JournalInput, FinalizeInput, CallOwner {
   // --- configuration: fixed at construction
   readonly options: RunToolsOptions;
   readonly tools: ReadonlyMap<string, Tool>;
@@ -69,6 +73,9 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
   readonly beforeToolCall: RunToolsOptions['beforeToolCall'];
   readonly afterToolCall: RunToolsOptions['afterToolCall'];
   readonly approve: RunToolsOptions['approve'];
+  /** The batch's journal (J1); `undefined`: none, and no call has an entry. */
+  readonly journal: ToolJournal | undefined;
+  readonly interruptedCalls: InterruptedCallPolicy;
 
   // --- the calls
   /** `received[i]` is call i, in call order: the caller's array, or the calls a stream delivered so far (appended before they are handed out). */
@@ -118,6 +125,15 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
   /** True once the run's signal changed the batch (`ToolBatch.aborted`): an outcome, or a stream of calls cut short; only goes from false to true. */
   abortChangedOutcome = false;
 
+  // --- the journal (J1–J10): used only when `journal` is set
+  /** Commits called and not settled; while above 0, released results wait in `#unsent` (J3). */
+  #committing = 0;
+  /** Results released while a commit was pending, in call order, from `#unsentHead` on; each is emitted once every commit up to it settled. */
+  #unsent: { event: ToolResultEvent; journaled: JournaledCall | undefined }[] | undefined;
+  #unsentHead = 0;
+  /** The journal's first failure (J9); once set, nothing more is journaled or emitted, and the generator throws it. */
+  journalError: JournalError | undefined;
+
   // --- channels
   /** Every settled tool step, and the run's own notes, in the order they happened (M1–M3). */
   readonly engine: MergeEngine<CallRecord | undefined>;
@@ -145,6 +161,8 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     this.beforeToolCall = options.beforeToolCall;
     this.afterToolCall = options.afterToolCall;
     this.approve = options.approve;
+    this.journal = options.journal;
+    this.interruptedCalls = options.interruptedCalls ?? 'unknown';
     if (Array.isArray(calls)) this.received = calls as ToolCall[];
     else {
       this.received = [];
@@ -173,7 +191,7 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
 
   /** True once every call has been answered — or is deferred or held (H3) — and no more can arrive. */
   get finished(): boolean {
-    return this.#active === 0 && this.#input === undefined && this.#source === undefined && (this.#next === this.received.length || this.#holding);
+    return this.#active === 0 && this.#committing === 0 && this.#input === undefined && this.#source === undefined && (this.#next === this.received.length || this.#holding);
   }
 
   /** True when the finished run has calls waiting for approval: the batch ends paused (H3). */
@@ -245,6 +263,8 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
 
   /** Hands out calls while the rules allow. Called when the outbox is empty. */
   pump(): void {
+    // After a journal failure nothing more is opened (J9): the generator throws.
+    if (this.journalError !== undefined) return;
     if (this.stopped) {
       // A stream of calls cut by the run's abort: calls that would have come are not in the batch.
       if (this.cause === 'run' && (this.#input !== undefined || this.#source !== undefined)) this.abortChangedOutcome = true;
@@ -261,7 +281,8 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
       return;
     }
     // At most HAND_OUT_SLICE calls per pass: their events are delivered before the next slice.
-    for (let handed = 0; this.#preparing === undefined && this.#exclusive === undefined && !this.#holding && this.#active < this.concurrency; handed++) {
+    // S2 with a journal: the previous result is taken once its commit settled (it is emitted then).
+    for (let handed = 0; this.#preparing === undefined && this.#exclusive === undefined && !this.#holding && this.#active < this.concurrency && (this.#committing === 0 || !this.sequential); handed++) {
       if (handed === HAND_OUT_SLICE) return;
       if (this.#next === this.received.length) {
         this.#readInput();
@@ -278,6 +299,7 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
         continue;
       }
       this.#handOut(this.#next++);
+      if (this.journalError !== undefined) return;
       // S2: the next call waits until the consumer has taken this one's result.
       if (this.sequential) return;
     }
@@ -334,6 +356,7 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     switch (record.step) {
       case Step.Value:
         if (call.trace !== undefined) call.trace.progress(record.value);
+        if (call.journal !== undefined) call.journal.progress(record.value);
         this.outbox.push({ type: 'tool_execution_update', toolCallId: call.call.id, toolName: call.call.name, index: call.index, progress: record.value });
         this.outbox.push(call);
         return;
@@ -368,6 +391,16 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
           this.#preparing = undefined;
           this.#afterPrepare(call, note.outcome);
         }
+        return;
+      case 'committed':
+        // J3: this call's commit settled; results up to the next pending commit are emitted.
+        call!.journal!.ready = true;
+        this.#committing--;
+        this.#flushResults();
+        return;
+      case 'commit-failed':
+        this.#committing--;
+        this.journalFailed(call!, 'commit', note.error);
         return;
       case 'finalized':
         if (call !== undefined && call.state === CallState.Finalizing) this.#complete(call, note.outcome);
@@ -407,6 +440,11 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     const call = this.received[index]!;
     const tool = this.tools.get(call.name);
     const record = new CallRecord(index, call, this.graceMs, this);
+    if (this.journal !== undefined) {
+      // J1: the entry is opened now, synchronously, as the call is handed out in call order.
+      record.journal = openEntry(this, this.journal, record);
+      if (record.journal === undefined) return;
+    }
     record.tool = tool;
     // A tool's limit that is a function of its input is read in #execute, once validated.
     const own = tool?.timeoutMs;
@@ -417,7 +455,7 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
     if (this.#trace !== undefined) record.trace = this.#trace.startCall({ toolCallId: call.id, toolName: call.name, index, tool });
     // Traced: prepare (prepareArguments, an async schema, beforeToolCall) runs in the call's span.
-    const prepared = record.trace === undefined ? prepareToolCall(this, record) : record.trace.run(prepareInSpan, record);
+    const prepared = record.trace !== undefined ? record.trace.run(prepareInSpan, record) : record.journal === undefined ? prepareToolCall(this, record) : prepareJournaled(this, record);
     if (isPromiseLike(prepared)) {
       this.#preparing = record;
       prepared.then(
@@ -430,7 +468,17 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
     this.#afterPrepare(record, prepared);
   }
 
-  #afterPrepare(record: CallRecord, outcome: Prepared): void {
+  #afterPrepare(record: CallRecord, prepared: Prepared | typeof REPLAYED): void {
+    if (prepared === REPLAYED) {
+      this.#replay(record, record.journal!);
+      return;
+    }
+    let outcome = prepared;
+    const journaled = record.journal;
+    if (journaled !== undefined) {
+      // J5: interrupted in an earlier attempt, and nothing proved it never ran.
+      if (journaled.unknown) outcome = unknownOutcome(record.call);
+    }
     if (outcome !== undefined) {
       if (outcome === DEFERRED) this.#defer(record);
       else this.#complete(record, outcome);
@@ -519,22 +567,51 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
   /** Stages 4 and 5: `tool_execution_end` now (O3), `tool_result` when every earlier call has ended (O2). */
   #end(record: CallRecord, unbounded: ToolResult, isError: boolean, kind: CallOutcome): void {
     if (!record.advance(CallState.Ended)) return;
+    // One bound over the whole text of every result, errors and hook overrides included (C20).
+    const result = boundResult(unbounded, this.maxResultChars);
+    this.#ended(record, result, isError, kind, createToolResultMessage(record.call, result, isError), false);
+  }
+
+  /** A call whose prior is `'ended'` (J4): its journaled progress, end (replayed) and result, nothing run, nothing committed. */
+  #replay(record: CallRecord, journaled: JournaledCall): void {
+    if (!record.advance(CallState.Ended)) return;
+    const { result: journaledResult, progress } = journaled.replay!;
+    const call = record.call;
+    if (progress !== undefined) {
+      for (const value of progress) {
+        if (record.trace !== undefined) record.trace.progress(value);
+        this.outbox.push({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, index: record.index, progress: value });
+      }
+    }
+    const message = journaledResult.message;
+    const result: ToolResult = { content: message.content };
+    if (message.details !== undefined) result.details = message.details;
+    if (message.meta !== undefined) result.meta = message.meta;
+    if (journaledResult.terminate !== undefined) result.terminate = journaledResult.terminate;
+    this.#ended(record, result, message.isError, journaledResult.outcome, message, true);
+  }
+
+  /** Stage 4 for an ended call (`record` already `Ended`), then stage 5. */
+  #ended(record: CallRecord, result: ToolResult, isError: boolean, kind: CallOutcome, message: ToolResultMessage, replayed: boolean): void {
     record.args = undefined;
     this.#active--;
     if (this.#preparing === record) this.#preparing = undefined;
     if (this.#exclusive === record) this.#exclusive = undefined;
-    // One bound over the whole text of every result, errors and hook overrides included (C20).
-    const result = boundResult(unbounded, this.maxResultChars);
     if (result.terminate === true) {
       if (!isError) this.#terminating++;
       // A rejected outcome carries terminate only when beforeToolCall blocked with it (P6).
       else if (kind === 'rejected') this.#blockTerminated = true;
     }
     // ToolBatch.aborted: the run's abort decided this outcome (docs/decisions.md).
-    if (this.cause === 'run' && (kind === 'not_run' || kind === 'interrupted' || kind === 'abandoned')) this.abortChangedOutcome = true;
-    this.outbox.push(toolExecutionEndEvent(record.index, record.call, result, isError, kind));
+    if (!replayed && this.cause === 'run' && (kind === 'not_run' || kind === 'interrupted' || kind === 'abandoned')) this.abortChangedOutcome = true;
+    const end = toolExecutionEndEvent(record.index, record.call, result, isError, kind);
+    if (replayed) end.replayed = true;
+    this.outbox.push(end);
     if (record.trace !== undefined) record.trace.end(kind, isError, result);
-    this.#place(record, createToolResultMessage(record.call, result, isError));
+    const journaled = record.journal;
+    // J3: what is committed is what the call's end and result events carry.
+    if (journaled !== undefined && !replayed) journaled.result = result.terminate === undefined ? { message, outcome: kind } : { message, outcome: kind, terminate: result.terminate };
+    this.#place(record, message);
   }
 
   /** Stage 5 for an ended call: its `tool_result` now if every earlier call has ended, else when they have (O2). */
@@ -561,8 +638,66 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
 
   #release(record: CallRecord, message: ToolResultMessage): void {
     record.advance(CallState.Released);
-    this.outbox.push({ type: 'tool_result', index: this.messages.length, message });
+    const event: ToolResultEvent = { type: 'tool_result', index: this.messages.length, message };
     this.messages.push(message);
+    if (this.journal === undefined) this.outbox.push(event);
+    else this.#releaseJournaled(record, event);
+  }
+
+  /**
+   * Release in a journaled run (J3): the call's commit is called now — releases come in call
+   * order — and its `tool_result` is emitted once that commit and every earlier one settled.
+   * Replayed calls, and calls answered without an entry, commit nothing.
+   */
+  #releaseJournaled(record: CallRecord, event: ToolResultEvent): void {
+    if (this.journalError !== undefined) return;
+    const journaled = record.journal;
+    if (journaled !== undefined && journaled.result !== undefined) {
+      let settled: unknown;
+      try {
+        settled = journaled.entry.commit(journaled.result);
+      } catch (error) {
+        this.journalFailed(record, 'commit', error);
+        return;
+      }
+      if (isPromiseLike(settled)) {
+        journaled.ready = false;
+        this.#committing++;
+        Promise.resolve(settled).then(
+          () => this.engine.push(record, { kind: 'committed' } satisfies Note),
+          (error: unknown) => this.engine.push(record, { kind: 'commit-failed', error } satisfies Note),
+        );
+      }
+    }
+    if (this.#committing === 0) {
+      this.outbox.push(event);
+      return;
+    }
+    (this.#unsent ??= []).push({ event, journaled });
+  }
+
+  /** Emits the held results whose commits (and every earlier one) settled, in call order (J3). */
+  #flushResults(): void {
+    const unsent = this.#unsent;
+    if (unsent === undefined || this.journalError !== undefined) return;
+    while (this.#unsentHead < unsent.length) {
+      const item = unsent[this.#unsentHead]!;
+      if (item.journaled !== undefined && !item.journaled.ready) return;
+      this.outbox.push(item.event);
+      this.#unsentHead++;
+    }
+    unsent.length = 0;
+    this.#unsentHead = 0;
+  }
+
+  /** The journal failed on `operation` for `record` (J9): noted once; the generator stops the run and throws it. */
+  journalFailed(record: CallRecord, operation: JournalOperation, error: unknown): Outcome {
+    if (this.journalError === undefined) {
+      const call = record.call;
+      this.journalError = new JournalError(operation, record.index, `call ${record.index} (tool ${JSON.stringify(call.name.slice(0, 100))}, id ${JSON.stringify(call.id.slice(0, 100))})`, error);
+      this.engine.notify();
+    }
+    return notRun(record.call);
   }
 
   /** A call the run stopped before it was handed out: start, end and result, never run (A2). */
@@ -641,8 +776,8 @@ export class Run extends CancelScope implements PrepareInput, FinalizeInput, Cal
 }
 
 /** Stage 1 of a traced call, as a function of the record alone (run in the call's span without a closure). */
-function prepareInSpan(record: CallRecord): Prepared | Promise<Prepared> {
-  return prepareToolCall(record.owner as Run, record);
+function prepareInSpan(record: CallRecord): Prepared | typeof REPLAYED | Promise<Prepared | typeof REPLAYED> {
+  return record.journal === undefined ? prepareToolCall(record.owner as Run, record) : prepareJournaled(record.owner as Run, record);
 }
 
 /** A call that arrived on an async stream: kept even when malformed, so it still gets its result (O1). */

@@ -201,6 +201,20 @@ export interface ToolContext {
    * that drops log lines and rejects `sample` and `elicit` (see `ToolClient`).
    */
   readonly client: ToolClient;
+  /**
+   * A key that is the same on every attempt of this call in one durable run, when the run
+   * has a journal (`RunToolsOptions.journal`: the entry's `idempotencyKey`, for example the
+   * engine's workflow id and the call's index); `undefined` otherwise. Pass it to the
+   * services the tool changes (an `Idempotency-Key` header, a unique column): a call run
+   * again after a crash (`interruptedCalls: 'run-again'`, at-least-once) is then applied once
+   * by every service that honours it (contract J5).
+   *
+   * @example
+   * ```ts
+   * await fetch('https://api.example.com/payments', { method: 'POST', signal: context.signal, headers: { 'Idempotency-Key': context.idempotencyKey ?? crypto.randomUUID() }, body });
+   * ```
+   */
+  readonly idempotencyKey?: string | undefined;
 }
 
 /**

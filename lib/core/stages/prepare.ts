@@ -15,6 +15,7 @@ import { parseArguments, validateArguments, type Checked } from '../schema.ts';
 import type { Tool, ToolCall } from '../tool.ts';
 import { isPromiseLike } from './execute.ts';
 import { isObjectRecord, readApprovalAnswer, readBeforeAnswer } from './foreign.ts';
+import { journalDecision, type JournalInput } from './journal.ts';
 import { errorText, isRuleDenial, outcomeText, type Outcome } from './outcome.ts';
 
 /** What prepare reads of the run: nothing more. */
@@ -75,7 +76,14 @@ export function prepareToolCall(run: PrepareInput, record: CallRecord): Prepared
     const pending = run.resumed.pending.get(record.index);
     if (pending !== undefined) {
       const decision = pending.decision;
-      if (decision !== undefined && !decision.approved) return outcomeText('rejected', deniedText(call.name, decision.reason));
+      if (decision !== undefined && !decision.approved) {
+        const denied = (): Outcome => outcomeText('rejected', deniedText(call.name, decision.reason));
+        const journaled = record.journal;
+        if (journaled === undefined) return denied();
+        // A deferred call never ran (J5); the resume's decision is journaled like one from approve (J6).
+        journaled.unknown = false;
+        return journaled.decision !== undefined ? denied() : journalDecision(run as JournalInput, record, false, decision.reason, denied);
+      }
       record.approval = pending.request;
     }
   }
@@ -184,7 +192,12 @@ function resumedApproval(run: PrepareInput, record: CallRecord, tool: Tool, requ
   if (decision === undefined) return requestApproval(run, record, tool, request);
   record.approval = undefined;
   // Approved: a request of the tool's rule has not met beforeToolCall yet; one of the hook's is allowed (H1).
-  return request.source === 'tool' ? ask(run, record, tool) : undefined;
+  const goOn = (): Prepared | Promise<Prepared> => (request.source === 'tool' ? ask(run, record, tool) : undefined);
+  const journaled = record.journal;
+  if (journaled === undefined) return goOn();
+  // A deferred call never ran (J5); the resume's decision is journaled like one from approve (J6).
+  journaled.unknown = false;
+  return journaled.decision !== undefined ? goOn() : journalDecision(run as JournalInput, record, true, undefined, goOn);
 }
 
 /**
@@ -194,6 +207,13 @@ function resumedApproval(run: PrepareInput, record: CallRecord, tool: Tool, requ
  */
 function requestApproval(run: PrepareInput, record: CallRecord, tool: Tool, request: ToolApprovalRequest): Prepared | Promise<Prepared> {
   record.approval = request;
+  const journaled = record.journal;
+  if (journaled !== undefined) {
+    // A decision an earlier attempt journaled: nobody is asked twice (J6).
+    if (journaled.decision !== undefined) return decided(record, tool, run, journaled.decision.approved, journaled.decision.reason);
+    // No decision journaled: no earlier attempt ran the call (a decision is journaled before it runs), so it is not "unknown" (J5).
+    journaled.unknown = false;
+  }
   const approve = run.approve;
   if (approve === undefined) return DEFERRED;
   let answer: unknown;
@@ -218,8 +238,20 @@ function approved(run: PrepareInput, record: CallRecord, tool: Tool, answer: unk
   const read = readApprovalAnswer(answer);
   if (!read.ok) return approveFailed(run, record, read.problem);
   if (read.value === undefined) return DEFERRED;
+  const { approved: yes, reason } = read.value;
+  // Journaled before the call goes on (J6): a crash after this point asks nobody again.
+  if (record.journal !== undefined) return journalDecision(run as JournalInput, record, yes, reason, () => decided(record, tool, run, yes, reason));
+  return decided(record, tool, run, yes, reason);
+}
+
+/** A decision on the call's request (from `approve`, or journaled): denied, it is rejected; approved, it goes on. */
+function decided(record: CallRecord, tool: Tool, run: PrepareInput, yes: boolean, reason: string | undefined): Prepared | Promise<Prepared> {
+  if (!yes) {
+    // Denied: it never ran, whatever an earlier attempt did (J5).
+    if (record.journal !== undefined) record.journal.unknown = false;
+    return outcomeText('rejected', deniedText(record.call.name, reason));
+  }
   const source = record.approval!.source;
-  if (!read.value.approved) return outcomeText('rejected', deniedText(record.call.name, read.value.reason));
   record.approval = undefined;
   return source === 'tool' ? ask(run, record, tool) : undefined;
 }

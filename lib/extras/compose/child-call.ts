@@ -128,6 +128,10 @@ export async function* invoke<I, P, O>(
       },
       // The caller's client: a child's log lines and questions go where the caller's go.
       client: parent.client,
+      // The caller's key (J5): the child runs as part of the caller's call.
+      get idempotencyKey() {
+        return parent.idempotencyKey;
+      },
     });
     if (!isAsyncIterator(output)) {
       const value = await link.wait(Promise.resolve(output as O | PromiseLike<O>));

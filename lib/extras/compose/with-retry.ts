@@ -107,6 +107,10 @@ async function* retrying<I, P, O>(
           return context.traceContext;
         },
         client: context.client,
+        // Every attempt is the same call: one key (J5).
+        get idempotencyKey() {
+          return context.idempotencyKey;
+        },
       };
       const iterator = invoke(tool, input, attemptContext, { timeoutMs: undefined, graceMs: Infinity, toolCallId: context.toolCallId });
       // A consumer that left leaves the attempt's tool to be returned (invoke's cleanup stops it).

@@ -1,0 +1,550 @@
+/**
+ * Issue 21, item 1: the journal seam (contract J1–J10), with the reference in-memory
+ * journal of `toolrun/testing`. A crash is simulated in process: a run is stopped midway
+ * (its consumer leaves, or its signal aborts), and the same batch runs again with
+ * `journal.copy()` — what an engine's store holds after the crash. The real `kill -9` trials
+ * on DBOS + PostgreSQL are `toolrun/dbos`'s (npm run test:durable).
+ */
+import fc from 'fast-check';
+import * as v from 'valibot';
+import { describe, expect, it, vi } from 'vitest';
+import {
+  defineTool,
+  JournalError,
+  runTools,
+  type InterruptedCallPolicy,
+  type JournalEntry,
+  type RunToolsOptions,
+  type Tool,
+  type ToolBatch,
+  type ToolCall,
+  type ToolEvent,
+  type ToolJournal,
+} from '../../lib/index.ts';
+import { memoryJournal, type MemoryJournal, type MemoryJournalOperation } from '../../lib/testing.ts';
+import { collect, expectRunInvariants, gate, ofType, settle, text, type Gate } from '../helpers.ts';
+
+/** The side-effect log: every tool start, by call id. */
+function mixedTools(starts: string[]) {
+  const work = defineTool({
+    name: 'work',
+    input: v.object({ x: v.string() }),
+    async *execute({ x }, { toolCallId }) {
+      starts.push(toolCallId);
+      yield `${x}: half`;
+      yield `${x}: all`;
+      return `did ${x}`;
+    },
+  });
+  const boom = defineTool({
+    name: 'boom',
+    input: v.object({}),
+    execute: (_input, { toolCallId }) => {
+      starts.push(toolCallId);
+      throw new Error(`call ${toolCallId} failed on purpose`);
+    },
+  });
+  const slow = defineTool({
+    name: 'slow',
+    input: v.object({}),
+    timeoutMs: 1,
+    // Waits on its signal alone: it ends only by its time limit, whatever the clock does.
+    execute: (_input, { toolCallId, signal }) => {
+      starts.push(toolCallId);
+      return new Promise<string>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    },
+  });
+  const lock = defineTool({
+    name: 'lock',
+    input: v.object({}),
+    executionMode: 'sequential',
+    execute: async (_input, { toolCallId }) => {
+      starts.push(toolCallId);
+      return { content: [{ type: 'text' as const, text: 'locked' }], details: { held: true } };
+    },
+  });
+  const guarded = defineTool({
+    name: 'guarded',
+    input: v.object({}),
+    execute: (_input, { toolCallId }) => {
+      starts.push(toolCallId);
+      return 'never';
+    },
+  });
+  return [work, boom, slow, lock, guarded] as const;
+}
+
+/** A batch mixing ok, throw, unknown tool, bad argument, timeout, a throwing beforeToolCall, an afterToolCall override, an exclusive tool. */
+const MIXED: ToolCall[] = [
+  { id: 'c0', name: 'work', arguments: { x: 'a' } },
+  { id: 'c1', name: 'boom', arguments: {} },
+  { id: 'c2', name: 'nope', arguments: {} },
+  { id: 'c3', name: 'work', arguments: { x: 7 } },
+  { id: 'c4', name: 'slow', arguments: {} },
+  { id: 'c5', name: 'guarded', arguments: {} },
+  { id: 'c6', name: 'work', arguments: { x: 'override' } },
+  { id: 'c7', name: 'lock', arguments: {} },
+  { id: 'c8', name: 'work', arguments: { x: 'b' } },
+];
+
+function mixedOptions(tools: readonly Tool[], extra: Partial<RunToolsOptions> = {}): RunToolsOptions {
+  return {
+    tools,
+    maxConcurrency: 2,
+    beforeToolCall: ({ toolCall }) => {
+      if (toolCall.name === 'guarded') throw new Error('the guard refuses');
+    },
+    afterToolCall: ({ args }) => ((args as { x?: string }).x === 'override' ? { content: [{ type: 'text', text: 'overridden' }] } : undefined),
+    ...extra,
+  };
+}
+
+async function* streamOf(calls: readonly ToolCall[]): AsyncGenerator<ToolCall> {
+  for (const call of calls) {
+    await Promise.resolve();
+    yield call;
+  }
+}
+
+/** Runs until `stopAfter` results were taken, then leaves the loop (a crash from the batch's point of view). */
+async function runUntil(run: AsyncGenerator<ToolEvent, ToolBatch, undefined>, stopAfter: number): Promise<ToolEvent[]> {
+  const events: ToolEvent[] = [];
+  if (stopAfter === 0) {
+    await run.return(undefined as never);
+    return events;
+  }
+  for await (const event of run) {
+    events.push(event);
+    if (event.type === 'tool_result' && event.index === stopAfter - 1) break;
+  }
+  return events;
+}
+
+/** What the model sees of a batch: the results, JSON as an engine keeps them. */
+function json(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value));
+}
+
+describe('J1: every journal operation of call i is issued when call i is handed out, in call order', () => {
+  it('J1 opens the entries synchronously at hand-out, before the call is prepared, in call order (also for a stream of calls)', async () => {
+    const order: string[] = [];
+    const inner = memoryJournal();
+    const journal: ToolJournal = {
+      open(call) {
+        order.push(`open ${call.index}`);
+        return inner.open(call);
+      },
+    };
+    const tool = defineTool({ name: 't', input: v.object({}), execute: (_i, { index }) => `r${index}` });
+    const run = runTools(streamOf([0, 1, 2].map((i) => ({ id: `c${i}`, name: 't', arguments: {} }))), {
+      tools: [tool],
+      journal,
+      beforeToolCall: ({ index }) => {
+        order.push(`prepare ${index}`);
+      },
+    });
+    const { events, batch } = await collect(run);
+    // Fails if open is called after prepare, late, or out of order.
+    expect(order).toEqual(['open 0', 'prepare 0', 'open 1', 'prepare 1', 'open 2', 'prepare 2']);
+    expect(batch.messages.map(text)).toEqual(['r0', 'r1', 'r2']);
+    expect(ofType(events, 'tool_execution_start')).toHaveLength(3);
+  });
+
+  it('J1 every completion order gives the same operations: opens and decides in one fixed sequence, commits in call order (fast-check, gates)', async () => {
+    const n = 5;
+    const logOf = async (order: readonly number[], maxConcurrency: number): Promise<MemoryJournalOperation[]> => {
+      const gates: Gate[] = Array.from({ length: n }, () => gate());
+      const tool = defineTool({
+        name: 'g',
+        input: v.object({}),
+        needsApproval: (_input, { index }) => index % 2 === 1,
+        async *execute(_input, { index }) {
+          yield `p${index}`;
+          await gates[index]!.promise;
+          return `r${index}`;
+        },
+      });
+      const journal = memoryJournal({ async: true });
+      const calls = Array.from({ length: n }, (_, i) => ({ id: `c${i}`, name: 'g', arguments: {} }));
+      const done = collect(runTools(calls, { tools: [tool], journal, maxConcurrency, approve: (r) => ({ approvalId: r.approvalId, approved: true }) }));
+      for (const i of order) {
+        await settle(2);
+        gates[i]!.open();
+      }
+      const { batch } = await done;
+      expect(batch.messages.map(text)).toEqual(calls.map((_, i) => `r${i}`));
+      return journal.log.filter((op) => op.op !== 'progress');
+    };
+    const key = (ops: readonly MemoryJournalOperation[], kinds: readonly string[]): string[] =>
+      ops.filter((op) => kinds.includes(op.op)).map((op) => `${op.op} ${op.index}`);
+    const reference = await logOf([0, 1, 2, 3, 4], Infinity);
+    // Fails if an open, a decide or a commit is issued when a call ends instead of at hand-out / release.
+    await fc.assert(
+      fc.asyncProperty(fc.shuffledSubarray([0, 1, 2, 3, 4], { minLength: n, maxLength: n }), fc.constantFrom(1, 2, Infinity), async (order, max) => {
+        const log = await logOf(order, max);
+        expect(key(log, ['open', 'decide'])).toEqual(key(reference, ['open', 'decide']));
+        expect(key(log, ['commit'])).toEqual(['commit 0', 'commit 1', 'commit 2', 'commit 3', 'commit 4']);
+        expect(log.filter((op) => op.op === 'commit')).toEqual(reference.filter((op) => op.op === 'commit'));
+        // With every call handed out at once, the whole sequence is fixed.
+        if (max === Infinity) expect(key(log, ['open', 'decide', 'commit'])).toEqual(key(reference, ['open', 'decide', 'commit']));
+      }),
+      { numRuns: 30 },
+    );
+  });
+});
+
+describe('J3, J4: committed in call order before the result is emitted; a committed call replays without running', () => {
+  it('J3 commits each finalized result (timeout, hook, override, bound) exactly as its tool_result carries it, before emitting it', async () => {
+    const starts: string[] = [];
+    const journal = memoryJournal();
+    const seen: string[] = [];
+    const { events, batch } = await collect(runTools(MIXED, mixedOptions(mixedTools(starts), { journal })));
+    expectRunInvariants(MIXED, events, batch);
+    for (const event of ofType(events, 'tool_result')) {
+      const entry = journal.entries.get(event.index)!;
+      // Fails if the raw return (not the finalized result) were committed, or the commit came after the event.
+      expect(entry.state).toBe('ended');
+      expect(entry.result!.message).toEqual(json(event.message));
+      seen.push(entry.result!.outcome);
+    }
+    expect(seen).toEqual(['ok', 'error', 'rejected', 'rejected', 'timed_out', 'rejected', 'ok', 'ok', 'ok']);
+    expect(text(journal.entries.get(4)!.result!.message)).toBe('Tool "slow" timed out after 1 ms and was stopped.');
+    expect(text(journal.entries.get(6)!.result!.message)).toBe('overridden');
+  });
+
+  it('J3 the tool_result waits for its commit, and for every earlier one (an engine slower than the tools)', async () => {
+    const commits: Gate[] = [gate(), gate(), gate()];
+    const inner = memoryJournal();
+    const journal: ToolJournal = {
+      open(call) {
+        const entry = inner.open(call);
+        return { ...entry, prior: entry.prior, idempotencyKey: entry.idempotencyKey, decide: entry.decide, commit: async (result) => {
+          await commits[call.index]!.promise;
+          await entry.commit(result);
+        } } satisfies JournalEntry;
+      },
+    };
+    const tool = defineTool({ name: 't', input: v.object({}), execute: (_i, { index }) => `r${index}` });
+    const run = runTools([0, 1, 2].map((i) => ({ id: `c${i}`, name: 't', arguments: {} })), { tools: [tool], journal });
+    const taken: ToolEvent[] = [];
+    const reading = (async () => {
+      for await (const event of run) taken.push(event);
+    })();
+    await settle();
+    expect(ofType(taken, 'tool_execution_end')).toHaveLength(3);
+    expect(ofType(taken, 'tool_result')).toHaveLength(0);
+    commits[1]!.open();
+    await settle();
+    // Fails if call 1's result were emitted before call 0's commit settled.
+    expect(ofType(taken, 'tool_result')).toHaveLength(0);
+    commits[0]!.open();
+    await settle();
+    expect(ofType(taken, 'tool_result').map((e) => e.index)).toEqual([0, 1]);
+    commits[2]!.open();
+    await reading;
+    expect(ofType(taken, 'tool_result').map((e) => e.index)).toEqual([0, 1, 2]);
+  });
+
+  for (const source of ['array', 'stream'] as const) {
+    it(`J4 a crash after any number of results: the rerun gives the clean run's results, no committed call starts again (mixed batch, maxConcurrency 2, ${source})`, async () => {
+      const cleanStarts: string[] = [];
+      const clean = await collect(runTools(source === 'array' ? MIXED : streamOf(MIXED), mixedOptions(mixedTools(cleanStarts))));
+      for (let stopAfter = 0; stopAfter <= MIXED.length; stopAfter++) {
+        const starts: string[] = [];
+        const tools = mixedTools(starts);
+        const journal = memoryJournal({ async: stopAfter % 2 === 1 });
+        await runUntil(runTools(source === 'array' ? MIXED : streamOf(MIXED), mixedOptions(tools, { journal })), stopAfter);
+        const committed = [...journal.entries.values()].filter((e) => e.state === 'ended').map((e) => e.call.toolCallId);
+        expect(committed.length).toBeGreaterThanOrEqual(stopAfter);
+        const before = starts.length;
+        const again = await collect(runTools(source === 'array' ? MIXED : streamOf(MIXED), mixedOptions(tools, { journal: journal.copy(), interruptedCalls: 'run-again' })));
+        expectRunInvariants(MIXED, again.events, again.batch);
+        // Fails if the result of one call were handed to another (results journaled in completion order) or the raw return replayed.
+        expect(json(again.batch.messages)).toEqual(json(clean.batch.messages));
+        expect(again.batch.terminate).toBe(clean.batch.terminate);
+        // Fails if a committed call ran again.
+        const rerun = starts.slice(before);
+        for (const id of committed) expect(rerun, `committed ${id} started again (stopped after ${stopAfter})`).not.toContain(id);
+        const replayed = ofType(again.events, 'tool_execution_end').filter((e) => e.replayed === true).map((e) => e.toolCallId);
+        expect(replayed.sort()).toEqual([...committed].sort());
+      }
+    });
+  }
+
+  it('J4 a replayed call emits start → its journaled progress → end (replayed) → result, runs no hook, asks nobody, commits nothing', async () => {
+    const starts: string[] = [];
+    const tools = mixedTools(starts);
+    const journal = memoryJournal();
+    const first = await collect(runTools(MIXED, mixedOptions(tools, { journal })));
+    const hooks: string[] = [];
+    const copy = journal.copy();
+    const again = await collect(
+      runTools(MIXED, mixedOptions(tools, {
+        journal: copy,
+        beforeToolCall: () => {
+          hooks.push('before');
+        },
+        afterToolCall: () => {
+          hooks.push('after');
+        },
+      })),
+    );
+    expect(starts).toHaveLength(first.batch.messages.length - 3); // the unknown tool, the bad argument and the guarded call never start
+    expect(hooks).toEqual([]);
+    expect(copy.log.map((op) => op.op)).toEqual(MIXED.map(() => 'open'));
+    const perCall = (events: ToolEvent[], index: number) => events.filter((e) => e.index === index).map((e) => e.type);
+    for (let i = 0; i < MIXED.length; i++) expect(perCall(again.events, i)).toEqual(perCall(first.events, i));
+    const updates = ofType(again.events, 'tool_execution_update').filter((e) => e.index === 0).map((e) => e.progress);
+    expect(updates).toEqual(['a: half', 'a: all']);
+    const end = ofType(again.events, 'tool_execution_end').find((e) => e.index === 7)!;
+    expect(end).toMatchObject({ replayed: true, outcome: 'ok', result: { details: { held: true } } });
+    expect(json(again.batch)).toEqual(json(first.batch));
+  });
+});
+
+describe('J5: a call an earlier attempt started and committed no result for follows the interruptedCalls policy', () => {
+  /** Call 1 is running when the run "crashes" (its consumer leaves); call 0 was committed. */
+  async function crashWhileRunning(): Promise<{ journal: MemoryJournal; starts: string[]; tools: Tool[]; calls: ToolCall[]; keys: (string | undefined)[] }> {
+    const starts: string[] = [];
+    const keys: (string | undefined)[] = [];
+    const hold = gate();
+    const pay = defineTool({
+      name: 'pay',
+      input: v.object({ amount: v.number() }),
+      execute: async ({ amount }, { toolCallId, idempotencyKey }) => {
+        starts.push(toolCallId);
+        keys.push(idempotencyKey);
+        if (amount > 10) await hold.promise;
+        return `paid ${amount}`;
+      },
+    });
+    const calls = [
+      { id: 'p0', name: 'pay', arguments: { amount: 5 } },
+      { id: 'p1', name: 'pay', arguments: { amount: 50 } },
+    ];
+    const journal = memoryJournal();
+    await runUntil(runTools(calls, { tools: [pay], journal }), 1);
+    hold.open();
+    return { journal, starts, tools: [pay], calls, keys };
+  }
+
+  it("J5 'unknown' (the default) answers it without running, interrupted, telling the model its outcome is unknown; the answer is committed", async () => {
+    const { journal, starts, tools, calls } = await crashWhileRunning();
+    expect(journal.entries.get(1)!.state).toBe('started');
+    expect(starts).toEqual(['p0', 'p1']);
+    const copy = journal.copy();
+    const again = await collect(runTools(calls, { tools, journal: copy }));
+    // Fails if the interrupted call ran again, or were answered silently.
+    expect(starts).toEqual(['p0', 'p1']);
+    const end = ofType(again.events, 'tool_execution_end').find((e) => e.index === 1)!;
+    expect(end.outcome).toBe('interrupted');
+    expect(end.isError).toBe(true);
+    expect(text(again.batch.messages[1]!)).toMatch(/outcome is unknown \(it may or may not have taken effect\)\. Check whether it took effect before calling it again\./);
+    expect(copy.entries.get(1)!.result!.outcome).toBe('interrupted');
+    expect(text(again.batch.messages[0]!)).toBe('paid 5');
+  });
+
+  it("J5 'run-again' runs it again with the same ctx.idempotencyKey (at-least-once); a policy function decides per call", async () => {
+    const { journal, starts, tools, calls, keys } = await crashWhileRunning();
+    const asked: number[] = [];
+    const policy: InterruptedCallPolicy = (call) => {
+      asked.push(call.index);
+      return 'run-again';
+    };
+    const again = await collect(runTools(calls, { tools, journal: journal.copy(), interruptedCalls: policy }));
+    expect(asked).toEqual([1]);
+    expect(starts).toEqual(['p0', 'p1', 'p1']);
+    // Fails if the key changed between attempts (a service could not tell it is the same payment).
+    expect(keys).toEqual(['memory:1'.replace('1', '0'), 'memory:1', 'memory:1']);
+    expect(again.batch.messages.map(text)).toEqual(['paid 5', 'paid 50']);
+  });
+
+  it('J5 ctx.idempotencyKey is undefined without a journal', async () => {
+    let key: string | undefined = 'unset';
+    const tool = defineTool({ name: 't', input: v.object({}), execute: (_i, ctx) => ((key = ctx.idempotencyKey), 'ok') });
+    await collect(runTools([{ id: 'a', name: 't', arguments: {} }], { tools: [tool] }));
+    expect(key).toBeUndefined();
+  });
+});
+
+describe('J6: decisions are journaled before the call runs; nobody is asked twice', () => {
+  const calls: ToolCall[] = [
+    { id: 'd0', name: 'remove', arguments: { path: 'a' } },
+    { id: 'd1', name: 'remove', arguments: { path: 'b' } },
+  ];
+  function removeTool(starts: string[], hold?: Promise<void>) {
+    return defineTool({
+      name: 'remove',
+      input: v.object({ path: v.string() }),
+      needsApproval: true,
+      execute: async ({ path }, { toolCallId }) => {
+        starts.push(toolCallId);
+        if (path === 'a' && hold !== undefined) await hold;
+        return `removed ${path}`;
+      },
+    });
+  }
+
+  it('J6 a decision from approve is journaled (decide) before the call runs, and replayed calls ask nobody', async () => {
+    const starts: string[] = [];
+    const asked: number[] = [];
+    const journal = memoryJournal({ async: true });
+    const approve = (r: { approvalId: string; index: number }) => {
+      asked.push(r.index);
+      return r.index === 0 ? { approvalId: r.approvalId, approved: true } : { approvalId: r.approvalId, approved: false, reason: 'not b' };
+    };
+    await collect(runTools(calls, { tools: [removeTool(starts)], journal, approve }));
+    expect(journal.log.filter((op) => op.op !== 'progress').map((op) => `${op.op} ${op.index}`)).toEqual(['open 0', 'decide 0', 'open 1', 'decide 1', 'commit 0', 'commit 1']);
+    expect(journal.entries.get(1)!.decision).toEqual({ approved: false, reason: 'not b' });
+    const again = await collect(runTools(calls, { tools: [removeTool(starts)], journal: journal.copy(), approve }));
+    // Fails if approve were asked again for a call the journal answered.
+    expect(asked).toEqual([0, 1]);
+    expect(starts).toEqual(['d0']);
+    expect(again.batch.messages.map(text)).toEqual(['removed a', 'A person denied this call to tool "remove", so it was not run. Their reason: "not b". Do not try it again unless the user asks you to.']);
+  });
+
+  it("J6 a call approved and interrupted runs again without asking ('run-again'); one waiting for approval at the crash is asked, not answered 'unknown'", async () => {
+    const starts: string[] = [];
+    const hold = gate();
+    const asked: number[] = [];
+    const journal = memoryJournal();
+    const answers = gate();
+    const approve = async (r: { approvalId: string; index: number }) => {
+      asked.push(r.index);
+      if (r.index === 1) await answers.promise; // the person has not answered call 1 yet at the crash
+      return { approvalId: r.approvalId, approved: true };
+    };
+    // d0 runs (approved) and hangs; d1 waits for its approval: then the process "crashes" —
+    // the copy is what the engine's store holds at that instant.
+    const controller = new AbortController();
+    const reading = collect(runTools(calls, { tools: [removeTool(starts, hold.promise)], journal, approve, signal: controller.signal, maxConcurrency: 2 }));
+    await settle();
+    expect(asked).toEqual([0, 1]);
+    expect(starts).toEqual(['d0']);
+    const crashed = journal.copy();
+    controller.abort();
+    hold.open();
+    answers.open();
+    await reading;
+    expect(crashed.entries.get(0)).toMatchObject({ state: 'started', decision: { approved: true } });
+    expect(crashed.entries.get(1)).toMatchObject({ state: 'started' });
+    expect(crashed.entries.get(1)!.decision).toBeUndefined();
+    // Default policy: d0 may have run → unknown, asked nobody; d1 never ran (no decision journaled) → asked and run.
+    const again = await collect(runTools(calls, { tools: [removeTool(starts)], journal: crashed.copy(), approve }));
+    expect(asked).toEqual([0, 1, 1]);
+    expect(starts).toEqual(['d0', 'd1']);
+    expect(ofType(again.events, 'tool_execution_end').map((e) => [e.index, e.outcome])).toEqual(expect.arrayContaining([[0, 'interrupted'], [1, 'ok']]));
+    // 'run-again': d0 runs again on its journaled approval, nobody asked.
+    const third = await collect(runTools(calls, { tools: [removeTool(starts)], journal: crashed.copy(), approve, interruptedCalls: 'run-again' }));
+    expect(asked).toEqual([0, 1, 1, 1]);
+    expect(starts).toEqual(['d0', 'd1', 'd0', 'd1']);
+    expect(third.batch.messages.map(text)).toEqual(['removed a', 'removed b']);
+  });
+
+  it('J6 a call deferred for approval (no approve) is not committed; resumed with the same journal, ended calls replay and the resumed call runs', async () => {
+    const starts: string[] = [];
+    const read = defineTool({ name: 'read', input: v.object({}), execute: (_i, { toolCallId }) => (starts.push(toolCallId), 'read') });
+    const batchCalls: ToolCall[] = [{ id: 'r0', name: 'read', arguments: {} }, calls[0]!];
+    const tools = [read, removeTool(starts)];
+    const journal = memoryJournal();
+    const paused = await collect(runTools(batchCalls, { tools, journal }));
+    expect(paused.batch.paused).toBeDefined();
+    expect(journal.entries.get(0)!.state).toBe('ended');
+    expect(journal.entries.get(1)!.state).toBe('started');
+    const request = paused.batch.paused!.requests[0]!;
+    const resumed = await collect(runTools(batchCalls, { tools, journal, resume: { state: paused.batch.paused!.state, approvals: [{ approvalId: request.approvalId, approved: true }] } }));
+    // Fails if the deferred call were answered "unknown" (it never ran) or the resume's decision not journaled.
+    expect(resumed.batch.messages.map(text)).toEqual(['read', 'removed a']);
+    expect(journal.entries.get(1)).toMatchObject({ state: 'ended', decision: { approved: true } });
+    expect(starts).toEqual(['r0', 'd0']);
+  });
+});
+
+describe('J9: a journal that fails makes the generator throw a JournalError; every call is answered or aborted, nothing hangs', () => {
+  function failing(operation: 'open' | 'prior' | 'decide' | 'commit', at: number, how: 'throw' | 'reject'): ToolJournal {
+    const inner = memoryJournal();
+    const fail = (): never => {
+      throw new Error(`disk full at ${operation} ${at}`);
+    };
+    const failAsync = (): Promise<never> => Promise.reject(new Error(`disk full at ${operation} ${at}`));
+    return {
+      open(call) {
+        if (operation === 'open' && call.index === at) fail();
+        const entry = inner.open(call);
+        if (call.index !== at) return entry;
+        return {
+          get prior() {
+            if (operation === 'prior') return how === 'throw' ? fail() : failAsync();
+            return entry.prior;
+          },
+          idempotencyKey: entry.idempotencyKey,
+          decide: operation === 'decide' ? (how === 'throw' ? fail : failAsync) : entry.decide,
+          commit: operation === 'commit' ? (how === 'throw' ? fail : failAsync) : entry.commit,
+        };
+      },
+    };
+  }
+
+  for (const operation of ['open', 'prior', 'decide', 'commit'] as const) {
+    for (const how of ['throw', 'reject'] as const) {
+      it(`J9 ${operation} that ${how}s at call 1: JournalError naming the call and the operation; running tools aborted and returned; no result of call 1 or later emitted`, async () => {
+        const finals: string[] = [];
+        const tool = defineTool({
+          name: 't',
+          input: v.object({}),
+          needsApproval: (_input, { index }) => index === 1,
+          async *execute(_input, { index, signal }) {
+            try {
+              if (index === 2) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+              yield index;
+              return `r${index}`;
+            } finally {
+              finals.push(`t${index}`);
+            }
+          },
+        });
+        const calls = [0, 1, 2].map((i) => ({ id: `c${i}`, name: 't', arguments: {} }));
+        const events: ToolEvent[] = [];
+        let thrown: unknown;
+        try {
+          for await (const event of runTools(calls, { tools: [tool], journal: failing(operation, 1, how), approve: (r) => ({ approvalId: r.approvalId, approved: true }) })) events.push(event);
+        } catch (error) {
+          thrown = error;
+        }
+        // Fails if the failure were swallowed (a result emitted that the journal does not hold) or the run hung.
+        expect(thrown).toBeInstanceOf(JournalError);
+        const error = thrown as JournalError;
+        expect(error.operation).toBe(operation);
+        expect(error.index).toBe(1);
+        expect(error.message).toContain(`journal's ${operation} failed for call 1 (tool "t", id "c1")`);
+        expect((error.cause as Error).message).toBe(`disk full at ${operation} 1`);
+        expect(ofType(events, 'tool_result').map((e) => e.index).filter((i) => i >= 1)).toEqual([]);
+        // Call 1 ran only when its commit failed (after it ran); otherwise the failure came before it could start.
+        if (operation === 'commit') expect(finals).toContain('t1');
+        else expect(finals).not.toContain('t1');
+        if (finals.includes('t2') || events.some((e) => e.type === 'tool_execution_start' && e.index === 2)) expect(finals).toContain('t2');
+      });
+    }
+  }
+});
+
+describe('J10: a run without a journal does no journal work', () => {
+  it('J10 the same batch gives the same events with and without a journal (but replayed)', async () => {
+    const a = await collect(runTools(MIXED, mixedOptions(mixedTools([]))));
+    const b = await collect(runTools(MIXED, mixedOptions(mixedTools([]), { journal: memoryJournal() })));
+    // Fails if journaling changed a result or an event.
+    expect(json(b.events.map(strip))).toEqual(json(a.events.map(strip)));
+  });
+
+  it('J10 options are checked: a malformed journal or policy is a TypeError naming the field', () => {
+    expect(() => runTools([], { tools: [], journal: {} as never })).toThrow(/options\.journal must be a journal \(an object with a open function\), received object \{\}/);
+    expect(() => runTools([], { tools: [], interruptedCalls: 'retry' as never })).toThrow(/options\.interruptedCalls must be 'unknown', 'run-again' or a function of the call, received .*"retry"/);
+  });
+});
+
+/** Events without what depends on timing (the order of ends across calls is completion order, O3). */
+function strip(event: ToolEvent): unknown {
+  return event;
+}
+
+void vi;
