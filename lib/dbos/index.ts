@@ -16,12 +16,12 @@
  */
 import { DBOS, type DBOSClient, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
 import type { CallOutcome, ToolBatch, ToolEvent } from '../core/events.ts';
-import type { AgentJournal, InterruptedCallPolicy, JournalCall, JournaledResult, JournalEntry, JournalPrior, JournalValueEntry, ToolJournal } from '../core/journal.ts';
+import type { AgentJournal, InterruptedCallPolicy, JournaledResult, JournalValueEntry, ToolJournal } from '../core/journal.ts';
 import type { RunToolsOptions } from '../core/options.ts';
 import { runTools } from '../core/run-tools.ts';
 import type { Tool, ToolCall, ToolResultMessage } from '../core/tool.ts';
 import type { ToolApprovalResponse } from '../core/approval.ts';
-import { progressStreamKey, stepJournal } from './journal.ts';
+import { queueJournal, queuedCallWorkflows, stepJournal, type QueuedCallResult } from './journal.ts';
 
 export { progressStreamKey } from './journal.ts';
 
@@ -248,6 +248,7 @@ export function registerDurableBatch<const T extends readonly Tool[]>(config: Du
     },
     { name: `${config.name}.call` },
   );
+  queuedCallWorkflows.set(config.name, callWorkflow);
 
   const workflow = DBOS.registerWorkflow(
     async (calls: ToolCall[]): Promise<DurableBatchResult> => {
@@ -295,51 +296,6 @@ export function registerDurableBatch<const T extends readonly Tool[]>(config: Du
     },
     async run(calls, options) {
       return await (await this.start(calls, options)).getResult();
-    },
-  };
-}
-
-/** What a queued call's workflow returns: its finalized result and the progress kept. */
-interface QueuedCallResult {
-  result: JournaledResult;
-  progress?: unknown[];
-}
-
-/**
- * The orchestrator's journal in queue mode: call *i*'s entry starts its workflow on the
- * queue (a child workflow with a deterministic id: a re-run after a crash attaches to it)
- * and waits for its result in a step, both issued in `open()`, in call order. The call is
- * executed and journaled by the worker; here every call is answered from the journal.
- */
-function queueJournal(
-  callWorkflow: (call: ToolCall, index: number, keyBase: string) => Promise<QueuedCallResult>,
-  queueName: string,
-  workflowId: string,
-  round: number,
-): ToolJournal {
-  return {
-    open(call: JournalCall): JournalEntry {
-      const id = `${workflowId}:call:${call.index}${round === 0 ? '' : `:r${round}`}`;
-      const toolCall: ToolCall = { id: call.toolCallId, name: call.toolName, ...(call.arguments === undefined ? {} : { arguments: call.arguments }) };
-      const started = DBOS.startWorkflow(callWorkflow, { workflowID: id, queueName })(toolCall, call.index, workflowId);
-      started.catch(() => undefined);
-      const result = DBOS.runStep(
-        async () => {
-          await started;
-          return await DBOS.getResult<QueuedCallResult>(id);
-        },
-        { name: `toolrun:queue:${call.index}:result` },
-      );
-      const prior: Promise<JournalPrior> = result.then((r) => {
-        if (r === null) throw new Error(`toolrun/dbos: queued call ${call.index} (workflow ${id}) returned no result`);
-        return { state: 'ended', result: r.result, ...(r.progress === undefined ? {} : { progress: r.progress }) };
-      });
-      return {
-        prior,
-        idempotencyKey: `${workflowId}:batch:${call.index}`,
-        decide: () => undefined,
-        commit: () => undefined,
-      };
     },
   };
 }

@@ -28,6 +28,7 @@
 import { randomUUID } from 'node:crypto';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import type { JournalCall, JournalEntry, JournaledDecision, JournaledResult, JournalPrior, ToolJournal } from '../core/journal.ts';
+import type { ToolCall } from '../core/tool.ts';
 
 /** What the `result` step records: the finalized result and the progress kept for a replay. */
 interface ResultRecord {
@@ -169,3 +170,55 @@ function openEntry(call: JournalCall, settings: JournalSettings): JournalEntry {
     },
   };
 }
+
+/** A queued call's workflow: runs one call of batch `keyBase` (its index in the batch: `index`) and returns its finalized result. */
+export type CallWorkflow = (call: ToolCall, index: number, keyBase: string) => Promise<QueuedCallResult>;
+
+/** The queued-call workflow of each durable batch registered in this process, by batch name. */
+export const queuedCallWorkflows = new Map<string, CallWorkflow>();
+
+/** What a queued call's workflow returns: its finalized result and the progress kept. */
+export interface QueuedCallResult {
+  result: JournaledResult;
+  progress?: unknown[];
+}
+
+/**
+ * The orchestrator's journal in queue mode: call *i*'s entry starts its workflow on the
+ * queue (a child workflow with a deterministic id: a re-run after a crash attaches to it)
+ * and waits for its result in a step, both issued in `open()`, in call order. The call is
+ * executed and journaled by the worker; here every call is answered from the journal.
+ */
+export function queueJournal(
+  callWorkflow: CallWorkflow,
+  queueName: string,
+  workflowId: string,
+  round: number,
+): ToolJournal {
+  return {
+    open(call: JournalCall): JournalEntry {
+      const id = `${workflowId}:call:${call.index}${round === 0 ? '' : `:r${round}`}`;
+      const toolCall: ToolCall = { id: call.toolCallId, name: call.toolName, ...(call.arguments === undefined ? {} : { arguments: call.arguments }) };
+      const started = DBOS.startWorkflow(callWorkflow, { workflowID: id, queueName })(toolCall, call.index, workflowId);
+      started.catch(() => undefined);
+      const result = DBOS.runStep(
+        async () => {
+          await started;
+          return await DBOS.getResult<QueuedCallResult>(id);
+        },
+        { name: `toolrun:queue:${call.index}:result` },
+      );
+      const prior: Promise<JournalPrior> = result.then((r) => {
+        if (r === null) throw new Error(`toolrun/dbos: queued call ${call.index} (workflow ${id}) returned no result`);
+        return { state: 'ended', result: r.result, ...(r.progress === undefined ? {} : { progress: r.progress }) };
+      });
+      return {
+        prior,
+        idempotencyKey: `${workflowId}:batch:${call.index}`,
+        decide: () => undefined,
+        commit: () => undefined,
+      };
+    },
+  };
+}
+

@@ -49,6 +49,9 @@ export async function driveBatch(
     if (prior.state === 'ended') return { prior: prior.state, result: prior.result, key: entry.idempotencyKey, commit: false };
     return { prior: prior.state, result: await execute(index, entry.idempotencyKey, entry), key: entry.idempotencyKey, commit: true };
   });
+  // A simulated crash (DBOS shut down under a running workflow) fails the abandoned
+  // attempt's later entries; that attempt is gone, nobody awaits them.
+  for (const f of finished) f.catch(() => undefined);
   const out: DrivenCall[] = [];
   for (const [index, entry] of entries.entries()) {
     const done = await finished[index]!;
