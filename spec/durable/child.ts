@@ -110,7 +110,7 @@ async function body(journals: TrialJournals | undefined): Promise<ChildOutcome> 
     tools,
     messages: [{ role: 'user', content: 'Run the three batches.' }],
     ...(journal === undefined ? {} : { journal, interruptedCalls: policy }),
-  } as Parameters<typeof runAgent>[0]);
+  } as unknown as Parameters<typeof runAgent>[0]);
   for await (const event of run) {
     observe(event);
     if (event.type === 'turn_end') outcome.results.push(...event.toolResults);

@@ -21,6 +21,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import type { ToolResultMessage } from '../../lib/index.ts';
 import type { ChildConfig, ChildOutcome } from './child.ts';
 import type { FreezeAt, Marker } from './probe.ts';
 import { readEffects } from './side-effects.ts';
@@ -115,10 +116,15 @@ export interface TrialResult {
   failures: string[];
 }
 
+/** The text blocks of a result message, joined. */
+function contentText(message: ToolResultMessage): string {
+  return message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+}
+
 const key = (t: number | undefined, i: number | undefined): string => `${t ?? 0}:${i ?? -1}`;
 
 /** Runs one trial in `dir` (a new folder) and checks it against `clean`. */
-export async function runTrial(child: ChildCommand, plan: TrialPlan, dir: string, clean: ChildOutcome, unknownText?: (message: { content: unknown }) => boolean): Promise<TrialResult> {
+export async function runTrial(child: ChildCommand, plan: TrialPlan, dir: string, clean: ChildOutcome): Promise<TrialResult> {
   mkdirSync(dir, { recursive: true });
   const runId = `trial-${dir.split('/').pop()}`;
   const attempts: Attempt[] = [];
@@ -186,11 +192,13 @@ export async function runTrial(child: ChildCommand, plan: TrialPlan, dir: string
     const k = outcome.order[j] ?? `#${j}`;
     const prior = lastPrior.get(k);
     if (plan.config.interruptedCalls === 'unknown' && prior?.state === 'started') {
-      // Answered without running: an error result saying the outcome is unknown.
-      const ok = actual !== undefined && actual.isError && actual.toolCallId === expected.toolCallId && (unknownText?.(actual) ?? true) && startsOf(k, attempts.length - 1) === 0;
-      if (!ok) {
+      // Answered without running, as an error saying its outcome is unknown (J5) — unless the
+      // run proved no earlier attempt ran it (it waited for an approval nobody had given):
+      // then it is prepared as new and its result is the clean run's.
+      const unknown = actual !== undefined && actual.isError && actual.toolCallId === expected.toolCallId && contentText(actual).includes('its outcome is unknown') && startsOf(k, attempts.length - 1) === 0;
+      if (!unknown && !isDeepStrictEqual(actual, expected)) {
         result.mismatches++;
-        fail(`call ${k} was interrupted and the policy is 'unknown', but its result is ${JSON.stringify(actual)} (or it ran again)`);
+        fail(`call ${k} was interrupted and the policy is 'unknown', but its result is ${JSON.stringify(actual)}`);
       }
       continue;
     }

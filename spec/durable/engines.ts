@@ -3,8 +3,8 @@
  * body of the durable run (a function of the run's journal), and the engine runs it so that
  * a later attempt of the same run id continues it. `'dbos'` is `toolrun/dbos` on the
  * trials' PostgreSQL: the body is a DBOS workflow whose id is the run id, recovered by
- * `DBOS.launch()` in the next attempt (each trial has its own DBOS executor id, so a launch
- * recovers that trial's workflow only). `'file'` is the harness's reference journal
+ * `DBOS.launch()` in the next attempt (each trial has its own DBOS executor id and application version, so a
+ * launch recovers that trial's workflow only). `'file'` is the harness's reference journal
  * (file-journal.ts), which shows the trials need nothing of DBOS.
  *
  * @module
@@ -41,7 +41,11 @@ export async function openEngine(name: EngineName, config: { dir: string; runId:
       process.env.DBOS__VMID = config.runId;
       const { DBOS } = await import('@dbos-inc/dbos-sdk');
       const { dbosAgentJournal, dbosJournal } = await import('../../lib/dbos/index.ts');
-      DBOS.setConfig({ name: 'toolrun-trials', systemDatabaseUrl: config.databaseUrl, logLevel: 'error', applicationVersion: 'trials' });
+      // Why the application version is the run id: DBOS recovers a pending workflow by putting it
+      // on its internal queue, which every launched process of the same application version
+      // dequeues from; with trials running side by side on one system database, another
+      // trial's process would otherwise run this trial's workflow.
+      DBOS.setConfig({ name: 'toolrun-trials', systemDatabaseUrl: config.databaseUrl, logLevel: 'error', applicationVersion: config.runId });
       return {
         async run(kind, body) {
           const workflow = DBOS.registerWorkflow(async () => await body(kind === 'batch' ? { batch: dbosJournal() } : { agent: dbosAgentJournal() }), { name: `trial-${kind}` });

@@ -177,7 +177,11 @@ try {
     for (const [n, r] of placed.entries()) if (r.kills === 0) console.log(`note: placed kill "${plans[trialsPerMode + n]!.name}" never happened (its marker did not occur)`);
     if (!values['no-broken']) {
       for (const broken of ['completion-order', 'raw-return'] as Broken[]) {
-        const brokenPlans: TrialPlan[] = plans.slice(trialsPerMode).map((p) => ({ ...p, name: `${p.name} [broken: ${broken}]`, config: { ...p.config, broken } }));
+        // The kills after results were journaled: the ones a broken journal shows up in.
+        const brokenPlans: TrialPlan[] = plans
+          .slice(trialsPerMode)
+          .filter((p) => p.kills.some((k) => k.kind === 'freeze' && 'm' in k.at && k.at.m === 'committed'))
+          .map((p) => ({ ...p, name: `${p.name} [broken: ${broken}]`, config: { ...p.config, broken } }));
         const brokenResults = await runAll(brokenPlans, clean, `${mode}-${broken}`);
         const r = row(`${mode} broken: ${broken}`, brokenResults);
         brokenRows.push(r);
