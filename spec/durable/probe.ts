@@ -63,10 +63,16 @@ export class RawEnds {
 
 /** Wraps `journal` (a batch's journal) with markers, freezing and the `broken` mode. */
 export function probeJournal(journal: ToolJournal, markers: Markers, ends: RawEnds, broken: Broken): ToolJournal {
-  /** Entries of this attempt that will be committed (their prior was not `ended`), in call order; for 'completion-order'. */
-  const slots: JournalEntry[] = [];
+  /**
+   * For 'completion-order': the entries of this attempt whose prior was not `ended` (they
+   * will be committed), by call index — never by the order their priors resolved in, which an
+   * engine with a connection pool does not keep.
+   */
+  const open: Array<JournalEntry | undefined> = [];
   /** Calls whose commit the run has made, counted for calls that ran no tool. */
   const committedWithoutRun: string[] = [];
+  /** Entries (positions in `slots`) already committed. */
+  const used = new Set<number>();
   return {
     open(call: JournalCall): JournalEntry {
       const t = turnOf(call.toolCallId);
@@ -74,7 +80,7 @@ export function probeJournal(journal: ToolJournal, markers: Markers, ends: RawEn
       markers.emit({ m: 'open', t, i });
       const entry = journal.open(call);
       const priorSeen = Promise.resolve(entry.prior).then((prior: JournalPrior) => {
-        if (prior.state !== 'ended') slots.push(entry);
+        if (prior.state !== 'ended') open[i] = entry;
         markers.emit({ m: 'prior', t, i, state: prior.state, ...(prior.state !== 'new' && prior.decision !== undefined ? { decision: prior.decision.approved } : {}) });
         return prior;
       });
@@ -99,13 +105,19 @@ export function probeJournal(journal: ToolJournal, markers: Markers, ends: RawEn
             }
           } else if (broken === 'completion-order') {
             // The k-th call to finish (its tool's end, or its commit when it ran no tool)
-            // lands in the k-th entry of this attempt, whichever call that entry belongs to.
+            // lands in the k-th entry of this attempt, whichever call that entry belongs to;
+            // each entry is committed once (a taken one passes to the next free one).
             let rank = ends.finished.indexOf(call.toolCallId);
             if (rank < 0) {
               committedWithoutRun.push(call.toolCallId);
               rank = ends.finished.length + committedWithoutRun.length - 1;
             }
-            target = slots[Math.min(rank, slots.length - 1)] ?? entry;
+            const slots = open.filter((e): e is JournalEntry => e !== undefined);
+            let slot = Math.min(rank, slots.length - 1);
+            while (used.has(slot) && slot < slots.length - 1) slot++;
+            while (used.has(slot) && slot > 0) slot--;
+            used.add(slot);
+            target = slots[slot] ?? entry;
           }
           await target.commit(value);
           markers.emit({ m: 'committed', t, i });

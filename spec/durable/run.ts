@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -152,10 +152,11 @@ try {
     const base: TrialPlan['config'] = { engine, mode, stream: false, interruptedCalls: 'run-again', ...(databaseUrl === undefined ? {} : { databaseUrl }) };
     const clean = new Map([[mode, await cleanRun(child, base, join(root, `${mode}-clean`))]]);
     // Calibration: one durable run without a kill gives the marker count and duration of an attempt.
+    mkdirSync(join(root, `${mode}-calibration`));
     const t0 = performance.now();
     const calibration = await runAttempt(child, { ...base, dir: join(root, `${mode}-calibration`), runId: `${mode}-calibration`, attempt: 0 }, { kind: 'none' });
     const durationMs = performance.now() - t0;
-    if (calibration.outcome === undefined) throw new Error(`the calibration run of ${mode} did not finish: ${calibration.stderr.slice(0, 2000)}`);
+    if (calibration.outcome === undefined) throw new Error(`the calibration run of ${mode} did not finish: exit ${calibration.exitCode}: ${calibration.stderr.slice(0, 2000)}`);
     const markerCount = calibration.markers.length;
     const variant = (n: number): TrialPlan['config'] => ({ ...base, stream: mode === 'batch' && n % 2 === 1, interruptedCalls: n % 3 === 2 ? 'unknown' : 'run-again' });
     const plans: TrialPlan[] = [];
@@ -185,6 +186,7 @@ try {
         const brokenResults = await runAll(brokenPlans, clean, `${mode}-${broken}`);
         const r = row(`${mode} broken: ${broken}`, brokenResults);
         brokenRows.push(r);
+        for (const b of brokenResults.filter((b) => b.failures.length > 0)) console.log(`caught (${broken}): ${b.name}: ${b.failures[0]!.slice(0, 300)}`);
         if (r.failed === 0) {
           unsound = true;
           console.log(`NOT CAUGHT: the journal broken with '${broken}' passed every ${mode} trial`);

@@ -4,10 +4,10 @@
  *
  * | call | tool | what happens | outcome |
  * | --- | --- | --- | --- |
- * | 0, 1, 10, 11 | `work` | yields progress, sleeps a fixed time (calls finish out of call order) | ok |
+ * | 0, 1, 10, 11 | `work` | yields progress, sleeps; 0 ends after 1, 10 after 11 (out of call order, by a gate) | ok |
  * | 2 | `exclusive` | `executionMode: 'sequential'`: runs alone | ok |
  * | 3 | `work` | throws `call 3 failed on purpose` | error |
- * | 4 | `slow` | ignores nothing, never returns: its 250 ms limit stops it | timed_out |
+ * | 4 | `slow` | would sleep an hour: its 250 ms limit stops it | timed_out |
  * | 5 | `work` | `n: 'seven'`: a bad argument | rejected |
  * | 6 | `no_such_tool` | an unknown tool | rejected |
  * | 7 | `guarded` | `beforeToolCall` throws for it | rejected |
@@ -27,7 +27,7 @@
 import * as v from 'valibot';
 import { defineTool, type RunToolsOptions, type Tool, type ToolCall, type ToolContext } from '../../lib/index.ts';
 import type { AgentModel, AssistantMessage } from '../../lib/extras/agent.ts';
-import { recordEffect } from './side-effects.ts';
+import { readEffects, recordEffect } from './side-effects.ts';
 
 /** Where a tool run reports to: the side-effect log and the run's attempt. */
 export interface WorkloadContext {
@@ -88,17 +88,29 @@ async function logged<T>(w: WorkloadContext, ctx: ToolContext, body: () => Promi
   }
 }
 
+/**
+ * Waits until call `index` of `turn` has ended in some attempt (an `end` line in the log):
+ * how the batch makes calls finish out of call order whatever the machine's load — a
+ * journal that issued its operations in completion order would otherwise pass by luck
+ * whenever the load made calls finish in call order. A call replayed from the journal
+ * ended in an earlier attempt, so nothing waits forever.
+ */
+async function endOf(w: WorkloadContext, turn: number, index: number, signal: AbortSignal): Promise<void> {
+  while (!readEffects(w.log).some((e) => e.kind === 'end' && e.turn === turn && e.index === index)) await sleep(5, signal);
+}
+
 /** The trial's tools, reporting to `w`. */
 export function workloadTools(w: WorkloadContext): Tool[] {
   const work = defineTool({
     name: 'work',
     description: 'Squares n after a while; n = 3 fails on purpose.',
-    input: v.object({ n: v.number(), ms: v.number() }),
-    async *execute({ n, ms }, ctx) {
+    input: v.object({ n: v.number(), ms: v.number(), after: v.optional(v.number()) }),
+    async *execute({ n, ms, after }, ctx) {
       const turn = turnOf(ctx.toolCallId);
       const line = { attempt: w.attempt, turn, index: ctx.index, toolCallId: ctx.toolCallId, key: keyOf(ctx), pid: process.pid };
       recordEffect(w.log, { kind: 'start', ...line });
       try {
+        if (after !== undefined) await endOf(w, turn, after, ctx.signal);
         yield { step: 1, of: 2 };
         await sleep(ms / 2, ctx.signal);
         yield { step: 2, of: 2 };
@@ -150,7 +162,7 @@ export function workloadTools(w: WorkloadContext): Tool[] {
 export function workloadCalls(turn = 0): ToolCall[] {
   const id = (i: number): string => `call_t${turn}_${String(i).padStart(2, '0')}`;
   const calls: Array<[string, unknown]> = [
-    ['work', { n: 1, ms: 120 }],
+    ['work', { n: 1, ms: 40, after: 1 }],
     ['work', { n: 2, ms: 30 }],
     ['exclusive', { label: `t${turn}` }],
     ['work', { n: 3, ms: 60 }],
@@ -160,8 +172,8 @@ export function workloadCalls(turn = 0): ToolCall[] {
     ['guarded', {}],
     ['pay', { amount: 50 + turn }],
     ['pay', { amount: 500 }],
-    ['work', { n: 5 + turn, ms: 20 }],
-    ['work', { n: 6, ms: 90 }],
+    ['work', { n: 5 + turn, ms: 20, after: 11 }],
+    ['work', { n: 6, ms: 30 }],
   ];
   return calls.map(([name, args], i) => ({ id: id(i), name, arguments: args }));
 }
