@@ -75,7 +75,8 @@ export const agentToolInput = v.object({
  * applies to the sub-agent's batches (`approve` included: a sub-agent cannot pause).
  */
 export interface AgentToolOptions<S extends InputSchema, T extends readonly Tool[], AfterDetails = unknown, Name extends string = string>
-  extends Omit<RunToolsOptions<T, AfterDetails>, 'tools' | 'signal' | 'resume'> {
+  // No journal: the sub-agent is one call of the parent's batch, journaled (or run again) as a whole.
+  extends Omit<RunToolsOptions<T, AfterDetails>, 'tools' | 'signal' | 'resume' | 'journal' | 'interruptedCalls'> {
   /** The tool's name, as the parent model calls it. */
   name: Name;
   /** Sent to the parent model with the tool definition: what the sub-agent is good at. */

@@ -152,11 +152,13 @@ describe('J1: every journal operation of call i is issued when call i is handed 
 
   it('J1 every completion order gives the same operations: opens and decides in one fixed sequence, commits in call order (fast-check, gates)', async () => {
     const n = 5;
-    const logOf = async (order: readonly number[], maxConcurrency: number): Promise<MemoryJournalOperation[]> => {
+    const logOf = async (order: readonly number[], schedule: number | 'sequential' | 'exclusive'): Promise<MemoryJournalOperation[]> => {
       const gates: Gate[] = Array.from({ length: n }, () => gate());
       const tool = defineTool({
         name: 'g',
         input: v.object({}),
+        // 'exclusive': the tool waits for every earlier call and holds every later one (S3).
+        ...(schedule === 'exclusive' ? { executionMode: 'sequential' as const } : {}),
         needsApproval: (_input, { index }) => index % 2 === 1,
         async *execute(_input, { index }) {
           yield `p${index}`;
@@ -166,7 +168,8 @@ describe('J1: every journal operation of call i is issued when call i is handed 
       });
       const journal = memoryJournal({ async: true });
       const calls = Array.from({ length: n }, (_, i) => ({ id: `c${i}`, name: 'g', arguments: {} }));
-      const done = collect(runTools(calls, { tools: [tool], journal, maxConcurrency, approve: (r) => ({ approvalId: r.approvalId, approved: true }) }));
+      const scheduling: Partial<RunToolsOptions> = schedule === 'sequential' ? { mode: 'sequential' } : typeof schedule === 'number' ? { maxConcurrency: schedule } : {};
+      const done = collect(runTools(calls, { tools: [tool], journal, ...scheduling, approve: (r) => ({ approvalId: r.approvalId, approved: true }) }));
       for (const i of order) {
         await settle(2);
         gates[i]!.open();
@@ -180,7 +183,7 @@ describe('J1: every journal operation of call i is issued when call i is handed 
     const reference = await logOf([0, 1, 2, 3, 4], Infinity);
     // Fails if an open, a decide or a commit is issued when a call ends instead of at hand-out / release.
     await fc.assert(
-      fc.asyncProperty(fc.shuffledSubarray([0, 1, 2, 3, 4], { minLength: n, maxLength: n }), fc.constantFrom(1, 2, Infinity), async (order, max) => {
+      fc.asyncProperty(fc.shuffledSubarray([0, 1, 2, 3, 4], { minLength: n, maxLength: n }), fc.constantFrom<number | 'sequential' | 'exclusive'>(1, 2, Infinity, 'sequential', 'exclusive'), async (order, max) => {
         const log = await logOf(order, max);
         expect(key(log, ['open', 'decide'])).toEqual(key(reference, ['open', 'decide']));
         expect(key(log, ['commit'])).toEqual(['commit 0', 'commit 1', 'commit 2', 'commit 3', 'commit 4']);
@@ -357,6 +360,34 @@ describe('J5: a call an earlier attempt started and committed no result for foll
     // Fails if the key changed between attempts (a service could not tell it is the same payment).
     expect(keys).toEqual(['memory:1'.replace('1', '0'), 'memory:1', 'memory:1']);
     expect(again.batch.messages.map(text)).toEqual(['paid 5', 'paid 50']);
+  });
+
+  it('J5 ctx.idempotencyKey reaches every attempt of withRetry and a child run by callTool / withTimeout', async () => {
+    const { callTool, withRetry, withTimeout } = await import('../../lib/index.ts');
+    const keys: (string | undefined)[] = [];
+    let attempts = 0;
+    const flaky = defineTool({
+      name: 'flaky',
+      input: v.object({}),
+      execute: (_i, { idempotencyKey }) => {
+        keys.push(idempotencyKey);
+        if (++attempts < 2) throw new Error('try again');
+        return 'ok';
+      },
+    });
+    const child = defineTool({ name: 'child', input: v.object({}), execute: (_i, { idempotencyKey }) => (keys.push(idempotencyKey), 'child ok') });
+    const parent = defineTool({
+      name: 'parent',
+      input: v.object({}),
+      async *execute(_i, context) {
+        return (yield* callTool(child, {}, context)).content;
+      },
+    });
+    const tools = [withRetry(flaky, { retries: 1, backoff: { baseMs: 0, maxDelayMs: 0 } }), parent, withTimeout(defineTool({ name: 'timed', input: v.object({}), execute: (_i, { idempotencyKey }) => (keys.push(idempotencyKey), 't') }), 60_000)];
+    const { batch } = await collect(runTools([{ id: 'f', name: 'flaky', arguments: {} }, { id: 'p', name: 'parent', arguments: {} }, { id: 't', name: 'timed', arguments: {} }], { tools, journal: memoryJournal({ key: 'wf' }), maxConcurrency: 1 }));
+    expect(batch.messages.map((m) => m.isError)).toEqual([false, false, false]);
+    // Fails if a wrapper drops the key (a spread copies no getter).
+    expect(keys).toEqual(['wf:0', 'wf:0', 'wf:1', 'wf:2']);
   });
 
   it('J5 ctx.idempotencyKey is undefined without a journal', async () => {
@@ -548,3 +579,97 @@ function strip(event: ToolEvent): unknown {
 }
 
 void vi;
+
+describe('J8: runAgent journals each model reply; a journaled turn is not asked again', () => {
+  type Reply = import('../../lib/index.ts').AssistantMessage;
+  /** A model whose replies differ on every ask (fresh ids): a turn asked again would change the run. */
+  function model(streamed: boolean) {
+    const asked: number[] = [];
+    let asks = 0;
+    const fn = (_messages: readonly unknown[], { turn }: { turn: number }) => {
+      asked.push(turn);
+      const n = ++asks;
+      const reply: Reply =
+        turn === 1
+          ? { role: 'assistant', content: [{ type: 'text', text: 'two steps' }, { type: 'toolCall', id: `a${n}`, name: 'step', arguments: { x: 1 } }, { type: 'toolCall', id: `b${n}`, name: 'step', arguments: { x: 2 } }] }
+          : turn === 2
+            ? { role: 'assistant', content: [{ type: 'toolCall', id: `c${n}`, name: 'step', arguments: { x: 3 } }] }
+            : { role: 'assistant', content: [{ type: 'text', text: 'done' }] };
+      if (!streamed) return Promise.resolve(reply);
+      return (async function* () {
+        for (const block of reply.content) {
+          await Promise.resolve();
+          if (block.type === 'text') yield { type: 'text_delta' as const, text: block.text };
+          else if (block.type === 'toolCall') yield { type: 'tool_call' as const, call: { id: block.id, name: block.name, arguments: block.arguments } };
+        }
+      })();
+    };
+    return { fn, asked };
+  }
+  function stepTool(starts: string[]) {
+    return defineTool({ name: 'step', input: v.object({ x: v.number() }), execute: ({ x }, { toolCallId }) => (starts.push(toolCallId), `step ${x} done`) });
+  }
+
+  for (const streamed of [false, true]) {
+    it(`J8 a crash in turn 2: the rerun replays turns 1–2's replies (model not asked), runs no committed call again, and ends as the clean run (${streamed ? 'streamed' : 'whole'} replies)`, async () => {
+      const { runAgent } = await import('../../lib/index.ts');
+      const { memoryAgentJournal } = await import('../../lib/testing.ts');
+      const cleanStarts: string[] = [];
+      const clean = model(streamed);
+      const cleanRun = runAgent({ model: clean.fn as never, tools: [stepTool(cleanStarts)], messages: [{ role: 'user', content: 'go' }] });
+      let cleanResult;
+      for (let step = await cleanRun.next(); ; step = await cleanRun.next()) if (step.done === true) { cleanResult = step.value; break; }
+
+      const starts: string[] = [];
+      const first = model(streamed);
+      const journal = memoryAgentJournal();
+      const run = runAgent({ model: first.fn as never, tools: [stepTool(starts)], messages: [{ role: 'user', content: 'go' }], journal });
+      for await (const event of run) if (event.type === 'tool_result' && event.message.toolCallId.startsWith('c')) break; // "crash" after turn 2's result, before turn 3
+      expect(first.asked).toEqual([1, 2]);
+      const again = model(streamed);
+      const events: import('../../lib/index.ts').AgentEvent[] = [];
+      const rerun = runAgent({ model: again.fn as never, tools: [stepTool(starts)], messages: [{ role: 'user', content: 'go' }], journal: journal.copy() });
+      let result;
+      for (let step = await rerun.next(); ; step = await rerun.next()) {
+        if (step.done === true) {
+          result = step.value;
+          break;
+        }
+        events.push(step.value);
+      }
+      // Fails if a journaled turn asked the model again (its fresh ids would change the history).
+      expect(again.asked).toEqual([3]);
+      expect(starts).toEqual(['a1', 'b1', 'c2']);
+      const messages = events.filter((e) => e.type === 'message');
+      expect(messages.map((e) => (e as { replayed?: true }).replayed)).toEqual([true, true, undefined]);
+      expect(events.filter((e) => e.type === 'message_update' && e.turn < 3)).toEqual([]);
+      expect(result.reason).toBe('completed');
+      // Fails if the rerun's history differs from the clean run's (a reply or a result replayed wrongly).
+      expect(json(result.messages)).toEqual(json(cleanResult.messages));
+    });
+  }
+
+  it('J8 a journaled run that pauses for approval resumes with the same journal; the resumed call is journaled', async () => {
+    const { runAgent } = await import('../../lib/index.ts');
+    const { memoryAgentJournal, scriptedModel } = await import('../../lib/testing.ts');
+    const starts: string[] = [];
+    const guarded = defineTool({ name: 'guarded', input: v.object({}), needsApproval: true, execute: (_i, { toolCallId }) => (starts.push(toolCallId), 'ran') });
+    const script = scriptedModel([
+      { role: 'assistant', content: [{ type: 'toolCall', id: 'g1', name: 'guarded', arguments: {} }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'ok' }] },
+    ]);
+    const journal = memoryAgentJournal();
+    let paused;
+    const run = runAgent({ model: script, tools: [guarded], messages: [{ role: 'user', content: 'go' }], journal });
+    for (let step = await run.next(); ; step = await run.next()) if (step.done === true) { paused = step.value; break; }
+    expect(paused.reason).toBe('paused');
+    const request = paused.paused!.requests[0]!;
+    const resumed = runAgent({ model: script, tools: [guarded], journal, resume: { state: paused.paused!.state, approvals: [{ approvalId: request.approvalId, approved: true }] } });
+    let end;
+    for (let step = await resumed.next(); ; step = await resumed.next()) if (step.done === true) { end = step.value; break; }
+    expect(end.reason).toBe('completed');
+    expect(starts).toEqual(['g1']);
+    expect(journal.batches.get(1)!.entries.get(0)).toMatchObject({ state: 'ended', decision: { approved: true } });
+    expect(journal.replies.size).toBe(2);
+  });
+});

@@ -18,7 +18,8 @@
 import type { ToolApprovalResponse } from '../../core/approval.ts';
 import type { StateClaim } from '../../core/claims.ts';
 import { DEFAULTS } from '../../core/defaults.ts';
-import { checkClaim, checkRunToolsArguments, type RunToolsOptions } from '../../core/options.ts';
+import type { AgentJournal } from '../../core/journal.ts';
+import { checkClaim, checkJournalOptions, checkRunToolsArguments, type RunToolsOptions } from '../../core/options.ts';
 import { assertToolShape, describeValue, type Tool } from '../../core/tool.ts';
 import type { AgentEndReason, AgentEvent, AgentMessage, AgentModel, AgentResult, PausedAgentState } from './messages.ts';
 import { pausedAgentState, readPausedAgentState } from './paused-state.ts';
@@ -49,7 +50,7 @@ export interface AgentResumeOptions {
  * Options of {@link runAgent}: the agent's own, plus every `runTools` option but `tools`,
  * `signal` and `resume`, applied to each batch — `approve` and `signingSecret` included.
  */
-export interface RunAgentOptions<T extends readonly Tool[] = readonly Tool[], AfterDetails = unknown> extends Omit<RunToolsOptions<T, AfterDetails>, 'tools' | 'signal' | 'resume'> {
+export interface RunAgentOptions<T extends readonly Tool[] = readonly Tool[], AfterDetails = unknown> extends Omit<RunToolsOptions<T, AfterDetails>, 'tools' | 'signal' | 'resume' | 'journal'> {
   /** The model; see {@link AgentModel}. */
   model: AgentModel;
   /** The tools the model may call. */
@@ -79,6 +80,20 @@ export interface RunAgentOptions<T extends readonly Tool[] = readonly Tool[], Af
   maxTurns?: number;
   /** Aborts the model call in flight and the running tools; the run ends with reason `aborted`. */
   signal?: AbortSignal;
+  /**
+   * Makes the run durable through a durable-execution engine (contract J8): before turn
+   * `t`'s model call the run opens `journal.modelReply(t)`; a reply an earlier attempt
+   * committed is used without asking the model (its `message` event has `replayed: true`,
+   * and no `message_update`s), otherwise the reply is committed once the model finished,
+   * before its calls are handed out. Turn `t`'s batch runs with `journal.batch(t)` (see
+   * `RunToolsOptions.journal`; `interruptedCalls` applies to each batch). With a journal, a
+   * streamed reply is read to its end before its calls start (a reply that was never
+   * committed may differ on the next attempt, and a batch's entries must belong to the
+   * committed reply). A journal that fails makes the generator throw a `JournalError`.
+   * `memoryAgentJournal()` from `toolrun/testing` is one in memory; see docs/durable.md.
+   * @default none
+   */
+  journal?: AgentJournal;
 }
 
 /** The text a call gets when its turn could not pause because the model failed: it ends `not_run`. */
@@ -155,7 +170,8 @@ function checkRunAgentOptions(options: unknown): asserts options is RunAgentOpti
     throw new TypeError(`runAgent: options.signal must be an AbortSignal, received ${describeValue(o.signal)}`);
   }
   // Every batch option, with runTools' own checks and messages (the signal was checked above).
-  checkRunToolsArguments([], { ...o, signal: undefined, resume: undefined });
+  checkRunToolsArguments([], { ...o, signal: undefined, resume: undefined, journal: undefined });
+  checkJournalOptions(o.journal, undefined, 'runAgent', 'modelReply', 'batch');
   checkToolTable(o.tools as readonly unknown[]);
 }
 
@@ -174,7 +190,7 @@ function checkToolTable(tools: readonly unknown[]): void {
 }
 
 async function* agentLoop(options: RunAgentOptions): AsyncGenerator<AgentEvent, AgentResult, undefined> {
-  const { model, tools, messages = [], maxTurns = DEFAULT_MAX_TURNS, signal: caller, resume, ...batchOptions } = options;
+  const { model, tools, messages = [], maxTurns = DEFAULT_MAX_TURNS, signal: caller, resume, journal, ...batchOptions } = options;
   const history: AgentMessage[] = [...messages];
   // One internal controller: the model and every batch get its signal. It follows the
   // caller's signal through one listener (A6), and aborts when the consumer leaves.
@@ -195,7 +211,7 @@ async function* agentLoop(options: RunAgentOptions): AsyncGenerator<AgentEvent, 
       history.push(...restored.messages);
       turn = restored.turn;
       const { state: _state, ...decisions } = resume;
-      resumed = resumedTurn({ message: restored.message, batch: restored.batch }, decisions, { turn, tools, signal, batchOptions });
+      resumed = resumedTurn({ message: restored.message, batch: restored.batch }, decisions, { turn, tools, signal, batchOptions, journal });
     }
     let reason: AgentEndReason;
     let error: { error: unknown } | undefined;
@@ -212,7 +228,7 @@ async function* agentLoop(options: RunAgentOptions): AsyncGenerator<AgentEvent, 
         }
         turn++;
         yield { type: 'turn_start', turn };
-        outcome = yield* runTurn(model, history, { turn, tools, signal, batchOptions });
+        outcome = yield* runTurn(model, history, { turn, tools, signal, batchOptions, journal });
       }
       if (outcome.paused !== undefined && outcome.message !== undefined) {
         if (outcome.error === undefined) {

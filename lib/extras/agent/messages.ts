@@ -167,6 +167,12 @@ export interface AgentMessageEvent {
   type: 'message';
   turn: number;
   message: AssistantMessage;
+  /**
+   * Set when the model was not asked in this attempt: the reply comes from the run's
+   * journal (`RunAgentOptions.journal`), where an earlier attempt of the same durable run
+   * committed it (contract J8). A replayed reply has no `message_update` events. Absent otherwise.
+   */
+  replayed?: true;
 }
 
 /** The turn is over: its message (absent when the model gave none) and every result of its calls, in call order. */

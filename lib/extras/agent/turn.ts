@@ -8,6 +8,7 @@
 import { abortable } from 'abort-controller-x';
 import type { PausedBatch, PausedBatchState, ResumeOptions } from '../../core/approval.ts';
 import type { ToolBatch } from '../../core/events.ts';
+import { JournalError, type AgentJournal, type JournalValueEntry, type ToolJournal } from '../../core/journal.ts';
 import type { RunToolsOptions } from '../../core/options.ts';
 import { runTools } from '../../core/run-tools.ts';
 import { isPromiseLike } from '../../core/stages/execute.ts';
@@ -33,19 +34,43 @@ export interface TurnSetup {
   turn: number;
   tools: readonly Tool[];
   signal: AbortSignal;
-  batchOptions: Omit<RunToolsOptions, 'tools' | 'signal'>;
+  batchOptions: Omit<RunToolsOptions, 'tools' | 'signal' | 'journal'>;
+  /** The run's journal (J8); `undefined`: none. */
+  journal?: AgentJournal | undefined;
 }
 
 /** One turn: the model's reply, then its tool batch. Yields the turn's events; returns what happened. */
 export async function* runTurn(model: AgentModel, history: readonly AgentMessage[], setup: TurnSetup): AsyncGenerator<AgentEvent, TurnOutcome, undefined> {
-  const { turn, tools, signal } = setup;
+  const { turn, tools, signal, journal } = setup;
+  let entry: JournalValueEntry<unknown> | undefined;
+  if (journal !== undefined) {
+    // J8: the turn's reply is opened before the model is asked; a journaled one is used instead.
+    entry = openReply(journal, turn);
+    let prior: unknown;
+    try {
+      prior = await abortable(signal, Promise.resolve(entry.prior));
+    } catch (error) {
+      if (signal.aborted) return { message: undefined, results: [], terminate: false };
+      throw new JournalError('model-reply', turn, `the model reply of turn ${turn}`, error);
+    }
+    if (prior !== undefined) {
+      let message: AssistantMessage;
+      try {
+        message = checkAssistantMessage(prior);
+      } catch (error) {
+        throw new JournalError('model-reply', turn, `the model reply of turn ${turn}`, error);
+      }
+      yield { type: 'message', turn, message, replayed: true };
+      return yield* turnBatch(message, setup);
+    }
+  }
   let reply: ModelReply;
   try {
     reply = model([...history], { signal, turn, tools });
   } catch (error) {
     return { message: undefined, results: [], terminate: false, error: { error } };
   }
-  if (isAsyncIterable(reply) && !isPromiseLike(reply)) return yield* streamedTurn(reply as ModelStream, setup);
+  if (isAsyncIterable(reply) && !isPromiseLike(reply)) return yield* entry === undefined ? streamedTurn(reply as ModelStream, setup) : journaledStream(reply as ModelStream, setup, entry);
 
   let resolved: AssistantMessage | ModelStream;
   try {
@@ -55,18 +80,85 @@ export async function* runTurn(model: AgentModel, history: readonly AgentMessage
     return { message: undefined, results: [], terminate: false, error: { error } };
   }
   // An async model function that resolves to a stream.
-  if (isAsyncIterable(resolved)) return yield* streamedTurn(resolved as ModelStream, setup);
+  if (isAsyncIterable(resolved)) return yield* entry === undefined ? streamedTurn(resolved as ModelStream, setup) : journaledStream(resolved as ModelStream, setup, entry);
   let message: AssistantMessage;
   try {
     message = checkAssistantMessage(resolved);
   } catch (error) {
     return { message: undefined, results: [], terminate: false, error: { error } };
   }
+  if (entry !== undefined) await commitReply(entry, turn, message);
   yield { type: 'message', turn, message };
+  return yield* turnBatch(message, setup);
+}
+
+/** The batch of a turn's calls (with the turn's journal, J8). */
+async function* turnBatch(message: AssistantMessage, setup: TurnSetup): AsyncGenerator<AgentEvent, TurnOutcome, undefined> {
   const calls = toolCallsOf(message);
   if (calls.length === 0) return { message, results: [], terminate: false };
-  const batch: ToolBatch = yield* runTools(calls, { ...setup.batchOptions, tools, signal });
+  const options: RunToolsOptions = { ...setup.batchOptions, tools: setup.tools, signal: setup.signal };
+  if (setup.journal !== undefined) options.journal = batchJournal(setup.journal, setup.turn);
+  const batch: ToolBatch = yield* runTools(calls, options);
   return withPause({ message, results: batch.messages, terminate: batch.terminate }, batch);
+}
+
+function openReply(journal: AgentJournal, turn: number): JournalValueEntry<unknown> {
+  try {
+    return journal.modelReply(turn);
+  } catch (error) {
+    throw new JournalError('model-reply', turn, `the model reply of turn ${turn}`, error);
+  }
+}
+
+function batchJournal(journal: AgentJournal, turn: number): ToolJournal {
+  try {
+    return journal.batch(turn);
+  } catch (error) {
+    throw new JournalError('open', turn, `the batch of turn ${turn}`, error);
+  }
+}
+
+/** Commits turn `turn`'s reply (J8); a throw or rejection is a JournalError. */
+async function commitReply(entry: JournalValueEntry<unknown>, turn: number, message: AssistantMessage): Promise<void> {
+  try {
+    await entry.commit(message);
+  } catch (error) {
+    throw new JournalError('model-reply', turn, `the model reply of turn ${turn}`, error);
+  }
+}
+
+/**
+ * A streamed reply in a journaled run (J8): read to its end — its text deltas as they come —
+ * then committed, and only then are its calls handed out: a reply never committed may be
+ * another on the next attempt, and the turn's batch entries must belong to the committed one.
+ */
+async function* journaledStream(stream: ModelStream, setup: TurnSetup, entry: JournalValueEntry<unknown>): AsyncGenerator<AgentEvent, TurnOutcome, undefined> {
+  const { turn, signal } = setup;
+  const channel = new Channel<ToolCall>({ highWaterMark: Infinity });
+  const builder = new MessageBuilder();
+  const reading = readModelStream(stream, turn, signal, channel, builder);
+  let step = await reading.next();
+  for (; step.done !== true; step = await reading.next()) yield step.value;
+  const end = step.value;
+  if (end.kind !== 'ended') {
+    // Aborted or broken: nothing is committed and no call runs; the calls that arrived are answered not run.
+    const partial = builder.message(end.kind === 'aborted' ? 'aborted' : 'error');
+    const stopped = signal.aborted ? signal : AbortSignal.abort(new DOMException('The model failed before its reply was complete', 'AbortError'));
+    const results: ToolResultMessage[] = [];
+    if (builder.calls.length > 0) {
+      const batch: ToolBatch = yield* runTools(builder.calls.map(asCall), { ...setup.batchOptions, tools: setup.tools, signal: stopped });
+      results.push(...batch.messages);
+    }
+    const message = partial.content.length > 0 ? partial : undefined;
+    if (message !== undefined) yield { type: 'message', turn, message };
+    const outcome: TurnOutcome = { message, results, terminate: false };
+    if (end.kind === 'error') outcome.error = { error: end.error };
+    return outcome;
+  }
+  const message = builder.message(end.stopReason, end.final);
+  await commitReply(entry, turn, message);
+  yield { type: 'message', turn, message };
+  return yield* turnBatch(message, setup);
 }
 
 /** The paused turn a resumed run continues: its message and its batch's state. */
@@ -85,7 +177,10 @@ export interface PausedTurn {
  */
 export async function* resumedTurn(paused: PausedTurn, resume: Omit<ResumeOptions, 'state'>, setup: TurnSetup): AsyncGenerator<AgentEvent, TurnOutcome, undefined> {
   const { turn, tools, signal } = setup;
-  const run = runTools(toolCallsOf(paused.message), { ...setup.batchOptions, tools, signal, resume: { ...resume, state: paused.batch } });
+  const options: RunToolsOptions = { ...setup.batchOptions, tools, signal, resume: { ...resume, state: paused.batch } };
+  // A resumed turn's batch keeps its journal (J6): calls ended before the pause are carried by the state, resumed calls journaled.
+  if (setup.journal !== undefined) options.journal = batchJournal(setup.journal, turn);
+  const run = runTools(toolCallsOf(paused.message), options);
   let finished = false;
   try {
     let step = await run.next();
