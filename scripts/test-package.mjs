@@ -11,6 +11,9 @@
  *   and no `@opentelemetry` package, even with `@opentelemetry/api` installed;
  * - `toolrun/otel` records the spans of a batch with `@opentelemetry/api` and
  *   `@opentelemetry/sdk-trace-base` installed next to toolrun (its optional peer dependency);
+ * - `toolrun/dbos` runs a durable batch with `@dbos-inc/dbos-sdk` installed next to toolrun
+ *   (its optional peer), on a PostgreSQL started by lib/dbos/postgres.ts, and a second
+ *   process given the same workflow id gets the recorded result without running a tool;
  * - TypeScript with nodenext, node16, bundler, preserve and node10 (which reads no `exports`:
  *   the top-level `types` and `typesVersions`), every one `strict` with
  *   `skipLibCheck: false`, `exactOptionalPropertyTypes`, `noPropertyAccessFromIndexSignature`,
@@ -300,7 +303,70 @@ console.log('ok');
   return otelPackages.join(', ');
 });
 
-check("import 'toolrun' loads no node: module, no @opentelemetry package (installed), and none of toolrun/tools, toolrun/otel or the CLI", () => {
+// toolrun/dbos with its optional peer, against a PostgreSQL this script starts (the same
+// provisioning as the specs: lib/dbos/postgres.ts, loaded through tsx from this checkout).
+const dbosVersion = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).devDependencies['@dbos-inc/dbos-sdk'];
+phase = Date.now();
+run('npm', ['install', `@dbos-inc/dbos-sdk@${dbosVersion}`, '--no-audit', '--no-fund', '--loglevel=error'], app);
+console.log(`INFO npm install @dbos-inc/dbos-sdk@${dbosVersion} ${((Date.now() - phase) / 1000).toFixed(1)} s`);
+
+await checkAsync(`toolrun/dbos runs a durable batch with @dbos-inc/dbos-sdk@${dbosVersion} on a PostgreSQL started by the project; a second process with the same workflow id gets the recorded result without running a tool`, async () => {
+  const { tsImport } = await import('tsx/esm/api');
+  const { startPostgres } = await tsImport('../lib/dbos/postgres.ts', import.meta.url);
+  const pgStarted = Date.now();
+  const pg = await startPostgres();
+  try {
+    const pgMs = Date.now() - pgStarted;
+    writeFileSync(
+      join(app, 'dbos.mjs'),
+      `import assert from 'node:assert/strict';
+import { appendFileSync } from 'node:fs';
+import { DBOS } from '@dbos-inc/dbos-sdk';
+import { defineTool } from 'toolrun';
+import { registerDurableBatch } from 'toolrun/dbos';
+
+const echo = defineTool({
+  name: 'echo',
+  input: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  execute: ({ text }) => {
+    appendFileSync('dbos-runs.log', text + '\\n');
+    return 'echo: ' + text;
+  },
+});
+const batch = registerDurableBatch({ name: 'package-batch', tools: [echo] });
+DBOS.setConfig({ name: 'package_check', systemDatabaseUrl: process.env.DB_URL, logLevel: 'error', applicationVersion: 'package' });
+await DBOS.launch();
+const result = await batch.run(
+  [{ id: 'call_1', name: 'echo', arguments: { text: 'a' } }, { id: 'call_2', name: 'echo', arguments: { text: 'b' } }, { id: 'call_3', name: 'nope' }],
+  { workflowId: 'package-1' },
+);
+assert.deepEqual(result.messages.map((m) => [m.toolCallId, m.isError]), [['call_1', false], ['call_2', false], ['call_3', true]]);
+assert.deepEqual(result.outcomes, ['ok', 'ok', 'rejected']);
+console.log(JSON.stringify({ text: result.messages.map((m) => m.content[0].text), steps: ((await DBOS.listWorkflowSteps('package-1')) ?? []).map((s) => s.name) }));
+await DBOS.shutdown();
+`,
+    );
+    const env = { ...process.env, DB_URL: pg.databaseUrl('package_dbos') };
+    const once = () => {
+      const result = spawnSync('node', ['dbos.mjs'], { cwd: app, encoding: 'utf8', env });
+      if (result.status !== 0) throw new Error(`dbos.mjs exited ${result.status}: ${(result.stderr || result.stdout).trim().split('\n').slice(-15).join('\n')}`);
+      return JSON.parse(result.stdout.trim().split('\n').pop());
+    };
+    const first = once();
+    const second = once();
+    assert(first.text[0] === 'echo: a' && first.text[1] === 'echo: b', `results: ${JSON.stringify(first.text)}`);
+    const journaled = ['toolrun:batch:0:started', 'toolrun:batch:0:decision', 'toolrun:batch:0:result'];
+    assert(journaled.every((name) => first.steps.includes(name)), `the batch's calls were not journaled as steps: ${first.steps.join(', ')}`);
+    assert(JSON.stringify(second) === JSON.stringify(first), `second run differs: ${JSON.stringify(second)} vs ${JSON.stringify(first)}`);
+    const runs = readFileSync(join(app, 'dbos-runs.log'), 'utf8').trim().split('\n');
+    assert(runs.join(',') === 'a,b', `tool runs: ${runs.join(',')} (each call must run once over both processes)`);
+    return `PostgreSQL ${pg.version} started in ${(pgMs / 1000).toFixed(1)} s; ${first.steps.length} steps journaled`;
+  } finally {
+    await pg.stop();
+  }
+});
+
+check("import 'toolrun' loads no node: module, no @opentelemetry or @dbos-inc package (installed), and none of toolrun/tools, toolrun/otel, toolrun/dbos or the CLI", () => {
   // Node's loader hooks see every module the import graph resolves.
   writeFileSync(
     join(app, 'hooks.mjs'),
@@ -317,7 +383,7 @@ check("import 'toolrun' loads no node: module, no @opentelemetry package (instal
   const urls = [...new Set(lines.filter((line) => line.startsWith('LOADED ')).map((line) => line.slice('LOADED '.length)))];
   const toolrunFiles = urls.filter((url) => url.includes('/node_modules/toolrun/'));
   assert(toolrunFiles.length > 0, 'the hook saw no toolrun module');
-  const bad = urls.filter((url) => url.startsWith('node:') || url.includes('/@opentelemetry/') || /\/toolrun\/dist\/(cli|tools|otel)\//.test(url));
+  const bad = urls.filter((url) => url.startsWith('node:') || url.includes('/@opentelemetry/') || url.includes('/@dbos-inc/') || /\/toolrun\/dist\/(cli|tools|otel|dbos)\//.test(url));
   assert(bad.length === 0, `loaded: ${bad.join(', ')}`);
   return `${urls.length} ES modules resolved, ${toolrunFiles.length} of them toolrun's`;
 });
@@ -579,7 +645,7 @@ check('attw on the tarball, every resolution (no profile): node10, node16 from E
   const report = JSON.parse(result.stdout);
   const problems = report.analysis?.problems ?? report.problems ?? [];
   const entries = Object.keys(report.analysis.entrypoints);
-  assert(['.', './tools', './testing', './mcp', './otel'].every((entry) => entries.includes(entry)), `entrypoints: ${entries.join(', ')}`);
+  assert(['.', './tools', './testing', './mcp', './otel', './dbos'].every((entry) => entries.includes(entry)), `entrypoints: ${entries.join(', ')}`);
   const unexpected = problems.filter((problem) => !(problem.kind === 'CJSResolvesToESM' && problem.resolutionKind === 'node16-cjs'));
   assert(unexpected.length === 0, `problems: ${JSON.stringify(unexpected)}`);
   return `${entries.length} entrypoints; ${problems.length} node16-cjs "dynamic import only", nothing else`;

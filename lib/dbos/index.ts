@@ -123,13 +123,30 @@ function replyEntry<V>(name: string): JournalValueEntry<V> {
   };
 }
 
-/** The DBOS message topic {@link sendApproval} sends decisions on. */
+/**
+ * The DBOS message topic {@link sendApproval} sends decisions on (`DBOS.send(workflowId,
+ * decisions, APPROVAL_TOPIC)` does the same).
+ *
+ * @example
+ * ```ts
+ * await client.send(workflowId, [{ index: 1, approved: true }], APPROVAL_TOPIC);
+ * ```
+ */
 export const APPROVAL_TOPIC = 'toolrun.approval';
-/** The DBOS event a paused durable batch sets to its pending requests (`DBOS.getEvent(workflowId, APPROVAL_EVENT)`), and to `[]` once none is pending. */
+/**
+ * The DBOS event a paused durable batch sets to its pending `ToolApprovalRequest[]` (in call
+ * order), and to `[]` once none is pending.
+ *
+ * @example
+ * ```ts
+ * const pending = await DBOS.getEvent<ToolApprovalRequest[]>(workflowId, APPROVAL_EVENT, { timeoutSeconds: 0 });
+ * ```
+ */
 export const APPROVAL_EVENT = 'toolrun.approval.requests';
 
 /**
- * A person's decision on a call of a paused durable batch, as {@link sendApproval} sends it:
+ * A person's decision on a call of a paused durable batch, as {@link sendApproval} sends it
+ * (e.g. `{ index: 2, approved: false, reason: 'Over the limit.' }`):
  * by the call's position (an `approvalId` is made afresh each time a run defers a call, so
  * it is not stable across a recovery; the index is).
  */
@@ -169,7 +186,10 @@ export interface DurableBatchConfig<T extends readonly Tool[]> {
   approvalPollSeconds?: number;
 }
 
-/** What a durable batch's workflow returns (JSON-safe: DBOS records it). */
+/**
+ * What a durable batch's workflow returns (JSON-safe: DBOS records it), e.g.
+ * `{ messages: [{ role: 'tool', toolCallId: 'call_1', … }], outcomes: ['ok'], terminate: false, approvalRounds: 0 }`.
+ */
 export interface DurableBatchResult {
   /** One result per call, in call order. */
   messages: ToolResultMessage[];

@@ -52,7 +52,16 @@ export interface JournalSettings {
   readonly streamProgress: boolean;
 }
 
-/** The DBOS stream key a call's progress is written to (with `streamProgress`): `toolrun.progress:<scope>:<index>`. */
+/**
+ * The DBOS stream key a call's progress is written to (with `streamProgress`):
+ * `toolrun.progress:<scope>:<index>`. The stream is closed when the call's result is journaled;
+ * a call run again after a crash appends to it (at-least-once).
+ *
+ * @example
+ * ```ts
+ * for await (const value of DBOS.readStream(workflowId, progressStreamKey('batch', 2))) show(value);
+ * ```
+ */
 export function progressStreamKey(scope: string, index: number): string {
   return `toolrun.progress:${scope}:${index}`;
 }

@@ -72,7 +72,8 @@ describe('toolrun/dbos approvals (J)', () => {
     // Fails if the requests are not published (getEvent waits out), if the decision does not
     // reach the workflow (getResult hangs: the hang guard fails the spec), if decisions are
     // matched by approvalId instead of the call's index (the relaunched run made new ids:
-    // both pays would stay pending), or if a denied call ran.
+    // both pays would stay pending), if a denied call ran, or if the call answered before the
+    // pause ran again after the crash (its result is journaled).
     const workflowId = 'approval-1';
     await batch.start(calls, { workflowId });
     const requests = await DBOS.getEvent<ToolApprovalRequest[]>(workflowId, APPROVAL_EVENT, { timeoutSeconds: 60 });
@@ -95,6 +96,8 @@ describe('toolrun/dbos approvals (J)', () => {
       ['toolu_c', true],
     ]);
     expect(JSON.stringify(result.messages[2]!.content)).toContain('Over the limit.');
+    // Journaled before the pause: not run again by the relaunched attempt, nor by the resumed run.
+    expect(runs['lookup invoice 7']).toBe(1);
     expect(runs['pay 70']).toBe(1);
     expect(runs['pay 999']).toBeUndefined();
     expect(await DBOS.getEvent(workflowId, APPROVAL_EVENT, { timeoutSeconds: 5 })).toEqual([]);

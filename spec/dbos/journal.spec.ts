@@ -8,7 +8,7 @@ import { DBOS } from '@dbos-inc/dbos-sdk';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JournaledResult } from '../../lib/core/journal.ts';
-import { dbosJournal } from '../../lib/dbos/index.ts';
+import { dbosAgentJournal, dbosJournal } from '../../lib/dbos/index.ts';
 import type { PostgresServer } from '../../lib/dbos/postgres.ts';
 import { driveBatch, gate, operations, resultOf, startDatabase, type DrivenCall, type Gate } from './harness.ts';
 
@@ -40,7 +40,64 @@ const batchWorkflow = DBOS.registerWorkflow(
   { name: 'journal-spec-batch' },
 );
 
+/** Per workflow id: the agent spec's model and the point it crashes at. */
+const agentScripts = new Map<string, { ask: (turn: number) => Promise<string>; afterReply?: (turn: number) => Promise<void> }>();
+
+/** Plays runAgent's side of the agent journal: per turn, the reply (asked only when not journaled), then the turn's batch of one call. */
+const agentWorkflow = DBOS.registerWorkflow(
+  async (turns: number): Promise<{ replies: string[]; batches: DrivenCall[][] }> => {
+    const script = agentScripts.get(DBOS.workflowID!)!;
+    const journal = dbosAgentJournal<string>();
+    const replies: string[] = [];
+    const batches: DrivenCall[][] = [];
+    for (let turn = 0; turn < turns; turn++) {
+      const entry = journal.modelReply(turn);
+      let reply = await entry.prior;
+      if (reply === undefined) {
+        reply = await script.ask(turn);
+        await entry.commit(reply);
+      }
+      replies.push(reply);
+      await script.afterReply?.(turn);
+      batches.push(await driveBatch(journal.batch(turn), 1, async (i) => resultOf(i, ` for ${reply}`)));
+    }
+    return { replies, batches };
+  },
+  { name: 'journal-spec-agent' },
+);
+
 describe('toolrun/dbos journal (J)', () => {
+  it('J-dbos-agent: a journaled model reply is not asked again after a crash; each turn has its own batch scope', async () => {
+    // Fails if a reply is not journaled (the model is asked again after the crash and answers
+    // differently), or if the turns' batches share one scope (their steps would collide:
+    // DBOS's step-name check or equal idempotency keys).
+    const workflowID = 'agent-1';
+    let asked = 0;
+    const crashed = gate();
+    const never: Gate = gate();
+    let attempt = 0;
+    agentScripts.set(workflowID, {
+      ask: async (turn) => `reply ${turn} #${++asked}`,
+      afterReply: async (turn) => {
+        if (attempt === 0 && turn === 1) {
+          crashed.open();
+          await never.promise;
+        }
+      },
+    });
+    await DBOS.startWorkflow(agentWorkflow, { workflowID })(3);
+    await crashed.promise; // turn 1's reply journaled, its batch not begun
+    attempt = 1;
+    await DBOS.shutdown();
+    await DBOS.launch();
+    const { replies, batches } = await DBOS.retrieveWorkflow<{ replies: string[]; batches: DrivenCall[][] }>(workflowID).getResult();
+    expect(replies).toEqual(['reply 0 #1', 'reply 1 #2', 'reply 2 #3']);
+    expect(asked).toBe(3);
+    expect(batches.map((b) => b[0]!.prior)).toEqual(['ended', 'new', 'new']);
+    expect(batches.map((b) => b[0]!.key)).toEqual([`${workflowID}:turn-0:0`, `${workflowID}:turn-1:0`, `${workflowID}:turn-2:0`]);
+    expect(batches[1]![0]!.result).toEqual(resultOf(0, ' for reply 1 #2'));
+  }, 120_000);
+
   it('J-dbos-order: the recorded operations are a function of call order alone, under random completion orders, decisions and progress', async () => {
     // Fails if any operation of a call is issued later than open() (e.g. the decision step
     // at decide(), or the result step when the call finishes): the recorded sequence then

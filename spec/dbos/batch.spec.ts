@@ -1,0 +1,115 @@
+/**
+ * `registerDurableBatch` end to end with the core (runTools driving the DBOS journal), on a
+ * real PostgreSQL: a crash mid-batch (DBOS shut down under the running workflow, relaunched:
+ * the workflow is recovered in this process) re-runs no call whose result was journaled,
+ * answers each interrupted call by the chosen policy, and keeps the runtime's own final
+ * results (a timeout stays a timeout, not the abort the crash caused).
+ */
+import { DBOS } from '@dbos-inc/dbos-sdk';
+import * as v from 'valibot';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ToolEvent } from '../../lib/core/events.ts';
+import { defineTool } from '../../lib/index.ts';
+import { registerDurableBatch, type DurableBatchResult } from '../../lib/dbos/index.ts';
+import type { PostgresServer } from '../../lib/dbos/postgres.ts';
+import { gate, startDatabase } from './harness.ts';
+
+let pg: PostgresServer;
+const starts: string[] = [];
+const keys: Record<string, string[]> = {};
+const never = gate();
+const threeRan = gate();
+let attempt = 0;
+
+const quick = defineTool({
+  name: 'quick',
+  input: v.object({ n: v.number() }),
+  async *execute({ n }, ctx) {
+    starts.push(`quick ${n}`);
+    (keys[`quick ${n}`] ??= []).push(ctx.idempotencyKey ?? '-');
+    yield { n, half: true };
+    if (n === 3 && attempt === 0) threeRan.open();
+    return `quick ${n} done (attempt ${attempt})`;
+  },
+});
+const slow = defineTool({
+  name: 'slow',
+  input: v.object({}),
+  timeoutMs: 50,
+  async execute(_input, { signal }) {
+    starts.push('slow');
+    // Never finishes on its own: its 50 ms timeout always ends it.
+    await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+  },
+});
+const hold = defineTool({
+  name: 'hold',
+  input: v.object({}),
+  async execute() {
+    starts.push('hold');
+    if (attempt === 0) await never.promise;
+    return 'hold done';
+  },
+});
+const batch = registerDurableBatch({
+  name: 'crash-batch',
+  tools: [quick, slow, hold],
+  interruptedCalls: (call) => (call.toolName === 'quick' ? 'run-again' : 'unknown'),
+});
+
+beforeAll(async () => {
+  pg = await startDatabase('toolrun_batch');
+  await DBOS.launch();
+}, 120_000);
+afterAll(async () => {
+  await DBOS.shutdown();
+  await pg?.stop();
+}, 60_000);
+
+const text = (m: { content: unknown[] }) => (m.content[0] as { text: string }).text;
+
+describe('registerDurableBatch with runTools (J)', () => {
+  it('J-dbos-batch-crash: journaled results survive a crash exactly as the run finalized them; interrupted calls follow the policy, with the same idempotency key', async () => {
+    // Fails if a journaled call runs again (starts), if the journaled timeout comes back as
+    // another text (the raw return or the crash's abort journaled instead of the finalized
+    // result), if an interrupted 'unknown' call runs again, or if a 'run-again' call gets a
+    // new idempotency key.
+    const workflowId = 'crash-1';
+    const calls = [
+      { id: 'toolu_0', name: 'quick', arguments: { n: 0 } },
+      { id: 'toolu_1', name: 'slow', arguments: {} },
+      { id: 'toolu_2', name: 'hold', arguments: {} },
+      { id: 'toolu_3', name: 'quick', arguments: { n: 3 } },
+    ];
+    const firstResults: string[] = [];
+    const twoReleased = gate();
+    await batch.start(calls, {
+      workflowId,
+      onEvent(event: ToolEvent) {
+        if (event.type !== 'tool_result') return;
+        firstResults[event.index] = text(event.message);
+        if (event.index === 1) twoReleased.open();
+      },
+    });
+    await Promise.all([twoReleased.promise, threeRan.promise]); // calls 0 and 1 committed; 2 holds; 3 ran, uncommitted behind it
+    attempt = 1;
+    await DBOS.shutdown();
+    await DBOS.launch();
+    const result = await DBOS.retrieveWorkflow<DurableBatchResult>(workflowId).getResult();
+
+    expect(result.messages.map((m) => m.toolCallId)).toEqual(['toolu_0', 'toolu_1', 'toolu_2', 'toolu_3']);
+    expect(text(result.messages[0]!)).toBe(firstResults[0]);
+    expect(text(result.messages[0]!)).toBe('quick 0 done (attempt 0)');
+    expect(text(result.messages[1]!)).toBe(firstResults[1]);
+    expect(result.outcomes).toEqual(['ok', 'timed_out', 'interrupted', 'ok']);
+    expect(text(result.messages[1]!)).toBe('Tool "slow" timed out after 50 ms and was stopped.');
+    expect(text(result.messages[2]!)).toContain('its outcome is unknown');
+    expect(result.messages[2]!.isError).toBe(true);
+    expect(text(result.messages[3]!)).toBe('quick 3 done (attempt 1)');
+    expect(starts.filter((s) => s === 'quick 0')).toHaveLength(1);
+    expect(starts.filter((s) => s === 'slow')).toHaveLength(1);
+    expect(starts.filter((s) => s === 'hold')).toHaveLength(1);
+    expect(starts.filter((s) => s === 'quick 3')).toHaveLength(2);
+    expect(keys['quick 3']).toEqual([`${workflowId}:batch:3`, `${workflowId}:batch:3`]);
+  }, 120_000);
+});
