@@ -94,7 +94,7 @@ function placedKills(mode: 'batch' | 'agent'): Array<{ name: string; at: FreezeA
   for (const i of [0, 7]) placed.push({ name: `while call ${i}'s result is being journaled`, at: { m: 'commit', ...(t === undefined ? {} : { t }), i } });
   for (const i of [2, 9, 11]) placed.push({ name: `after call ${i}'s result is journaled`, at: { m: 'committed', ...(t === undefined ? {} : { t }), i } });
   for (const i of [8, 9]) placed.push({ name: `after the approval of call ${i} is journaled`, at: { m: 'decided', ...(t === undefined ? {} : { t }), i } });
-  if (mode === 'agent') for (const turn of [0, 1, 2, 3]) placed.push({ name: `after model reply ${turn} is journaled`, at: { m: 'reply', t: turn } });
+  if (mode === 'agent') for (const turn of [1, 2, 3, 4]) placed.push({ name: `after model reply ${turn} is journaled`, at: { m: 'reply', t: turn } });
   return placed;
 }
 
