@@ -171,6 +171,9 @@ export async function runTrial(child: ChildCommand, plan: TrialPlan, dir: string
   // 2. A call answered from the journal is not executed, and is marked replayed.
   const lastPrior = new Map<string, Marker>();
   for (const marker of last.markers) if (marker.m === 'prior') lastPrior.set(key(marker.t, marker.i), marker);
+  /** Calls some attempt found `started` (interrupted by an earlier kill). */
+  const interrupted = new Set<string>();
+  for (const attempt of attempts) for (const marker of attempt.markers) if (marker.m === 'prior' && marker.state === 'started') interrupted.add(key(marker.t, marker.i));
   for (const [n, attempt] of attempts.entries()) {
     for (const marker of attempt.markers) {
       if (marker.m !== 'prior' || marker.state !== 'ended') continue;
@@ -190,11 +193,12 @@ export async function runTrial(child: ChildCommand, plan: TrialPlan, dir: string
   for (const [j, expected] of clean.results.entries()) {
     const actual = outcome.results[j];
     const k = outcome.order[j] ?? `#${j}`;
-    const prior = lastPrior.get(k);
-    if (plan.config.interruptedCalls === 'unknown' && prior?.state === 'started') {
-      // Answered without running, as an error saying its outcome is unknown (J5) — unless the
-      // run proved no earlier attempt ran it (it waited for an approval nobody had given):
-      // then it is prepared as new and its result is the clean run's.
+    if (plan.config.interruptedCalls === 'unknown' && interrupted.has(k)) {
+      // Answered without running, as an error saying its outcome is unknown (J5) — in the
+      // attempt that found it started, or replayed from the journal in a later one — unless
+      // the run proved no earlier attempt ran it (it waited for an approval nobody had
+      // given): then it is prepared as new and its result is the clean run's. J5 answers a
+      // call rejected before it could run (a bad argument, an unknown tool) "unknown" too.
       const unknown = actual !== undefined && actual.isError && actual.toolCallId === expected.toolCallId && contentText(actual).includes('its outcome is unknown') && startsOf(k, attempts.length - 1) === 0;
       if (!unknown && !isDeepStrictEqual(actual, expected)) {
         result.mismatches++;
@@ -209,7 +213,8 @@ export async function runTrial(child: ChildCommand, plan: TrialPlan, dir: string
   }
   if (clean.history !== undefined && result.mismatches === 0 && !isDeepStrictEqual(outcome.history, clean.history)) {
     result.mismatches++;
-    fail(`the agent's history differs from the clean run's`);
+    const at = clean.history.findIndex((message, j) => !isDeepStrictEqual(message, outcome.history?.[j]));
+    fail(`the agent's history differs from the clean run's at message ${at}: ${JSON.stringify(outcome.history?.[at]).slice(0, 400)} instead of ${JSON.stringify(clean.history[at]).slice(0, 400)}`);
   }
   if (clean.reason !== outcome.reason) fail(`the run ended '${outcome.reason}', the clean run '${clean.reason}'`);
   // 5. Re-run calls keep their idempotency key.

@@ -37,6 +37,7 @@ const { values } = parseArgs({
     parallel: { type: 'string', default: '3' },
     seed: { type: 'string', default: String(Date.now() % 1_000_000) },
     'no-broken': { type: 'boolean', default: false },
+    'no-placed': { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
   },
 });
@@ -165,7 +166,7 @@ try {
       if (random() < 0.2) kills.push(randomKill(markerCount, durationMs));
       plans.push({ name: `${mode} random #${n}`, config: variant(n), kills });
     }
-    for (const [n, placed] of placedKills(mode).entries()) plans.push({ name: `${mode}: kill ${placed.name}`, config: variant(n), kills: [{ kind: 'freeze', at: placed.at }] });
+    for (const [n, placed] of (values['no-placed'] ? [] : placedKills(mode)).entries()) plans.push({ name: `${mode}: kill ${placed.name}`, config: variant(n), kills: [{ kind: 'freeze', at: placed.at }] });
     const results = await runAll(plans, clean, mode);
     const random_ = results.slice(0, trialsPerMode);
     const placed = results.slice(trialsPerMode);
