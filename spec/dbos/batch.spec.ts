@@ -10,7 +10,9 @@ import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolEvent } from '../../lib/core/events.ts';
 import { defineTool } from '../../lib/index.ts';
-import { registerDurableBatch, type DurableBatchResult } from '../../lib/dbos/index.ts';
+import { dbosAgentJournal, registerDurableBatch, type DurableBatchResult } from '../../lib/dbos/index.ts';
+import { runAgent, type AgentEvent, type AgentResult } from '../../lib/extras/agent.ts';
+import { scriptedModel } from '../../lib/extras/agent/scripted-model.ts';
 import type { PostgresServer } from '../../lib/dbos/postgres.ts';
 import { gate, startDatabase } from './harness.ts';
 
@@ -19,6 +21,7 @@ const starts: string[] = [];
 const keys: Record<string, string[]> = {};
 const never = gate();
 const threeRan = gate();
+let onHold: (() => void) | undefined;
 let attempt = 0;
 
 const quick = defineTool({
@@ -47,6 +50,7 @@ const hold = defineTool({
   input: v.object({}),
   async execute() {
     starts.push('hold');
+    onHold?.();
     if (attempt === 0) await never.promise;
     return 'hold done';
   },
@@ -56,6 +60,26 @@ const batch = registerDurableBatch({
   tools: [quick, slow, hold],
   interruptedCalls: (call) => (call.toolName === 'quick' ? 'run-again' : 'unknown'),
 });
+
+// runAgent in a DBOS workflow: turn 0 calls quick(10), turn 1 calls hold (held in the first
+// attempt: the crash point, after turn 1's reply was journaled), turn 2 answers.
+const model = scriptedModel([
+  { role: 'assistant', content: [{ type: 'toolCall', id: 'a0', name: 'quick', arguments: { n: 10 } }] },
+  { role: 'assistant', content: [{ type: 'toolCall', id: 'a1', name: 'hold', arguments: {} }] },
+  { role: 'assistant', content: [{ type: 'text', text: 'All done.' }] },
+]);
+const agentEvents: AgentEvent[] = [];
+const agentWorkflow = DBOS.registerWorkflow(
+  async (): Promise<AgentResult> => {
+    const run = runAgent({ model, tools: [quick, hold], messages: [{ role: 'user', content: 'go' }], journal: dbosAgentJournal(), interruptedCalls: 'run-again' });
+    for (;;) {
+      const next = await run.next();
+      if (next.done === true) return next.value;
+      agentEvents.push(next.value);
+    }
+  },
+  { name: 'agent-spec' },
+);
 
 beforeAll(async () => {
   pg = await startDatabase('toolrun_batch');
@@ -111,5 +135,30 @@ describe('registerDurableBatch with runTools (J)', () => {
     expect(starts.filter((s) => s === 'hold')).toHaveLength(1);
     expect(starts.filter((s) => s === 'quick 3')).toHaveLength(2);
     expect(keys['quick 3']).toEqual([`${workflowId}:batch:3`, `${workflowId}:batch:3`]);
+  }, 120_000);
+
+  it('J-dbos-agent-crash: runAgent with dbosAgentJournal asks the model once per turn across a crash; a journaled turn is not run again', async () => {
+    // Fails if a journaled reply is asked again (the scripted model would hand turn 0 its
+    // third reply and the history would differ), or if turn 0's journaled call runs again.
+    attempt = 0;
+    const turnOneHeld = gate();
+    const before = starts.length;
+    const workflowId = 'agent-crash-1';
+    await DBOS.startWorkflow(agentWorkflow, { workflowID: workflowId })();
+    // hold starts only after turn 1's reply was journaled (J8: committed before its calls start).
+    onHold = () => turnOneHeld.open();
+    await turnOneHeld.promise;
+    onHold = undefined;
+    attempt = 1;
+    await DBOS.shutdown();
+    await DBOS.launch();
+    const result = await DBOS.retrieveWorkflow<AgentResult>(workflowId).getResult();
+    expect(model.calls).toBe(3);
+    expect(result.reason).not.toBe('error');
+    expect(result.turns).toBe(3);
+    const last = result.messages.at(-1) as { role: string; content: { text?: string }[] };
+    expect(last.content[0]!.text).toBe('All done.');
+    expect(starts.slice(before).filter((x) => x === 'quick 10')).toHaveLength(1);
+    expect(starts.slice(before).filter((x) => x === 'hold')).toHaveLength(2);
   }, 120_000);
 });
