@@ -15,6 +15,7 @@ const SLOW_SPECS = [
   'spec/cli/serve-mcp.spec.ts',
   'spec/cli/mcp.spec.ts',
   'spec/cli/replay-stream.spec.ts',
+  'spec/cli/durable.spec.ts',
   'spec/mcp/lifetimes.spec.ts',
   'spec/mcp/serve.spec.ts',
   'spec/mcp/stdio.spec.ts',

@@ -40,7 +40,7 @@ import { createRunView } from './view/index.ts';
 import type { RunView } from './view/index.ts';
 
 /** Every command the program has, as `--help` lists them; the unknown-command error names them all. */
-const COMMANDS = ['demo', 'replay', 'mcp', 'serve-mcp', 'agent', 'help'] as const;
+const COMMANDS = ['demo', 'replay', 'mcp', 'serve-mcp', 'agent', 'durable', 'help'] as const;
 
 /** The text of `--help`. */
 export const USAGE = `usage: toolrun [command] [options]
@@ -65,6 +65,10 @@ commands:
   agent                       a scripted agent loop on the demo's project: a parent agent sends
                               two explorer sub-agents (grep, list_files, read_file); their calls
                               show live as a tree under the parent's calls
+  durable [--database-url <url>]
+                              a batch as a DBOS durable batch in a child process: the child is
+                              killed (SIGKILL) mid-way and started again; replayed calls come
+                              from the journal (see toolrun durable --help)
   help                        show this text
 
 options:
@@ -170,6 +174,11 @@ export async function main(argv: readonly string[], io: MainIo = processIo()): P
 async function dispatch(argv: readonly string[], io: MainIo, interrupt: Interrupt): Promise<number> {
   // Everything after `mcp` is parsed by lib/cli/mcp.ts: the server's command line is not toolrun's.
   if (argv[0] === 'mcp') return await mcpCommand(argv.slice(1), io, interrupt);
+  if (argv[0] === 'durable') {
+    const durable = await import('./durable.ts');
+    const child = io.env.TOOLRUN_DURABLE_CHILD;
+    return child === undefined ? await durable.durableCommand(argv.slice(1), io) : await durable.durableChild(child);
+  }
   if (argv[0] === 'serve-mcp') return await (await import('./serve-mcp.ts')).serveMcpCommand(argv.slice(1), io);
   const { values, positionals } = parseCommandLine(argv);
   const [command = 'demo', ...rest] = positionals;
