@@ -45,21 +45,18 @@ describe('C8 The abort signal must reach the running tool', () => {
     setTimeout(() => controller.abort(reason), 100);
     const driven = await drive(runTools(input, { tools: [scan], signal: controller.signal }), { t0 });
     expectInvariants(input, driven);
-    // Within one tick of abort@100: the listener fired at 100 exactly.
+    // Virtual time (fake timers): the listener fired at the abort's own tick, 100 exactly.
     expect(probe.listenerAt).toBe(100);
-    expect(probe.listenerAt - 100).toBeLessThanOrEqual(5);
     expect(probe.reason).toBe(reason);
     // Progress stops: steps at 20, 40, 60, 80; the sleep due at 100 lost to the abort.
     const progress = driven.timed.filter((t) => t.event.type === 'tool_execution_update');
     expect(progress.map((t) => t.at)).toEqual([20, 40, 60, 80]);
-    expect(progress.every((t) => t.at <= 120)).toBe(true);
     expect(ofType(driven.events, 'tool_execution_update').map((e) => e.progress)).toEqual([{ step: 0 }, { step: 1 }, { step: 2 }, { step: 3 }]);
     const message = driven.batch.messages[0]!;
     expect(message.isError).toBe(true);
     expect(text(message)).toContain('abort');
     expect(endOf(driven, 'c1').outcome).toBe('interrupted');
     expect(driven.batch.aborted).toBe(true);
-    expect(driven.settledAt).toBeLessThan(150);
     expect(driven.settledAt).toBe(100);
     expect(probe.finallyRan).toBe(true);
     expectNoListeners(controller.signal);

@@ -54,7 +54,7 @@ describe('C9 Abort must stop the actual work, and the result must say so honestl
     expect(probe.killedAt).toBe(100);
     const ticks1AtAbort = probe.ticks1;
     expect(ticks1AtAbort).toBeLessThanOrEqual(10);
-    // Settles by about 200 ms (abort + grace), not at 2000.
+    // Virtual time (fake timers): settles at abort + grace, 200, not at 2000.
     expect(driven.settledAt).toBe(200);
     const [m1, m2] = driven.batch.messages;
     expect(m1!.isError).toBe(true);
