@@ -9,15 +9,14 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import * as v from 'valibot';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ToolApprovalRequest } from '../../lib/core/approval.ts';
 import { defineTool } from '../../lib/index.ts';
 import { APPROVAL_EVENT, registerDurableBatch, type DurableApproval } from '../../lib/dbos/index.ts';
-import type { PostgresServer } from '../../lib/dbos/postgres.ts';
-import { startDatabase } from './harness.ts';
+import { launchDbosForFile } from './harness.ts';
 
 const fixture = join(import.meta.dirname, 'fixtures', 'dbos-process.ts');
-let pg: PostgresServer;
+const postgres = launchDbosForFile('toolrun_approval');
 const runs: Record<string, number> = {};
 
 const pay = defineTool({
@@ -39,20 +38,12 @@ const lookup = defineTool({
 });
 const batch = registerDurableBatch({ name: 'approval-batch', tools: [pay, lookup] });
 
-beforeAll(async () => {
-  pg = await startDatabase('toolrun_approval');
-  await DBOS.launch();
-}, 120_000);
-afterAll(async () => {
-  await DBOS.shutdown();
-  await pg?.stop();
-}, 60_000);
 
 /** Sends decisions from another process, through a DBOSClient. */
 function approveFromAnotherProcess(workflowId: string, approvals: DurableApproval[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
-      env: { ...process.env, ROLE: 'approve', DB_URL: pg.databaseUrl('toolrun_approval_dbos'), WORKFLOW: workflowId, APPROVALS: JSON.stringify(approvals) },
+      env: { ...process.env, ROLE: 'approve', DB_URL: postgres().databaseUrl('toolrun_approval_dbos'), WORKFLOW: workflowId, APPROVALS: JSON.stringify(approvals) },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let err = '';

@@ -7,16 +7,15 @@
  */
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import * as v from 'valibot';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ToolEvent } from '../../lib/core/events.ts';
 import { defineTool } from '../../lib/index.ts';
 import { dbosAgentJournal, registerDurableBatch, type DurableBatchResult } from '../../lib/dbos/index.ts';
 import { runAgent, type AgentEvent, type AgentResult } from '../../lib/extras/agent.ts';
 import { scriptedModel } from '../../lib/extras/agent/scripted-model.ts';
-import type { PostgresServer } from '../../lib/dbos/postgres.ts';
-import { gate, startDatabase } from './harness.ts';
+import { gate, launchDbosForFile } from './harness.ts';
 
-let pg: PostgresServer;
+launchDbosForFile('toolrun_batch');
 const starts: string[] = [];
 const keys: Record<string, string[]> = {};
 const never = gate();
@@ -81,14 +80,6 @@ const agentWorkflow = DBOS.registerWorkflow(
   { name: 'agent-spec' },
 );
 
-beforeAll(async () => {
-  pg = await startDatabase('toolrun_batch');
-  await DBOS.launch();
-}, 120_000);
-afterAll(async () => {
-  await DBOS.shutdown();
-  await pg?.stop();
-}, 60_000);
 
 const text = (m: { content: unknown[] }) => (m.content[0] as { text: string }).text;
 

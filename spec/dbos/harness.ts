@@ -5,6 +5,7 @@
  * `prior`; commit in call order) while the "tools" finish in any order the spec picks.
  */
 import { DBOS } from '@dbos-inc/dbos-sdk';
+import { afterAll, beforeAll } from 'vitest';
 import type { JournalPrior, JournaledResult, ToolJournal } from '../../lib/core/journal.ts';
 import { startPostgres, type PostgresServer } from '../../lib/dbos/postgres.ts';
 
@@ -13,6 +14,26 @@ export async function startDatabase(app: string): Promise<PostgresServer> {
   const pg = await startPostgres();
   DBOS.setConfig({ name: app, systemDatabaseUrl: pg.databaseUrl(`${app}_dbos`), logLevel: 'error', applicationVersion: 'spec' });
   return pg;
+}
+
+/**
+ * The spec file's PostgreSQL and DBOS: started and launched before its tests, shut down and
+ * stopped after them. Returns the server (read it inside a test, once `beforeAll` ran).
+ */
+export function launchDbosForFile(app: string): () => PostgresServer {
+  let pg: PostgresServer | undefined;
+  beforeAll(async () => {
+    pg = await startDatabase(app);
+    await DBOS.launch();
+  }, 120_000);
+  afterAll(async () => {
+    await DBOS.shutdown();
+    await pg?.stop();
+  }, 60_000);
+  return () => {
+    if (pg === undefined) throw new Error(`PostgreSQL for ${app} is not started: read it inside a test`);
+    return pg;
+  };
 }
 
 /** A promise the spec resolves by hand. */

@@ -6,21 +6,12 @@
  */
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { JournaledResult } from '../../lib/core/journal.ts';
 import { dbosAgentJournal, dbosJournal } from '../../lib/dbos/index.ts';
-import type { PostgresServer } from '../../lib/dbos/postgres.ts';
-import { driveBatch, gate, operations, resultOf, startDatabase, type DrivenCall, type Gate } from './harness.ts';
+import { driveBatch, gate, launchDbosForFile, operations, resultOf, type DrivenCall, type Gate } from './harness.ts';
 
-let pg: PostgresServer;
-beforeAll(async () => {
-  pg = await startDatabase('toolrun_journal');
-  await DBOS.launch();
-}, 120_000);
-afterAll(async () => {
-  await DBOS.shutdown();
-  await pg?.stop();
-}, 60_000);
+launchDbosForFile('toolrun_journal');
 
 /** Per workflow id: what the spec does while the workflow runs (gates live in memory, the workflow's input is JSON). */
 const scripts = new Map<string, { execute: (index: number, key: string, entry: { progress?(v: unknown): void; decide(d: { approved: boolean }): unknown }) => Promise<JournaledResult>; committed?: (index: number) => void }>();
