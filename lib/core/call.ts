@@ -51,7 +51,7 @@ export interface CallOwner {
  */
 export class CallRecord extends CancelScope implements MergeSlot<CallRecord | undefined> {
   /** Where the call is; only {@link advance} changes it. */
-  state: CallState = CallState.Queued;
+  #state: CallState = CallState.Queued;
   /** The tool the call names, looked up once when handed out; `undefined`: unknown tool. */
   tool: Tool | undefined;
   /** The validated arguments; set when prepare succeeded, cleared when the call ended. */
@@ -94,6 +94,11 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
     super(graceMs);
   }
 
+  /** Where the call is (read only: {@link advance} is the one writer). */
+  get state(): CallState {
+    return this.#state;
+  }
+
   /** The merge record's tag: the call itself. */
   get tag(): CallRecord {
     return this;
@@ -109,8 +114,8 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
    * call is already there or past it.
    */
   advance(to: CallState): boolean {
-    if (to <= this.state) return false;
-    this.state = to;
+    if (to <= this.#state) return false;
+    this.#state = to;
     return true;
   }
 
