@@ -12,6 +12,7 @@ import type { ToolApprovalRequest } from './approval.ts';
 import { Step, type MergeSlot, type Settler } from './streams/merge.ts';
 import type { Tool, ToolCall, ToolContext, ToolResultMessage } from './tool.ts';
 import { callClient, NO_CLIENT, type ToolClient } from './tool-client.ts';
+import type { PullMark } from './outbox.ts';
 import type { JournaledCall } from './stages/journal.ts';
 import type { TraceHeaders, TracedCall } from './tracing.ts';
 
@@ -67,6 +68,8 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
   next: MergeSlot<CallRecord | undefined> | undefined = undefined;
   iterator: AsyncIterator<unknown, unknown, undefined> | undefined = undefined;
   settler: Settler<CallRecord | undefined> | undefined = undefined;
+  /** The tool's pull mark (M3), made on its first update and queued again after each later one; `undefined` for a tool that never yielded. */
+  pullMark: PullMark<CallRecord | undefined> | undefined = undefined;
   /**
    * What had aborted the call's signal when its tool settled (`undefined`: nothing, it ended
    * on its own). Noted when the tool settles, not when its record is taken: the consumer

@@ -38,7 +38,6 @@
  */
 import { consumerExitReason, MAX_TIMER_MS, type CancelScope } from './abort.ts';
 import { readResume } from './resume.ts';
-import { CallRecord } from './call.ts';
 import { DEFAULTS } from './defaults.ts';
 import type { ToolBatch, ToolEvent } from './events.ts';
 import type { JournalError } from './journal.ts';
@@ -252,15 +251,8 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
       for (;;) {
         // J9: a journal failure stops the run before anything more is handed out.
         if (run.journalError !== undefined) return this.#failJournal(run.journalError);
-        const item = outbox.take();
-        if (item !== undefined) {
-          // A pull mark: the update before it has been taken, so its tool may step again (M3).
-          if (item instanceof CallRecord) {
-            engine.pull(item);
-            continue;
-          }
-          return { done: false, value: item };
-        }
+        const event = outbox.take();
+        if (event !== undefined) return { done: false, value: event };
         const record = engine.take();
         if (record !== undefined) {
           run.handle(record);

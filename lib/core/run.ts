@@ -30,7 +30,7 @@ import type { PausedBatch, ResumePlan, ToolApprovalRequest } from './approval.ts
 import { pausedBatch } from './pause.ts';
 import { CallRecord, CallState, type CallOwner } from './call.ts';
 import { DEFAULTS, HAND_OUT_SLICE } from './defaults.ts';
-import type { CallOutcome, ToolEvent, ToolResultEvent } from './events.ts';
+import type { CallOutcome, ToolResultEvent } from './events.ts';
 import { JournalError, type InterruptedCallPolicy, type JournalOperation, type ToolJournal } from './journal.ts';
 import { toolTable, type RunToolsOptions } from './options.ts';
 import { emitWarning } from './platform.ts';
@@ -41,14 +41,11 @@ import { openEntry, prepareJournaled, REPLAYED, unknownOutcome, type JournaledCa
 import { Outcome, outcomeText } from './stages/outcome.ts';
 import { DEFERRED, notRun, prepareToolCall, type JournalInput, type Prepared } from './stages/prepare.ts';
 import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.ts';
-import { Channel } from './streams/channel.ts';
+import { Outbox, PullMark } from './outbox.ts';
 import { MergeEngine, Step, type MergeRecord } from './streams/merge.ts';
 import type { Tool, ToolCall, ToolResult, ToolResultMessage } from './tool.ts';
 import { TracedBatch, TracedIterator, type BatchTraceEnd } from './tracing.ts';
 import { isPromiseLike, thrownText } from './guards.ts';
-
-/** What the consumer is handed, in order: events, and pull marks (a `CallRecord`: pull that tool once the update before it was taken, M3). */
-export type OutboxItem = ToolEvent | CallRecord;
 
 /** Records the run pushes to its own merge engine (hooks settling, input arriving, a grace period over). */
 type Note =
@@ -139,8 +136,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   // --- channels
   /** Every settled tool step, and the run's own notes, in the order they happened (M1–M3). */
   readonly engine: MergeEngine<CallRecord | undefined>;
-  /** What the consumer is handed next, in order (O3–O5). */
-  readonly outbox = new Channel<OutboxItem>({ highWaterMark: Infinity, capacity: 16 });
+  /** What the consumer is handed next, in order (O3–O5), with the pull marks of generator tools (M3). */
+  readonly outbox: Outbox<CallRecord | undefined>;
 
   // --- onInProgressChange
   /** Executing call ids (a count per id, since ids can repeat); kept only when the option is set. */
@@ -179,6 +176,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       record.runStoppedFirst = this.stopped;
       record.close();
     });
+    this.outbox = new Outbox(this.engine);
   }
 
   /** True once the run was aborted or the consumer left: nothing new may start. */
@@ -360,7 +358,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
         if (call.trace !== undefined) call.trace.progress(record.value);
         if (call.journal !== undefined) call.journal.progress(record.value);
         this.outbox.push({ type: 'tool_execution_update', toolCallId: call.call.id, toolName: call.call.name, index: call.index, progress: record.value });
-        this.outbox.push(call);
+        this.outbox.pullAfter((call.pullMark ??= new PullMark(call)));
         return;
       case Step.Done:
         this.#returned(call, record.value);
