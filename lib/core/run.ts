@@ -47,8 +47,14 @@ import type { Tool, ToolCall, ToolResult, ToolResultMessage } from './tool.ts';
 import { TracedBatch, TracedIterator, type BatchTraceEnd } from './tracing.ts';
 import { isPromiseLike, thrownText } from './guards.ts';
 
-/** Records the run pushes to its own merge engine (hooks settling, input arriving, a grace period over). */
-type Note =
+/**
+ * The run's notes: what happened to the run itself, outside its tools' steps — a call's
+ * asynchronous prepare, `afterToolCall` or journal commit settled, a call's grace period ran
+ * out (A3), the stream of calls delivered or failed (S4). The run posts each to its mailbox
+ * ({@link Run.post}) rather than acting in the promise callback, so it acts on notes and
+ * tool steps alike in the order they happened, from one place ({@link Run.handle}).
+ */
+type RunNote =
   | { kind: 'prepared'; outcome: Prepared | typeof REPLAYED }
   | { kind: 'committed' }
   | { kind: 'commit-failed'; error: unknown }
@@ -134,7 +140,10 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   journalError: JournalError | undefined;
 
   // --- channels
-  /** Every settled tool step, and the run's own notes, in the order they happened (M1–M3). */
+  /**
+   * The run's mailbox: its merge engine, which queues every settled tool step (M1–M3), and
+   * the run's own notes ({@link RunNote}, `Step.Note`), in the order they happened.
+   */
   readonly engine: MergeEngine<CallRecord | undefined>;
   /** What the consumer is handed next, in order (O3–O5), with the pull marks of generator tools (M3). */
   readonly outbox: Outbox<CallRecord | undefined>;
@@ -345,11 +354,11 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.outbox.push({ type: 'tool_approval_request', toolCallId: call.id, toolName: call.name, index: record.index, request: record.approval! });
   }
 
-  /** Reacts to one record of the merge engine. */
+  /** Reacts to one record of the mailbox: a tool's step, or one of the run's notes. */
   handle(record: MergeRecord<CallRecord | undefined>): void {
     const call = record.tag;
-    if (record.step === Step.External) {
-      this.#note(call, record.value as Note);
+    if (record.step === Step.Note) {
+      this.#read(call, record.value as RunNote);
       return;
     }
     if (call === undefined || call.state !== CallState.Running) return;
@@ -371,7 +380,12 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   /** A call's grace period after an abort ran out with its tool still busy (A3): its outcome is synthesized. */
   abandoned(call: CallRecord): void {
     call.runStoppedFirst = this.stopped;
-    this.engine.push(call, { kind: 'abandoned' } satisfies Note);
+    this.post(call, { kind: 'abandoned' });
+  }
+
+  /** Posts a note about `call` (or the run, `undefined`) to the mailbox: it is read in turn, after every step queued before it. */
+  post(call: CallRecord | undefined, note: RunNote): void {
+    this.engine.post(call, note);
   }
 
   /**
@@ -384,7 +398,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     return this.engine.close();
   }
 
-  #note(call: CallRecord | undefined, note: Note): void {
+  /** Acts on one of the run's notes. */
+  #read(call: CallRecord | undefined, note: RunNote): void {
     switch (note.kind) {
       case 'prepared':
         if (call !== undefined && call.state === CallState.Preparing) {
@@ -459,9 +474,9 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     if (isPromiseLike(prepared)) {
       this.#preparing = record;
       prepared.then(
-        (outcome) => this.engine.push(record, { kind: 'prepared', outcome } satisfies Note),
+        (outcome) => this.post(record, { kind: 'prepared', outcome }),
         // prepareToolCall turns every failure into an outcome; this is a last line of defence (P4).
-        (error: unknown) => this.engine.push(record, { kind: 'prepared', outcome: outcomeText('rejected', thrownText(error)) } satisfies Note),
+        (error: unknown) => this.post(record, { kind: 'prepared', outcome: outcomeText('rejected', thrownText(error)) }),
       );
       return;
     }
@@ -554,8 +569,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       return;
     }
     finalized.then(
-      (outcome) => this.engine.push(record, { kind: 'finalized', outcome } satisfies Note),
-      (error: unknown) => this.engine.push(record, { kind: 'finalized', outcome: outcomeText('error', thrownText(error)) } satisfies Note),
+      (outcome) => this.post(record, { kind: 'finalized', outcome }),
+      (error: unknown) => this.post(record, { kind: 'finalized', outcome: outcomeText('error', thrownText(error)) }),
     );
   }
 
@@ -664,8 +679,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
         journaled.ready = false;
         this.#committing++;
         Promise.resolve(settled).then(
-          () => this.engine.push(record, { kind: 'committed' } satisfies Note),
-          (error: unknown) => this.engine.push(record, { kind: 'commit-failed', error } satisfies Note),
+          () => this.post(record, { kind: 'committed' }),
+          (error: unknown) => this.post(record, { kind: 'commit-failed', error }),
         );
       }
     }
@@ -733,8 +748,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       read = Promise.reject(error);
     }
     Promise.resolve(read).then(
-      (result) => this.engine.push(undefined, { kind: 'input', result } satisfies Note),
-      (error: unknown) => this.engine.push(undefined, { kind: 'input-error', error } satisfies Note),
+      (result) => this.post(undefined, { kind: 'input', result }),
+      (error: unknown) => this.post(undefined, { kind: 'input-error', error }),
     );
   }
 
