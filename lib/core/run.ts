@@ -30,8 +30,9 @@ import type { PausedBatch, ResumePlan, ToolApprovalRequest } from './approval.ts
 import { pausedBatch } from './pause.ts';
 import { CallRecord, CallState, type CallOwner } from './call.ts';
 import { DEFAULTS, HAND_OUT_SLICE } from './defaults.ts';
-import type { CallOutcome, ToolResultEvent } from './events.ts';
+import type { CallOutcome } from './events.ts';
 import { JournalError, type InterruptedCallPolicy, type JournalOperation, type ToolJournal } from './journal.ts';
+import { InOrderRelease, type CommitNote, type ReleaseOwner } from './release.ts';
 import { toolTable, type RunToolsOptions } from './options.ts';
 import { emitWarning } from './platform.ts';
 import { boundResult, executedAbandoned, executedFromReturn, executedFromThrow, startExecution } from './stages/execute.ts';
@@ -56,8 +57,7 @@ import { isPromiseLike, thrownText } from './guards.ts';
  */
 type RunNote =
   | { kind: 'prepared'; outcome: Prepared | typeof REPLAYED }
-  | { kind: 'committed' }
-  | { kind: 'commit-failed'; error: unknown }
+  | CommitNote
   | { kind: 'finalized'; outcome: Outcome }
   | { kind: 'abandoned' }
   | { kind: 'input'; result: IteratorResult<ToolCall, unknown> }
@@ -66,7 +66,7 @@ type RunNote =
 /**
  * One run. Each field carries its invariant.
  */
-export class Run extends CancelScope implements JournalInput, FinalizeInput, CallOwner {
+export class Run extends CancelScope implements JournalInput, FinalizeInput, CallOwner, ReleaseOwner {
   // --- configuration: fixed at construction
   readonly options: RunToolsOptions;
   readonly tools: ReadonlyMap<string, Tool>;
@@ -114,28 +114,13 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   /** The plan of a resumed run, once its state passed every check (H5); `undefined` for a fresh run. */
   resumed: ResumePlan | undefined;
 
-  // --- release in call order (O2, O6)
-  /**
-   * Result messages released so far, in call order. Its length is the lowest index whose
-   * call has not ended: results are released the moment every earlier call has ended, so
-   * "released" and "ended below" are the same frontier.
-   */
-  readonly messages: ToolResultMessage[] = [];
-  /** Calls that ended ahead of a gap, by index; every key is above `messages.length`. */
-  readonly #held = new Map<number, CallRecord>();
-  /** How many released results asked to terminate and are not errors (O6). */
-  #terminating = 0;
-  /** True once `beforeToolCall` blocked a call with `terminate: true` (P6); only goes from false to true. */
-  #blockTerminated = false;
+  // --- release in call order (O2, O6, J3)
+  /** Each ended call's `tool_result` in call order, the batch's `terminate`, and journaled commits (release.ts). */
+  readonly #release: InOrderRelease;
   /** True once the run's signal changed the batch (`ToolBatch.aborted`): an outcome, or a stream of calls cut short; only goes from false to true. */
   abortChangedOutcome = false;
 
   // --- the journal (J1–J10): used only when `journal` is set
-  /** Commits called and not settled; while above 0, released results wait in `#unsent` (J3). */
-  #committing = 0;
-  /** Results released while a commit was pending, in call order, from `#unsentHead` on; each is emitted once every commit up to it settled. */
-  #unsent: { event: ToolResultEvent; journaled: JournaledCall | undefined }[] | undefined;
-  #unsentHead = 0;
   /** The journal's first failure (J9); once set, nothing more is journaled or emitted, and the generator throws it. */
   journalError: JournalError | undefined;
 
@@ -186,6 +171,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       record.close();
     });
     this.outbox = new Outbox(this.engine);
+    this.#release = new InOrderRelease(this);
   }
 
   /** True once the run was aborted or the consumer left: nothing new may start. */
@@ -198,9 +184,14 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     return (this.#toolNames ??= [...this.tools.keys()].join(', '));
   }
 
+  /** Result messages released so far, in call order (O6). */
+  get messages(): ToolResultMessage[] {
+    return this.#release.messages;
+  }
+
   /** True once every call has been answered — or is deferred or held (H3) — and no more can arrive. */
   get finished(): boolean {
-    return this.#active === 0 && this.#committing === 0 && this.#input === undefined && this.#source === undefined && (this.#next === this.received.length || this.#holding);
+    return this.#active === 0 && this.#release.committing === 0 && this.#input === undefined && this.#source === undefined && (this.#next === this.received.length || this.#holding);
   }
 
   /** True when the finished run has calls waiting for approval: the batch ends paused (H3). */
@@ -210,8 +201,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   /** The paused batch: its requests and its state (H3, H4), signed with `signingSecret` when given (H9). */
   pausedBatch(): Promise<PausedBatch> {
-    const held = new Map<number, ToolResultMessage>();
-    for (const [index, record] of this.#held) held.set(index, record.message!);
+    const { held, terminating, blockTerminated } = this.#release.pausedParts();
     const requests = new Map<number, ToolApprovalRequest>();
     for (const record of this.#deferred!) requests.set(record.index, record.approval!);
     return pausedBatch({
@@ -220,8 +210,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       released: this.messages,
       held,
       requests,
-      terminating: this.#terminating,
-      blockTerminated: this.#blockTerminated,
+      terminating,
+      blockTerminated,
       signingSecret: this.options.signingSecret,
       ttlMs: this.options.stateTtlMs ?? DEFAULTS.stateTtlMs,
     });
@@ -234,15 +224,13 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
    */
   applyResume(plan: ResumePlan): void {
     this.resumed = plan;
-    for (let i = 0; i < plan.released; i++) this.messages.push(plan.results.get(i)!);
+    this.#release.resumeFrom(plan);
     this.#next = plan.released;
-    this.#terminating = plan.terminating;
-    this.#blockTerminated = plan.blockTerminated;
   }
 
   /** True when the batch asks the agent loop to stop: every result asked, none is an error (O6), or a blocking hook asked (P6). */
   get terminate(): boolean {
-    return this.#blockTerminated || (this.messages.length > 0 && this.#terminating === this.messages.length);
+    return this.#release.terminate;
   }
 
   noteAbortChangedOutcome(): void {
@@ -291,7 +279,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     }
     // At most HAND_OUT_SLICE calls per pass: their events are delivered before the next slice.
     // S2 with a journal: the previous result is taken once its commit settled (it is emitted then).
-    for (let handed = 0; this.#preparing === undefined && this.#exclusive === undefined && !this.#holding && this.#active < this.concurrency && (this.#committing === 0 || !this.sequential); handed++) {
+    for (let handed = 0; this.#preparing === undefined && this.#exclusive === undefined && !this.#holding && this.#active < this.concurrency && (this.#release.committing === 0 || !this.sequential); handed++) {
       if (handed === HAND_OUT_SLICE) return;
       if (this.#next === this.received.length) {
         this.#readInput();
@@ -408,14 +396,10 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
         }
         return;
       case 'committed':
-        // J3: this call's commit settled; results up to the next pending commit are emitted.
-        call!.journal!.ready = true;
-        this.#committing--;
-        this.#flushResults();
+        this.#release.committed(call!);
         return;
       case 'commit-failed':
-        this.#committing--;
-        this.journalFailed(call!, 'commit', note.error);
+        this.#release.commitFailed(call!, note.error);
         return;
       case 'finalized':
         if (call !== undefined && call.state === CallState.Finalizing) this.#complete(call, note.outcome);
@@ -500,7 +484,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       return;
     }
     // S3: an exclusive call waits until every earlier call has ended; #complete wakes it.
-    if (this.#exclusive === record && this.messages.length < record.index) {
+    if (this.#exclusive === record && this.#release.next < record.index) {
       record.advance(CallState.Waiting);
       return;
     }
@@ -612,11 +596,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.#active--;
     if (this.#preparing === record) this.#preparing = undefined;
     if (this.#exclusive === record) this.#exclusive = undefined;
-    if (result.terminate === true) {
-      if (!isError) this.#terminating++;
-      // A rejected outcome carries terminate only when beforeToolCall blocked with it (P6).
-      else if (kind === 'rejected') this.#blockTerminated = true;
-    }
+    this.#release.countTerminate(result.terminate, isError, kind);
     // ToolBatch.aborted: the run's abort decided this outcome (docs/decisions.md).
     if (!replayed && this.cause === 'run' && (kind === 'not_run' || kind === 'interrupted' || kind === 'abandoned')) this.abortChangedOutcome = true;
     const end = toolExecutionEndEvent(record.index, record.call, result, isError, kind);
@@ -629,80 +609,11 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.#place(record, message);
   }
 
-  /** Stage 5 for an ended call: its `tool_result` now if every earlier call has ended, else when they have (O2). */
+  /** Stage 5 for an ended call: released in call order (release.ts); an exclusive call waiting for its turn may go then (S3). */
   #place(record: CallRecord, message: ToolResultMessage): void {
-    if (record.index !== this.messages.length) {
-      // Ahead of a gap: held until every earlier call has ended.
-      record.message = message;
-      this.#held.set(record.index, record);
-      return;
-    }
-    // Next in call order: released at once, without the held map (the common case).
-    this.#release(record, message);
-    if (this.#held.size > 0) {
-      for (let next = this.#held.get(this.messages.length); next !== undefined; next = this.#held.get(this.messages.length)) {
-        this.#held.delete(next.index);
-        this.#release(next, next.message!);
-        next.message = undefined;
-      }
-    }
-    // An exclusive call waiting for its turn may go now (S3).
+    this.#release.place(record, message);
     const waiting = this.#exclusive;
-    if (waiting !== undefined && waiting.state === CallState.Waiting && this.messages.length === waiting.index) this.#execute(waiting);
-  }
-
-  #release(record: CallRecord, message: ToolResultMessage): void {
-    record.advance(CallState.Released);
-    const event: ToolResultEvent = { type: 'tool_result', toolCallId: message.toolCallId, toolName: message.toolName, index: this.messages.length, message };
-    this.messages.push(message);
-    if (this.journal === undefined) this.outbox.push(event);
-    else this.#releaseJournaled(record, event);
-  }
-
-  /**
-   * Release in a journaled run (J3): the call's commit is called now — releases come in call
-   * order — and its `tool_result` is emitted once that commit and every earlier one settled.
-   * Replayed calls, and calls answered without an entry, commit nothing.
-   */
-  #releaseJournaled(record: CallRecord, event: ToolResultEvent): void {
-    if (this.journalError !== undefined) return;
-    const journaled = record.journal;
-    if (journaled !== undefined && journaled.result !== undefined) {
-      let settled: unknown;
-      try {
-        settled = journaled.entry.commit(journaled.result);
-      } catch (error) {
-        this.journalFailed(record, 'commit', error);
-        return;
-      }
-      if (isPromiseLike(settled)) {
-        journaled.ready = false;
-        this.#committing++;
-        Promise.resolve(settled).then(
-          () => this.post(record, { kind: 'committed' }),
-          (error: unknown) => this.post(record, { kind: 'commit-failed', error }),
-        );
-      }
-    }
-    if (this.#committing === 0) {
-      this.outbox.push(event);
-      return;
-    }
-    (this.#unsent ??= []).push({ event, journaled });
-  }
-
-  /** Emits the held results whose commits (and every earlier one) settled, in call order (J3). */
-  #flushResults(): void {
-    const unsent = this.#unsent;
-    if (unsent === undefined || this.journalError !== undefined) return;
-    while (this.#unsentHead < unsent.length) {
-      const item = unsent[this.#unsentHead]!;
-      if (item.journaled !== undefined && !item.journaled.ready) return;
-      this.outbox.push(item.event);
-      this.#unsentHead++;
-    }
-    unsent.length = 0;
-    this.#unsentHead = 0;
+    if (waiting !== undefined && waiting.state === CallState.Waiting && this.#release.next === waiting.index) this.#execute(waiting);
   }
 
   /** The journal failed on `operation` for `record` (J9): noted once; the generator stops the run and throws it. */
