@@ -17,7 +17,7 @@
  *                                                    a plain value → an Outcome at once
  *        tool steps ─▶ MergeEngine ─▶ Channel (streams/channel.ts) ─▶ Run.handle(record)
  *             a yielded value  → tool_execution_update → outbox (live, O5), then a pull mark (M3)
- *             returned / threw → executedFromReturn / executedFromThrow → an Outcome
+ *             returned / threw → returnedOutcome / thrownOutcome → an Outcome
  *                                  (a usable result, no afterToolCall, not stopped: straight to #end)
  *             #executed             run.ts           afterToolCall (stages/finalize.ts, P3)
  *             #end                  run.ts           bound (C20), tool_execution_end → outbox (O3);

@@ -35,8 +35,8 @@ import { JournalError, type InterruptedCallPolicy, type JournalOperation, type T
 import { InOrderRelease, type CommitNote, type ReleaseOwner } from './release.ts';
 import { toolTable, type RunToolsOptions } from './options.ts';
 import { emitWarning } from './platform.ts';
-import { boundResult, executedAbandoned, executedFromReturn, executedFromThrow, startExecution } from './stages/execute.ts';
-import { finalizeExecutedToolCall, type FinalizeInput } from './stages/finalize.ts';
+import { abandonedOutcome, boundResult, executeToolCall, returnedOutcome, thrownOutcome } from './stages/execute.ts';
+import { finalizeToolCall, type FinalizeInput } from './stages/finalize.ts';
 import { Problem, readTimeoutLimit, readToolOutput } from './stages/foreign.ts';
 import { openEntry, prepareJournaled, REPLAYED, unknownOutcome, type JournaledCall } from './stages/journal.ts';
 import { Outcome, outcomeText } from './stages/outcome.ts';
@@ -116,7 +116,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   // --- release in call order (O2, O6, J3)
   /** Each ended call's `tool_result` in call order, the batch's `terminate`, and journaled commits (release.ts). */
-  readonly #release: InOrderRelease;
+  readonly #inOrder: InOrderRelease;
   /** True once the run's signal changed the batch (`ToolBatch.aborted`): an outcome, or a stream of calls cut short; only goes from false to true. */
   abortChangedOutcome = false;
 
@@ -171,7 +171,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       record.close();
     });
     this.outbox = new Outbox(this.engine);
-    this.#release = new InOrderRelease(this);
+    this.#inOrder = new InOrderRelease(this);
   }
 
   /** True once the run was aborted or the consumer left: nothing new may start. */
@@ -186,12 +186,12 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   /** Result messages released so far, in call order (O6). */
   get messages(): ToolResultMessage[] {
-    return this.#release.messages;
+    return this.#inOrder.messages;
   }
 
   /** True once every call has been answered — or is deferred or held (H3) — and no more can arrive. */
   get finished(): boolean {
-    return this.#active === 0 && this.#release.committing === 0 && this.#input === undefined && this.#source === undefined && (this.#next === this.received.length || this.#holding);
+    return this.#active === 0 && this.#inOrder.committing === 0 && this.#input === undefined && this.#source === undefined && (this.#next === this.received.length || this.#holding);
   }
 
   /** True when the finished run has calls waiting for approval: the batch ends paused (H3). */
@@ -201,7 +201,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   /** The paused batch: its requests and its state (H3, H4), signed with `signingSecret` when given (H9). */
   pausedBatch(): Promise<PausedBatch> {
-    const { held, terminating, blockTerminated } = this.#release.pausedParts();
+    const { held, terminating, blockTerminated } = this.#inOrder.pausedParts();
     const requests = new Map<number, ToolApprovalRequest>();
     for (const record of this.#deferred!) requests.set(record.index, record.approval!);
     return pausedBatch({
@@ -224,13 +224,13 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
    */
   applyResume(plan: ResumePlan): void {
     this.resumed = plan;
-    this.#release.resumeFrom(plan);
+    this.#inOrder.resumeFrom(plan);
     this.#next = plan.released;
   }
 
   /** True when the batch asks the agent loop to stop: every result asked, none is an error (O6), or a blocking hook asked (P6). */
   get terminate(): boolean {
-    return this.#release.terminate;
+    return this.#inOrder.terminate;
   }
 
   noteAbortChangedOutcome(): void {
@@ -266,7 +266,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       // A stream of calls cut by the run's abort: calls that would have come are not in the batch.
       if (this.cause === 'run' && (this.#input !== undefined || this.#source !== undefined)) this.abortChangedOutcome = true;
       this.#stopInput();
-      this.#settleWaiting();
+      this.#answerWaiting();
       // Deferred calls never ran: not paused, every call is answered (H3, A2).
       if (this.#deferred !== undefined) this.#answerDeferred(this.#deferred);
       this.#holding = false;
@@ -279,7 +279,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     }
     // At most HAND_OUT_SLICE calls per pass: their events are delivered before the next slice.
     // S2 with a journal: the previous result is taken once its commit settled (it is emitted then).
-    for (let handed = 0; this.#preparing === undefined && this.#exclusive === undefined && !this.#holding && this.#active < this.concurrency && (this.#release.committing === 0 || !this.sequential); handed++) {
+    for (let handed = 0; this.#preparing === undefined && this.#exclusive === undefined && !this.#holding && this.#active < this.concurrency && (this.#inOrder.committing === 0 || !this.sequential); handed++) {
       if (handed === HAND_OUT_SLICE) return;
       if (this.#next === this.received.length) {
         this.#readInput();
@@ -314,7 +314,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     if (message === undefined) return false;
     const record = new CallRecord(index, this.received[index]!, this.graceMs, this);
     record.advance(CallState.Ended);
-    this.#place(record, message);
+    this.#release(record, message);
     return true;
   }
 
@@ -324,7 +324,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     for (const record of deferred) {
       if (record.state !== CallState.Deferred) continue;
       this.#active++;
-      this.#complete(record, notRun(record.call));
+      this.#end(record, notRun(record.call));
     }
   }
 
@@ -346,7 +346,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   handle(record: MergeRecord<CallRecord | undefined>): void {
     const call = record.tag;
     if (record.step === Step.Note) {
-      this.#read(call, record.value as RunNote);
+      this.#handleNote(call, record.value as RunNote);
       return;
     }
     if (call === undefined || call.state !== CallState.Running) return;
@@ -361,7 +361,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
         this.#returned(call, record.value);
         return;
       default:
-        this.#executed(call, executedFromThrow(call, record.value, call.stoppedBy));
+        this.#finalize(call, thrownOutcome(call, record.value, call.stoppedBy));
     }
   }
 
@@ -387,7 +387,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   }
 
   /** Acts on one of the run's notes. */
-  #read(call: CallRecord | undefined, note: RunNote): void {
+  #handleNote(call: CallRecord | undefined, note: RunNote): void {
     switch (note.kind) {
       case 'prepared':
         if (call !== undefined && call.state === CallState.Preparing) {
@@ -396,18 +396,18 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
         }
         return;
       case 'committed':
-        this.#release.committed(call!);
+        this.#inOrder.committed(call!);
         return;
       case 'commit-failed':
-        this.#release.commitFailed(call!, note.error);
+        this.#inOrder.commitFailed(call!, note.error);
         return;
       case 'finalized':
-        if (call !== undefined && call.state === CallState.Finalizing) this.#complete(call, note.outcome);
+        if (call !== undefined && call.state === CallState.Finalizing) this.#end(call, note.outcome);
         return;
       case 'abandoned':
         if (call !== undefined && call.state === CallState.Running) {
-          this.engine.release(call);
-          this.#executed(call, executedAbandoned(call));
+          this.engine.detach(call);
+          this.#finalize(call, abandonedOutcome(call));
         }
         return;
       case 'input':
@@ -480,11 +480,11 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     }
     if (outcome !== undefined) {
       if (outcome === DEFERRED) this.#defer(record);
-      else this.#complete(record, outcome);
+      else this.#end(record, outcome);
       return;
     }
-    // S3: an exclusive call waits until every earlier call has ended; #complete wakes it.
-    if (this.#exclusive === record && this.#release.next < record.index) {
+    // S3: an exclusive call waits until every earlier call has ended; #release wakes it.
+    if (this.#exclusive === record && this.#inOrder.next < record.index) {
       record.advance(CallState.Waiting);
       return;
     }
@@ -494,14 +494,14 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   /** Stage 2: starts the tool (A1: its own signal; A4: its own timer). */
   #execute(record: CallRecord): void {
     if (this.stopped) {
-      this.#complete(record, notRun(record.call));
+      this.#end(record, notRun(record.call));
       return;
     }
     const own = record.tool!.timeoutMs;
     if (typeof own === 'function') {
       const limit = readTimeoutLimit(own, record.args);
       if (limit instanceof Problem) {
-        this.#complete(record, outcomeText('rejected', `Tool "${record.call.name}" was not run: its timeoutMs function ${limit.problem}. This is a problem in the tool definition, not in your call.`));
+        this.#end(record, outcomeText('rejected', `Tool "${record.call.name}" was not run: its timeoutMs function ${limit.problem}. This is a problem in the tool definition, not in your call.`));
         return;
       }
       record.timeoutMs = limit;
@@ -511,8 +511,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     record.startTimeout();
     if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, true);
     const trace = record.trace;
-    const started = trace === undefined ? startExecution(record) : trace.run(startExecution, record);
-    if (started instanceof Outcome) this.#executed(record, started);
+    const started = trace === undefined ? executeToolCall(record) : trace.run(executeToolCall, record);
+    if (started instanceof Outcome) this.#finalize(record, started);
     // Traced: every next() and return() of the tool runs in the call's span, across its suspensions.
     else this.engine.attach(record, trace === undefined ? started : new TracedIterator(trace, started));
   }
@@ -520,36 +520,36 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   /**
    * The tool returned `value`. The common case — it ended on its own, it returned a usable
    * result, and there is no `afterToolCall` to see it — goes straight to stage 4, with no
-   * `Outcome` object (what `executedFromReturn` and finalize would give is this very result).
+   * `Outcome` object (what `returnedOutcome` and finalize would give is this very result).
    */
   #returned(record: CallRecord, value: unknown): void {
     if (record.stoppedBy === undefined && this.afterToolCall === undefined) {
       const read = readToolOutput(value);
       if (!(read instanceof Problem)) {
-        if (this.#settled(record)) this.#end(record, read, false, 'ok');
+        if (this.#toolSettled(record)) this.#end(record, read);
         return;
       }
     }
-    this.#executed(record, executedFromReturn(record, value, record.stoppedBy));
+    this.#finalize(record, returnedOutcome(record, value, record.stoppedBy));
   }
 
-  /** The tool settled: the call moves to `Finalizing`; false when it was already past `Running`. */
-  #settled(record: CallRecord): boolean {
+  /** The tool settled (returned, threw, or was abandoned): the call moves to `Finalizing`; false when it was already past `Running`. */
+  #toolSettled(record: CallRecord): boolean {
     if (!record.advance(CallState.Finalizing)) return false;
     record.close();
     if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, false);
     return true;
   }
 
-  /** Stage 3: the tool's outcome goes through `afterToolCall` (P3). */
-  #executed(record: CallRecord, executed: Outcome): void {
-    if (!this.#settled(record)) return;
+  /** Stage 3: the tool settled with `executed`; it goes through `afterToolCall` (P3). */
+  #finalize(record: CallRecord, executed: Outcome): void {
+    if (!this.#toolSettled(record)) return;
     const finalized =
       record.trace === undefined || this.afterToolCall === undefined
-        ? finalizeExecutedToolCall(this, record, executed)
-        : record.trace.run(() => finalizeExecutedToolCall(this, record, executed), undefined);
+        ? finalizeToolCall(this, record, executed)
+        : record.trace.run(() => finalizeToolCall(this, record, executed), undefined);
     if (finalized instanceof Outcome) {
-      this.#complete(record, finalized);
+      this.#end(record, finalized);
       return;
     }
     finalized.then(
@@ -558,17 +558,19 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     );
   }
 
-  /** Stages 4 and 5 for an outcome. */
-  #complete(record: CallRecord, outcome: Outcome): void {
-    this.#end(record, outcome.result, outcome.isError, outcome.outcome);
-  }
-
-  /** Stages 4 and 5: `tool_execution_end` now (O3), `tool_result` when every earlier call has ended (O2). */
-  #end(record: CallRecord, unbounded: ToolResult, isError: boolean, kind: CallOutcome): void {
+  /**
+   * Stages 4 and 5 for the call's outcome: `tool_execution_end` now (O3), `tool_result` when
+   * every earlier call has ended (O2). A plain `ToolResult` is an `ok` outcome: the common
+   * case, a tool that returned a usable result with nothing to finalize, makes no `Outcome`.
+   */
+  #end(record: CallRecord, ended: Outcome | ToolResult): void {
     if (!record.advance(CallState.Ended)) return;
+    const outcome = ended instanceof Outcome ? ended : undefined;
+    const isError = outcome === undefined ? false : outcome.isError;
+    const kind: CallOutcome = outcome === undefined ? 'ok' : outcome.outcome;
     // One bound over the whole text of every result, errors and hook overrides included (C20).
-    const result = boundResult(unbounded, this.maxResultChars);
-    this.#ended(record, result, isError, kind, createToolResultMessage(record.call, result, isError), false);
+    const result = boundResult(outcome === undefined ? (ended as ToolResult) : outcome.result, this.maxResultChars);
+    this.#emitEnd(record, result, isError, kind, createToolResultMessage(record.call, result, isError), false);
   }
 
   /** A call whose prior is `'ended'` (J4): its journaled progress, end (replayed) and result, nothing run, nothing committed. */
@@ -587,16 +589,16 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     if (message.details !== undefined) result.details = message.details;
     if (message.meta !== undefined) result.meta = message.meta;
     if (journaledResult.terminate !== undefined) result.terminate = journaledResult.terminate;
-    this.#ended(record, result, message.isError, journaledResult.outcome, message, true);
+    this.#emitEnd(record, result, message.isError, journaledResult.outcome, message, true);
   }
 
-  /** Stage 4 for an ended call (`record` already `Ended`), then stage 5. */
-  #ended(record: CallRecord, result: ToolResult, isError: boolean, kind: CallOutcome, message: ToolResultMessage, replayed: boolean): void {
+  /** Stage 4 for a call already `Ended` (run now or replayed): its slot freed, `tool_execution_end` emitted; then stage 5. */
+  #emitEnd(record: CallRecord, result: ToolResult, isError: boolean, kind: CallOutcome, message: ToolResultMessage, replayed: boolean): void {
     record.args = undefined;
     this.#active--;
     if (this.#preparing === record) this.#preparing = undefined;
     if (this.#exclusive === record) this.#exclusive = undefined;
-    this.#release.countTerminate(result.terminate, isError, kind);
+    this.#inOrder.countTerminate(result.terminate, isError, kind);
     // ToolBatch.aborted: the run's abort decided this outcome (docs/decisions.md).
     if (!replayed && this.cause === 'run' && (kind === 'not_run' || kind === 'interrupted' || kind === 'abandoned')) this.abortChangedOutcome = true;
     const end = toolExecutionEndEvent(record.index, record.call, result, isError, kind);
@@ -606,14 +608,14 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     const journaled = record.journal;
     // J3: what is committed is what the call's end and result events carry.
     if (journaled !== undefined && !replayed) journaled.result = result.terminate === undefined ? { message, outcome: kind } : { message, outcome: kind, terminate: result.terminate };
-    this.#place(record, message);
+    this.#release(record, message);
   }
 
   /** Stage 5 for an ended call: released in call order (release.ts); an exclusive call waiting for its turn may go then (S3). */
-  #place(record: CallRecord, message: ToolResultMessage): void {
-    this.#release.place(record, message);
+  #release(record: CallRecord, message: ToolResultMessage): void {
+    this.#inOrder.place(record, message);
     const waiting = this.#exclusive;
-    if (waiting !== undefined && waiting.state === CallState.Waiting && this.#release.next === waiting.index) this.#execute(waiting);
+    if (waiting !== undefined && waiting.state === CallState.Waiting && this.#inOrder.next === waiting.index) this.#execute(waiting);
   }
 
   /** The journal failed on `operation` for `record` (J9): noted once; the generator stops the run and throws it. */
@@ -634,7 +636,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.#active++;
     this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
     if (this.#trace !== undefined) record.trace = this.#trace.startCall({ toolCallId: call.id, toolName: call.name, index, tool: this.tools.get(call.name) });
-    this.#complete(record, notRun(call));
+    this.#end(record, notRun(call));
   }
 
   #readInput(): void {
@@ -676,10 +678,10 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       .catch(() => {});
   }
 
-  /** An exclusive call waiting for the calls before it must not start after a stop. */
-  #settleWaiting(): void {
+  /** An exclusive call waiting for the calls before it must not start after a stop: it is answered `not_run`. */
+  #answerWaiting(): void {
     const waiting = this.#exclusive;
-    if (waiting !== undefined && waiting.state === CallState.Waiting && this.stopped) this.#complete(waiting, notRun(waiting.call));
+    if (waiting !== undefined && waiting.state === CallState.Waiting && this.stopped) this.#end(waiting, notRun(waiting.call));
   }
 
   /** Adds or removes one executing call and tells `onInProgressChange` (a throw there is reported, not raised). */

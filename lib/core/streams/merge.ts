@@ -245,7 +245,7 @@ export class MergeEngine<T = unknown> {
    * Lets go of a source that has not finished: it counts as finished, its late steps are
    * dropped, and it gets `return()` without being awaited (see {@link closeWithoutWaiting}).
    */
-  release(slot: MergeSlot<T>): void {
+  detach(slot: MergeSlot<T>): void {
     const iterator = slot.iterator;
     if (iterator === undefined) return;
     this.#finish(slot);
