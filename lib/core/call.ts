@@ -80,7 +80,7 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
   runStoppedFirst = false;
   /** The request of a call that needs approval, from the moment it is asked for until it is answered (H1, H3); `undefined` for most calls. */
   approval: ToolApprovalRequest | undefined;
-  /** The result message, only while the call has ended ahead of a gap and waits to be released (O2). */
+  /** The result message, from the call's end to its release (O2); a call ahead of a gap keeps it while the reorder buffer holds the call (release.ts). */
   message: ToolResultMessage | undefined;
   /** The call's trace, from its hand-out to its end; `undefined` when the run is not traced (contract T1). */
   trace: TracedCall | undefined = undefined;

@@ -1,9 +1,11 @@
 /**
  * `Run`: the one record of a run — its options, its calls, its scheduling (contract S1–S4,
  * P1), the life of each call through the five stages, and its cancellation scope (it *is*
- * the run's {@link CancelScope}; every running call is a child scope).
+ * the run's {@link CancelScope}; every running call is a child scope). Two concerns live
+ * beside it, each in its own file: in-order release and `terminate` ({@link InOrderRelease},
+ * release.ts) and what the consumer is handed ({@link Outbox}, outbox.ts).
  *
- * Rules it keeps:
+ * Scheduling, the rules it keeps:
  * - prepare is serial in call order (P1): the next call is handed out only once the
  *   previous one is prepared; execution starts as soon as a call's own prepare is done;
  * - at most `maxConcurrency` calls are handed out and not ended (S1);
@@ -18,10 +20,35 @@
  *   it; the run is finished — paused — when nothing is running and only deferred and held
  *   calls are left.
  *
- * Nothing polls: the run acts on records of its merge engine (a tool's step, a settled
- * hook, a call arriving, a grace period over) through {@link Run.handle}, and on
- * {@link Run.pump}, which the run generator calls whenever the consumer has taken every
- * pending event. Everything the consumer is to see goes into {@link Run.outbox}.
+ * Nothing polls: the run acts on the records of its mailbox — its merge engine, where each
+ * tool's settled step and each of the run's own notes ({@link RunNote}: a hook settled, a
+ * call arrived, a grace period ran out) are queued in the order they happened — through
+ * {@link Run.handle}, and on {@link Run.pump}, which the run generator calls whenever the
+ * consumer has taken every pending event. Everything the consumer is to see goes into
+ * {@link Run.outbox}.
+ *
+ * Words (one per idea, here and in the stages; docs/architecture.md has the same list):
+ * - **hand out**: a call leaves the queue — its `tool_execution_start`, then stage 1
+ *   (`#handOut`). Scheduling is when calls are handed out and when an exclusive call starts.
+ * - the five stages, one verb each: **prepare** (`prepareToolCall`), **execute** (the
+ *   tool's `execute` is called: `#execute`, `executeToolCall`; the call is then `Running`),
+ *   **finalize** (`afterToolCall`: `#finalize`, `finalizeToolCall`), **end**
+ *   (`tool_execution_end`, state `Ended`: `#end`, `#emitEnd`), **release** (`tool_result`
+ *   in call order, state `Released`: `#release`, `InOrderRelease`).
+ * - **settle**: a promise, or a tool, settles — a tool when it returns or throws
+ *   (`#toolSettled`); its outcome is then `returnedOutcome`, `thrownOutcome` or, when it did
+ *   not settle within its grace period, `abandonedOutcome`.
+ * - **answer**: the run gives a call an outcome without executing it (`not_run` after a
+ *   stop: `#answerNotRun`, `#answerDeferred`, `#answerWaiting`).
+ * - **defer**: a call waits for a person's approval (H3). **hold**: kept back until an
+ *   earlier call lets it go — a call held unprepared behind a deferral (`#holding`), a
+ *   result held in the reorder buffer ahead of a gap (O2).
+ * - **stop**: the run's signal aborted or the consumer left (`stopped`); nothing new starts.
+ *   **finish**: the batch — every call answered, or deferred or held, and no more can
+ *   arrive (`finished`); the generator returns.
+ * - **close**: a scope leaves its parent and clears its timers; **detach**: the merge
+ *   engine lets go of a source (`MergeEngine.detach`, `closeSources` for all of them).
+ * - **post**: the run queues one of its notes to its own mailbox (`Run.post`).
  *
  * @module
  */
