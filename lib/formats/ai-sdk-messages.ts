@@ -188,12 +188,13 @@ export function toAISDKApprovalRequests(paused: PausedRequests): AISDKToolApprov
  * `messages` is the conversation as `ModelMessage`s (what `convertToModelMessages` makes of
  * `useChat`'s UI messages). As the SDK reads them, only the last message counts, when it is
  * a `role: 'tool'` message: its `tool-approval-response` parts (provider-executed ones
- * skipped). A response whose call already has a result in that message (an approval of an
- * earlier resume of the same step) is skipped, as the SDK skips it; so is one for a call the
- * SDK itself marked denied.
+ * skipped). A response whose call already has a result in that message (an answer given
+ * before a resume that paused again, which the new pause no longer lists; its request part in
+ * the history names the call) is skipped, as the SDK skips it — except beside ai's own
+ * `execution-denied` result, which it writes next to every denial.
  *
  * Refused, with a {@link ResumeError} of code `approval` (nothing is resumed): a response
- * whose `approvalId` is not one of `paused`'s requests; one whose request part in the
+ * whose `approvalId` is not one of `paused`'s requests (and not settled as above); one whose request part in the
  * history names another `toolCallId` than the paused call's; two responses for one request;
  * a response without a string `approvalId` and a boolean `approved`; a `reason` that is not
  * a string or is longer than 2,000 characters. `runTools` checks the approvals again when it
@@ -237,18 +238,23 @@ export function fromAISDKApprovalResponses(messages: readonly unknown[], paused:
     const { approvalId, approved, reason } = part;
     if (typeof approvalId !== 'string' || typeof approved !== 'boolean') refuse(`${where} must be { type: 'tool-approval-response', approvalId: string, approved: boolean, reason?: string }, received ${describeValue(part)}`);
     const id = approvalId as string;
+    const asked = requestParts.get(id);
+    // Settled in an earlier round (its call has a result here), as the SDK's collectToolApprovals skips it: an
+    // answer given before a resume that paused again, which the new pause no longer lists. Skipping has no effect.
+    const settled = (toolCallId: unknown): boolean => {
+      const existing = typeof toolCallId === 'string' ? results.get(toolCallId) : undefined;
+      return existing !== undefined && (approved === true || !isObjectRecord(existing) || existing.type !== 'execution-denied');
+    };
     const pending = byId.get(id);
     if (pending === undefined) {
+      if (asked !== undefined && settled(asked.toolCallId)) return;
       refuse(`${where} answers approvalId ${JSON.stringify(id.slice(0, 100))}, which no pending request of this pause has (pending: ${requests.map((r) => r.approvalId).join(', ')})`);
     }
     const { request, order } = pending!;
-    const asked = requestParts.get(id);
     if (asked !== undefined && asked.toolCallId !== request.toolCallId) {
       refuse(`${where} answers approvalId ${JSON.stringify(id)} for tool call ${describeValue(asked.toolCallId)}, but that request is for tool call ${JSON.stringify(request.toolCallId)} (${request.toolName})`);
     }
-    // Settled in an earlier round, as the SDK's collectToolApprovals skips it.
-    const existing = results.get(request.toolCallId);
-    if (existing !== undefined && (approved === true || !isObjectRecord(existing) || existing.type !== 'execution-denied')) return;
+    if (settled(request.toolCallId)) return;
     if (answers.has(id)) refuse(`${where} answers approvalId ${JSON.stringify(id)} a second time`);
     if (reason !== undefined && typeof reason !== 'string') refuse(`${where} has a reason that is not a string: ${describeValue(reason)}`);
     if (typeof reason === 'string' && reason.length > MAX_REASON_CHARS) refuse(`${where} has a reason of ${reason.length} characters; at most ${MAX_REASON_CHARS} are accepted`);

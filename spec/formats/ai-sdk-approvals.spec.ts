@@ -188,6 +188,28 @@ describe('H10: fromAISDKApprovalResponses refuses what the pause did not ask (un
     expect(fromAISDKApprovalResponses([old, assistantWith(paused), answered], paused)).toEqual([{ approvalId: paused.requests[0]!.approvalId, approved: true }]);
   });
 
+  it("H10: an answer whose call already has a result in that message is settled and skipped, except ai's own execution-denied result beside a denial", async () => {
+    const paused = await pausedBatch();
+    const [ra, rb] = paused.requests;
+    // Call a was approved in an earlier round and has its result; call b is denied now (ai writes execution-denied beside it).
+    const last = {
+      role: 'tool',
+      content: [
+        { type: 'tool-approval-response', approvalId: 'approved-in-an-earlier-round', approved: true },
+        { type: 'tool-result', toolCallId: 'call_x', toolName: 'delete_file', output: { type: 'text', value: 'x' } },
+        { type: 'tool-approval-response', approvalId: ra!.approvalId, approved: true },
+        { type: 'tool-result', toolCallId: 'call_a', toolName: 'delete_file', output: { type: 'text', value: 'deleted a.txt' } },
+        { type: 'tool-approval-response', approvalId: rb!.approvalId, approved: false, reason: 'no' },
+        { type: 'tool-result', toolCallId: 'call_b', toolName: 'delete_file', output: { type: 'execution-denied', reason: 'no' } },
+      ],
+    };
+    // The earlier round's answer is unknown to this pause but settled (its call has a result): skipped.
+    const earlier = { ...assistantWith(paused), content: [...(assistantWith(paused).content as unknown[]), { type: 'tool-approval-request', approvalId: 'approved-in-an-earlier-round', toolCallId: 'call_x' }] } as ModelMessage;
+    expect(fromAISDKApprovalResponses([earlier, last], paused)).toEqual([{ approvalId: rb!.approvalId, approved: false, reason: 'no' }]);
+    // Without its request part naming a call with a result, the same answer is an unknown one: refused.
+    expect(refusal(() => fromAISDKApprovalResponses([assistantWith(paused), last], paused))).toContain('approved-in-an-earlier-round');
+  });
+
   it('H10, H8: what it returns is what runTools resumes with; the resume itself still refuses a forged id', async () => {
     const deleted: string[] = [];
     const paused = await pausedBatch(deleted);
@@ -346,6 +368,38 @@ describe('H10: a useChat app approves toolrun calls (AbstractChat + DefaultChatT
     expect(parts()[2]).toMatchObject({ output: 'deleted b.txt', approval: { approved: true } });
     // What the chat holds is valid UI messages for the SDK.
     await expect(validateUIMessages({ messages: chat.messages })).resolves.toHaveLength(2);
+  });
+
+  it('H10: answering one call at a time: the resume pauses again on the other (same approvalId); the next answer resumes it, the settled one is skipped', async () => {
+    const before = deleted.length;
+    const errors: Error[] = [];
+    let finished: () => void = () => {};
+    const next = () => new Promise<void>((resolve) => (finished = resolve));
+    const chat = new Chat({ id: 'chat-3', state: new PlainState(), transport: new DefaultChatTransport({ api: url }), onFinish: () => finished(), onError: (e) => errors.push(e) });
+    const parts = () => chat.messages.at(-1)!.parts.filter(isToolUIPart);
+    let done = next();
+    await chat.sendMessage({ text: 'Delete a.txt and b.txt' });
+    await done;
+    const idOf = (toolCallId: string) => parts().find((p) => p.toolCallId === toolCallId)!.approval!.id;
+    const bId = idOf('call_b');
+    await chat.addToolApprovalResponse({ id: idOf('call_a'), approved: true });
+    done = next();
+    await chat.sendMessage(); // no sendAutomaticallyWhen: the app sends the one answer itself
+    await done;
+    expect(parts().map((p) => [p.toolCallId, p.state])).toEqual([
+      ['call_list', 'output-available'],
+      ['call_a', 'output-available'],
+      ['call_b', 'approval-requested'],
+    ]);
+    expect(idOf('call_b')).toBe(bId);
+    await chat.addToolApprovalResponse({ id: bId, approved: true });
+    done = next();
+    await chat.sendMessage();
+    await done;
+    expect(errors).toEqual([]);
+    expect(refused).toEqual([]);
+    expect(deleted.slice(before)).toEqual(['a.txt', 'b.txt']);
+    expect(parts().map((p) => p.state)).toEqual(['output-available', 'output-available', 'output-available']);
   });
 
   it('H10: a client that forges an answer is refused (409) and nothing runs', async () => {
