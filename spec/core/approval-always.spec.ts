@@ -82,6 +82,25 @@ describe('H11: a decision with always: true stands for the tool', () => {
     ]);
   });
 
+  it("H11: it also answers a request beforeToolCall raises for the tool (\"always\" is about the tool, as in the Agents SDK)", async () => {
+    const ran: string[] = [];
+    const asked: string[] = [];
+    const tools = makeTools(ran).map((t) => ({ ...t, needsApproval: false as const }));
+    const { batch } = await collect(
+      runTools([del('d1', 'a'), del('d2', 'b')], {
+        tools,
+        beforeToolCall: () => ({ needsApproval: true, reason: 'outside the workspace' }),
+        approve: (r) => {
+          asked.push(`${r.toolCallId}:${r.source}`);
+          return { approvalId: r.approvalId, approved: true, always: true };
+        },
+      }),
+    );
+    expect(asked).toEqual(['d1:hook']);
+    expect(ran).toEqual(['delete a', 'delete b']);
+    expect(batch.paused).toBeUndefined();
+  });
+
   it('H11: an answer whose always is not a boolean is a problem in approve: that call is rejected, nothing stands', async () => {
     const ran: string[] = [];
     let asked = 0;
