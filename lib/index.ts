@@ -187,7 +187,15 @@ export { fromLangChainTools } from './adapters/langchain.ts';
 export type { FromLangChainTool, FromLangChainToolsOptions, LangChainToolLike } from './adapters/langchain.ts';
 export { fromGemini, GEMINI_SYNTHESIZED_ID_PREFIX, toGemini } from './formats/gemini.ts';
 export type { GeminiFunctionResponseContent, GeminiFunctionResponsePart, GeminiInlineDataPart, GeminiInput, ToGeminiOptions } from './formats/gemini.ts';
-export { fromAISDKMessage, toAISDKMessages } from './formats/ai-sdk-messages.ts';
-export type { AISDKAssistantMessageInput, AISDKToolModelMessage, AISDKToolResultOutput, AISDKToolResultPart } from './formats/ai-sdk-messages.ts';
+export { fromAISDKApprovalResponses, fromAISDKMessage, toAISDKApprovalRequests, toAISDKMessages } from './formats/ai-sdk-messages.ts';
+export type {
+  AISDKAssistantMessageInput,
+  AISDKToolApprovalRequestPart,
+  AISDKToolApprovalResponsePart,
+  AISDKToolModelMessage,
+  AISDKToolResultOutput,
+  AISDKToolResultPart,
+  PausedRequests,
+} from './formats/ai-sdk-messages.ts';
 export { fromOpenAIResponsesMessage, toOpenAIResponsesMessages } from './extras/agent/openai-responses-messages.ts';
 export type { OpenAIResponsesFunctionCallItem, OpenAIResponsesInputItem, OpenAIResponsesReply, OpenAIResponsesUserContent } from './extras/agent/openai-responses-messages.ts';

@@ -6,6 +6,7 @@
  * @module
  */
 import type { ContentBlock, JsonSchema, NeedsApprovalContext, Tool, ToolContext, ToolResult } from '../core/tool.ts';
+import { RuleDenial } from '../core/stages/outcome.ts';
 import { describeValue } from '../core/tool.ts';
 import { assertObjectSchema, imageBlock, outputText, refuseAdapterApprove, type ForeignFunction } from './shared.ts';
 
@@ -78,8 +79,13 @@ export interface FromOpenAIAgentsToolsResult<T extends Tool = Tool> {
  *   truthy answer asks, as in the SDK's runner. So `runTools(calls, { tools })` alone pauses a
  *   call that needs approval (`ToolBatch.paused`, as the SDK's run stops with
  *   `interruptions`), and with `runTools`' `approve` it is asked; toolrun's wrappers
- *   (`withTimeout`, `withRetry`, `mapProgress`) keep the rule. Approvals recorded in the
- *   SDK's `RunContext` (`approveTool`) are not consulted: toolrun's own decisions are.
+ *   (`withTimeout`, `withRetry`, `mapProgress`) keep the rule;
+ * - decisions recorded in the `runContext` option (`RunContext.approveTool` /
+ *   `rejectTool`, per call or with `alwaysApprove` / `alwaysReject`; `RunState.approve` /
+ *   `reject` record there too) answer a call the rule asks about, as the SDK's runner reads
+ *   them (`isToolApproved({ toolName, callId })`): approved, it runs; rejected, it is refused
+ *   with the context's rejection message; neither, toolrun's `approve` is asked or the batch
+ *   pauses (contract H12). So in one batch one call can wait while the context answers others.
  *
  * Not mapped: a thrown error inside `invoke` is turned into text by the tool's own
  * `errorFunction` (the SDK's default says "An error occurred while running the tool…"),
@@ -131,7 +137,10 @@ export function fromOpenAIAgentsTools<const P extends readonly OpenAIAgentsToolL
       ...(peer.description !== undefined ? { description: peer.description } : {}),
       input: peer.parameters,
       ...(typeof rule === 'function'
-        ? { needsApproval: async (input: unknown, { toolCall }: NeedsApprovalContext) => Boolean(await rule.call(peer, runContext, input, toolCall.id)) }
+        ? {
+            needsApproval: async (input: unknown, { toolCall }: NeedsApprovalContext) =>
+              Boolean(await rule.call(peer, runContext, input, toolCall.id)) && recordedDecision(runContext, peer.name, toolCall.id),
+          }
         : {}),
       async execute(args: unknown, { toolCallId, signal }: ToolContext): Promise<ToolResult> {
         const json = JSON.stringify(args ?? {});
@@ -144,6 +153,28 @@ export function fromOpenAIAgentsTools<const P extends readonly OpenAIAgentsToolL
   }
   // Each tool runs its peer's invoke and keeps its output as details: the types FromOpenAIAgentsTool reads.
   return { tools: tools as Array<FromOpenAIAgentsTool<P[number]>>, skipped };
+}
+
+/**
+ * A call the tool's rule says needs approval, looked up in the SDK's run context as its
+ * runner looks it up (`isToolApproved({ toolName, callId })`): approved there, it runs
+ * (`false`: no approval needed); rejected there, it is refused with the context's rejection
+ * message (a {@link RuleDenial}); neither, it needs toolrun's approval (`true`): `approve`
+ * is asked, or the batch pauses. A context without `isToolApproved` (a plain object) records
+ * nothing. A throw there is the rule's throw (the call is rejected, P4).
+ */
+function recordedDecision(runContext: unknown, toolName: string, callId: string): boolean {
+  const context = runContext as { isToolApproved?: unknown; getRejectionMessage?: unknown } | null;
+  if (typeof context !== 'object' || context === null || typeof context.isToolApproved !== 'function') return true;
+  const decision: unknown = (context.isToolApproved as (a: { toolName: string; callId: string }) => unknown).call(context, { toolName, callId });
+  if (decision === true) return false;
+  if (decision !== false) return true;
+  const message: unknown = typeof context.getRejectionMessage === 'function' ? (context.getRejectionMessage as (n: string, c: string) => unknown).call(context, toolName, callId) : undefined;
+  throw new RuleDenial(
+    `A person denied this call to tool "${toolName}" (recorded in the OpenAI Agents run context), so it was not run.` +
+      (typeof message === 'string' && message !== '' ? ` Their reason: ${JSON.stringify(message)}.` : '') +
+      ' Do not try it again unless the user asks you to.',
+  );
 }
 
 /** An Agents SDK tool output → content blocks (see {@link fromOpenAIAgentsTools}). */

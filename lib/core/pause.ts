@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { PausedBatch, PausedBatchBody, PausedCall, ToolApprovalRequest } from './approval.ts';
+import type { PausedBatch, PausedBatchBody, PausedCall, StandingDecision, ToolApprovalRequest } from './approval.ts';
 import { sealState } from './state-envelope.ts';
 import { jsonCopy, messageCopy, toolDigests } from './state-json.ts';
 import type { Tool, ToolCall, ToolResultMessage } from './tool.ts';
@@ -21,6 +21,8 @@ export interface PauseParts {
   readonly requests: ReadonlyMap<number, ToolApprovalRequest>;
   readonly terminating: number;
   readonly blockTerminated: boolean;
+  /** The run's standing decisions (H11), by tool name. */
+  readonly standing: ReadonlyMap<string, StandingDecision>;
   readonly signingSecret: string | Uint8Array | undefined;
   /** How long the state can be resumed, in ms from now (`stateTtlMs`). */
   readonly ttlMs: number;
@@ -51,6 +53,7 @@ export async function pausedBatch(parts: PauseParts): Promise<PausedBatch> {
     terminating: parts.terminating,
     blockTerminated: parts.blockTerminated,
     calls,
+    ...(parts.standing.size > 0 ? { standing: Object.fromEntries(parts.standing) } : {}),
   };
   return { requests, state: await sealState('toolrun/paused-batch', body, parts.signingSecret) };
 }

@@ -26,7 +26,7 @@
  * @module
  */
 import { CancelScope, type AbortCause } from './abort.ts';
-import type { PausedBatch, ResumePlan, ToolApprovalRequest } from './approval.ts';
+import { STANDING_DECISIONS, type PausedBatch, type ResumePlan, type StandingDecision, type ToolApprovalRequest } from './approval.ts';
 import { pausedBatch } from './pause.ts';
 import { CallRecord, CallState, type CallOwner } from './call.ts';
 import { DEFAULTS, HAND_OUT_SLICE } from './defaults.ts';
@@ -110,6 +110,12 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   #holding = false;
   /** The plan of a resumed run, once its state passed every check (H5); `undefined` for a fresh run. */
   resumed: ResumePlan | undefined;
+  /**
+   * Decisions given with `always: true`, by tool name (H11): read by prepare before `approve`
+   * is asked, written when a decision stands. `runAgent`'s own map when it passed one (one
+   * map for every turn), else this run's.
+   */
+  readonly standing: Map<string, StandingDecision>;
 
   // --- release in call order (O2, O6)
   /**
@@ -163,6 +169,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.beforeToolCall = options.beforeToolCall;
     this.afterToolCall = options.afterToolCall;
     this.approve = options.approve;
+    this.standing = (options as { [STANDING_DECISIONS]?: Map<string, StandingDecision> })[STANDING_DECISIONS] ?? new Map();
     this.journal = options.journal;
     this.interruptedCalls = options.interruptedCalls ?? 'unknown';
     if (Array.isArray(calls)) this.received = calls as ToolCall[];
@@ -215,6 +222,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       requests,
       terminating: this.#terminating,
       blockTerminated: this.#blockTerminated,
+      standing: this.standing,
       signingSecret: this.options.signingSecret,
       ttlMs: this.options.stateTtlMs ?? DEFAULTS.stateTtlMs,
     });
@@ -227,6 +235,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
    */
   applyResume(plan: ResumePlan): void {
     this.resumed = plan;
+    for (const [tool, decision] of plan.standing) this.standing.set(tool, decision);
     for (let i = 0; i < plan.released; i++) this.messages.push(plan.results.get(i)!);
     this.#next = plan.released;
     this.#terminating = plan.terminating;

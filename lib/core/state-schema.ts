@@ -70,5 +70,7 @@ export const Body = v.strictObject({
   terminating: v.pipe(v.number(), v.integer(), v.minValue(0)),
   blockTerminated: v.boolean(),
   calls: v.pipe(v.array(v.strictObject({ call: Call, result: v.optional(Message), request: v.optional(Request) })), v.maxLength(LIMITS.calls)),
+  // Since issue 22 (H11); optional, so a state paused before it reads as having none.
+  standing: v.optional(v.record(Id, v.strictObject({ approved: v.boolean(), reason: v.optional(v.string()) }))),
 });
 export type ReadState = v.InferOutput<typeof Body>;

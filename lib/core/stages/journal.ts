@@ -14,6 +14,7 @@
  * @module
  */
 import { abortable } from 'abort-controller-x';
+import { standingDecision } from '../approval.ts';
 import type { CallRecord } from '../call.ts';
 import type { CallOutcome } from '../events.ts';
 import type { InterruptedCallPolicy, JournalCall, JournaledDecision, JournaledResult, JournalEntry, JournalOperation, JournalPrior, ToolJournal } from '../journal.ts';
@@ -127,6 +128,8 @@ function afterPrior(run: JournalInput, record: CallRecord, given: unknown): Prep
     prior = `prior could not be read: ${thrownText(error)}`;
   }
   if (typeof prior === 'string') return run.journalFailed(record, 'prior', new TypeError(prior));
+  // A decision given with always (H11) stands again for the tool, whether the call replays or is prepared.
+  if (prior.state !== 'new' && prior.decision?.always === true) run.standing.set(record.call.name, standingDecision(prior.decision.approved, prior.decision.reason));
   if (prior.state === 'ended') {
     journaled.replay = prior;
     return REPLAYED;

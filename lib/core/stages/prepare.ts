@@ -8,7 +8,7 @@
  * @module
  */
 import { abortable } from 'abort-controller-x';
-import { approvalRequest, deniedText, type ResumePlan, type ToolApprovalRequest } from '../approval.ts';
+import { approvalRequest, deniedText, standingDecision, type ResumePlan, type StandingDecision, type ToolApprovalRequest } from '../approval.ts';
 import type { CallRecord } from '../call.ts';
 import type { InterruptedCallPolicy, JournaledDecision, JournalOperation } from '../journal.ts';
 import type { RunToolsOptions } from '../options.ts';
@@ -30,6 +30,8 @@ export interface PrepareInput {
   readonly approve: RunToolsOptions['approve'];
   /** What a resumed run starts from (`undefined` for a fresh run): the pending calls' requests and decisions. */
   readonly resumed: ResumePlan | undefined;
+  /** Decisions that stand for a tool (H11), by name: read before `approve` is asked, written by an answer with `always: true`. */
+  readonly standing: Map<string, StandingDecision>;
 }
 
 /**
@@ -210,9 +212,17 @@ function requestApproval(run: PrepareInput, record: CallRecord, tool: Tool, requ
   const journaled = record.journal;
   if (journaled !== undefined) {
     // A decision an earlier attempt journaled: nobody is asked twice (J6).
+    // (One given with always already stands again: the journal stage set it when it read the prior.)
     if (journaled.decision !== undefined) return decided(record, tool, run, journaled.decision.approved, journaled.decision.reason);
     // No decision journaled: no earlier attempt ran the call (a decision is journaled before it runs), so it is not "unknown" (J5).
     journaled.unknown = false;
+  }
+  // A decision that stands for this tool answers without asking (H11); journaled like one from approve (J6).
+  const standing = run.standing.get(record.call.name);
+  if (standing !== undefined) {
+    const { approved: yes, reason } = standing;
+    if (journaled !== undefined) return journalDecision(run as JournalInput, record, yes, reason, () => decided(record, tool, run, yes, reason));
+    return decided(record, tool, run, yes, reason);
   }
   const approve = run.approve;
   if (approve === undefined) return DEFERRED;
@@ -239,8 +249,10 @@ function approved(run: PrepareInput, record: CallRecord, tool: Tool, answer: unk
   if (!read.ok) return approveFailed(run, record, read.problem);
   if (read.value === undefined) return DEFERRED;
   const { approved: yes, reason } = read.value;
+  // From now on this decision answers every request for the tool (H11): prepare is serial, so "from now on" is "the calls after this one".
+  if (read.value.always) run.standing.set(record.call.name, standingDecision(yes, reason));
   // Journaled before the call goes on (J6): a crash after this point asks nobody again.
-  if (record.journal !== undefined) return journalDecision(run as JournalInput, record, yes, reason, () => decided(record, tool, run, yes, reason));
+  if (record.journal !== undefined) return journalDecision(run as JournalInput, record, yes, reason, () => decided(record, tool, run, yes, reason), read.value.always);
   return decided(record, tool, run, yes, reason);
 }
 
@@ -320,8 +332,15 @@ export interface JournalInput extends PrepareInput {
  * Journals a person's decision (H2) before the call goes on (J6); `next` continues the
  * call's prepare once `decide` settled. A throw or rejection is a journal failure.
  */
-function journalDecision(run: JournalInput, record: CallRecord, approved: boolean, reason: string | undefined, next: () => Prepared | Promise<Prepared>): Prepared | Promise<Prepared> {
-  const decision: JournaledDecision = reason === undefined ? { approved } : { approved, reason };
+function journalDecision(
+  run: JournalInput,
+  record: CallRecord,
+  approved: boolean,
+  reason: string | undefined,
+  next: () => Prepared | Promise<Prepared>,
+  always = false,
+): Prepared | Promise<Prepared> {
+  const decision: JournaledDecision = { approved, ...(reason === undefined ? {} : { reason }), ...(always ? { always } : {}) };
   let settled: unknown;
   try {
     settled = record.journal!.entry.decide(decision);
