@@ -487,7 +487,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     let outcome = prepared;
     const journaled = record.journal;
     if (journaled !== undefined) {
-      // J5: interrupted in an earlier attempt, and nothing proved it never ran.
+      // J5: interrupted in an earlier attempt, and nothing proved it never ran (prepare clears it for a rejection the run itself decided, or an approval not given).
       if (journaled.unknown) outcome = unknownOutcome(record.call);
     }
     if (outcome !== undefined) {

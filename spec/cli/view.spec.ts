@@ -595,3 +595,49 @@ describe('MCP progress is drawn like native progress (issue 20)', () => {
     }
   });
 });
+
+/** A durable run's replayed calls (contract J4: `replayed: true` on `tool_execution_end`), as `toolrun durable` draws them. */
+describe('replayed calls are marked (issue 21 item 5)', () => {
+  const replayedEnd = (index: number, text: string): ToolEvent => ({ ...(end(index, text, 'ok') as Extract<ToolEvent, { type: 'tool_execution_end' }>), replayed: true });
+
+  // Fails if the plain end line of a replayed call reads like one that ran (a duration, no mark).
+  it('plain: a replayed call\'s end line says "replayed (from the journal, not run)" instead of a duration; a call that ran keeps its duration', () => {
+    const stream = new FakeStream();
+    const view = createRunView({ stream, tty: false, now: () => 0 });
+    view.begin('attempt 2', calls);
+    view.event(start(0));
+    view.event(replayedEnd(0, '{}'));
+    view.event(result(0, '{}', false));
+    view.event(start(1));
+    view.event(end(1, 'done', 'ok'));
+    view.event(result(1, 'done', false));
+    view.end();
+    view.close();
+    expect(stream.output).toContain('end call_a ok replayed (from the journal, not run): {}\n');
+    expect(stream.output).toContain('end call_b ok 0ms: done\n');
+    expect(stream.output).not.toMatch(/end call_b .*replayed/);
+  });
+
+  // Fails if the live frame draws a replayed call like one that ran (✓ and a duration), or the footer does not count it.
+  it('TTY: the row shows ↺ and "replayed" in the time column; the footer counts the replayed calls', () => {
+    vi.useFakeTimers();
+    try {
+      const stream = new FakeStream();
+      stream.columns = 120;
+      const view = createRunView({ stream, tty: true, now: () => 0 });
+      view.begin('attempt 2', calls);
+      view.event(start(0));
+      view.event(replayedEnd(0, '{}'));
+      view.event(start(2));
+      view.event(end(2, 'no match', 'ok'));
+      view.event(start(1));
+      const live = stripAnsi(screen(stream.output).join('\n'));
+      expect(live).toMatch(/^↺ read_file +package\.json +replayed \{\}$/m);
+      expect(live).toMatch(/^✓ grep .* 0ms no match$/m);
+      expect(live).toContain('1 running · 2/3 done · 1 replayed');
+      view.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});

@@ -99,14 +99,14 @@ export function prepareToolCall(run: PrepareInput, record: CallRecord): Prepared
         : name === ''
           ? `The tool call has no tool name. Available tools: ${available}. Call one of these by name.`
           : `No tool named "${name}". Available tools: ${available}. Call one of these instead.`;
-    return outcomeText('rejected', text);
+    return decidedByRun(record, outcomeText('rejected', text));
   }
-  if (call.incomplete !== undefined) return outcomeText('rejected', incompleteText(call));
+  if (call.incomplete !== undefined) return decidedByRun(record, outcomeText('rejected', incompleteText(call)));
   // Arguments that are already an object (Anthropic's, most callers') skip the parser.
   let args: unknown = call.arguments;
   if (!isObjectRecord(args)) {
     const parsed = parseArguments(args, name);
-    if (!parsed.ok) return outcomeText('rejected', parsed.message);
+    if (!parsed.ok) return decidedByRun(record, outcomeText('rejected', parsed.message));
     args = parsed.value;
   }
   if (tool.prepareArguments !== undefined) {
@@ -126,6 +126,20 @@ export function prepareToolCall(run: PrepareInput, record: CallRecord): Prepared
   return validateAndAsk(run, record, tool, args);
 }
 
+/**
+ * A rejection the run decided before any code of the application or the tool ran: no tool
+ * of that name, arguments cut off or not JSON, or a synchronous schema validation of the
+ * model's own arguments (no `prepareArguments`). It is a function of the call and the tools
+ * alone, so an earlier attempt decided the same and never ran the tool: a call found
+ * `'started'` gets this result, not "outcome unknown" (J5). Not for an async schema (it may
+ * ask a service whose answer changes), `prepareArguments`, `needsApproval`, `approve` or
+ * `beforeToolCall`: code with possible effects whose answer may differ between attempts.
+ */
+function decidedByRun(record: CallRecord, outcome: Outcome): Outcome {
+  if (record.journal !== undefined) record.journal.unknown = false;
+  return outcome;
+}
+
 function validateAndAsk(run: PrepareInput, record: CallRecord, tool: Tool, args: unknown): Prepared | Promise<Prepared> {
   const name = record.call.name;
   if (!isObjectRecord(args)) {
@@ -140,11 +154,12 @@ function validateAndAsk(run: PrepareInput, record: CallRecord, tool: Tool, args:
       (error: unknown) => (run.stopped ? notRun(record.call) : outcomeText('rejected', `Tool "${name}" could not validate its arguments: ${thrownText(error)}`)),
     );
   }
-  return validated(run, record, tool, checked);
+  // Synchronous, on the model's own arguments: a failure is the run's decision (J5).
+  return validated(run, record, tool, checked, tool.prepareArguments === undefined);
 }
 
-function validated(run: PrepareInput, record: CallRecord, tool: Tool, checked: Checked<unknown>): Prepared | Promise<Prepared> {
-  if (!checked.ok) return outcomeText('rejected', checked.message);
+function validated(run: PrepareInput, record: CallRecord, tool: Tool, checked: Checked<unknown>, byRun = false): Prepared | Promise<Prepared> {
+  if (!checked.ok) return byRun ? decidedByRun(record, outcomeText('rejected', checked.message)) : outcomeText('rejected', checked.message);
   record.args = checked.value;
   // A call pending in a resumed batch: its rule or hook already asked (H1), the decision is the resume's.
   if (record.approval !== undefined) return resumedApproval(run, record, tool, record.approval);
