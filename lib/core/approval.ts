@@ -17,6 +17,7 @@ import type { StateClaim } from './claims.ts';
 import { jsonCopy } from './state-json.ts';
 import type { StateEnvelope } from './state-envelope.ts';
 import type { ToolCall, ToolResultMessage } from './tool.ts';
+import type { TraceHeaders } from './tracing.ts';
 
 export { ResumeError, type ResumeErrorCode } from './resume-error.ts';
 
@@ -127,6 +128,13 @@ export interface PausedBatchBody {
   readonly blockTerminated: boolean;
   /** Every call of the batch, in call order. */
   readonly calls: readonly PausedCall[];
+  /**
+   * The W3C trace context (`traceparent`, `tracestate`) of the paused batch's span, when the
+   * run was traced (`tracing` whose batch trace has `headers`, as `toolrun/otel`'s has): the
+   * resumed batch's span links to it, or continues it. Absent from states paused untraced
+   * or before issue 22 (they resume as before).
+   */
+  readonly traceContext?: { readonly traceparent: string; readonly tracestate?: string };
 }
 
 /**
@@ -174,6 +182,8 @@ export interface ResumePlan {
   readonly results: ReadonlyMap<number, ToolResultMessage>;
   /** Pending requests by index, with the decision the resume brings (`undefined`: none yet). */
   readonly pending: ReadonlyMap<number, { request: ToolApprovalRequest; decision: ToolApprovalResponse | undefined }>;
+  /** The paused batch span's W3C trace context, when the state has a well-formed one. */
+  readonly traceContext: TraceHeaders | undefined;
 }
 
 /** The texts a person denying a call gives the model (H5). */

@@ -291,7 +291,7 @@ function decide(run: PrepareInput, record: CallRecord, tool: Tool, answer: unkno
   // The hook may have aborted the run itself (case C7 B): the call must not start.
   if (run.stopped) return notRun(call);
   const read = readBeforeAnswer(answer);
-  if (!read.ok) return hookFailed(run, record, read.problem);
+  if (!read.ok) return hookFailed(run, record, read.problem, false);
   if (read.value.block) {
     const text = read.value.reason ?? `Tool call "${call.name}" was blocked by the application and did not run.`;
     const outcome = outcomeText('rejected', text);
@@ -303,10 +303,13 @@ function decide(run: PrepareInput, record: CallRecord, tool: Tool, answer: unkno
   return undefined;
 }
 
-function hookFailed(run: PrepareInput, record: CallRecord, error: unknown): Outcome {
+/** `beforeToolCall` threw `error` (the call's trace records it), or answered what it cannot (`problem`, a text: no throw). */
+function hookFailed(run: PrepareInput, record: CallRecord, error: unknown, threw = true): Outcome {
   const call = record.call;
   if (run.stopped) return notRun(call);
-  return outcomeText('rejected', `Tool call "${call.name}" was not run: beforeToolCall failed: ${thrownText(error)}`);
+  const outcome = outcomeText('rejected', `Tool call "${call.name}" was not run: beforeToolCall failed: ${thrownText(error)}`);
+  if (threw) outcome.thrown = error;
+  return outcome;
 }
 
 /** What the journaled stages read of the run, beyond prepare's input. */
