@@ -356,6 +356,45 @@ describe('T2 error.type, the exception event and the status of an error (GenAI c
     expect(ok.status.code).toBe(SpanStatusCode.UNSET);
     otel.exporter.reset();
 
+    // prepareArguments, needsApproval and approve that throw: their class too (the call is rejected).
+    const prepares = defineTool({
+      name: 'prepares',
+      input: v.object({}),
+      prepareArguments: () => {
+        throw new URIError('bad input');
+      },
+      execute: () => 'never',
+    });
+    const rules = defineTool({
+      name: 'rules',
+      input: v.object({}),
+      needsApproval: () => {
+        throw new EvalError('rule broke');
+      },
+      execute: () => 'never',
+    });
+    const asks = defineTool({ name: 'asks', input: v.object({}), needsApproval: true, execute: () => 'never' });
+    await collect(
+      runTools(
+        ['prepares', 'rules', 'asks'].map((name) => ({ id: name, name, arguments: {} })),
+        {
+          tools: [prepares, rules, asks],
+          tracing: tracingOf,
+          approve: () => {
+            throw new ReferenceError('approver down');
+          },
+        },
+      ),
+    );
+    for (const [name, type] of [
+      ['prepares', 'URIError'],
+      ['rules', 'EvalError'],
+      ['asks', 'ReferenceError'],
+    ] as const) {
+      expect(otel.one(`execute_tool ${name}`).attributes, name).toMatchObject({ 'toolrun.tool.outcome': 'rejected', 'error.type': type });
+    }
+    otel.exporter.reset();
+
     // An error that no throw made (the hook marks a success as an error): _OTHER, the result's first line.
     await collect(runTools([{ id: 'e', name: 'echo', arguments: { text: 'first line\nsecond' } }], { tools, tracing: tracingOf, afterToolCall: () => ({ isError: true }) }));
     const marked = otel.one('execute_tool echo');

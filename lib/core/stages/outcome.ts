@@ -25,6 +25,12 @@ export class Outcome {
   ) {}
 }
 
+/** `outcome` marked as made by a throw of `error` (for the call's trace), unless the run stopped first (`not_run`: no throw of its own). */
+export function fromThrow(outcome: Outcome, error: unknown): Outcome {
+  if (outcome.outcome !== 'not_run') outcome.thrown = error;
+  return outcome;
+}
+
 /** An outcome with one text block; `isError` is true for every outcome but `ok`. */
 export function outcomeText(outcome: CallOutcome, text: string): Outcome {
   return new Outcome({ content: textContent(text) }, outcome !== 'ok', outcome);
