@@ -54,7 +54,7 @@ export type {
   BeforeToolCallResult,
   RunToolsOptions,
 } from './core/options.ts';
-export type { BatchTrace, BatchTraceEnd, BatchTraceStart, CallTrace, CallTraceStart, RunTracing, TraceHeaders } from './core/tracing.ts';
+export type { BatchTrace, BatchTraceEnd, BatchTraceStart, CallTrace, CallTraceOutcome, CallTraceStart, RunTracing, TraceHeaders } from './core/tracing.ts';
 export { runTools } from './core/run-tools.ts';
 export { JournalError } from './core/journal.ts';
 export type {

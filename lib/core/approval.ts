@@ -17,6 +17,7 @@ import type { StateClaim } from './claims.ts';
 import { jsonCopy } from './state-json.ts';
 import type { StateEnvelope } from './state-envelope.ts';
 import type { ToolCall, ToolResultMessage } from './tool.ts';
+import type { TraceHeaders } from './tracing.ts';
 
 export { ResumeError, type ResumeErrorCode } from './resume-error.ts';
 
@@ -144,6 +145,13 @@ export interface PausedBatchBody {
   readonly calls: readonly PausedCall[];
   /** Decisions given with `always: true` (H11), by tool name; absent when there are none (and in states paused before issue 22). */
   readonly standing?: Readonly<Record<string, StandingDecision>>;
+  /**
+   * The W3C trace context (`traceparent`, `tracestate`) of the paused batch's span, when the
+   * run was traced (`tracing` whose batch trace has `headers`, as `toolrun/otel`'s has): the
+   * resumed batch's span links to it, or continues it. Absent from states paused untraced
+   * or before issue 22 (they resume as before).
+   */
+  readonly traceContext?: { readonly traceparent: string; readonly tracestate?: string };
 }
 
 /**
@@ -193,6 +201,8 @@ export interface ResumePlan {
   readonly pending: ReadonlyMap<number, { request: ToolApprovalRequest; decision: ToolApprovalResponse | undefined }>;
   /** The standing decisions (H11): the state's, then those the resume's approvals gave with `always`. */
   readonly standing: ReadonlyMap<string, StandingDecision>;
+  /** The paused batch span's W3C trace context, when the state has a well-formed one. */
+  readonly traceContext: TraceHeaders | undefined;
 }
 
 /**

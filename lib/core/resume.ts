@@ -13,6 +13,7 @@ import { openState } from './state-envelope.ts';
 import { canonicalJson, jsonCopy, toolDigests } from './state-json.ts';
 import { Body, LIMITS, type ReadState } from './state-schema.ts';
 import { describeValue, type Tool, type ToolCall, type ToolResultMessage } from './tool.ts';
+import { sanitizeTraceContext } from './tracing.ts';
 
 /** What a resume is checked against. */
 export interface ResumeInput {
@@ -94,7 +95,9 @@ async function checkResume(input: ResumeInput): Promise<ResumePlan> {
     if (decision !== undefined) slot.decision = { approvalId: slot.request.approvalId, ...decision };
   }
   await claim(state.id, state.expiresAt, input.resume.claim);
-  return { released: state.released, terminating: state.terminating, blockTerminated: state.blockTerminated, results, pending, standing };
+  // Only a context with non-zero ids is passed on (the schema checked its form).
+  const traceContext = sanitizeTraceContext(state.traceContext);
+  return { released: state.released, terminating: state.terminating, blockTerminated: state.blockTerminated, results, pending, standing, traceContext };
 }
 
 /** Bounds, verifies (with a secret), parses and validates a state; every failure is a ResumeError. */

@@ -44,7 +44,7 @@ import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.
 import { Channel } from './streams/channel.ts';
 import { MergeEngine, Step, type MergeRecord } from './streams/merge.ts';
 import type { Tool, ToolCall, ToolResult, ToolResultMessage } from './tool.ts';
-import { TracedBatch, TracedIterator, type BatchTraceEnd } from './tracing.ts';
+import { TracedBatch, TracedIterator, type BatchTraceEnd, type TraceHeaders } from './tracing.ts';
 import { isPromiseLike, thrownText } from './guards.ts';
 
 /** What the consumer is handed, in order: events, and pull marks (a `CallRecord`: pull that tool once the update before it was taken, M3). */
@@ -157,6 +157,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   // --- tracing (contract T1)
   /** The batch's trace, from the first `next()` to the end; `undefined` when `options.tracing` is unset (then no call has a trace either). */
   #trace: TracedBatch | undefined;
+  /** The W3C trace context of the batch's span when it paused, for its state (issue 22). */
+  #pausedTraceContext: TraceHeaders | undefined;
 
   constructor(calls: readonly ToolCall[] | AsyncIterable<ToolCall>, options: RunToolsOptions) {
     super();
@@ -225,6 +227,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       standing: this.standing,
       signingSecret: this.options.signingSecret,
       ttlMs: this.options.stateTtlMs ?? DEFAULTS.stateTtlMs,
+      traceContext: this.#pausedTraceContext,
     });
   }
 
@@ -251,18 +254,31 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.abortChangedOutcome = true;
   }
 
-  /** Starts the batch's trace, when the run is traced: on the first `next()`, before any call is handed out. */
+  /**
+   * Starts the batch's trace, when the run is traced: on the first `next()`, before any call
+   * is handed out; for a resumed run, once its state is read (the paused batch's trace
+   * context is in it).
+   */
   startTrace(): void {
     const tracing = this.options.tracing;
     if (tracing === undefined) return;
-    this.#trace = TracedBatch.start(tracing, { traceContext: this.options.traceContext, mode: this.sequential ? 'sequential' : 'parallel' });
+    this.#trace = TracedBatch.start(tracing, {
+      traceContext: this.options.traceContext,
+      mode: this.sequential ? 'sequential' : 'parallel',
+      resumedFrom: this.resumed?.traceContext,
+    });
   }
 
-  /** Ends the batch's trace (and the trace of every call still open, as interrupted); once. */
+  /**
+   * Ends the batch's trace (and the trace of every call still open: as interrupted, or as
+   * pending approval when the batch paused); once. A paused batch's span context is read
+   * first, for its state.
+   */
   endTrace(outcome: BatchTraceEnd['outcome'], error?: unknown): void {
     const trace = this.#trace;
     if (trace === undefined) return;
     this.#trace = undefined;
+    if (outcome === 'paused') this.#pausedTraceContext = trace.headers();
     const end: BatchTraceEnd = { outcome, calls: this.received.length, aborted: this.abortChangedOutcome, terminate: this.terminate };
     trace.end(error === undefined ? end : { ...end, error });
   }
@@ -572,15 +588,15 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   /** Stages 4 and 5 for an outcome. */
   #complete(record: CallRecord, outcome: Outcome): void {
-    this.#end(record, outcome.result, outcome.isError, outcome.outcome);
+    this.#end(record, outcome.result, outcome.isError, outcome.outcome, outcome.thrown);
   }
 
   /** Stages 4 and 5: `tool_execution_end` now (O3), `tool_result` when every earlier call has ended (O2). */
-  #end(record: CallRecord, unbounded: ToolResult, isError: boolean, kind: CallOutcome): void {
+  #end(record: CallRecord, unbounded: ToolResult, isError: boolean, kind: CallOutcome, thrown?: unknown): void {
     if (!record.advance(CallState.Ended)) return;
     // One bound over the whole text of every result, errors and hook overrides included (C20).
     const result = boundResult(unbounded, this.maxResultChars);
-    this.#ended(record, result, isError, kind, createToolResultMessage(record.call, result, isError), false);
+    this.#ended(record, result, isError, kind, createToolResultMessage(record.call, result, isError), false, thrown);
   }
 
   /** A call whose prior is `'ended'` (J4): its journaled progress, end (replayed) and result, nothing run, nothing committed. */
@@ -603,7 +619,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   }
 
   /** Stage 4 for an ended call (`record` already `Ended`), then stage 5. */
-  #ended(record: CallRecord, result: ToolResult, isError: boolean, kind: CallOutcome, message: ToolResultMessage, replayed: boolean): void {
+  #ended(record: CallRecord, result: ToolResult, isError: boolean, kind: CallOutcome, message: ToolResultMessage, replayed: boolean, thrown?: unknown): void {
     record.args = undefined;
     this.#active--;
     if (this.#preparing === record) this.#preparing = undefined;
@@ -618,7 +634,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     const end = toolExecutionEndEvent(record.index, record.call, result, isError, kind);
     if (replayed) end.replayed = true;
     this.outbox.push(end);
-    if (record.trace !== undefined) record.trace.end(kind, isError, result);
+    if (record.trace !== undefined) record.trace.end(kind, isError, result, thrown);
     const journaled = record.journal;
     // J3: what is committed is what the call's end and result events carry.
     if (journaled !== undefined && !replayed) journaled.result = result.terminate === undefined ? { message, outcome: kind } : { message, outcome: kind, terminate: result.terminate };

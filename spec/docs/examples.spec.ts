@@ -66,6 +66,15 @@ const EXPECTED_OUTPUT: Record<string, RegExp[]> = {
     /^execute_tool lookup, execute_tools, parse answer$/m,
     /^parse answer is a child of the call span: true$/m,
   ],
+  // Fails if error.type were the outcome, an unknown tool were typed, a paused call ended as an error, or the resumed batch lost the paused trace.
+  'docs/tracing-example.md § Errors and pauses in the trace': [
+    /^execute_tool upload \| error \| QuotaError \| exception$/m,
+    /^execute_tool uplaod \| rejected \| tool_not_found \| -$/m,
+    /^execute_tool remove \| pending_approval \| - \| -$/m,
+    /^execute_tools \| paused \| - \| -$/m,
+    /^resumed batch: child of POST \/approvals: true$/m,
+    /^resumed batch: links to the paused batch: true$/m,
+  ],
   'README.md § In 30 seconds': [
     /^ {2}countdown: 3\b/m,
     /^ended count_primes: ok$/m,

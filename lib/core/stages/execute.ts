@@ -75,22 +75,27 @@ export function executedFromReturn(record: Stopped, value: unknown, stoppedBy: A
  */
 export function executedFromThrow(record: Stopped, error: unknown, stoppedBy: AbortCause | undefined = record.cause): Outcome {
   const toolName = record.call.name;
+  let outcome: Outcome;
   switch (stoppedBy) {
     case 'timeout':
-      return outcomeText('timed_out', `Tool "${toolName}" timed out after ${record.timeoutMs} ms and was stopped.`);
+      outcome = outcomeText('timed_out', `Tool "${toolName}" timed out after ${record.timeoutMs} ms and was stopped.`);
+      break;
     case 'run':
     case 'consumer':
-      return outcomeText(
+      outcome = outcomeText(
         'interrupted',
         `Interrupted: the run was aborted while tool "${toolName}" was running; it stopped before finishing and may have had partial effects.`,
       );
+      break;
     default: {
-      const outcome = outcomeText('error', thrownText(error));
+      outcome = outcomeText('error', thrownText(error));
       const details = thrownDetails(error);
       if (details !== undefined) outcome.result.details = details;
-      return outcome;
     }
   }
+  // The trace records what the tool threw (its class, an exception event), whatever the outcome.
+  outcome.thrown = error;
+  return outcome;
 }
 
 /** The outcome of a tool that did not settle within the grace period after its signal aborted (A3, case C9). */

@@ -11,13 +11,24 @@ import type { CallOutcome } from '../events.ts';
 import type { ToolResult } from '../tool.ts';
 import { textContent } from '../tool.ts';
 
-/** How a call ended: its result (before the bound of `maxResultChars`), whether it is an error, and why. */
+/**
+ * How a call ended: its result (before the bound of `maxResultChars`), whether it is an
+ * error, and why; `thrown`, the value thrown that made an error result, when a throw made it
+ * (the tool's, a hook's), for the call's trace (`CallTrace.end`; `undefined` otherwise).
+ */
 export class Outcome {
   constructor(
     public result: ToolResult,
     public isError: boolean,
     public outcome: CallOutcome,
+    public thrown: unknown = undefined,
   ) {}
+}
+
+/** `outcome` marked as made by a throw of `error` (for the call's trace), unless the run stopped first (`not_run`: no throw of its own). */
+export function fromThrow(outcome: Outcome, error: unknown): Outcome {
+  if (outcome.outcome !== 'not_run') outcome.thrown = error;
+  return outcome;
 }
 
 /** An outcome with one text block; `isError` is true for every outcome but `ok`. */

@@ -15,7 +15,7 @@ import type { RunToolsOptions } from '../options.ts';
 import { parseArguments, validateArguments, type Checked } from '../schema.ts';
 import type { Tool, ToolCall } from '../tool.ts';
 import { readApprovalAnswer, readBeforeAnswer } from './foreign.ts';
-import { isRuleDenial, outcomeText, type Outcome } from './outcome.ts';
+import { fromThrow, isRuleDenial, outcomeText, type Outcome } from './outcome.ts';
 import { isObjectRecord, isPromiseLike, thrownText } from '../guards.ts';
 
 /** What prepare reads of the run: nothing more. */
@@ -113,13 +113,13 @@ export function prepareToolCall(run: PrepareInput, record: CallRecord): Prepared
     try {
       args = tool.prepareArguments(args);
     } catch (error) {
-      return outcomeText('rejected', `Tool "${name}" could not read its arguments: ${thrownText(error)}`);
+      return fromThrow(outcomeText('rejected', `Tool "${name}" could not read its arguments: ${thrownText(error)}`), error);
     }
     if (isPromiseLike(args)) {
       // Foreign code that may never settle: its wait ends when the run stops, as the hooks' do.
       return abortable(run.signal, Promise.resolve(args)).then(
         (value: unknown) => (run.stopped ? notRun(record.call) : validateAndAsk(run, record, tool, value)),
-        (error: unknown) => (run.stopped ? notRun(record.call) : outcomeText('rejected', `Tool "${name}" could not read its arguments: ${thrownText(error)}`)),
+        (error: unknown) => (run.stopped ? notRun(record.call) : fromThrow(outcomeText('rejected', `Tool "${name}" could not read its arguments: ${thrownText(error)}`), error)),
       );
     }
   }
@@ -195,7 +195,7 @@ function afterRule(run: PrepareInput, record: CallRecord, tool: Tool, answer: un
 function ruleThrew(run: PrepareInput, record: CallRecord, error: unknown): Outcome {
   if (run.stopped) return notRun(record.call);
   if (isRuleDenial(error)) return outcomeText('rejected', thrownText(error));
-  return ruleFailed(run, record, `threw ${thrownText(error)}`);
+  return fromThrow(ruleFailed(run, record, `threw ${thrownText(error)}`), error);
 }
 
 function ruleFailed(run: PrepareInput, record: CallRecord, problem: string): Outcome {
@@ -249,12 +249,12 @@ function requestApproval(run: PrepareInput, record: CallRecord, tool: Tool, requ
       },
     });
   } catch (error) {
-    return approveFailed(run, record, thrownText(error));
+    return fromThrow(approveFailed(run, record, thrownText(error)), error);
   }
   if (!isPromiseLike(answer)) return approved(run, record, tool, answer);
   return abortable(run.signal, Promise.resolve(answer)).then(
     (a) => approved(run, record, tool, a),
-    (error: unknown) => approveFailed(run, record, thrownText(error)),
+    (error: unknown) => fromThrow(approveFailed(run, record, thrownText(error)), error),
   );
 }
 
@@ -318,7 +318,7 @@ function decide(run: PrepareInput, record: CallRecord, tool: Tool, answer: unkno
   // The hook may have aborted the run itself (case C7 B): the call must not start.
   if (run.stopped) return notRun(call);
   const read = readBeforeAnswer(answer);
-  if (!read.ok) return hookFailed(run, record, read.problem);
+  if (!read.ok) return hookFailed(run, record, read.problem, false);
   if (read.value.block) {
     const text = read.value.reason ?? `Tool call "${call.name}" was blocked by the application and did not run.`;
     const outcome = outcomeText('rejected', text);
@@ -330,10 +330,12 @@ function decide(run: PrepareInput, record: CallRecord, tool: Tool, answer: unkno
   return undefined;
 }
 
-function hookFailed(run: PrepareInput, record: CallRecord, error: unknown): Outcome {
+/** `beforeToolCall` threw `error` (the call's trace records it), or answered what it cannot (`problem`, a text: no throw). */
+function hookFailed(run: PrepareInput, record: CallRecord, error: unknown, threw = true): Outcome {
   const call = record.call;
   if (run.stopped) return notRun(call);
-  return outcomeText('rejected', `Tool call "${call.name}" was not run: beforeToolCall failed: ${thrownText(error)}`);
+  const outcome = outcomeText('rejected', `Tool call "${call.name}" was not run: beforeToolCall failed: ${thrownText(error)}`);
+  return threw ? fromThrow(outcome, error) : outcome;
 }
 
 /** What the journaled stages read of the run, beyond prepare's input. */
