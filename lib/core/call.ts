@@ -83,6 +83,17 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
   trace: TracedCall | undefined = undefined;
   /** The call's journal entry, from its hand-out on; `undefined` when the run has no journal (J1), and for a call the run answered without handing it out. */
   journal: JournaledCall | undefined = undefined;
+  /**
+   * When the record was made, in epoch ms (`Date.now()`): the call's hand-out, the moment
+   * its `tool_execution_start` is emitted (`ToolExecutionEndEvent.startedAt`, contract O7).
+   */
+  readonly startedAt = Date.now();
+  /**
+   * What was thrown on the way to the call's outcome (the tool, or a hook that decided it), boxed so that a
+   * thrown `undefined` is kept; `undefined` while nothing threw. Read once, into the end
+   * event's `error` (O7); never serialized.
+   */
+  thrown: { readonly value: unknown } | undefined = undefined;
 
   constructor(
     /** Position in the batch: unique even when ids repeat (O1). */

@@ -606,7 +606,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     }
     // ToolBatch.aborted: the run's abort decided this outcome (docs/decisions.md).
     if (!replayed && this.cause === 'run' && (kind === 'not_run' || kind === 'interrupted' || kind === 'abandoned')) this.abortChangedOutcome = true;
-    const end = toolExecutionEndEvent(record.index, record.call, result, isError, kind);
+    const end = toolExecutionEndEvent(record, result, isError, kind);
     if (replayed) end.replayed = true;
     this.outbox.push(end);
     if (record.trace !== undefined) record.trace.end(kind, isError, result);

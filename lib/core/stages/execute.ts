@@ -38,6 +38,8 @@ interface Stopped {
   readonly call: { readonly name: string };
   readonly timeoutMs: number | undefined;
   readonly cause: AbortCause | undefined;
+  /** Set to the value the tool threw, for the end event (contract O7). */
+  thrown: { readonly value: unknown } | undefined;
 }
 
 /**
@@ -71,10 +73,13 @@ export function executedFromReturn(record: Stopped, value: unknown, stoppedBy: A
  * before it threw (`stoppedBy`) — the consequence of the run's abort or its timeout. An
  * `AbortError` the tool raised on its own (its fetch timed out, say) is an ordinary
  * failure: the run was not cancelled (case C10, variant V). A failure's result keeps the
- * `details` of an `ErrorWithDetails` (an adapter's peer that failed with data).
+ * `details` of an `ErrorWithDetails` (an adapter's peer that failed with data). The thrown
+ * value is noted on the record (`thrown`) for the end event's `error` (contract O7).
  */
 export function executedFromThrow(record: Stopped, error: unknown, stoppedBy: AbortCause | undefined = record.cause): Outcome {
   const toolName = record.call.name;
+  // O7: the value itself, for the end event only (never in the result or any state).
+  record.thrown = { value: error };
   switch (stoppedBy) {
     case 'timeout':
       return outcomeText('timed_out', `Tool "${toolName}" timed out after ${record.timeoutMs} ms and was stopped.`);

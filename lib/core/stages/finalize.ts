@@ -51,13 +51,13 @@ export function finalizeExecutedToolCall(run: FinalizeInput, record: CallRecord,
       isError: executed.isError,
     });
   } catch (error) {
-    return hookFailed(record, error);
+    return hookThrew(record, error);
   }
   if (!isPromiseLike(answer)) return override(record, executed, answer);
   return abortable(run.signal, Promise.resolve(answer)).then(
     (a) => override(record, executed, a),
     (error: unknown) => {
-      if (!run.stopped) return hookFailed(record, error);
+      if (!run.stopped) return hookThrew(record, error);
       // The hook was cut short by the stop: its overrides are dropped, so the abort changed this outcome.
       if (run.cause === 'run') run.noteAbortChangedOutcome();
       return executed;
@@ -80,6 +80,12 @@ function override(record: CallRecord, base: Outcome, answer: unknown): Outcome {
   const isError = a.isError ?? base.isError;
   const outcome = isError === base.isError ? base.outcome : isError ? 'error' : 'ok';
   return new Outcome(result, isError, outcome);
+}
+
+/** The hook threw: its value replaces the tool's as the end event's `error` (contract O7). */
+function hookThrew(record: CallRecord, error: unknown): Outcome {
+  record.thrown = { value: error };
+  return hookFailed(record, error);
 }
 
 function hookFailed(record: CallRecord, error: unknown): Outcome {

@@ -51,6 +51,12 @@ export function notRun(call: ToolCall): Outcome {
   return outcomeText('not_run', notRunText(call));
 }
 
+/** A `rejected` outcome decided by a throw: the thrown value is noted for the end event's `error` (contract O7). */
+function thrownOutcome(record: CallRecord, error: unknown, text: string): Outcome {
+  record.thrown = { value: error };
+  return outcomeText('rejected', text);
+}
+
 /** Text of a call whose arguments were cut off before they were complete (case C16). */
 function incompleteText(call: ToolCall): string {
   return (
@@ -111,13 +117,13 @@ export function prepareToolCall(run: PrepareInput, record: CallRecord): Prepared
     try {
       args = tool.prepareArguments(args);
     } catch (error) {
-      return outcomeText('rejected', `Tool "${name}" could not read its arguments: ${thrownText(error)}`);
+      return thrownOutcome(record, error, `Tool "${name}" could not read its arguments: ${thrownText(error)}`);
     }
     if (isPromiseLike(args)) {
       // Foreign code that may never settle: its wait ends when the run stops, as the hooks' do.
       return abortable(run.signal, Promise.resolve(args)).then(
         (value: unknown) => (run.stopped ? notRun(record.call) : validateAndAsk(run, record, tool, value)),
-        (error: unknown) => (run.stopped ? notRun(record.call) : outcomeText('rejected', `Tool "${name}" could not read its arguments: ${thrownText(error)}`)),
+        (error: unknown) => (run.stopped ? notRun(record.call) : thrownOutcome(record, error, `Tool "${name}" could not read its arguments: ${thrownText(error)}`)),
       );
     }
   }
@@ -135,7 +141,7 @@ function validateAndAsk(run: PrepareInput, record: CallRecord, tool: Tool, args:
     // when the run stops, and the call is answered "not run" like every call not started.
     return abortable(run.signal, Promise.resolve(checked)).then(
       (c) => (run.stopped ? notRun(record.call) : validated(run, record, tool, c)),
-      (error: unknown) => (run.stopped ? notRun(record.call) : outcomeText('rejected', `Tool "${name}" could not validate its arguments: ${thrownText(error)}`)),
+      (error: unknown) => (run.stopped ? notRun(record.call) : thrownOutcome(record, error, `Tool "${name}" could not validate its arguments: ${thrownText(error)}`)),
     );
   }
   return validated(run, record, tool, checked);
@@ -177,7 +183,8 @@ function afterRule(run: PrepareInput, record: CallRecord, tool: Tool, answer: un
 /** A throwing rule: a {@link RuleDenial} refuses the call with its own text; anything else is a problem in the tool (P4). */
 function ruleThrew(run: PrepareInput, record: CallRecord, error: unknown): Outcome {
   if (run.stopped) return notRun(record.call);
-  if (isRuleDenial(error)) return outcomeText('rejected', thrownText(error));
+  if (isRuleDenial(error)) return thrownOutcome(record, error, thrownText(error));
+  record.thrown = { value: error };
   return ruleFailed(run, record, `threw ${thrownText(error)}`);
 }
 
@@ -224,12 +231,12 @@ function requestApproval(run: PrepareInput, record: CallRecord, tool: Tool, requ
       },
     });
   } catch (error) {
-    return approveFailed(run, record, thrownText(error));
+    return approveThrew(run, record, error);
   }
   if (!isPromiseLike(answer)) return approved(run, record, tool, answer);
   return abortable(run.signal, Promise.resolve(answer)).then(
     (a) => approved(run, record, tool, a),
-    (error: unknown) => approveFailed(run, record, thrownText(error)),
+    (error: unknown) => approveThrew(run, record, error),
   );
 }
 
@@ -256,6 +263,11 @@ function decided(record: CallRecord, tool: Tool, run: PrepareInput, yes: boolean
   return source === 'tool' ? ask(run, record, tool) : undefined;
 }
 
+function approveThrew(run: PrepareInput, record: CallRecord, error: unknown): Outcome {
+  if (!run.stopped) record.thrown = { value: error };
+  return approveFailed(run, record, thrownText(error));
+}
+
 function approveFailed(run: PrepareInput, record: CallRecord, problem: string): Outcome {
   if (run.stopped) return notRun(record.call);
   return outcomeText('rejected', `Tool call "${record.call.name}" was not run: asking for its approval failed: ${problem}`);
@@ -277,12 +289,12 @@ function ask(run: PrepareInput, record: CallRecord, tool: Tool): Prepared | Prom
       },
     });
   } catch (error) {
-    return hookFailed(run, record, error);
+    return hookThrew(run, record, error);
   }
   if (!isPromiseLike(answer)) return decide(run, record, tool, answer);
   return abortable(run.signal, Promise.resolve(answer)).then(
     (a) => decide(run, record, tool, a),
-    (error: unknown) => hookFailed(run, record, error),
+    (error: unknown) => hookThrew(run, record, error),
   );
 }
 
@@ -301,6 +313,11 @@ function decide(run: PrepareInput, record: CallRecord, tool: Tool, answer: unkno
   }
   if (read.value.needsApproval) return requestApproval(run, record, tool, approvalRequest(call, record.index, record.args, 'hook', read.value.reason));
   return undefined;
+}
+
+function hookThrew(run: PrepareInput, record: CallRecord, error: unknown): Outcome {
+  if (!run.stopped) record.thrown = { value: error };
+  return hookFailed(run, record, error);
 }
 
 function hookFailed(run: PrepareInput, record: CallRecord, error: unknown): Outcome {

@@ -7,17 +7,35 @@
 import type { CallOutcome, ToolExecutionEndEvent } from '../events.ts';
 import type { ToolCall, ToolResult, ToolResultMessage } from '../tool.ts';
 
-/** The `tool_execution_end` event of call `index` (contract O3). */
-export function toolExecutionEndEvent(index: number, call: ToolCall, result: ToolResult, isError: boolean, outcome: CallOutcome): ToolExecutionEndEvent {
-  return {
+/** What the end event reads of a call record. */
+interface Ended {
+  readonly index: number;
+  readonly call: ToolCall;
+  readonly startedAt: number;
+  readonly thrown: { readonly value: unknown } | undefined;
+}
+
+/**
+ * The `tool_execution_end` event of a call (contract O3): its times (O7: `startedAt` from the
+ * record, `endedAt` now, epoch ms) and, when its outcome came from a throw, the thrown value
+ * as `error` (the key is absent otherwise, so the event's shape stays one of two).
+ */
+export function toolExecutionEndEvent(record: Ended, result: ToolResult, isError: boolean, outcome: CallOutcome): ToolExecutionEndEvent {
+  const call = record.call;
+  const end: ToolExecutionEndEvent = {
     type: 'tool_execution_end',
     toolCallId: call.id,
     toolName: call.name,
-    index,
+    index: record.index,
     result,
     isError,
     outcome,
+    startedAt: record.startedAt,
+    endedAt: Date.now(),
   };
+  const thrown = record.thrown;
+  if (thrown !== undefined) end.error = thrown.value;
+  return end;
 }
 
 /** The result message for the model. `terminate` stays on the outcome; `details` and `meta` are copied when present. */
