@@ -5,9 +5,12 @@
  *
  * @module
  */
-import type { ContentBlock, JsonSchema, NeedsApprovalContext, Tool, ToolContext, ToolResult } from '../core/tool.ts';
+import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
+import { compileJsonSchema } from '../core/json-schema-validator.ts';
+import type { ContentBlock, InputSchema, JsonSchema, NeedsApprovalContext, Tool, ToolCall, ToolContext, ToolResult } from '../core/tool.ts';
 import { describeValue } from '../core/tool.ts';
 import { assertObjectSchema, imageBlock, outputText, refuseAdapterApprove, type ForeignFunction } from './shared.ts';
+import { lenientStrictSchema } from './strict-schema.ts';
 
 /**
  * The fields of an Agents SDK `FunctionTool` (what `tool({ … })` returns) that
@@ -129,14 +132,14 @@ export function fromOpenAIAgentsTools<const P extends readonly OpenAIAgentsToolL
     const tool: Tool = {
       name: peer.name,
       ...(peer.description !== undefined ? { description: peer.description } : {}),
-      input: peer.parameters,
+      input: agentsInput(peer.parameters, peer.strict !== false),
       ...(typeof rule === 'function'
         ? { needsApproval: async (input: unknown, { toolCall }: NeedsApprovalContext) => Boolean(await rule.call(peer, runContext, input, toolCall.id)) }
         : {}),
-      async execute(args: unknown, { toolCallId, signal }: ToolContext): Promise<ToolResult> {
+      async execute(args: unknown, context: ToolContext): Promise<ToolResult> {
         const json = JSON.stringify(args ?? {});
-        const toolCall = { type: 'function_call', callId: toolCallId, name: peer.name, arguments: json };
-        const output = await invoke(runContext, json, { toolCall, signal });
+        const toolCall = agentsCallItem(context, peer.name, json);
+        const output = await invoke(runContext, json, { toolCall, signal: context.signal });
         return { content: agentsOutputContent(output), details: output };
       },
     };
@@ -144,6 +147,66 @@ export function fromOpenAIAgentsTools<const P extends readonly OpenAIAgentsToolL
   }
   // Each tool runs its peer's invoke and keeps its output as details: the types FromOpenAIAgentsTool reads.
   return { tools: tools as Array<FromOpenAIAgentsTool<P[number]>>, skipped };
+}
+
+/**
+ * The adapted tool's input schema. The model is sent the SDK's own `parameters`, unchanged
+ * (`~standard.jsonSchema`). Before `invoke`, a strict tool's arguments are checked against
+ * {@link lenientStrictSchema} of them — unknown keys pass, a key that may be `null` may be
+ * absent — so that only what the SDK's own parser refuses too is refused here, with one line
+ * per problem for the model; `invoke` then parses them with the tool's own parser (zod strips
+ * unknown keys). A non-strict tool (`strict: false`, plain JSON Schema: the SDK only
+ * `JSON.parse`s) is checked against its schema as declared.
+ */
+function agentsInput(parameters: JsonSchema, strict: boolean): InputSchema {
+  if (!strict) return parameters;
+  const lenient = lenientStrictSchema(parameters);
+  const jsonSchema = (): Record<string, unknown> => parameters as Record<string, unknown>;
+  const schema: StandardSchemaV1<Record<string, unknown>> & StandardJSONSchemaV1<Record<string, unknown>> = {
+    '~standard': {
+      version: 1,
+      vendor: 'openai-agents',
+      validate(value) {
+        const issues = compileJsonSchema(lenient).issues(value);
+        if (issues.length === 0) return { value: value as Record<string, unknown> };
+        return { issues: issues.map(issueOf) };
+      },
+      jsonSchema: { input: jsonSchema, output: jsonSchema },
+    },
+  };
+  return schema;
+}
+
+/** A `path: reason` line of the JSON Schema check as a Standard Schema issue (`arguments` is the root). */
+function issueOf(line: string): StandardSchemaV1.Issue {
+  const at = line.indexOf(': ');
+  if (at < 0) return { message: line };
+  const path = line.slice(0, at);
+  return path === 'arguments' ? { message: line.slice(at + 2) } : { message: line.slice(at + 2), path: path.split('.') };
+}
+
+/**
+ * The `details.toolCall` handed to `invoke`: the model's own `function_call` item when the
+ * call carries it (`ToolCall.providerItem`) — an Agents SDK item (`callId`) as it is, a
+ * Responses API output item (`call_id`) in the SDK's shape, as the SDK's OpenAI model
+ * converts it (`callId`, `status`, the other fields as `providerData`) — and otherwise one
+ * made from the call: `callId` = the toolrun call id, `arguments` = the validated arguments.
+ */
+function agentsCallItem(context: ToolContext, name: string, json: string): Record<string, unknown> {
+  const item = providerItemOf(context.toolCall);
+  if (item !== undefined && item.type === 'function_call') {
+    if (typeof item.callId === 'string') return item;
+    if (typeof item.call_id === 'string') {
+      const { call_id: callId, name: itemName, namespace, caller: _caller, status, arguments: args, ...providerData } = item;
+      return { type: 'function_call', id: item.id, callId, name: itemName, ...(typeof namespace === 'string' ? { namespace } : {}), status, arguments: args, providerData };
+    }
+  }
+  return { type: 'function_call', callId: context.toolCallId, name, arguments: json };
+}
+
+function providerItemOf(call: ToolCall | undefined): Record<string, unknown> | undefined {
+  const item = call?.providerItem;
+  return typeof item === 'object' && item !== null && !Array.isArray(item) ? (item as Record<string, unknown>) : undefined;
 }
 
 /** An Agents SDK tool output → content blocks (see {@link fromOpenAIAgentsTools}). */

@@ -141,6 +141,8 @@ export class CallContext implements ToolContext {
   readonly toolCallId: string;
   readonly toolName: string;
   readonly index: number;
+  /** An own field (not a getter), so that a wrapper spreading the context keeps it. */
+  readonly toolCall: ToolCall;
   readonly #record: CallRecord;
   /** The run's client bound to this call's signal, made on the first read. */
   #client: ToolClient | undefined;
@@ -148,6 +150,7 @@ export class CallContext implements ToolContext {
     this.toolCallId = record.call.id;
     this.toolName = record.call.name;
     this.index = record.index;
+    this.toolCall = record.call;
     this.#record = record;
   }
   get signal(): AbortSignal {

@@ -795,6 +795,9 @@ function coerceCall(raw: unknown): ToolCall {
     // A stream adapter's cut-off mark must survive, or a truncated call would run (case C16).
     const incomplete = c.incomplete;
     if (typeof incomplete === 'string') call.incomplete = incomplete;
+    // The provider's item, for an adapter whose peer takes it (ToolCall.providerItem).
+    const providerItem = c.providerItem;
+    if (providerItem !== undefined) call.providerItem = providerItem;
   } catch {
     // An unreadable call (a revoked Proxy) is kept as a nameless call: it is answered (O1).
   }
