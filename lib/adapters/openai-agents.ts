@@ -68,11 +68,19 @@ export interface FromOpenAIAgentsToolsResult<T extends Tool = Tool> {
  *
  * What maps (see docs/tools.md, "OpenAI Agents SDK"):
  * - `name`, `description`; `parameters` (the JSON Schema the SDK made from a zod or JSON
- *   Schema definition, strict or not) → `input`, validated as JSON Schema before the call runs (P5);
+ *   Schema definition, strict or not) → `input`: the model is sent it unchanged. The
+ *   arguments are checked before `invoke` as the SDK's own parser reads them: against a strict
+ *   schema leniently (unknown keys pass — zod strips them —, a key that may be `null` may be
+ *   absent — an optional zod key), so a call is refused here only for what the tool's own
+ *   parser refuses too, with an error result listing what to fix (P5); a `strict: false`
+ *   schema (the SDK only `JSON.parse`s) as declared;
  * - the call runs as `invoke(runContext, argumentsJson, { toolCall, signal })`: the
- *   validated arguments as JSON text (JSON Schema validation does not change them), which the SDK parses with
- *   its own schema as it always does; `toolCall` is a
- *   `function_call` item with `callId` = the toolrun call id; `signal` is the call's signal;
+ *   arguments as JSON text, which the tool's own parser reads as it always does (a refusal
+ *   there is its `errorFunction`'s text, as in the SDK); `toolCall` is the model's own
+ *   `function_call` item when the call carries it (`ToolCall.providerItem`, kept by
+ *   `fromOpenAIResponses` and `fromOpenAIResponsesStream`): a Responses item in the SDK's
+ *   shape (`callId`, `id`, `status`, `providerData`), an Agents SDK item as it is; otherwise
+ *   one made from the call (`callId` = the toolrun call id); `signal` is the call's signal;
  * - the output: a string as text; `{ type: 'text' }` / `{ type: 'image' }` outputs (or an
  *   array of them) as content blocks (images with base64 `data`; an image given by URL or
  *   file id becomes a short text); anything else as JSON text. The raw output is `details`;

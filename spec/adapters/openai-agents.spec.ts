@@ -177,7 +177,7 @@ describe('fromOpenAIAgentsTools validates as the SDK does (issue 22 item 7)', ()
     expect(seen).toEqual([{ q: 'x' }, { q: 'y', filter: { lang: 'en' } }]);
   });
 
-  it('a missing required key or a wrong type is an error result naming what to fix; invoke is not called', async () => {
+  it('P5 a missing required key or a wrong type is an error result naming what to fix; invoke is not called', async () => {
     let invoked = 0;
     const weather = tool({ name: 'weather', description: 'weather', parameters: z.object({ city: z.string(), days: z.number() }), execute: async () => { invoked++; return 'sunny'; } });
     const { tools } = fromOpenAIAgentsTools([weather]);
@@ -235,7 +235,7 @@ describe("fromOpenAIAgentsTools hands invoke the model's own call item (issue 22
     return { items, tools: fromOpenAIAgentsTools([echo]).tools };
   }
 
-  it("a call read from a Responses output: details.toolCall is its function_call item in the SDK's shape (callId, id, status, providerData)", async () => {
+  it("F3 a call read from a Responses output: details.toolCall is its function_call item in the SDK's shape (callId, id, status, providerData)", async () => {
     const { items, tools } = recorder();
     const output = [
       { type: 'reasoning', id: 'rs_1', summary: [] },
@@ -254,7 +254,7 @@ describe("fromOpenAIAgentsTools hands invoke the model's own call item (issue 22
     expect(items[0]).toBe(item);
   });
 
-  it('calls streamed into runTools (an async iterable, as fromOpenAIResponsesStream gives) keep their item', async () => {
+  it('F3 calls streamed into runTools (an async iterable, as fromOpenAIResponsesStream gives) keep their item', async () => {
     const { items, tools } = recorder();
     const item = { type: 'function_call', id: 'fc_s', call_id: 'call_s', name: 'echo', arguments: '{"say":"s"}', status: 'completed' };
     async function* stream(): AsyncGenerator<ToolCall> {
