@@ -592,7 +592,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   }
 
   /** Stages 4 and 5: `tool_execution_end` now (O3), `tool_result` when every earlier call has ended (O2). */
-  #end(record: CallRecord, unbounded: ToolResult, isError: boolean, kind: CallOutcome, thrown?: unknown): void {
+  #end(record: CallRecord, unbounded: ToolResult, isError: boolean, kind: CallOutcome, thrown?: { readonly value: unknown }): void {
     if (!record.advance(CallState.Ended)) return;
     // One bound over the whole text of every result, errors and hook overrides included (C20).
     const result = boundResult(unbounded, this.maxResultChars);
@@ -619,7 +619,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   }
 
   /** Stage 4 for an ended call (`record` already `Ended`), then stage 5. */
-  #ended(record: CallRecord, result: ToolResult, isError: boolean, kind: CallOutcome, message: ToolResultMessage, replayed: boolean, thrown?: unknown): void {
+  #ended(record: CallRecord, result: ToolResult, isError: boolean, kind: CallOutcome, message: ToolResultMessage, replayed: boolean, thrown?: { readonly value: unknown }): void {
     record.args = undefined;
     this.#active--;
     if (this.#preparing === record) this.#preparing = undefined;
@@ -631,10 +631,10 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     }
     // ToolBatch.aborted: the run's abort decided this outcome (docs/decisions.md).
     if (!replayed && this.cause === 'run' && (kind === 'not_run' || kind === 'interrupted' || kind === 'abandoned')) this.abortChangedOutcome = true;
-    const end = toolExecutionEndEvent(record.index, record.call, result, isError, kind);
+    const end = toolExecutionEndEvent(record, result, isError, kind, thrown);
     if (replayed) end.replayed = true;
     this.outbox.push(end);
-    if (record.trace !== undefined) record.trace.end(kind, isError, result, thrown);
+    if (record.trace !== undefined) record.trace.end(kind, isError, result, thrown?.value);
     const journaled = record.journal;
     // J3: what is committed is what the call's end and result events carry.
     if (journaled !== undefined && !replayed) journaled.result = result.terminate === undefined ? { message, outcome: kind } : { message, outcome: kind, terminate: result.terminate };
@@ -820,6 +820,9 @@ function coerceCall(raw: unknown): ToolCall {
     // A stream adapter's cut-off mark must survive, or a truncated call would run (case C16).
     const incomplete = c.incomplete;
     if (typeof incomplete === 'string') call.incomplete = incomplete;
+    // The provider's item, for an adapter whose peer takes it (ToolCall.providerItem).
+    const providerItem = c.providerItem;
+    if (providerItem !== undefined) call.providerItem = providerItem;
   } catch {
     // An unreadable call (a revoked Proxy) is kept as a nameless call: it is answered (O1).
   }

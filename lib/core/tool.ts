@@ -27,6 +27,16 @@ export interface ToolCall {
    * (e.g. `"the output limit (max_tokens)"`). Partial JSON is never repaired (case C16).
    */
   incomplete?: string;
+  /**
+   * The provider's own item this call was read from, when the format parser keeps it
+   * (`fromOpenAIResponses` and the Responses stream reader: the `function_call` output item,
+   * `{ type, id, call_id, name, arguments, status }`). As the provider sent it: not
+   * validated, not copied, not part of a paused batch's state. toolrun never reads it; an
+   * adapter hands it to its peer (`fromOpenAIAgentsTools` gives it to `invoke` as
+   * `details.toolCall`, in the SDK's shape). Reached from a tool through
+   * `ToolContext.toolCall`.
+   */
+  providerItem?: unknown;
 }
 
 /** A text content block of a tool result. */
@@ -176,6 +186,12 @@ export interface ToolContext {
   toolName: string;
   /** The call's position in the batch (0-based): unique even when ids repeat or are empty. */
   index: number;
+  /**
+   * The call as the model wrote it (`arguments` unvalidated, `providerItem` when the format
+   * parser kept the provider's item). Set by `runTools`; a wrapper that builds a context of
+   * its own for an inner tool may leave it out.
+   */
+  readonly toolCall?: ToolCall | undefined;
   /**
    * Aborted only by the run's signal, this call's own timeout (reason: a `TimeoutError`
    * DOMException) or the consumer leaving the loop early; never by a sibling (contract A1).

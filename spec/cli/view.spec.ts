@@ -35,6 +35,8 @@ const end = (index: number, text: string, outcome: CallOutcome): ToolEvent => {
     result: { content: [{ type: 'text', text }] },
     isError,
     outcome,
+    startedAt: 0,
+    endedAt: 0,
   };
 };
 const result = (index: number, text: string, isError: boolean): ToolEvent => {
@@ -237,6 +239,8 @@ describe('createRunView, TTY mode', () => {
         result: { content: [{ type: 'text', text: `result ${index}` }] },
         isError: false,
         outcome: 'ok',
+        startedAt: 0,
+        endedAt: 0,
       }),
     );
     const before = stream.output.length;
@@ -292,7 +296,7 @@ describe('what a row shows', () => {
       const view = createRunView({ stream, tty: true, now: () => 0 });
       view.begin('t', calls.slice(1, 2));
       view.event({ type: 'tool_execution_start', toolCallId: 'call_b', toolName: 'shell', index: 0, args: {} });
-      view.event({ type: 'tool_execution_end', toolCallId: 'call_b', toolName: 'shell', index: 0, result: { content: [{ type: 'text', text: 'step 1\nstep 2\nfinished\n[exit code 0]' }] }, isError: false, outcome: 'ok' });
+      view.event({ type: 'tool_execution_end', toolCallId: 'call_b', toolName: 'shell', index: 0, result: { content: [{ type: 'text', text: 'step 1\nstep 2\nfinished\n[exit code 0]' }] }, isError: false, outcome: 'ok', startedAt: 0, endedAt: 0 });
       view.end();
       view.close();
       expect(stripAnsi(stream.output)).toMatch(/✓ shell .* 0ms finished \[exit code 0\] \(\+3 lines\)/);
@@ -350,7 +354,7 @@ describe('control characters are escaped in one place (lib/cli/text.ts), the sam
       view.begin(`title ${hostile}`, [call]);
       view.event({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index: 0, args: call.arguments });
       view.event({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, index: 0, progress: `progress ${hostile}` });
-      view.event({ type: 'tool_execution_end', toolCallId: call.id, toolName: call.name, index: 0, result: { content: [{ type: 'text', text: hostile }] }, isError: true, outcome: 'error' });
+      view.event({ type: 'tool_execution_end', toolCallId: call.id, toolName: call.name, index: 0, result: { content: [{ type: 'text', text: hostile }] }, isError: true, outcome: 'error', startedAt: 0, endedAt: 0 });
       view.event({ type: 'tool_result', toolCallId: call.id, toolName: call.name, index: 0, message: { role: 'tool', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: hostile }], isError: true } });
       view.end(`summary ${hostile}`);
       view.close();

@@ -653,9 +653,11 @@ describe('J10: a run without a journal does no journal work', () => {
   });
 });
 
-/** Events without what depends on timing (the order of ends across calls is completion order, O3). */
+/** Events without what depends on timing: the end events' clock times (O7). */
 function strip(event: ToolEvent): unknown {
-  return event;
+  if (event.type !== 'tool_execution_end') return event;
+  const { startedAt: _startedAt, endedAt: _endedAt, ...rest } = event;
+  return rest;
 }
 
 void vi;

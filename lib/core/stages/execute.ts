@@ -71,7 +71,8 @@ export function executedFromReturn(record: Stopped, value: unknown, stoppedBy: A
  * before it threw (`stoppedBy`) — the consequence of the run's abort or its timeout. An
  * `AbortError` the tool raised on its own (its fetch timed out, say) is an ordinary
  * failure: the run was not cancelled (case C10, variant V). A failure's result keeps the
- * `details` of an `ErrorWithDetails` (an adapter's peer that failed with data).
+ * `details` of an `ErrorWithDetails` (an adapter's peer that failed with data). The thrown
+ * value is kept on the outcome (`thrown`) for the trace and the end event's `error` (O7).
  */
 export function executedFromThrow(record: Stopped, error: unknown, stoppedBy: AbortCause | undefined = record.cause): Outcome {
   const toolName = record.call.name;
@@ -94,7 +95,7 @@ export function executedFromThrow(record: Stopped, error: unknown, stoppedBy: Ab
     }
   }
   // The trace records what the tool threw (its class, an exception event), whatever the outcome.
-  outcome.thrown = error;
+  outcome.thrown = { value: error };
   return outcome;
 }
 

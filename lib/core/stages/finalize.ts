@@ -85,5 +85,5 @@ function override(record: CallRecord, base: Outcome, answer: unknown): Outcome {
 
 /** The hook threw `error` (the trace records it), or answered what it cannot (`problem`, a text: no throw). */
 function hookFailed(record: CallRecord, error: unknown, threw = true): Outcome {
-  return new Outcome({ content: textContent(`Tool "${record.call.name}" ran, but afterToolCall failed: ${thrownText(error)}`) }, true, 'error', threw ? error : undefined);
+  return new Outcome({ content: textContent(`Tool "${record.call.name}" ran, but afterToolCall failed: ${thrownText(error)}`) }, true, 'error', threw ? { value: error } : undefined);
 }

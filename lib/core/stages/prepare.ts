@@ -151,7 +151,7 @@ function validateAndAsk(run: PrepareInput, record: CallRecord, tool: Tool, args:
     // when the run stops, and the call is answered "not run" like every call not started.
     return abortable(run.signal, Promise.resolve(checked)).then(
       (c) => (run.stopped ? notRun(record.call) : validated(run, record, tool, c)),
-      (error: unknown) => (run.stopped ? notRun(record.call) : outcomeText('rejected', `Tool "${name}" could not validate its arguments: ${thrownText(error)}`)),
+      (error: unknown) => (run.stopped ? notRun(record.call) : fromThrow(outcomeText('rejected', `Tool "${name}" could not validate its arguments: ${thrownText(error)}`), error)),
     );
   }
   // Synchronous, on the model's own arguments: a failure is the run's decision (J5).
