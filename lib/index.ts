@@ -98,11 +98,14 @@ export {
   PROVIDER_TOOL_NAME,
   providerToolNames,
   toAnthropicTools,
+  toGeminiTools,
   toOpenAIChatTools,
   toOpenAIResponsesTools,
 } from './formats/tool-definitions.ts';
 export type {
   AnthropicToolDefinition,
+  GeminiFunctionDeclaration,
+  GeminiToolDefinition,
   ObjectJsonSchema,
   OpenAIChatToolDefinition,
   OpenAIResponsesToolDefinition,
