@@ -191,6 +191,6 @@ export type { FromLangChainTool, FromLangChainToolsOptions, LangChainToolLike } 
 export { fromGemini, GEMINI_SYNTHESIZED_ID_PREFIX, toGemini } from './formats/gemini.ts';
 export type { GeminiFunctionResponseContent, GeminiFunctionResponsePart, GeminiInlineDataPart, GeminiInput, ToGeminiOptions } from './formats/gemini.ts';
 export { fromAISDKMessage, toAISDKMessages } from './formats/ai-sdk-messages.ts';
-export type { AISDKAssistantMessageInput, AISDKToolModelMessage, AISDKToolResultOutput, AISDKToolResultPart } from './formats/ai-sdk-messages.ts';
+export type { AISDKAssistantMessageInput, AISDKImageOutputPart, AISDKToolModelMessage, AISDKToolResultOutput, AISDKToolResultPart, AISDKVersion, ToAISDKMessagesOptions } from './formats/ai-sdk-messages.ts';
 export { fromOpenAIResponsesMessage, toOpenAIResponsesMessages } from './extras/agent/openai-responses-messages.ts';
 export type { OpenAIResponsesFunctionCallItem, OpenAIResponsesInputItem, OpenAIResponsesReply, OpenAIResponsesUserContent } from './extras/agent/openai-responses-messages.ts';

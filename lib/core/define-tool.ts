@@ -37,11 +37,13 @@ import { assertToolShape, type InferInput, type InputSchema, type Tool, type Too
  * });
  * ```
  */
-export function defineTool<S extends InputSchema, Progress = never, Output = unknown, Name extends string = string>(
+export function defineTool<const S extends InputSchema, Progress = never, Output = unknown, Name extends string = string>(
   definition: ToolDefinition<S, Progress, Output, Name>,
 ): Tool<InferInput<S>, Progress, Output, Name> {
   assertToolShape(definition, 'defineTool');
   const input = checkToolInput(definition.input, definition.name);
-  if (input !== definition.input) return { ...definition, input } as Tool<InferInput<S>, Progress, Output, Name>;
-  return definition as Tool<InferInput<S>, Progress, Output, Name>;
+  // Through `unknown`: comparing the definition with `Tool<InferInput<S>>` for a generic `S`
+  // would expand `FromSchema` without a schema to expand (TS2589, "excessively deep").
+  const tool: unknown = input === definition.input ? definition : { ...definition, input };
+  return tool as Tool<InferInput<S>, Progress, Output, Name>;
 }
