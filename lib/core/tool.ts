@@ -245,10 +245,15 @@ export type InputSchema = StandardSchemaV1 | JsonSchema;
  * @example
  * ```ts
  * const schema = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false } as const;
- * type A = InferInput<typeof schema>;             // { path: string }
- * type B = InferInput<ReturnType<typeof v.object<{ n: v.NumberSchema<undefined> }>>>; // { n: number }
- * type C = InferInput<JsonSchema>;                // Record<string, unknown>
+ * const point = v.object({ n: v.number() });
+ * type A = InferInput<typeof schema>; // { path: string }
+ * type B = InferInput<typeof point>;  // { n: number }
+ * type C = InferInput<JsonSchema>;    // Record<string, unknown>
  * ```
+ *
+ * In code generic over the schema (`<S extends InputSchema>`), relate `InferInput<S>` to other
+ * types through `unknown`: `FromSchema` cannot be expanded for an unknown `S`, and the checker
+ * reports TS2589 ("excessively deep") when it tries.
  */
 export type InferInput<S> = S extends StandardSchemaV1
   ? StandardSchemaV1.InferOutput<S>
@@ -256,22 +261,17 @@ export type InferInput<S> = S extends StandardSchemaV1
     ? unknown extends T
       ? Record<string, unknown>
       : T
-    : InferJsonSchemaInput<S>;
-
-/**
- * `FromSchema` for an object schema whose `type` is the literal `'object'` (so its literal
- * types survived: `as const`, or written inline); `Record<string, unknown>` otherwise, and
- * whenever `FromSchema` gives nothing more precise than `unknown`.
- */
-type InferJsonSchemaInput<S> = S extends { readonly type: 'object' }
-  ? S extends JSONSchema
-    ? FromSchema<S> extends infer T
-      ? unknown extends T
-        ? Record<string, unknown>
-        : T
-      : never
-    : Record<string, unknown>
-  : Record<string, unknown>;
+    : // `FromSchema` only for an object schema whose `type` is the literal 'object' (its literal
+      // types survived: `as const`, or written inline), and only when it says more than `unknown`.
+      S extends { readonly type: 'object' }
+      ? S extends JSONSchema
+        ? FromSchema<S> extends infer T
+          ? unknown extends T
+            ? Record<string, unknown>
+            : T
+          : never
+        : Record<string, unknown>
+      : Record<string, unknown>;
 
 /**
  * What `execute` may be: an async generator (yields progress, returns the result), an
