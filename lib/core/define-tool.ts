@@ -42,8 +42,6 @@ export function defineTool<const S extends InputSchema, Progress = never, Output
 ): Tool<InferInput<S>, Progress, Output, Name> {
   assertToolShape(definition, 'defineTool');
   const input = checkToolInput(definition.input, definition.name);
-  // Through `unknown`: comparing the definition with `Tool<InferInput<S>>` for a generic `S`
-  // would expand `FromSchema` without a schema to expand (TS2589, "excessively deep").
-  const tool: unknown = input === definition.input ? definition : { ...definition, input };
-  return tool as Tool<InferInput<S>, Progress, Output, Name>;
+  if (input !== definition.input) return { ...definition, input } as Tool<InferInput<S>, Progress, Output, Name>;
+  return definition as Tool<InferInput<S>, Progress, Output, Name>;
 }

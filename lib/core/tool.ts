@@ -250,10 +250,6 @@ export type InputSchema = StandardSchemaV1 | JsonSchema;
  * type B = InferInput<typeof point>;  // { n: number }
  * type C = InferInput<JsonSchema>;    // Record<string, unknown>
  * ```
- *
- * In code generic over the schema (`<S extends InputSchema>`), relate `InferInput<S>` to other
- * types through `unknown`: `FromSchema` cannot be expanded for an unknown `S`, and the checker
- * reports TS2589 ("excessively deep") when it tries.
  */
 export type InferInput<S> = S extends StandardSchemaV1
   ? StandardSchemaV1.InferOutput<S>
@@ -263,14 +259,18 @@ export type InferInput<S> = S extends StandardSchemaV1
       : T
     : // `FromSchema` only for an object schema whose `type` is the literal 'object' (its literal
       // types survived: `as const`, or written inline), and only when it says more than `unknown`.
+      // An index signature (`JsonSchema`, or the schema type's constraint while `S` is still a
+      // type parameter) means the literal types are gone: no `FromSchema`, which would recurse.
       S extends { readonly type: 'object' }
-      ? S extends JSONSchema
-        ? FromSchema<S> extends infer T
-          ? unknown extends T
-            ? Record<string, unknown>
-            : T
-          : never
-        : Record<string, unknown>
+      ? string extends keyof S
+        ? Record<string, unknown>
+        : S extends JSONSchema
+          ? FromSchema<S> extends infer T
+            ? unknown extends T
+              ? Record<string, unknown>
+              : T
+            : never
+          : Record<string, unknown>
       : Record<string, unknown>;
 
 /**

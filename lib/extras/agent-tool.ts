@@ -149,9 +149,7 @@ export function agentTool<const T extends readonly Tool[], S extends InputSchema
   if (!(maxTurns === Infinity || (Number.isInteger(maxTurns) && maxTurns > 0))) {
     throw new TypeError(`agentTool: options.maxTurns must be a positive integer or Infinity, received ${describeValue(maxTurns)}`);
   }
-  // Through `unknown`: relating `InferInput<S>` to `unknown` for a generic `S` makes the
-  // checker expand json-schema-to-ts's `FromSchema` with nothing to expand (TS2589).
-  const firstMessages = (toMessages ?? defaultMessages) as unknown as (input: unknown) => AgentMessage[];
+  const firstMessages = toMessages ?? defaultMessages;
   const tool: Tool<InferInput<S>, AgentToolProgressOf<T, AfterDetails>, ToolResult<AgentToolDetails>, Name> = {
     name,
     input: input ?? agentToolInput,

@@ -53,7 +53,8 @@ describe('no ai 7 deprecation warning from toolrun’s converters (item 8)', () 
   /** The prompt ai 7 gives the model after a history ending in toolrun's tool message for `image`. */
   async function promptAfter(version: AISDKVersion | undefined) {
     const model = new MockLanguageModelV4({ doGenerate: [stop] });
-    const tools = { snapshot: ai7.tool({ inputSchema: ai7.jsonSchema<Record<string, never>>({ type: 'object' }) }) };
+    // No execute: the application runs the calls (with toolrun) and sends the tool message.
+    const tools = { snapshot: ai7.tool({ inputSchema: ai7.jsonSchema<{ path?: string }>({ type: 'object' }), outputSchema: ai7.jsonSchema<string>({ type: 'string' }) }) };
     const messages: ai7.ModelMessage[] = [
       { role: 'user', content: 'take a snapshot' },
       { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'call-1', toolName: 'snapshot', input: {} }] },
