@@ -453,6 +453,7 @@ export type AISDKModelOutput<V extends AISDKVersion = 7> =
  * @typeParam Input - the tool's validated input type (what its schema gives `execute`). @default unknown
  * @typeParam Progress - what the tool yields (the SDK's preliminary results). @default unknown
  * @typeParam Details - the `details` of its results ({@link ToolDetailsOf} its output). @default unknown
+ * @typeParam V - the `ai` major version its `toModelOutput` writes images for ({@link AISDKImageOutputPart}). @default 7
  */
 export interface AISDKTool<Input = unknown, Progress = unknown, Details = unknown, V extends AISDKVersion = 7> {
   description?: string;
