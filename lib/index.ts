@@ -98,11 +98,14 @@ export {
   PROVIDER_TOOL_NAME,
   providerToolNames,
   toAnthropicTools,
+  toGeminiTools,
   toOpenAIChatTools,
   toOpenAIResponsesTools,
 } from './formats/tool-definitions.ts';
 export type {
   AnthropicToolDefinition,
+  GeminiFunctionDeclaration,
+  GeminiToolDefinition,
   ObjectJsonSchema,
   OpenAIChatToolDefinition,
   OpenAIResponsesToolDefinition,
@@ -190,12 +193,15 @@ export type { GeminiFunctionResponseContent, GeminiFunctionResponsePart, GeminiI
 export { fromAISDKApprovalResponses, fromAISDKMessage, toAISDKApprovalRequests, toAISDKMessages } from './formats/ai-sdk-messages.ts';
 export type {
   AISDKAssistantMessageInput,
+  AISDKImageOutputPart,
   AISDKToolApprovalRequestPart,
   AISDKToolApprovalResponsePart,
   AISDKToolModelMessage,
   AISDKToolResultOutput,
   AISDKToolResultPart,
+  AISDKVersion,
   PausedRequests,
+  ToAISDKMessagesOptions,
 } from './formats/ai-sdk-messages.ts';
 export { fromOpenAIResponsesMessage, toOpenAIResponsesMessages } from './extras/agent/openai-responses-messages.ts';
 export type { OpenAIResponsesFunctionCallItem, OpenAIResponsesInputItem, OpenAIResponsesReply, OpenAIResponsesUserContent } from './extras/agent/openai-responses-messages.ts';

@@ -5,6 +5,7 @@
  * @module
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { ToolClient } from './tool-client.ts';
 
 /**
@@ -242,8 +243,51 @@ export type JsonSchema = { readonly [key: string]: unknown };
 /** A tool's input schema: any Standard Schema (valibot, zod, arktype) or a plain JSON Schema object. */
 export type InputSchema = StandardSchemaV1 | JsonSchema;
 
-/** The validated input type a schema gives `execute`: the Standard Schema's output type, `any`-free `Record` for JSON Schema. */
-export type InferInput<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : Record<string, unknown>;
+/**
+ * The validated input type a schema gives `execute` (and `timeoutMs`, `needsApproval`):
+ * - a Standard Schema (valibot, zod, arktype): its output type;
+ * - an AI SDK `jsonSchema<T>()` or `zodSchema()` wrapper: its `T` (`Record<string, unknown>`
+ *   when `T` was not given);
+ * - a JSON Schema whose type is known to the compiler (written `as const`, or inline in
+ *   `defineTool`): the type `json-schema-to-ts`'s `FromSchema` gives it — required and
+ *   optional properties, `enum` / `const` as literal unions, nested objects, arrays,
+ *   `additionalProperties` (an index signature unless it is `false`), `type: [..., 'null']`;
+ * - any other JSON Schema (a value typed `JsonSchema`, `JSONSchema7`, or an object whose
+ *   `type` is just `string`): `Record<string, unknown>`.
+ *
+ * Types only: the run-time validation is the schema's own (docs/decisions.md, "JSON Schema
+ * inputs typed"); `json-schema-to-ts` is never loaded at run time.
+ *
+ * @example
+ * ```ts
+ * const schema = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false } as const;
+ * const point = v.object({ n: v.number() });
+ * type A = InferInput<typeof schema>; // { path: string }
+ * type B = InferInput<typeof point>;  // { n: number }
+ * type C = InferInput<JsonSchema>;    // Record<string, unknown>
+ * ```
+ */
+export type InferInput<S> = S extends StandardSchemaV1
+  ? StandardSchemaV1.InferOutput<S>
+  : S extends { readonly jsonSchema: unknown; readonly _type: infer T }
+    ? unknown extends T
+      ? Record<string, unknown>
+      : T
+    : // `FromSchema` only for an object schema whose `type` is the literal 'object' (its literal
+      // types survived: `as const`, or written inline), and only when it says more than `unknown`.
+      // An index signature (`JsonSchema`, or the schema type's constraint while `S` is still a
+      // type parameter) means the literal types are gone: no `FromSchema`, which would recurse.
+      S extends { readonly type: 'object' }
+      ? string extends keyof S
+        ? Record<string, unknown>
+        : S extends JSONSchema
+          ? FromSchema<S> extends infer T
+            ? unknown extends T
+              ? Record<string, unknown>
+              : T
+            : never
+          : Record<string, unknown>
+      : Record<string, unknown>;
 
 /**
  * What `execute` may be: an async generator (yields progress, returns the result), an

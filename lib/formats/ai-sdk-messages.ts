@@ -28,24 +28,48 @@ export interface AISDKAssistantMessageInput {
   readonly content?: string | readonly unknown[] | undefined;
 }
 
-/** The `output` of a `tool-result` part that {@link toAISDKMessages} writes (kinds of the SDK's `ToolResultOutput`). */
-export type AISDKToolResultOutput =
+/** The major version of the `ai` package a converter writes parts for. */
+export type AISDKVersion = 6 | 7;
+
+/**
+ * An image of a tool result, as `ai` `V` wants it in `content` output: ai 7's `file` part
+ * with tagged data (`{ type: 'file', data: { type: 'data', data }, mediaType }`); ai 6's
+ * `image-data` part, which ai 7 still reads but logs as deprecated
+ * (`AISDK_DEP_TOOL_RESULT_IMAGE_DATA`).
+ */
+export type AISDKImageOutputPart<V extends AISDKVersion = 7> = V extends 6
+  ? { type: 'image-data'; data: string; mediaType: string }
+  : { type: 'file'; data: { type: 'data'; data: string }; mediaType: string };
+
+/** The `output` of a `tool-result` part that {@link toAISDKMessages} writes (kinds of the SDK's `ToolResultOutput`) for `ai` `V`. */
+export type AISDKToolResultOutput<V extends AISDKVersion = 7> =
   | { type: 'text'; value: string }
   | { type: 'error-text'; value: string }
-  | { type: 'content'; value: Array<{ type: 'text'; text: string } | { type: 'image-data'; data: string; mediaType: string }> };
+  | { type: 'content'; value: Array<{ type: 'text'; text: string } | AISDKImageOutputPart<V>> };
 
 /** A `tool-result` part. */
-export interface AISDKToolResultPart {
+export interface AISDKToolResultPart<V extends AISDKVersion = 7> {
   type: 'tool-result';
   toolCallId: string;
   toolName: string;
-  output: AISDKToolResultOutput;
+  output: AISDKToolResultOutput<V>;
 }
 
 /** A `role: 'tool'` model message. */
-export interface AISDKToolModelMessage {
+export interface AISDKToolModelMessage<V extends AISDKVersion = 7> {
   role: 'tool';
-  content: AISDKToolResultPart[];
+  content: AISDKToolResultPart<V>[];
+}
+
+/** Options of {@link toAISDKMessages}. */
+export interface ToAISDKMessagesOptions<V extends AISDKVersion = 7> {
+  /**
+   * The `ai` major version the messages are for: it decides how images are written
+   * ({@link AISDKImageOutputPart}). ai 7 reads ai 6's `image-data` too, with a deprecation
+   * warning; ai 6 does not read ai 7's `file` part.
+   * @default 7
+   */
+  aiVersion?: V;
 }
 
 /**
@@ -91,9 +115,12 @@ export function fromAISDKMessage(message: AISDKAssistantMessageInput): ToolCall[
  * `toolCallId` and `toolName` copied from the result (F6).
  *
  * `output`: `{ type: 'error-text', value }` for an error result; `{ type: 'text', value }`
- * for text (blocks joined with `"\n"`); `{ type: 'content', value: [text, image-data…] }`
- * when the result has images (`image-data` is the image part both `ai` 6 and 7 accept; 7
- * marks it deprecated in favour of `file`). `details` is never sent.
+ * for text (blocks joined with `"\n"`); `{ type: 'content', value: [text, file…] }` when the
+ * result has images: ai 7's `{ type: 'file', data: { type: 'data', data }, mediaType }`, or
+ * with `{ aiVersion: 6 }` ai 6's `{ type: 'image-data', data, mediaType }` (which ai 7 logs as
+ * deprecated, `AISDK_DEP_TOOL_RESULT_IMAGE_DATA`). `details` is never sent.
+ *
+ * @throws TypeError for an `aiVersion` other than 6 or 7.
  *
  * @returns `[message]`, or `[]` when there are no results (an empty tool message is not valid).
  *
@@ -103,22 +130,23 @@ export function fromAISDKMessage(message: AISDKAssistantMessageInput): ToolCall[
  * // [{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'get_time', output: { type: 'text', value: '12:00' } }] }]
  * ```
  */
-export function toAISDKMessages(results: readonly ToolResultMessage[]): AISDKToolModelMessage[] {
+export function toAISDKMessages<V extends AISDKVersion = 7>(results: readonly ToolResultMessage[], options: ToAISDKMessagesOptions<V> = {}): AISDKToolModelMessage<V>[] {
+  const version = aiSdkVersion('toAISDKMessages', options.aiVersion);
   if (results.length === 0) return [];
   return [
     {
       role: 'tool',
-      content: results.map((result) => ({ type: 'tool-result', toolCallId: result.toolCallId, toolName: result.toolName, output: toolResultOutput(result) })),
+      content: results.map((result) => ({ type: 'tool-result', toolCallId: result.toolCallId, toolName: result.toolName, output: toolResultOutput(result, version) })),
     },
   ];
 }
 
-function toolResultOutput(result: ToolResultMessage): AISDKToolResultOutput {
+function toolResultOutput<V extends AISDKVersion>(result: ToolResultMessage, version: V): AISDKToolResultOutput<V> {
   if (result.isError) return { type: 'error-text', value: contentToText(result.content) };
   if (result.content.every((b) => b.type === 'text')) return { type: 'text', value: contentToText(result.content) };
   return {
     type: 'content',
-    value: result.content.map(providerBlock).map((b) => (b.type === 'text' ? { type: 'text' as const, text: b.text } : { type: 'image-data' as const, data: b.data, mediaType: b.mimeType })),
+    value: result.content.map(providerBlock).map((b) => (b.type === 'text' ? { type: 'text' as const, text: b.text } : aiSdkImagePart(b.data, b.mimeType, version))),
   };
 }
 
@@ -268,4 +296,17 @@ function requestsOf(fn: string, paused: PausedRequests): readonly ToolApprovalRe
   const requests: unknown = Array.isArray(paused) ? paused : isObjectRecord(paused) ? paused.requests : undefined;
   if (!Array.isArray(requests)) throw new TypeError(`${fn}: expected a paused batch or agent ({ requests }) or its requests array, received ${describeValue(paused)}`);
   return requests as readonly ToolApprovalRequest[];
+}
+
+/** @internal The `aiVersion` option checked: 7 when absent; `where` names the caller in the error. */
+export function aiSdkVersion<V extends AISDKVersion>(where: string, version: V | undefined): V {
+  if (version === undefined) return 7 as V;
+  if (version !== 6 && version !== 7) throw new TypeError(`${where}: options.aiVersion must be 6 or 7 (the ai package's major version), received ${describeValue(version)}`);
+  return version;
+}
+
+/** @internal A base64 image as `ai` `version` wants it in tool-result `content` output. */
+export function aiSdkImagePart<V extends AISDKVersion>(data: string, mediaType: string, version: V): AISDKImageOutputPart<V> {
+  const part = version === 6 ? { type: 'image-data', data, mediaType } : { type: 'file', data: { type: 'data', data }, mediaType };
+  return part as AISDKImageOutputPart<V>;
 }
