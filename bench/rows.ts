@@ -7,7 +7,7 @@
  */
 
 /** The named scenarios, in the order `npm run bench` runs them. */
-export const SCENARIO_NAMES = ['overhead', 'progress', 'scaling', 'release-latency', 'memory', 'abort', 'stream-start', 'mcp-stdio', 'mcp-http', 'cold-start', 'resume'] as const;
+export const SCENARIO_NAMES = ['overhead', 'progress', 'scaling', 'release-latency', 'memory', 'abort', 'stream-start', 'mcp-stdio', 'mcp-http', 'cold-start', 'resume', 'journal'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
 /** One table row: one implementation at one size. */

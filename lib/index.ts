@@ -54,7 +54,7 @@ export type {
   BeforeToolCallResult,
   RunToolsOptions,
 } from './core/options.ts';
-export type { BatchTrace, BatchTraceEnd, BatchTraceStart, CallTrace, CallTraceStart, RunTracing, TraceHeaders } from './core/tracing.ts';
+export type { BatchTrace, BatchTraceEnd, BatchTraceStart, CallTrace, CallTraceOutcome, CallTraceStart, RunTracing, TraceHeaders } from './core/tracing.ts';
 export { runTools } from './core/run-tools.ts';
 export { JournalError } from './core/journal.ts';
 export type {
@@ -98,11 +98,14 @@ export {
   PROVIDER_TOOL_NAME,
   providerToolNames,
   toAnthropicTools,
+  toGeminiTools,
   toOpenAIChatTools,
   toOpenAIResponsesTools,
 } from './formats/tool-definitions.ts';
 export type {
   AnthropicToolDefinition,
+  GeminiFunctionDeclaration,
+  GeminiToolDefinition,
   ObjectJsonSchema,
   OpenAIChatToolDefinition,
   OpenAIResponsesToolDefinition,
@@ -187,7 +190,18 @@ export { fromLangChainTools } from './adapters/langchain.ts';
 export type { FromLangChainTool, FromLangChainToolsOptions, LangChainToolLike } from './adapters/langchain.ts';
 export { fromGemini, GEMINI_SYNTHESIZED_ID_PREFIX, toGemini } from './formats/gemini.ts';
 export type { GeminiFunctionResponseContent, GeminiFunctionResponsePart, GeminiInlineDataPart, GeminiInput, ToGeminiOptions } from './formats/gemini.ts';
-export { fromAISDKMessage, toAISDKMessages } from './formats/ai-sdk-messages.ts';
-export type { AISDKAssistantMessageInput, AISDKToolModelMessage, AISDKToolResultOutput, AISDKToolResultPart } from './formats/ai-sdk-messages.ts';
+export { fromAISDKApprovalResponses, fromAISDKMessage, toAISDKApprovalRequests, toAISDKMessages } from './formats/ai-sdk-messages.ts';
+export type {
+  AISDKAssistantMessageInput,
+  AISDKImageOutputPart,
+  AISDKToolApprovalRequestPart,
+  AISDKToolApprovalResponsePart,
+  AISDKToolModelMessage,
+  AISDKToolResultOutput,
+  AISDKToolResultPart,
+  AISDKVersion,
+  PausedRequests,
+  ToAISDKMessagesOptions,
+} from './formats/ai-sdk-messages.ts';
 export { fromOpenAIResponsesMessage, toOpenAIResponsesMessages } from './extras/agent/openai-responses-messages.ts';
 export type { OpenAIResponsesFunctionCallItem, OpenAIResponsesInputItem, OpenAIResponsesReply, OpenAIResponsesUserContent } from './extras/agent/openai-responses-messages.ts';

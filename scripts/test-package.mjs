@@ -17,7 +17,8 @@
  * - TypeScript with nodenext, node16, bundler, preserve and node10 (which reads no `exports`:
  *   the top-level `types` and `typesVersions`), every one `strict` with
  *   `skipLibCheck: false`, `exactOptionalPropertyTypes`, `noPropertyAccessFromIndexSignature`,
- *   `noUncheckedIndexedAccess` and `types: []`, compiles a program using all entries;
+ *   `noUncheckedIndexedAccess` and `types: []`, compiles a program using all entries (among
+ *   them a JSON Schema input typed through the `json-schema-to-ts` dependency);
  * - `npx toolrun <command> --help` for every command, and `npx toolrun replay <the package's
  *   examples/recordings>`;
  * - `npx toolrun mcp` (the MCP SDK is bundled into the program, not installed) against a real
@@ -409,6 +410,19 @@ const echo = defineTool({
     return JSON.stringify(args);
   },
 });
+
+// A JSON Schema input types execute's arguments (json-schema-to-ts's FromSchema, a types-only
+// dependency): this fails to compile if the package's types cannot resolve it, or if the
+// input degrades to any (the @ts-expect-error would then be unused).
+const greet = defineTool({
+  name: 'greet',
+  input: { type: 'object', properties: { name: { type: 'string' }, times: { type: 'integer' } }, required: ['name'], additionalProperties: false },
+  execute: ({ name, times }) => name.repeat(times ?? 1),
+});
+type GreetInput = Parameters<typeof greet.execute>[0];
+export const greetName: GreetInput['name'] = 'x';
+// @ts-expect-error name is a string
+export const greetWrong: GreetInput['name'] = 1;
 
 export async function main(calls: ToolCall[]): Promise<ToolBatch> {
   const options: ShellToolOptions = { cwd: '.' };

@@ -10,6 +10,7 @@ import type { Budget } from '../harness.ts';
 import type { ScenarioName, ScenarioOptions, ScenarioResult } from '../rows.ts';
 import { abort, ABORT_SIZES } from './abort.ts';
 import { coldStart, COLD_START_SIZES } from './cold-start.ts';
+import { journal, JOURNAL_SIZES } from './journal.ts';
 import { mcpHttp, mcpStdio, MCP_SIZES } from './mcp-serve.ts';
 import { memory, MEMORY_SIZES } from './memory.ts';
 import { overhead, OVERHEAD_SIZES } from './overhead.ts';
@@ -19,7 +20,7 @@ import { resume, RESUME_SIZES } from './resume.ts';
 import { scaling, SCALING_SIZES } from './scaling.ts';
 import { streamStart, STREAM_START_SIZES } from './stream-start.ts';
 
-export { abort, coldStart, mcpHttp, mcpStdio, memory, overhead, progress, releaseLatency, resume, scaling, streamStart };
+export { abort, coldStart, journal, mcpHttp, mcpStdio, memory, overhead, progress, releaseLatency, resume, scaling, streamStart };
 
 /** A scenario function and its sizes in a default run and in a `--full` run. */
 export interface ScenarioEntry {
@@ -40,4 +41,5 @@ export const SCENARIOS: Record<ScenarioName, ScenarioEntry> = {
   'mcp-http': { run: mcpHttp, sizes: MCP_SIZES, fullSizes: [10_000] },
   'cold-start': { run: coldStart, sizes: COLD_START_SIZES, fullSizes: [1_000] },
   resume: { run: resume, sizes: RESUME_SIZES, fullSizes: [10, ...RESUME_SIZES] },
+  journal: { run: journal, sizes: JOURNAL_SIZES, fullSizes: [100, ...JOURNAL_SIZES, 10_000] },
 };

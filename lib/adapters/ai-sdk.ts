@@ -18,6 +18,7 @@ import { fromAISDKSchema, isAISDKSchema } from '../core/input-check.ts';
 import { RuleDenial } from '../core/stages/outcome.ts';
 import { describeValue, providerBlock } from '../core/tool.ts';
 import { contentToText } from '../formats/shared.ts';
+import { aiSdkImagePart, aiSdkVersion, type AISDKImageOutputPart, type AISDKVersion } from '../formats/ai-sdk-messages.ts';
 import { toolJsonSchema } from '../core/json-schema.ts';
 import { assertObjectSchema, imageBlock, isAsyncIterable, isStandardSchema, outputText, refuseAdapterApprove, withConverter, type ForeignFunction } from './shared.ts';
 
@@ -435,10 +436,14 @@ export type AISDKToolOutput<Progress = unknown, Details = unknown> =
   | { type: 'progress'; progress: Progress }
   | { type: 'result'; content: ContentBlock[]; details?: Details };
 
-/** What `toModelOutput` of a tool from {@link toAISDKTools} returns: the `ToolResultOutput` kinds of `ai` 6 and 7 it uses. */
-export type AISDKModelOutput =
+/**
+ * What `toModelOutput` of a tool from {@link toAISDKTools} returns for `ai` `V`: the
+ * `ToolResultOutput` kinds it uses, images as {@link AISDKImageOutputPart} (ai 7's `file`
+ * part by default; ai 6's `image-data` with `aiVersion: 6`).
+ */
+export type AISDKModelOutput<V extends AISDKVersion = 7> =
   | { type: 'text'; value: string }
-  | { type: 'content'; value: Array<{ type: 'text'; text: string } | { type: 'image-data'; data: string; mediaType: string }> };
+  | { type: 'content'; value: Array<{ type: 'text'; text: string } | AISDKImageOutputPart<V>> };
 
 /**
  * One tool of the `ToolSet` from {@link toAISDKTools}; assignable to `ai` 6's and 7's
@@ -448,8 +453,9 @@ export type AISDKModelOutput =
  * @typeParam Input - the tool's validated input type (what its schema gives `execute`). @default unknown
  * @typeParam Progress - what the tool yields (the SDK's preliminary results). @default unknown
  * @typeParam Details - the `details` of its results ({@link ToolDetailsOf} its output). @default unknown
+ * @typeParam V - the `ai` major version its `toModelOutput` writes images for ({@link AISDKImageOutputPart}). @default 7
  */
-export interface AISDKTool<Input = unknown, Progress = unknown, Details = unknown> {
+export interface AISDKTool<Input = unknown, Progress = unknown, Details = unknown, V extends AISDKVersion = 7> {
   description?: string;
   /**
    * A Standard Schema carrying the tool's JSON Schema. Typed as the tool's input; at run time
@@ -458,7 +464,7 @@ export interface AISDKTool<Input = unknown, Progress = unknown, Details = unknow
   inputSchema: StandardSchemaV1<Input, Input> & StandardJSONSchemaV1<Input, Input>;
   execute: (input: Input, options: { toolCallId: string; abortSignal?: AbortSignal }) => AsyncGenerator<AISDKToolOutput<Progress, Details>, void, undefined>;
   /** Declared as a method (its parameter compared bivariantly), so the set also reads back through {@link fromAISDKTools}. */
-  toModelOutput(options: { toolCallId: string; input: Input; output: AISDKToolOutput<Progress, Details> }): AISDKModelOutput;
+  toModelOutput(options: { toolCallId: string; input: Input; output: AISDKToolOutput<Progress, Details> }): AISDKModelOutput<V>;
 }
 
 /**
@@ -466,8 +472,8 @@ export interface AISDKTool<Input = unknown, Progress = unknown, Details = unknow
  * keyed by its literal name, typed {@link AISDKTool} with its input, progress and details.
  * With `Tool[]` (names not literal) it is a `Record<string, AISDKTool>`.
  */
-export type AISDKToolSet<T extends Tool> = {
-  [K in T as K extends Tool<never, unknown, unknown, infer N> ? N : never]: K extends Tool<infer I, infer P, infer O, string> ? AISDKTool<I, P, ToolDetailsOf<O>> : never;
+export type AISDKToolSet<T extends Tool, V extends AISDKVersion = 7> = {
+  [K in T as K extends Tool<never, unknown, unknown, infer N> ? N : never]: K extends Tool<infer I, infer P, infer O, string> ? AISDKTool<I, P, ToolDetailsOf<O>, V> : never;
 };
 
 /**
@@ -476,7 +482,15 @@ export type AISDKToolSet<T extends Tool> = {
  * it a call that needs approval is not run (one SDK tool call cannot pause) and the SDK gets
  * an error saying so.
  */
-export type ToAISDKToolsOptions = Pick<RunToolsOptions, 'timeoutMs' | 'abortGraceMs' | 'maxResultChars' | 'beforeToolCall' | 'afterToolCall' | 'approve'>;
+export type ToAISDKToolsOptions<V extends AISDKVersion = 7> = Pick<RunToolsOptions, 'timeoutMs' | 'abortGraceMs' | 'maxResultChars' | 'beforeToolCall' | 'afterToolCall' | 'approve'> & {
+  /**
+   * The `ai` major version the set is for: it decides how `toModelOutput` writes images
+   * ({@link AISDKImageOutputPart}) and which `ToolSet` the types fit. ai 7 reads ai 6's
+   * `image-data` too, with a deprecation warning; ai 6 does not read ai 7's `file` part.
+   * @default 7
+   */
+  aiVersion?: V;
+};
 
 /**
  * Turns toolrun tools into an AI SDK `ToolSet` for `generateText` / `streamText`.
@@ -500,8 +514,8 @@ export type ToAISDKToolsOptions = Pick<RunToolsOptions, 'timeoutMs' | 'abortGrac
  * are the SDK's.
  *
  * The model sees `toModelOutput`'s value: `{ type: 'text' }` for text-only content, else
- * `{ type: 'content' }` with `image-data` parts (the image part both `ai` 6 and 7 know; 7
- * prefers `file`).
+ * `{ type: 'content' }` with images as ai 7's `file` parts, or with `{ aiVersion: 6 }` as
+ * ai 6's `image-data` parts (which ai 7 logs as deprecated).
  *
  * @throws TypeError naming the tool when its input schema cannot be written as a JSON
  *   Schema object (see `toolJsonSchema`), or when two tools share a name.
@@ -515,12 +529,14 @@ export type ToAISDKToolsOptions = Pick<RunToolsOptions, 'timeoutMs' | 'abortGrac
  * const result = await generateText({ model, tools: toAISDKTools([readFile]), prompt, stopWhen: stepCountIs(5) });
  * ```
  */
-export function toAISDKTools<const T extends readonly Tool[]>(tools: T, options: ToAISDKToolsOptions = {}): AISDKToolSet<T[number]> {
-  const set: Record<string, AISDKTool> = {};
+export function toAISDKTools<const T extends readonly Tool[], V extends AISDKVersion = 7>(tools: T, options: ToAISDKToolsOptions<V> = {}): AISDKToolSet<T[number], V> {
+  const { aiVersion, ...runOptions } = options;
+  const version = aiSdkVersion('toAISDKTools', aiVersion);
+  const set: Record<string, AISDKTool<unknown, unknown, unknown, V>> = {};
   for (const tool of tools) {
     if (Object.hasOwn(set, tool.name)) throw new TypeError(`toAISDKTools: two tools are named "${tool.name}"`);
     const json = toolJsonSchema(tool) as Record<string, unknown>;
-    const aiTool: AISDKTool = {
+    const aiTool: AISDKTool<unknown, unknown, unknown, V> = {
       inputSchema: {
         '~standard': {
           version: 1,
@@ -532,7 +548,7 @@ export function toAISDKTools<const T extends readonly Tool[]>(tools: T, options:
       async *execute(input, { toolCallId, abortSignal }) {
         let result: ToolResultMessage | undefined;
         const run = runTools([{ id: toolCallId, name: tool.name, arguments: input }], {
-          ...options,
+          ...runOptions,
           tools: [tool],
           ...(abortSignal !== undefined ? { signal: abortSignal } : {}),
         });
@@ -549,26 +565,26 @@ export function toAISDKTools<const T extends readonly Tool[]>(tools: T, options:
         if (result.isError) throw new Error(contentToText(result.content));
         yield { type: 'result', content: result.content, ...(result.details !== undefined ? { details: result.details } : {}) };
       },
-      toModelOutput: ({ output }) => aiSdkModelOutput(output),
+      toModelOutput: ({ output }) => aiSdkModelOutput(output, version),
     };
     if (tool.description !== undefined) aiTool.description = tool.description;
     set[tool.name] = aiTool;
   }
   // One entry per tool, under its name, running that tool: the types AISDKToolSet gives them.
-  return set as AISDKToolSet<T[number]>;
+  return set as AISDKToolSet<T[number], V>;
 }
 
 function notAskedText(name: string): string {
   return `The call to tool "${name}" needs a person's approval, and no one could be asked here, so it was not run. Tell the user it needs their approval.`;
 }
 
-function aiSdkModelOutput(output: AISDKToolOutput): AISDKModelOutput {
+function aiSdkModelOutput<V extends AISDKVersion>(output: AISDKToolOutput, version: V): AISDKModelOutput<V> {
   if (output.type !== 'result') return { type: 'text', value: outputText(output.progress) };
   if (output.content.every((block) => block.type === 'text')) return { type: 'text', value: contentToText(output.content) };
   return {
     type: 'content',
     value: output.content.map(providerBlock).map((block) =>
-      block.type === 'text' ? { type: 'text' as const, text: block.text } : { type: 'image-data' as const, data: block.data, mediaType: block.mimeType },
+      block.type === 'text' ? { type: 'text' as const, text: block.text } : aiSdkImagePart(block.data, block.mimeType, version),
     ),
   };
 }

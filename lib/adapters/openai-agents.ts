@@ -5,9 +5,13 @@
  *
  * @module
  */
-import type { ContentBlock, JsonSchema, NeedsApprovalContext, Tool, ToolContext, ToolResult } from '../core/tool.ts';
+import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
+import { compileJsonSchema } from '../core/json-schema-validator.ts';
+import type { ContentBlock, InputSchema, JsonSchema, NeedsApprovalContext, Tool, ToolCall, ToolContext, ToolResult } from '../core/tool.ts';
+import { RuleDenial } from '../core/stages/outcome.ts';
 import { describeValue } from '../core/tool.ts';
 import { assertObjectSchema, imageBlock, outputText, refuseAdapterApprove, type ForeignFunction } from './shared.ts';
+import { lenientStrictSchema } from './strict-schema.ts';
 
 /**
  * The fields of an Agents SDK `FunctionTool` (what `tool({ … })` returns) that
@@ -65,11 +69,19 @@ export interface FromOpenAIAgentsToolsResult<T extends Tool = Tool> {
  *
  * What maps (see docs/tools.md, "OpenAI Agents SDK"):
  * - `name`, `description`; `parameters` (the JSON Schema the SDK made from a zod or JSON
- *   Schema definition, strict or not) → `input`, validated as JSON Schema before the call runs (P5);
+ *   Schema definition, strict or not) → `input`: the model is sent it unchanged. The
+ *   arguments are checked before `invoke` as the SDK's own parser reads them: against a strict
+ *   schema leniently (unknown keys pass — zod strips them —, a key that may be `null` may be
+ *   absent — an optional zod key), so a call is refused here only for what the tool's own
+ *   parser refuses too, with an error result listing what to fix (P5); a `strict: false`
+ *   schema (the SDK only `JSON.parse`s) as declared;
  * - the call runs as `invoke(runContext, argumentsJson, { toolCall, signal })`: the
- *   validated arguments as JSON text (JSON Schema validation does not change them), which the SDK parses with
- *   its own schema as it always does; `toolCall` is a
- *   `function_call` item with `callId` = the toolrun call id; `signal` is the call's signal;
+ *   arguments as JSON text, which the tool's own parser reads as it always does (a refusal
+ *   there is its `errorFunction`'s text, as in the SDK); `toolCall` is the model's own
+ *   `function_call` item when the call carries it (`ToolCall.providerItem`, kept by
+ *   `fromOpenAIResponses` and `fromOpenAIResponsesStream`): a Responses item in the SDK's
+ *   shape (`callId`, `id`, `status`, `providerData`), an Agents SDK item as it is; otherwise
+ *   one made from the call (`callId` = the toolrun call id); `signal` is the call's signal;
  * - the output: a string as text; `{ type: 'text' }` / `{ type: 'image' }` outputs (or an
  *   array of them) as content blocks (images with base64 `data`; an image given by URL or
  *   file id becomes a short text); anything else as JSON text. The raw output is `details`;
@@ -78,8 +90,13 @@ export interface FromOpenAIAgentsToolsResult<T extends Tool = Tool> {
  *   truthy answer asks, as in the SDK's runner. So `runTools(calls, { tools })` alone pauses a
  *   call that needs approval (`ToolBatch.paused`, as the SDK's run stops with
  *   `interruptions`), and with `runTools`' `approve` it is asked; toolrun's wrappers
- *   (`withTimeout`, `withRetry`, `mapProgress`) keep the rule. Approvals recorded in the
- *   SDK's `RunContext` (`approveTool`) are not consulted: toolrun's own decisions are.
+ *   (`withTimeout`, `withRetry`, `mapProgress`) keep the rule;
+ * - decisions recorded in the `runContext` option (`RunContext.approveTool` /
+ *   `rejectTool`, per call or with `alwaysApprove` / `alwaysReject`; `RunState.approve` /
+ *   `reject` record there too) answer a call the rule asks about, as the SDK's runner reads
+ *   them (`isToolApproved({ toolName, callId })`): approved, it runs; rejected, it is refused
+ *   with the context's rejection message; neither, toolrun's `approve` is asked or the batch
+ *   pauses (contract H12). So in one batch one call can wait while the context answers others.
  *
  * Not mapped: a thrown error inside `invoke` is turned into text by the tool's own
  * `errorFunction` (the SDK's default says "An error occurred while running the tool…"),
@@ -129,14 +146,17 @@ export function fromOpenAIAgentsTools<const P extends readonly OpenAIAgentsToolL
     const tool: Tool = {
       name: peer.name,
       ...(peer.description !== undefined ? { description: peer.description } : {}),
-      input: peer.parameters,
+      input: agentsInput(peer.parameters, peer.strict !== false),
       ...(typeof rule === 'function'
-        ? { needsApproval: async (input: unknown, { toolCall }: NeedsApprovalContext) => Boolean(await rule.call(peer, runContext, input, toolCall.id)) }
+        ? {
+            needsApproval: async (input: unknown, { toolCall }: NeedsApprovalContext) =>
+              Boolean(await rule.call(peer, runContext, input, toolCall.id)) && recordedDecision(runContext, peer.name, toolCall.id),
+          }
         : {}),
-      async execute(args: unknown, { toolCallId, signal }: ToolContext): Promise<ToolResult> {
+      async execute(args: unknown, context: ToolContext): Promise<ToolResult> {
         const json = JSON.stringify(args ?? {});
-        const toolCall = { type: 'function_call', callId: toolCallId, name: peer.name, arguments: json };
-        const output = await invoke(runContext, json, { toolCall, signal });
+        const toolCall = agentsCallItem(context, peer.name, json);
+        const output = await invoke(runContext, json, { toolCall, signal: context.signal });
         return { content: agentsOutputContent(output), details: output };
       },
     };
@@ -144,6 +164,88 @@ export function fromOpenAIAgentsTools<const P extends readonly OpenAIAgentsToolL
   }
   // Each tool runs its peer's invoke and keeps its output as details: the types FromOpenAIAgentsTool reads.
   return { tools: tools as Array<FromOpenAIAgentsTool<P[number]>>, skipped };
+}
+
+/**
+ * A call the tool's rule says needs approval, looked up in the SDK's run context as its
+ * runner looks it up (`isToolApproved({ toolName, callId })`): approved there, it runs
+ * (`false`: no approval needed); rejected there, it is refused with the context's rejection
+ * message (a {@link RuleDenial}); neither, it needs toolrun's approval (`true`): `approve`
+ * is asked, or the batch pauses. A context without `isToolApproved` (a plain object) records
+ * nothing. A throw there is the rule's throw (the call is rejected, P4).
+ */
+function recordedDecision(runContext: unknown, toolName: string, callId: string): boolean {
+  const context = runContext as { isToolApproved?: unknown; getRejectionMessage?: unknown } | null;
+  if (typeof context !== 'object' || context === null || typeof context.isToolApproved !== 'function') return true;
+  const decision: unknown = (context.isToolApproved as (a: { toolName: string; callId: string }) => unknown).call(context, { toolName, callId });
+  if (decision === true) return false;
+  if (decision !== false) return true;
+  const message: unknown = typeof context.getRejectionMessage === 'function' ? (context.getRejectionMessage as (n: string, c: string) => unknown).call(context, toolName, callId) : undefined;
+  throw new RuleDenial(
+    `A person denied this call to tool "${toolName}" (recorded in the OpenAI Agents run context), so it was not run.` +
+      (typeof message === 'string' && message !== '' ? ` Their reason: ${JSON.stringify(message)}.` : '') +
+      ' Do not try it again unless the user asks you to.',
+  );
+}
+
+/**
+ * The adapted tool's input schema. The model is sent the SDK's own `parameters`, unchanged
+ * (`~standard.jsonSchema`). Before `invoke`, a strict tool's arguments are checked against
+ * {@link lenientStrictSchema} of them — unknown keys pass, a key that may be `null` may be
+ * absent — so that only what the SDK's own parser refuses too is refused here, with one line
+ * per problem for the model; `invoke` then parses them with the tool's own parser (zod strips
+ * unknown keys). A non-strict tool (`strict: false`, plain JSON Schema: the SDK only
+ * `JSON.parse`s) is checked against its schema as declared.
+ */
+function agentsInput(parameters: JsonSchema, strict: boolean): InputSchema {
+  if (!strict) return parameters;
+  const lenient = lenientStrictSchema(parameters);
+  const jsonSchema = (): Record<string, unknown> => parameters as Record<string, unknown>;
+  const schema: StandardSchemaV1<Record<string, unknown>> & StandardJSONSchemaV1<Record<string, unknown>> = {
+    '~standard': {
+      version: 1,
+      vendor: 'openai-agents',
+      validate(value) {
+        const issues = compileJsonSchema(lenient).issues(value);
+        if (issues.length === 0) return { value: value as Record<string, unknown> };
+        return { issues: issues.map(issueOf) };
+      },
+      jsonSchema: { input: jsonSchema, output: jsonSchema },
+    },
+  };
+  return schema;
+}
+
+/** A `path: reason` line of the JSON Schema check as a Standard Schema issue (`arguments` is the root). */
+function issueOf(line: string): StandardSchemaV1.Issue {
+  const at = line.indexOf(': ');
+  if (at < 0) return { message: line };
+  const path = line.slice(0, at);
+  return path === 'arguments' ? { message: line.slice(at + 2) } : { message: line.slice(at + 2), path: path.split('.') };
+}
+
+/**
+ * The `details.toolCall` handed to `invoke`: the model's own `function_call` item when the
+ * call carries it (`ToolCall.providerItem`) — an Agents SDK item (`callId`) as it is, a
+ * Responses API output item (`call_id`) in the SDK's shape, as the SDK's OpenAI model
+ * converts it (`callId`, `status`, the other fields as `providerData`) — and otherwise one
+ * made from the call: `callId` = the toolrun call id, `arguments` = the validated arguments.
+ */
+function agentsCallItem(context: ToolContext, name: string, json: string): Record<string, unknown> {
+  const item = providerItemOf(context.toolCall);
+  if (item !== undefined && item.type === 'function_call') {
+    if (typeof item.callId === 'string') return item;
+    if (typeof item.call_id === 'string') {
+      const { call_id: callId, name: itemName, namespace, caller: _caller, status, arguments: args, ...providerData } = item;
+      return { type: 'function_call', id: item.id, callId, name: itemName, ...(typeof namespace === 'string' ? { namespace } : {}), status, arguments: args, providerData };
+    }
+  }
+  return { type: 'function_call', callId: context.toolCallId, name, arguments: json };
+}
+
+function providerItemOf(call: ToolCall | undefined): Record<string, unknown> | undefined {
+  const item = call?.providerItem;
+  return typeof item === 'object' && item !== null && !Array.isArray(item) ? (item as Record<string, unknown>) : undefined;
 }
 
 /** An Agents SDK tool output → content blocks (see {@link fromOpenAIAgentsTools}). */

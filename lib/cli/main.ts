@@ -65,10 +65,10 @@ commands:
   agent                       a scripted agent loop on the demo's project: a parent agent sends
                               two explorer sub-agents (grep, list_files, read_file); their calls
                               show live as a tree under the parent's calls
-  durable [--database-url <url>]
+  durable [--database-url <url> | --postgres-bin <dir>]
                               a batch as a DBOS durable batch in a child process: the child is
-                              killed (SIGKILL) mid-way and started again; replayed calls come
-                              from the journal (see toolrun durable --help)
+                              killed (SIGKILL) mid-way and started again; calls replayed
+                              from the journal are marked (see toolrun durable --help)
   help                        show this text
 
 options:

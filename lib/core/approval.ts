@@ -17,6 +17,7 @@ import type { StateClaim } from './claims.ts';
 import { jsonCopy } from './state-json.ts';
 import type { StateEnvelope } from './state-envelope.ts';
 import type { ToolCall, ToolResultMessage } from './tool.ts';
+import type { TraceHeaders } from './tracing.ts';
 
 export { ResumeError, type ResumeErrorCode } from './resume-error.ts';
 
@@ -61,6 +62,21 @@ export interface ToolApprovalResponse {
   approved: boolean;
   /** With `approved: false`: why, told to the model in the call's error result. */
   reason?: string;
+  /**
+   * `true` makes the decision stand for the tool, as the OpenAI Agents SDK's `alwaysApprove` /
+   * `alwaysReject` do (contract H11): every other request for a call of the same tool name in
+   * this run is answered with it, without asking — the calls after it in this batch, the
+   * batch's resumes (the decision travels in the paused state), and, in `runAgent`, the
+   * batches of later turns. A call's own decision in a resume's `approvals` wins over it.
+   * @default false: the decision answers this request only
+   */
+  always?: boolean;
+}
+
+/** A decision that stands for every later request of one tool (H11), by tool name. */
+export interface StandingDecision {
+  readonly approved: boolean;
+  readonly reason?: string;
 }
 
 /**
@@ -127,6 +143,15 @@ export interface PausedBatchBody {
   readonly blockTerminated: boolean;
   /** Every call of the batch, in call order. */
   readonly calls: readonly PausedCall[];
+  /** Decisions given with `always: true` (H11), by tool name; absent when there are none (and in states paused before issue 22). */
+  readonly standing?: Readonly<Record<string, StandingDecision>>;
+  /**
+   * The W3C trace context (`traceparent`, `tracestate`) of the paused batch's span, when the
+   * run was traced (`tracing` whose batch trace has `headers`, as `toolrun/otel`'s has): the
+   * resumed batch's span links to it, or continues it. Absent from states paused untraced
+   * or before issue 22 (they resume as before).
+   */
+  readonly traceContext?: { readonly traceparent: string; readonly tracestate?: string };
 }
 
 /**
@@ -174,6 +199,22 @@ export interface ResumePlan {
   readonly results: ReadonlyMap<number, ToolResultMessage>;
   /** Pending requests by index, with the decision the resume brings (`undefined`: none yet). */
   readonly pending: ReadonlyMap<number, { request: ToolApprovalRequest; decision: ToolApprovalResponse | undefined }>;
+  /** The standing decisions (H11): the state's, then those the resume's approvals gave with `always`. */
+  readonly standing: ReadonlyMap<string, StandingDecision>;
+  /** The paused batch span's W3C trace context, when the state has a well-formed one. */
+  readonly traceContext: TraceHeaders | undefined;
+}
+
+/**
+ * Where a run keeps its standing decisions (H11): a `Map` the run reads and writes, passed
+ * under this key by `runAgent` so that one map spans every turn's batch. Internal (not
+ * exported from the package); a plain `runTools` makes its own.
+ */
+export const STANDING_DECISIONS = Symbol('toolrun.standingDecisions');
+
+/** The standing decision as JSON-ready fields (no `reason` key when there is none). */
+export function standingDecision(approved: boolean, reason: string | undefined): StandingDecision {
+  return reason === undefined ? { approved } : { approved, reason };
 }
 
 /** The texts a person denying a call gives the model (H5). */

@@ -86,6 +86,11 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
   trace: TracedCall | undefined = undefined;
   /** The call's journal entry, from its hand-out on; `undefined` when the run has no journal (J1), and for a call the run answered without handing it out. */
   journal: JournaledCall | undefined = undefined;
+  /**
+   * When the record was made, in epoch ms (`Date.now()`): the call's hand-out, the moment
+   * its `tool_execution_start` is emitted (`ToolExecutionEndEvent.startedAt`, contract O7).
+   */
+  readonly startedAt = Date.now();
 
   constructor(
     /** Position in the batch: unique even when ids repeat (O1). */
@@ -138,6 +143,8 @@ export class CallContext implements ToolContext {
   readonly toolCallId: string;
   readonly toolName: string;
   readonly index: number;
+  /** An own field (not a getter), so that a wrapper spreading the context keeps it. */
+  readonly toolCall: ToolCall;
   readonly #record: CallRecord;
   /** The run's client bound to this call's signal, made on the first read. */
   #client: ToolClient | undefined;
@@ -145,6 +152,7 @@ export class CallContext implements ToolContext {
     this.toolCallId = record.call.id;
     this.toolName = record.call.name;
     this.index = record.index;
+    this.toolCall = record.call;
     this.#record = record;
   }
   get signal(): AbortSignal {

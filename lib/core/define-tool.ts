@@ -37,7 +37,7 @@ import { assertToolShape, type InferInput, type InputSchema, type Tool, type Too
  * });
  * ```
  */
-export function defineTool<S extends InputSchema, Progress = never, Output = unknown, Name extends string = string>(
+export function defineTool<const S extends InputSchema, Progress = never, Output = unknown, Name extends string = string>(
   definition: ToolDefinition<S, Progress, Output, Name>,
 ): Tool<InferInput<S>, Progress, Output, Name> {
   assertToolShape(definition, 'defineTool');

@@ -55,6 +55,38 @@ export interface ToolExecutionEndEvent<Details = unknown, Name extends string = 
   /** How the call ended; `ok` and `error` ran the tool, the others say why it did not finish normally. */
   outcome: CallOutcome;
   /**
+   * When this run emitted the call's `tool_execution_start`, in epoch ms (`Date.now()`),
+   * contract O7. The span `endedAt - startedAt` covers the whole call: prepare (validation,
+   * hooks, an `approve` answer), execution and `afterToolCall`. Wall-clock, not monotonic:
+   * comparable across processes and with span and log timestamps; a clock step during the
+   * call shows in the difference. For a call resumed after a pause it is the resumed run's
+   * start; for a `replayed` call, the replay's (nothing ran: the journal keeps no times).
+   */
+  startedAt: number;
+  /** When this run emitted this event, in epoch ms (`Date.now()`), contract O7. */
+  endedAt: number;
+  /**
+   * The value itself that was thrown when the outcome came from a throw (contract O7): what
+   * the tool threw (`error`, and an `interrupted` or `timed_out` call whose tool rejected
+   * with its signal's reason), or what a hook or a function of the tool's definition threw
+   * (`prepareArguments`, an async schema, `needsApproval`, `approve`, `beforeToolCall`,
+   * `afterToolCall`). The key is absent when nothing threw (`'error' in event` tells a
+   * thrown `undefined` apart) and for a `replayed` call (the journal keeps the text only).
+   * Kept when `afterToolCall` rewrote the result.
+   *
+   * It may be anything a `throw` can carry — an `Error` with a `cause`, a plain object, a
+   * revoked Proxy — and it is here for the application (an adapter that rethrows the peer's
+   * own error, a log): toolrun never puts it into what the model sees (`result.content`
+   * holds its text), into a result message, into a paused batch's `state` or a journal.
+   * Do not serialize it either: read what you need from it.
+   *
+   * @example
+   * ```ts
+   * if (event.type === 'tool_execution_end' && event.error instanceof RangeError) metrics.count('range_error', event.toolName);
+   * ```
+   */
+  error?: unknown;
+  /**
    * Set when the call was not run in this attempt: its result comes from the run's journal
    * (`RunToolsOptions.journal`), where an earlier attempt of the same durable run committed
    * it (contract J4). Absent otherwise.

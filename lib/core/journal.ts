@@ -55,6 +55,8 @@ export interface JournaledResult {
 export interface JournaledDecision {
   readonly approved: boolean;
   readonly reason?: string;
+  /** `true` when the decision was given with `always` (H11): a later attempt makes it stand again for the tool. */
+  readonly always?: boolean;
 }
 
 /** What an earlier attempt of the same durable run left for a call. */

@@ -240,7 +240,10 @@ export interface RunToolsOptions<T extends readonly Tool[] = readonly Tool[], Af
    * `'run-again'` runs it again (at-least-once) with the same `ToolContext.idempotencyKey`.
    * A function decides per call. A call that needed approval and has no journaled decision,
    * or whose journaled decision denied it, never ran: it is prepared as new under either
-   * policy.
+   * policy. A call the run itself rejects before any application or tool code runs (unknown
+   * tool name, arguments cut off or not JSON, a synchronous schema's failure) gets that
+   * rejection, not "outcome unknown"; a rejection by `beforeToolCall`, `needsApproval`,
+   * `prepareArguments` or an async schema does not prove the call never ran.
    * @default 'unknown'
    */
   interruptedCalls?: InterruptedCallPolicy;

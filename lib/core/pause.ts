@@ -4,10 +4,11 @@
  *
  * @module
  */
-import type { PausedBatch, PausedBatchBody, PausedCall, ToolApprovalRequest } from './approval.ts';
+import type { PausedBatch, PausedBatchBody, PausedCall, StandingDecision, ToolApprovalRequest } from './approval.ts';
 import { sealState } from './state-envelope.ts';
 import { jsonCopy, messageCopy, toolDigests } from './state-json.ts';
 import type { Tool, ToolCall, ToolResultMessage } from './tool.ts';
+import type { TraceHeaders } from './tracing.ts';
 
 /** What the run hands over when it pauses. */
 export interface PauseParts {
@@ -21,10 +22,16 @@ export interface PauseParts {
   readonly requests: ReadonlyMap<number, ToolApprovalRequest>;
   readonly terminating: number;
   readonly blockTerminated: boolean;
+  /** The run's standing decisions (H11), by tool name. */
+  readonly standing: ReadonlyMap<string, StandingDecision>;
   readonly signingSecret: string | Uint8Array | undefined;
   /** How long the state can be resumed, in ms from now (`stateTtlMs`). */
   readonly ttlMs: number;
+  /** The W3C trace context of the batch's span (`TracedBatch.headers`), when the run was traced. */
+  readonly traceContext: TraceHeaders | undefined;
 }
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** Builds (and signs, with a secret) the state of a batch that paused (H3, H4, H9). */
 export async function pausedBatch(parts: PauseParts): Promise<PausedBatch> {
@@ -42,7 +49,7 @@ export async function pausedBatch(parts: PauseParts): Promise<PausedBatch> {
       requests.push(request);
     } else calls.push({ call });
   });
-  const body: PausedBatchBody = {
+  const body: Mutable<PausedBatchBody> = {
     id: crypto.randomUUID(),
     // Clamped: a huge stateTtlMs must not write an expiry the reader refuses as malformed.
     expiresAt: Math.min(Date.now() + parts.ttlMs, Number.MAX_SAFE_INTEGER),
@@ -51,6 +58,13 @@ export async function pausedBatch(parts: PauseParts): Promise<PausedBatch> {
     terminating: parts.terminating,
     blockTerminated: parts.blockTerminated,
     calls,
+    ...(parts.standing.size > 0 ? { standing: Object.fromEntries(parts.standing) } : {}),
   };
+  // Plain strings in the signed body: the resumed run's trace links to (or continues) this one.
+  const traceparent = parts.traceContext?.traceparent;
+  if (traceparent !== undefined) {
+    const tracestate = parts.traceContext!.tracestate;
+    body.traceContext = tracestate === undefined ? { traceparent } : { traceparent, tracestate };
+  }
   return { requests, state: await sealState('toolrun/paused-batch', body, parts.signingSecret) };
 }

@@ -6,13 +6,14 @@
  * @module
  */
 import * as v from 'valibot';
-import type { ResumeOptions, ResumePlan, ToolApprovalRequest, ToolApprovalResponse } from './approval.ts';
+import { standingDecision, type ResumeOptions, type ResumePlan, type StandingDecision, type ToolApprovalRequest, type ToolApprovalResponse } from './approval.ts';
 import { processClaims, type StateClaim } from './claims.ts';
 import { ResumeError } from './resume-error.ts';
 import { openState } from './state-envelope.ts';
 import { canonicalJson, jsonCopy, toolDigests } from './state-json.ts';
 import { Body, LIMITS, type ReadState } from './state-schema.ts';
 import { describeValue, type Tool, type ToolCall, type ToolResultMessage } from './tool.ts';
+import { sanitizeTraceContext } from './tracing.ts';
 
 /** What a resume is checked against. */
 export interface ResumeInput {
@@ -60,11 +61,15 @@ async function checkResume(input: ResumeInput): Promise<ResumePlan> {
   });
   const approvals: unknown = input.resume.approvals ?? [];
   if (!Array.isArray(approvals)) throw new ResumeError('approval', `resume.approvals must be an array of { approvalId, approved }, received ${describeValue(approvals)}`);
+  const standing = new Map<string, StandingDecision>(Object.entries(state.standing ?? {}).map(([tool, d]) => [tool, standingDecision(d.approved, d.reason)]));
+  /** The standing decisions this resume gives (H11), by tool name, with the index of the response that gave each. */
+  const given = new Map<string, { decision: StandingDecision; at: number }>();
   for (const [i, response] of (approvals as unknown[]).entries()) {
     const id = typeof response === 'object' && response !== null ? (response as { approvalId?: unknown }).approvalId : undefined;
     const approved = typeof response === 'object' && response !== null ? (response as { approved?: unknown }).approved : undefined;
-    if (typeof id !== 'string' || typeof approved !== 'boolean') {
-      throw new ResumeError('approval', `resume.approvals[${i}] must be { approvalId: string, approved: boolean, reason?: string }, received ${describeValue(response)}`);
+    const always = typeof response === 'object' && response !== null ? (response as { always?: unknown }).always : undefined;
+    if (typeof id !== 'string' || typeof approved !== 'boolean' || (always !== undefined && typeof always !== 'boolean')) {
+      throw new ResumeError('approval', `resume.approvals[${i}] must be { approvalId: string, approved: boolean, reason?: string, always?: boolean }, received ${describeValue(response)}`);
     }
     const index = byId.get(id);
     if (index === undefined) {
@@ -74,9 +79,25 @@ async function checkResume(input: ResumeInput): Promise<ResumePlan> {
     if (slot.decision !== undefined) throw new ResumeError('approval', `resume.approvals[${i}] answers approvalId ${JSON.stringify(id)} a second time`);
     const reason = (response as { reason?: unknown }).reason;
     slot.decision = typeof reason === 'string' && reason !== '' ? { approvalId: id, approved, reason } : { approvalId: id, approved };
+    if (always === true) {
+      const tool = slot.request.toolName;
+      const earlier = given.get(tool);
+      if (earlier !== undefined && earlier.decision.approved !== approved) {
+        throw new ResumeError('approval', `resume.approvals[${earlier.at}] and [${i}] both give tool "${tool}" a decision with always: true, one approving and one denying; give at most one`);
+      }
+      given.set(tool, { decision: standingDecision(approved, slot.decision.reason), at: i });
+    }
+  }
+  for (const [tool, { decision }] of given) standing.set(tool, decision);
+  // A pending call with no decision of its own takes its tool's standing decision (H11).
+  for (const slot of pending.values()) {
+    const decision = slot.decision === undefined ? standing.get(slot.request.toolName) : undefined;
+    if (decision !== undefined) slot.decision = { approvalId: slot.request.approvalId, ...decision };
   }
   await claim(state.id, state.expiresAt, input.resume.claim);
-  return { released: state.released, terminating: state.terminating, blockTerminated: state.blockTerminated, results, pending };
+  // Only a context with non-zero ids is passed on (the schema checked its form).
+  const traceContext = sanitizeTraceContext(state.traceContext);
+  return { released: state.released, terminating: state.terminating, blockTerminated: state.blockTerminated, results, pending, standing, traceContext };
 }
 
 /** Bounds, verifies (with a secret), parses and validates a state; every failure is a ResumeError. */
@@ -123,6 +144,7 @@ function checkConsistent(state: ReadState): void {
     }
   });
   if (pending === 0) bad('no call waits for approval');
+  for (const name of Object.keys(state.standing ?? {})) if (!Object.hasOwn(state.tools, name)) bad(`a standing decision names tool "${name}", which the state's tools do not list`);
   if (state.terminating > ended) bad(`terminating is ${state.terminating} for ${ended} ended calls`);
 }
 

@@ -241,6 +241,8 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
       throw error;
     }
     run.listen(options.signal);
+    // Traced once the state is read: the batch's span is told where the paused one was (issue 22).
+    if (options.tracing !== undefined) run.startTrace();
     const ready = this.#step();
     return ready !== undefined ? ready : this.#drive();
   }

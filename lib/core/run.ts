@@ -53,7 +53,7 @@
  * @module
  */
 import { CancelScope, type AbortCause } from './abort.ts';
-import type { PausedBatch, ResumePlan, ToolApprovalRequest } from './approval.ts';
+import { STANDING_DECISIONS, type PausedBatch, type ResumePlan, type StandingDecision, type ToolApprovalRequest } from './approval.ts';
 import { pausedBatch } from './pause.ts';
 import { CallRecord, CallState, type CallOwner } from './call.ts';
 import { DEFAULTS, HAND_OUT_SLICE } from './defaults.ts';
@@ -72,7 +72,7 @@ import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.
 import { Outbox, PullMark } from './outbox.ts';
 import { MergeEngine, Step, type MergeRecord } from './streams/merge.ts';
 import type { Tool, ToolCall, ToolResult, ToolResultMessage } from './tool.ts';
-import { TracedBatch, TracedIterator, type BatchTraceEnd } from './tracing.ts';
+import { TracedBatch, TracedIterator, type BatchTraceEnd, type TraceHeaders } from './tracing.ts';
 import { isPromiseLike, thrownText } from './guards.ts';
 
 /**
@@ -140,6 +140,12 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   #holding = false;
   /** The plan of a resumed run, once its state passed every check (H5); `undefined` for a fresh run. */
   resumed: ResumePlan | undefined;
+  /**
+   * Decisions given with `always: true`, by tool name (H11): read by prepare before `approve`
+   * is asked, written when a decision stands. `runAgent`'s own map when it passed one (one
+   * map for every turn), else this run's.
+   */
+  readonly standing: Map<string, StandingDecision>;
 
   // --- release in call order (O2, O6, J3)
   /** Each ended call's `tool_result` in call order, the batch's `terminate`, and journaled commits (release.ts). */
@@ -169,6 +175,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   // --- tracing (contract T1)
   /** The batch's trace, from the first `next()` to the end; `undefined` when `options.tracing` is unset (then no call has a trace either). */
   #trace: TracedBatch | undefined;
+  /** The W3C trace context of the batch's span when it paused, for its state (issue 22). */
+  #pausedTraceContext: TraceHeaders | undefined;
 
   constructor(calls: readonly ToolCall[] | AsyncIterable<ToolCall>, options: RunToolsOptions) {
     super();
@@ -181,6 +189,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.beforeToolCall = options.beforeToolCall;
     this.afterToolCall = options.afterToolCall;
     this.approve = options.approve;
+    this.standing = (options as { [STANDING_DECISIONS]?: Map<string, StandingDecision> })[STANDING_DECISIONS] ?? new Map();
     this.journal = options.journal;
     this.interruptedCalls = options.interruptedCalls ?? 'unknown';
     if (Array.isArray(calls)) this.received = calls as ToolCall[];
@@ -239,8 +248,10 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       requests,
       terminating,
       blockTerminated,
+      standing: this.standing,
       signingSecret: this.options.signingSecret,
       ttlMs: this.options.stateTtlMs ?? DEFAULTS.stateTtlMs,
+      traceContext: this.#pausedTraceContext,
     });
   }
 
@@ -252,6 +263,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   applyResume(plan: ResumePlan): void {
     this.resumed = plan;
     this.#inOrder.resumeFrom(plan);
+    for (const [tool, decision] of plan.standing) this.standing.set(tool, decision);
     this.#next = plan.released;
   }
 
@@ -264,18 +276,31 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.abortChangedOutcome = true;
   }
 
-  /** Starts the batch's trace, when the run is traced: on the first `next()`, before any call is handed out. */
+  /**
+   * Starts the batch's trace, when the run is traced: on the first `next()`, before any call
+   * is handed out; for a resumed run, once its state is read (the paused batch's trace
+   * context is in it).
+   */
   startTrace(): void {
     const tracing = this.options.tracing;
     if (tracing === undefined) return;
-    this.#trace = TracedBatch.start(tracing, { traceContext: this.options.traceContext, mode: this.sequential ? 'sequential' : 'parallel' });
+    this.#trace = TracedBatch.start(tracing, {
+      traceContext: this.options.traceContext,
+      mode: this.sequential ? 'sequential' : 'parallel',
+      resumedFrom: this.resumed?.traceContext,
+    });
   }
 
-  /** Ends the batch's trace (and the trace of every call still open, as interrupted); once. */
+  /**
+   * Ends the batch's trace (and the trace of every call still open: as interrupted, or as
+   * pending approval when the batch paused); once. A paused batch's span context is read
+   * first, for its state.
+   */
   endTrace(outcome: BatchTraceEnd['outcome'], error?: unknown): void {
     const trace = this.#trace;
     if (trace === undefined) return;
     this.#trace = undefined;
+    if (outcome === 'paused') this.#pausedTraceContext = trace.headers();
     const end: BatchTraceEnd = { outcome, calls: this.received.length, aborted: this.abortChangedOutcome, terminate: this.terminate };
     trace.end(error === undefined ? end : { ...end, error });
   }
@@ -502,7 +527,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     let outcome = prepared;
     const journaled = record.journal;
     if (journaled !== undefined) {
-      // J5: interrupted in an earlier attempt, and nothing proved it never ran.
+      // J5: interrupted in an earlier attempt, and nothing proved it never ran (prepare clears it for a rejection the run itself decided, or an approval not given).
       if (journaled.unknown) outcome = unknownOutcome(record.call);
     }
     if (outcome !== undefined) {
@@ -588,7 +613,9 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   /**
    * Stages 4 and 5 for the call's outcome: `tool_execution_end` now (O3), `tool_result` when
    * every earlier call has ended (O2). A plain `ToolResult` is an `ok` outcome: the common
-   * case, a tool that returned a usable result with nothing to finalize, makes no `Outcome`.
+   * case, a tool that returned a usable result with nothing to finalize, makes no `Outcome`
+   * (and no throw made it). An outcome a throw made carries the thrown value (`Outcome.thrown`)
+   * on to the end event's `error` and the call's trace (O7, T2).
    */
   #end(record: CallRecord, ended: Outcome | ToolResult): void {
     if (!record.advance(CallState.Ended)) return;
@@ -597,7 +624,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     const kind: CallOutcome = outcome === undefined ? 'ok' : outcome.outcome;
     // One bound over the whole text of every result, errors and hook overrides included (C20).
     const result = boundResult(outcome === undefined ? (ended as ToolResult) : outcome.result, this.maxResultChars);
-    this.#emitEnd(record, result, isError, kind, createToolResultMessage(record.call, result, isError), false);
+    this.#emitEnd(record, result, isError, kind, createToolResultMessage(record.call, result, isError), false, outcome?.thrown);
   }
 
   /** A call whose prior is `'ended'` (J4): its journaled progress, end (replayed) and result, nothing run, nothing committed. */
@@ -619,8 +646,19 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.#emitEnd(record, result, message.isError, journaledResult.outcome, message, true);
   }
 
-  /** Stage 4 for a call already `Ended` (run now or replayed): its slot freed, `tool_execution_end` emitted; then stage 5. */
-  #emitEnd(record: CallRecord, result: ToolResult, isError: boolean, kind: CallOutcome, message: ToolResultMessage, replayed: boolean): void {
+  /**
+   * Stage 4 for a call already `Ended` (run now or replayed): its slot freed, `tool_execution_end`
+   * emitted (with `thrown`'s value as its `error`, and to the trace, when a throw made the outcome); then stage 5.
+   */
+  #emitEnd(
+    record: CallRecord,
+    result: ToolResult,
+    isError: boolean,
+    kind: CallOutcome,
+    message: ToolResultMessage,
+    replayed: boolean,
+    thrown?: { readonly value: unknown },
+  ): void {
     record.args = undefined;
     this.#active--;
     if (this.#preparing === record) this.#preparing = undefined;
@@ -628,10 +666,10 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.#inOrder.countTerminate(result.terminate, isError, kind);
     // ToolBatch.aborted: the run's abort decided this outcome (docs/decisions.md).
     if (!replayed && this.cause === 'run' && (kind === 'not_run' || kind === 'interrupted' || kind === 'abandoned')) this.abortChangedOutcome = true;
-    const end = toolExecutionEndEvent(record.index, record.call, result, isError, kind);
+    const end = toolExecutionEndEvent(record, result, isError, kind, thrown);
     if (replayed) end.replayed = true;
     this.outbox.push(end);
-    if (record.trace !== undefined) record.trace.end(kind, isError, result);
+    if (record.trace !== undefined) record.trace.end(kind, isError, result, thrown?.value);
     const journaled = record.journal;
     // J3: what is committed is what the call's end and result events carry.
     if (journaled !== undefined && !replayed) journaled.result = result.terminate === undefined ? { message, outcome: kind } : { message, outcome: kind, terminate: result.terminate };
@@ -748,6 +786,9 @@ function coerceCall(raw: unknown): ToolCall {
     // A stream adapter's cut-off mark must survive, or a truncated call would run (case C16).
     const incomplete = c.incomplete;
     if (typeof incomplete === 'string') call.incomplete = incomplete;
+    // The provider's item, for an adapter whose peer takes it (ToolCall.providerItem).
+    const providerItem = c.providerItem;
+    if (providerItem !== undefined) call.providerItem = providerItem;
   } catch {
     // An unreadable call (a revoked Proxy) is kept as a nameless call: it is answered (O1).
   }

@@ -62,6 +62,14 @@ const Call = v.strictObject({
   arguments: v.optional(v.unknown()),
   incomplete: v.optional(v.string()),
 });
+/**
+ * The paused batch span's W3C trace context (issue 22): a version-00 `traceparent` and a
+ * `tracestate` of printable ASCII within 512 characters, as `sanitizeTraceContext` keeps them.
+ */
+const TraceContext = v.strictObject({
+  traceparent: v.pipe(v.string(), v.regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/)),
+  tracestate: v.optional(v.pipe(v.string(), v.maxLength(512), v.regex(/^[\x20-\x7e]*$/))),
+});
 export const Body = v.strictObject({
   id: v.pipe(v.string(), v.uuid()),
   expiresAt: v.pipe(v.number(), v.safeInteger(), v.minValue(1)),
@@ -70,5 +78,9 @@ export const Body = v.strictObject({
   terminating: v.pipe(v.number(), v.integer(), v.minValue(0)),
   blockTerminated: v.boolean(),
   calls: v.pipe(v.array(v.strictObject({ call: Call, result: v.optional(Message), request: v.optional(Request) })), v.maxLength(LIMITS.calls)),
+  // Since issue 22 (H11); optional, so a state paused before it reads as having none.
+  standing: v.optional(v.record(Id, v.strictObject({ approved: v.boolean(), reason: v.optional(v.string()) }))),
+  // Optional: states paused untraced, or before issue 22, have none.
+  traceContext: v.optional(TraceContext),
 });
 export type ReadState = v.InferOutput<typeof Body>;

@@ -5,6 +5,7 @@
  * @module
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { ToolClient } from './tool-client.ts';
 
 /**
@@ -27,6 +28,16 @@ export interface ToolCall {
    * (e.g. `"the output limit (max_tokens)"`). Partial JSON is never repaired (case C16).
    */
   incomplete?: string;
+  /**
+   * The provider's own item this call was read from, when the format parser keeps it
+   * (`fromOpenAIResponses` and the Responses stream reader: the `function_call` output item,
+   * `{ type, id, call_id, name, arguments, status }`). As the provider sent it: not
+   * validated, not copied, not part of a paused batch's state. toolrun never reads it; an
+   * adapter hands it to its peer (`fromOpenAIAgentsTools` gives it to `invoke` as
+   * `details.toolCall`, in the SDK's shape). Reached from a tool through
+   * `ToolContext.toolCall`.
+   */
+  providerItem?: unknown;
 }
 
 /** A text content block of a tool result. */
@@ -177,6 +188,12 @@ export interface ToolContext {
   /** The call's position in the batch (0-based): unique even when ids repeat or are empty. */
   index: number;
   /**
+   * The call as the model wrote it (`arguments` unvalidated, `providerItem` when the format
+   * parser kept the provider's item). Set by `runTools`; a wrapper that builds a context of
+   * its own for an inner tool may leave it out.
+   */
+  readonly toolCall?: ToolCall | undefined;
+  /**
    * Aborted only by the run's signal, this call's own timeout (reason: a `TimeoutError`
    * DOMException) or the consumer leaving the loop early; never by a sibling (contract A1).
    */
@@ -226,8 +243,51 @@ export type JsonSchema = { readonly [key: string]: unknown };
 /** A tool's input schema: any Standard Schema (valibot, zod, arktype) or a plain JSON Schema object. */
 export type InputSchema = StandardSchemaV1 | JsonSchema;
 
-/** The validated input type a schema gives `execute`: the Standard Schema's output type, `any`-free `Record` for JSON Schema. */
-export type InferInput<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : Record<string, unknown>;
+/**
+ * The validated input type a schema gives `execute` (and `timeoutMs`, `needsApproval`):
+ * - a Standard Schema (valibot, zod, arktype): its output type;
+ * - an AI SDK `jsonSchema<T>()` or `zodSchema()` wrapper: its `T` (`Record<string, unknown>`
+ *   when `T` was not given);
+ * - a JSON Schema whose type is known to the compiler (written `as const`, or inline in
+ *   `defineTool`): the type `json-schema-to-ts`'s `FromSchema` gives it — required and
+ *   optional properties, `enum` / `const` as literal unions, nested objects, arrays,
+ *   `additionalProperties` (an index signature unless it is `false`), `type: [..., 'null']`;
+ * - any other JSON Schema (a value typed `JsonSchema`, `JSONSchema7`, or an object whose
+ *   `type` is just `string`): `Record<string, unknown>`.
+ *
+ * Types only: the run-time validation is the schema's own (docs/decisions.md, "JSON Schema
+ * inputs typed"); `json-schema-to-ts` is never loaded at run time.
+ *
+ * @example
+ * ```ts
+ * const schema = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false } as const;
+ * const point = v.object({ n: v.number() });
+ * type A = InferInput<typeof schema>; // { path: string }
+ * type B = InferInput<typeof point>;  // { n: number }
+ * type C = InferInput<JsonSchema>;    // Record<string, unknown>
+ * ```
+ */
+export type InferInput<S> = S extends StandardSchemaV1
+  ? StandardSchemaV1.InferOutput<S>
+  : S extends { readonly jsonSchema: unknown; readonly _type: infer T }
+    ? unknown extends T
+      ? Record<string, unknown>
+      : T
+    : // `FromSchema` only for an object schema whose `type` is the literal 'object' (its literal
+      // types survived: `as const`, or written inline), and only when it says more than `unknown`.
+      // An index signature (`JsonSchema`, or the schema type's constraint while `S` is still a
+      // type parameter) means the literal types are gone: no `FromSchema`, which would recurse.
+      S extends { readonly type: 'object' }
+      ? string extends keyof S
+        ? Record<string, unknown>
+        : S extends JSONSchema
+          ? FromSchema<S> extends infer T
+            ? unknown extends T
+              ? Record<string, unknown>
+              : T
+            : never
+          : Record<string, unknown>
+      : Record<string, unknown>;
 
 /**
  * What `execute` may be: an async generator (yields progress, returns the result), an

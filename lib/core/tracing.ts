@@ -33,6 +33,13 @@ export interface BatchTraceStart {
   readonly traceContext: TraceHeaders | undefined;
   /** `'parallel'` or `'sequential'` (`RunToolsOptions.mode`). */
   readonly mode: 'parallel' | 'sequential';
+  /**
+   * For a resumed batch (`RunToolsOptions.resume`), the W3C trace context of the paused
+   * batch's span, as its state carries it ({@link BatchTrace.headers} at the pause; checked
+   * like `traceContext`); `undefined` for a fresh batch, or a state paused untraced or
+   * before issue 22. `toolrun/otel` links the new batch span to it, or continues it.
+   */
+  readonly resumedFrom: TraceHeaders | undefined;
 }
 
 /** What {@link BatchTrace.startCall} is told about a call. */
@@ -53,8 +60,9 @@ export interface BatchTraceEnd {
    * `completed`: every call answered and the batch returned; `consumer_exit`: the consumer
    * left the loop early (`break`, `return()`, `throw()`); `input_error`: the async iterable
    * of calls threw (its error is `error`); `failed`: an unexpected internal error (`error`);
-   * `paused`: the batch ended paused for approval (contract H3); the deferred calls' spans
-   * stay open in that process and are not exported (their outcome comes in the resumed run).
+   * `paused`: the batch ended paused for approval (contract H3); the calls waiting for
+   * approval end first, with the outcome `pending_approval` (they run, or not, in the
+   * resumed batch, whose trace is told where this one paused: {@link BatchTraceStart.resumedFrom}).
    */
   readonly outcome: 'completed' | 'paused' | 'consumer_exit' | 'input_error' | 'failed';
   /** How many calls the batch received. */
@@ -108,7 +116,22 @@ export interface RunTracing {
 export interface BatchTrace {
   startCall(call: CallTraceStart): CallTrace;
   end(end: BatchTraceEnd): void;
+  /**
+   * The W3C trace context headers of the batch's span, read once when the batch pauses
+   * (before {@link BatchTrace.end}): the paused state carries them (as plain strings,
+   * covered by its signature), and the resumed batch is started with them as
+   * {@link BatchTraceStart.resumedFrom}. Only a well-formed `traceparent` (and `tracestate`)
+   * is kept. Optional: without it a paused state carries no trace context.
+   */
+  headers?(): TraceHeaders | undefined;
 }
+
+/**
+ * How a call's trace ended, for {@link CallTrace.end}: the call's outcome, or
+ * `pending_approval` for a call still waiting for approval when its batch paused (it is not
+ * an outcome of the call: the resumed batch runs it, or not, under a trace of its own).
+ */
+export type CallTraceOutcome = CallOutcome | 'pending_approval';
 
 /** One call's trace (a span, for OpenTelemetry). */
 export interface CallTrace {
@@ -123,9 +146,17 @@ export interface CallTrace {
   /**
    * The call ended with `outcome`; `result` is its final, bounded result (after
    * `afterToolCall`). Called once. A call still running when the consumer left ends with
-   * `interrupted` and `result` `undefined`.
+   * `interrupted` and `result` `undefined`; a call waiting for approval when the batch
+   * paused, with `pending_approval`, `isError` false and `result` `undefined`.
+   *
+   * `thrown` is the value thrown that made this error result, when it came from a throw: the
+   * tool's own (whatever the outcome: an `error`, or a `timed_out` / `interrupted` call that
+   * rejected with its signal's reason), `beforeToolCall`'s or `afterToolCall`'s. `undefined`
+   * for a success, and for an error result no throw made (arguments refused, an unknown tool,
+   * a tool that returned an error, a call not run or abandoned); `afterToolCall` turning the
+   * error into a success drops it. Read it, never keep it: it is the application's object.
    */
-  end(outcome: CallOutcome, isError: boolean, result: ToolResult | undefined): void;
+  end(outcome: CallTraceOutcome, isError: boolean, result: ToolResult | undefined, thrown?: unknown): void;
   /** The W3C trace context headers of the call's span (`ToolContext.traceContext`), or `undefined`. */
   headers(): TraceHeaders | undefined;
 }
@@ -188,11 +219,32 @@ export class TracedBatch {
     return traced;
   }
 
-  /** Ends every call still open (as `interrupted`), then the batch; only the first call counts. */
+  /**
+   * The batch span's W3C headers, for a paused state: well formed (`sanitizeTraceContext`),
+   * else `undefined`; `undefined` too when the implementation has no `headers` or fails.
+   */
+  headers(): TraceHeaders | undefined {
+    try {
+      return typeof this.#batch.headers === 'function' ? sanitizeTraceContext(this.#batch.headers()) : undefined;
+    } catch (error) {
+      this.warn('headers', error);
+      return undefined;
+    }
+  }
+
+  /**
+   * Ends every call still open — as `pending_approval` when the batch paused (only the calls
+   * waiting for approval are open then), else as `interrupted` — then the batch; only the
+   * first call counts.
+   */
   end(end: BatchTraceEnd): void {
     if (this.#ended) return;
     this.#ended = true;
-    for (const call of this.open) call.end('interrupted', true, undefined);
+    const paused = end.outcome === 'paused';
+    for (const call of this.open) {
+      if (paused) call.end('pending_approval', false, undefined);
+      else call.end('interrupted', true, undefined);
+    }
     try {
       this.#batch.end(end);
     } catch (error) {
@@ -283,12 +335,12 @@ export class TracedCall {
     }
   }
 
-  end(outcome: CallOutcome, isError: boolean, result: ToolResult | undefined): void {
+  end(outcome: CallTraceOutcome, isError: boolean, result: ToolResult | undefined, thrown?: unknown): void {
     if (this.#ended) return;
     this.#ended = true;
     this.#batch.open.delete(this);
     try {
-      this.#trace.end(outcome, isError, result);
+      this.#trace.end(outcome, isError, result, thrown);
     } catch (error) {
       this.#batch.warn('end', error);
     }

@@ -87,6 +87,11 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
         'or set TOOLRUN_POSTGRES_BIN to a folder with initdb, pg_ctl and postgres (e.g. /usr/lib/postgresql/15/bin).',
     );
   }
+  const missing = ['initdb', 'pg_ctl', 'postgres'].filter((name) => !existsSync(join(binDir!, name)));
+  if (missing.length > 0) {
+    const from = options.binDir !== undefined ? '' : process.env.TOOLRUN_POSTGRES_BIN !== undefined ? ' (TOOLRUN_POSTGRES_BIN)' : '';
+    throw new Error(`startPostgres: ${binDir}${from} has no ${missing.join(', ')}: PostgreSQL's server binaries are needed there`);
+  }
   const user = runAsUser();
   if (user !== undefined) binDir = reachableBinDir(binDir);
 
@@ -219,6 +224,8 @@ function exec(file: string, args: readonly string[], user: RunAs | undefined, cw
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {
       cwd,
+      // A hang guard only (a broken binary must not hold the caller forever); `pg_ctl start` has its own -t 60.
+      timeout: 180_000,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, LC_ALL: 'C', LANG: 'C' },
       ...(user === undefined ? {} : { uid: user.uid, gid: user.gid }),
@@ -230,7 +237,7 @@ function exec(file: string, args: readonly string[], user: RunAs | undefined, cw
     child.on('error', reject);
     child.on('close', (code) => {
       if (code === 0) resolve(out);
-      else reject(new Error(`\`${file.split('/').pop()} ${args[0] ?? ''}\` exited with ${code}: ${(err || out).trim().split('\n').slice(-8).join('\n')}`));
+      else reject(new Error(`\`${file.split('/').pop()} ${args[0] ?? ''}\` ${code === null ? 'was stopped after 180 s' : `exited with ${code}`}: ${(err || out).trim().split('\n').slice(-8).join('\n')}`));
     });
   });
 }

@@ -11,7 +11,7 @@
  * | `compose/with-retry.ts` | `withRetry` |
  * | `compose/map-progress.ts` | `mapProgress` |
  * | `compose/pipe-events.ts` | `pipeEvents` |
- * | `compose/child-call.ts` | a child call's cancellation (the runtime's `CallScope` tied to the parent's signal) and run loop, shared by the first three |
+ * | `compose/child-call.ts` | a child call's cancellation (the core's `CancelScope` tied to the parent's signal) and run loop, shared by the first three |
  * | `compose/types.ts` | `ToolInputOf`, `ToolProgressOf`, `ToolOutputOf`, `NormalizedOutput` |
  *
  * @module

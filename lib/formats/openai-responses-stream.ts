@@ -46,7 +46,8 @@ import { isObjectRecord } from '../core/guards.ts';
  * A `function_call` output item becomes `{ id: call_id, name, arguments }` — keyed by
  * `call_id`, never the item id `fc_…` (F3) — with `arguments` the raw JSON text (the
  * `response.function_call_arguments.delta` fragments joined, replaced by the final text of
- * `…arguments.done` / `output_item.done` when those come), or `{}` when empty. Other items
+ * `…arguments.done` / `output_item.done` when those come), or `{}` when empty, and
+ * `providerItem` the done item itself (the item `fromOpenAIResponses` keeps). Other items
  * (messages, reasoning, built-in tool calls) are not calls. A call is yielded at its
  * `response.output_item.done` when the item's `status` is `completed` (or absent), in
  * output order.
@@ -197,6 +198,8 @@ class OpenAIResponsesAssembler extends StreamAssembler {
     call.closed = true;
     call.sealed = true;
     call.cut = item.status === 'incomplete';
+    // The whole item, as a non-streamed response gives it (fromOpenAIResponses): the call's providerItem.
+    call.providerItem = item;
   }
 
   /** `response.completed` carries every item: a call whose `output_item.done` was not seen is settled from it (and added, if never announced). */

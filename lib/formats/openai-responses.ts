@@ -35,8 +35,8 @@ export interface OpenAIResponsesFunctionCallOutput {
  * Returns one {@link ToolCall} per `function_call` item, in output order: `id` = the item's
  * `call_id` (never the item `id` `fc_…`; a number → its text, another non-string → `''`),
  * `name` (not a string → `''`, never its `String()`: `runTools` answers "no tool name" and
- * runs nothing), and `arguments` = the raw JSON string
- * (always a string in the corpus). Other items (messages, reasoning, built-in tool calls
+ * runs nothing), `arguments` = the raw JSON string
+ * (always a string in the corpus), and `providerItem` = the `function_call` item itself (not copied). Other items (messages, reasoning, built-in tool calls
  * such as `web_search_call`) are skipped. `call_id`s are not checked for uniqueness: AWS
  * Bedrock's Responses endpoint returned `call_0` in consecutive turns (corpus file
  * `openai-responses/pydantic-ai__bedrock_mantle_reused_call_ids.json`), and toolrun pairs by
@@ -66,6 +66,8 @@ export function fromOpenAIResponses(items: OpenAIResponsesInput): ToolCall[] {
     if (i.type !== 'function_call') continue;
     const call: ToolCall = { id: toolCallId(i.call_id), name: toolName(i.name) };
     if (i.arguments !== undefined) call.arguments = i.arguments;
+    // The model's own item, for an adapter whose peer takes it (fromOpenAIAgentsTools).
+    call.providerItem = item;
     calls.push(call);
   }
   return calls;

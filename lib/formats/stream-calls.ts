@@ -146,6 +146,8 @@ export interface PendingCall {
    * late event); such a call is yielded with `incomplete` set to this text and never runs.
    */
   broken?: string | undefined;
+  /** The provider's own item for this call, when the stream gave it whole (Responses `output_item.done`): the call's `providerItem`. */
+  providerItem?: unknown;
   /** Memo of {@link completeJson}: `value` is the parse of the text while `scan.state` stays `done`. */
   parsed?: { value: unknown } | undefined;
   /** The text length `parsed` was computed for (`-1`: not computed). */
@@ -425,7 +427,9 @@ export abstract class StreamAssembler {
 
   #complete(call: PendingCall): ToolCall {
     call.sealed = true;
-    return { id: call.id, name: call.name, arguments: this.#arguments(call) };
+    const complete: ToolCall = { id: call.id, name: call.name, arguments: this.#arguments(call) };
+    if (call.providerItem !== undefined) complete.providerItem = call.providerItem;
+    return complete;
   }
 
   #arguments(call: PendingCall): unknown {

@@ -5,6 +5,7 @@
  * - {@link toAnthropicTools}: Anthropic Messages `tools` (`{ name, description, input_schema }`).
  * - {@link toOpenAIChatTools}: Chat Completions `tools` (`{ type: 'function', function: { name, description, parameters, strict? } }`).
  * - {@link toOpenAIResponsesTools}: Responses `tools` (`{ type: 'function', name, description, parameters, strict }`).
+ * - {@link toGeminiTools}: Gemini `tools` (`[{ functionDeclarations: [{ name, description, parametersJsonSchema }] }]`).
  *
  * Each tool's JSON Schema comes from `toolJsonSchema` (`lib/core/json-schema.ts`): a
  * JSON Schema `input` as is, valibot through `@valibot/to-json-schema`, zod 4 and arktype
@@ -67,7 +68,21 @@ export interface OpenAIResponsesToolDefinition {
   strict: boolean;
 }
 
-/** Options shared by the three `to…Tools` functions. */
+/** One Gemini function declaration (fits `@google/genai`'s `FunctionDeclaration`). */
+export interface GeminiFunctionDeclaration {
+  name: string;
+  /** The tool's `description`; omitted when the tool has none. */
+  description?: string;
+  /** The tool's input JSON Schema, as is (not the OpenAPI subset of `parameters`). */
+  parametersJsonSchema: ObjectJsonSchema;
+}
+
+/** The Gemini tool that carries toolrun's function declarations (fits `@google/genai`'s `Tool`). */
+export interface GeminiToolDefinition {
+  functionDeclarations: GeminiFunctionDeclaration[];
+}
+
+/** Options shared by the `to…Tools` functions. */
 export interface ToolDefinitionsOptions {
   /**
    * A name map from {@link providerToolNames}: each tool is sent under
@@ -159,6 +174,39 @@ export function toOpenAIResponsesTools(tools: readonly Tool[], options: OpenAITo
     if (description !== undefined) definition.description = description;
     return definition;
   });
+}
+
+/**
+ * Gemini `tools` (`generateContent`, Gemini API and Vertex AI; `config.tools` in
+ * `@google/genai`): one tool whose `functionDeclarations` hold one
+ * `{ name, description?, parametersJsonSchema }` per toolrun tool, in order; `[]` for no tools.
+ *
+ * The schema goes in `parametersJsonSchema`, the field that takes JSON Schema as it is, not
+ * in `parameters`, which takes Gemini's OpenAPI 3.0 subset (upper-case `type` names, no
+ * `additionalProperties`, `$ref` or `const`) and would need a lossy translation. Recorded
+ * Gemini 3 requests send `parameters_json_schema` (corpus file
+ * `other/pydantic-ai__gemini_three_identical_calls_no_ids.json`); docs/decisions.md,
+ * "toGeminiTools: parametersJsonSchema", says which models take it.
+ *
+ * Names follow {@link PROVIDER_TOOL_NAME} like every provider's, and must also start with a
+ * letter or `_` (Gemini's rule).
+ *
+ * @throws TypeError, as {@link toAnthropicTools}; also for a name that starts with a digit or `-`.
+ *
+ * @example
+ * ```ts
+ * const response = await ai.models.generateContent({ model, contents, config: { tools: toGeminiTools(tools) } });
+ * for await (const event of runTools(fromGemini(response), { tools })) { … }
+ * ```
+ */
+export function toGeminiTools(tools: readonly Tool[], options: ToolDefinitionsOptions = {}): GeminiToolDefinition[] {
+  const functionDeclarations = definitionParts('toGeminiTools', tools, options).map(({ tool, name, description, schema }) => {
+    if (!/^[a-zA-Z_]/.test(name)) {
+      throw new TypeError(`toGeminiTools: tool "${tool.name}" is sent as "${name}", which Gemini rejects: a function name must start with a letter or "_". Rename the tool.`);
+    }
+    return description === undefined ? { name, parametersJsonSchema: schema } : { name, description, parametersJsonSchema: schema };
+  });
+  return functionDeclarations.length === 0 ? [] : [{ functionDeclarations }];
 }
 
 /**

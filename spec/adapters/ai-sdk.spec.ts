@@ -15,12 +15,12 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { collect, gate, text } from '../helpers.ts';
-import { defineTool, runTools, type ToolCall, type ToolResultMessage } from '../../lib/index.ts';
+import { defineTool, runTools, type ToAISDKToolsOptions, type Tool, type ToolCall, type ToolResultMessage } from '../../lib/index.ts';
 import { fromAISDKTools, toAISDKTools } from '../../lib/index.ts';
 
 const versions = [
-  { label: 'ai 7', ai: ai7 as unknown as typeof ai6, test: ai7test as unknown as typeof ai6test },
-  { label: 'ai 6', ai: ai6, test: ai6test },
+  { label: 'ai 7', ai: ai7 as unknown as typeof ai6, test: ai7test as unknown as typeof ai6test, aiVersion: 7 as const },
+  { label: 'ai 6', ai: ai6, test: ai6test, aiVersion: 6 as const },
 ];
 
 const usage = {
@@ -245,7 +245,9 @@ describe.each(versions)('fromAISDKTools ($label)', ({ ai }) => {
   });
 });
 
-describe.each(versions)('toAISDKTools ($label)', ({ ai, test }) => {
+describe.each(versions)('toAISDKTools ($label)', ({ ai, test, aiVersion }) => {
+  /** toAISDKTools for the version under test (its image parts differ), typed as ai 6's ToolSet as `ai` is here. */
+  const aiTools = (tools: readonly Tool[], options: ToAISDKToolsOptions = {}): ai6.ToolSet => toAISDKTools(tools, { ...options, aiVersion }) as unknown as ai6.ToolSet;
   const add = defineTool({
     name: 'add',
     description: 'Adds two numbers',
@@ -276,7 +278,7 @@ describe.each(versions)('toAISDKTools ($label)', ({ ai, test }) => {
 
   it('generateText runs the tool through runTools and the result reaches the next step', async () => {
     const model = toolCallingModel('{"a":2,"b":3}');
-    const result = await ai.generateText({ model, tools: toAISDKTools([add]), prompt: 'add', stopWhen: ai.stepCountIs(3) });
+    const result = await ai.generateText({ model, tools: aiTools([add]), prompt: 'add', stopWhen: ai.stepCountIs(3) });
     expect(result.text).toBe('done');
     expect(result.steps[0]!.toolResults[0]!.output).toEqual({ type: 'result', content: [{ type: 'text', text: '5' }] });
     // The second model call's prompt carries the tool result as toModelOutput wrote it.
@@ -302,7 +304,7 @@ describe.each(versions)('toAISDKTools ($label)', ({ ai, test }) => {
     });
     // Fails if the call ran (sent > 0) or ended with toolrun's "gave no result" instead of the approval text.
     const unasked = toolCallingModel('{"a":2,"b":3}');
-    await ai.generateText({ model: unasked, tools: toAISDKTools([send]), prompt: 'add', stopWhen: ai.stepCountIs(3) });
+    await ai.generateText({ model: unasked, tools: aiTools([send]), prompt: 'add', stopWhen: ai.stepCountIs(3) });
     const told = unasked.doGenerateCalls[1]!.prompt.find((m) => m.role === 'tool')?.content[0] as { output: { type: string; value: string } };
     expect(told.output.type).toBe('error-text');
     expect(told.output.value).toMatch(/needs a person's approval, and no one could be asked here, so it was not run/);
@@ -311,7 +313,7 @@ describe.each(versions)('toAISDKTools ($label)', ({ ai, test }) => {
     const approving = toolCallingModel('{"a":2,"b":3}');
     const result = await ai.generateText({
       model: approving,
-      tools: toAISDKTools([send], { approve: (request) => (asked.push(request.input), { approvalId: request.approvalId, approved: true }) }),
+      tools: aiTools([send], { approve: (request) => (asked.push(request.input), { approvalId: request.approvalId, approved: true }) }),
       prompt: 'add',
       stopWhen: ai.stepCountIs(3),
     });
@@ -321,7 +323,7 @@ describe.each(versions)('toAISDKTools ($label)', ({ ai, test }) => {
 
   it("invalid arguments are rejected by the tool's own schema and reach the model as an error (P5)", async () => {
     const model = toolCallingModel('{"a":"two","b":3}');
-    const result = await ai.generateText({ model, tools: toAISDKTools([add]), prompt: 'add', stopWhen: ai.stepCountIs(3) });
+    const result = await ai.generateText({ model, tools: aiTools([add]), prompt: 'add', stopWhen: ai.stepCountIs(3) });
     const errorPart = result.steps[0]!.content.find((p) => p.type === 'tool-error');
     expect(errorPart).toBeDefined();
     const toolMessage = model.doGenerateCalls[1]!.prompt.find((m) => m.role === 'tool');
@@ -347,7 +349,7 @@ describe.each(versions)('toAISDKTools ($label)', ({ ai, test }) => {
     });
     const controller = new AbortController();
     const model = toolCallingModel('{"a":1,"b":2}');
-    const running = ai.generateText({ model, tools: toAISDKTools([wait]), prompt: 'add', abortSignal: controller.signal, stopWhen: ai.stepCountIs(3) });
+    const running = ai.generateText({ model, tools: aiTools([wait]), prompt: 'add', abortSignal: controller.signal, stopWhen: ai.stepCountIs(3) });
     await started.promise;
     controller.abort(new Error('user pressed stop'));
     expect(((await aborted.promise) as Error).message).toBe('user pressed stop');
@@ -374,7 +376,7 @@ describe.each(versions)('toAISDKTools ($label)', ({ ai, test }) => {
         return { stream: test.convertArrayToReadableStream(parts as never[]) };
       },
     });
-    const stream = ai.streamText({ model, tools: toAISDKTools([add]), prompt: 'add', stopWhen: ai.stepCountIs(3) });
+    const stream = ai.streamText({ model, tools: aiTools([add]), prompt: 'add', stopWhen: ai.stepCountIs(3) });
     const seen: unknown[] = [];
     for await (const part of stream.fullStream) {
       if (part.type === 'tool-result') seen.push([part.preliminary ?? false, part.output]);
@@ -392,7 +394,7 @@ describe('types against ai 7 (the versions above run ai 7 through ai 6 types)', 
     const set = { echo: ai7.tool({ inputSchema: z.object({ s: z.string() }), execute: async ({ s }) => s, needsApproval: true }) };
     const { tools } = fromAISDKTools(set, { context: { user: 'u' } });
     const toolSet: ai7.ToolSet = toAISDKTools(tools);
-    const v6Set: ai6.ToolSet = toAISDKTools(tools);
+    const v6Set: ai6.ToolSet = toAISDKTools(tools, { aiVersion: 6 });
     expect(Object.keys(toolSet)).toEqual(['echo']);
     expect(Object.keys(v6Set)).toEqual(['echo']);
     const model = new ai7test.MockLanguageModelV4({});

@@ -6,9 +6,9 @@ import { RunContext, tool, webSearchTool } from '@openai/agents';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { collect, gate, text } from '../helpers.ts';
-import { fromOpenAIAgentsTools, runTools, type ToolCall, type ToolResultMessage } from '../../lib/index.ts';
+import { fromOpenAIAgentsTools, fromOpenAIResponses, runTools, toolJsonSchema, type ToolCall, type ToolResultMessage } from '../../lib/index.ts';
 
-async function results(calls: ToolCall[], options: Parameters<typeof runTools>[1]): Promise<ToolResultMessage[]> {
+async function results(calls: ToolCall[] | AsyncIterable<ToolCall>, options: Parameters<typeof runTools>[1]): Promise<ToolResultMessage[]> {
   return (await collect(runTools(calls, options))).batch.messages;
 }
 
@@ -27,8 +27,10 @@ describe('fromOpenAIAgentsTools', () => {
     const { tools, skipped } = fromOpenAIAgentsTools([getWeather, webSearchTool()], { runContext: new RunContext({ user: 'ada' }) });
     expect(skipped).toEqual(['web_search']);
     expect(tools[0]!.description).toBe('Weather of a city');
-    // Strict schema from zod: every property required, no extra ones.
-    expect(tools[0]!.input).toMatchObject({ type: 'object', required: ['city', 'unit'], additionalProperties: false });
+    // The model is sent the SDK's strict schema from zod, unchanged: every property required, no extra ones.
+    expect(toolJsonSchema(tools[0]!)).toMatchObject({ type: 'object', required: ['city', 'unit'], additionalProperties: false });
+    const { $schema: _draft, ...sent } = getWeather.parameters as Record<string, unknown>;
+    expect(toolJsonSchema(tools[0]!)).toEqual(sent);
     const [ok, bad] = await results(
       [
         { id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo","unit":null}' },
@@ -38,9 +40,9 @@ describe('fromOpenAIAgentsTools', () => {
     );
     expect([ok!.isError, text(ok!)]).toEqual([false, 'Oslo: 21c']);
     expect(seen).toEqual([{ user: 'ada' }, 'call_1', true]);
-    // The strict schema requires `unit`: toolrun rejects the call before invoke (P5).
-    expect(bad!.isError).toBe(true);
-    expect(text(bad!)).toMatch(/unit/);
+    // `unit` is nullable, not optional: absent, the SDK's own zod parse refuses it, and the
+    // SDK's default errorFunction answers (a plain result, as in the SDK).
+    expect([bad!.isError, text(bad!)]).toEqual([false, 'An error occurred while running the tool. Please try again.']);
   });
 
   it('a JSON Schema tool (strict: false) and structured outputs (text and image items)', async () => {
@@ -138,5 +140,134 @@ describe('fromOpenAIAgentsTools', () => {
     await started.promise;
     controller.abort();
     expect((await run).batch.messages[0]!.isError).toBe(true);
+  });
+});
+
+describe('fromOpenAIAgentsTools validates as the SDK does (issue 22 item 7)', () => {
+  it("the SDK's own parser decides: {\"test\":\"test\"} for a z.object({}) tool runs with the unknown key stripped", async () => {
+    const seen: unknown[] = [];
+    const empty = tool({ name: 'empty', description: 'no parameters', parameters: z.object({}), execute: async (input) => { seen.push(input); return 'ran'; } });
+    const { tools } = fromOpenAIAgentsTools([empty]);
+    // The SDK's strict schema refuses the key: a check against it (the bug) refused the call.
+    expect(empty.parameters).toMatchObject({ additionalProperties: false });
+    const [r] = await results([{ id: 'c', name: 'empty', arguments: '{"test":"test"}' }], { tools });
+    expect([r!.isError, text(r!)]).toEqual([false, 'ran']);
+    // Fails if toolrun refused it, or handed execute the unknown key (zod strips it).
+    expect(seen).toEqual([{}]);
+  });
+
+  it('an optional zod key may be absent (the strict schema makes it required and nullable); unknown keys nested in objects pass too', async () => {
+    const seen: unknown[] = [];
+    const search = tool({
+      name: 'search',
+      description: 'search',
+      parameters: z.object({ q: z.string(), limit: z.number().optional(), filter: z.object({ lang: z.string() }).optional() }),
+      execute: async (input) => { seen.push(input); return 'ok'; },
+    });
+    const { tools } = fromOpenAIAgentsTools([search]);
+    const out = await results(
+      [
+        { id: '1', name: 'search', arguments: '{"q":"x"}' },
+        { id: '2', name: 'search', arguments: '{"q":"y","limit":null,"filter":{"lang":"en","region":"eu"},"page":2}' },
+      ],
+      { tools },
+    );
+    expect(out.map((m) => [m.isError, text(m)])).toEqual([[false, 'ok'], [false, 'ok']]);
+    // What the SDK's parser made of them: nulls of optional keys dropped, unknown keys stripped at every level.
+    expect(seen).toEqual([{ q: 'x' }, { q: 'y', filter: { lang: 'en' } }]);
+  });
+
+  it('P5 a missing required key or a wrong type is an error result naming what to fix; invoke is not called', async () => {
+    let invoked = 0;
+    const weather = tool({ name: 'weather', description: 'weather', parameters: z.object({ city: z.string(), days: z.number() }), execute: async () => { invoked++; return 'sunny'; } });
+    const { tools } = fromOpenAIAgentsTools([weather]);
+    const [missing, wrong] = await results(
+      [
+        { id: 'm', name: 'weather', arguments: '{"days":2,"extra":true}' },
+        { id: 'w', name: 'weather', arguments: '{"city":"Oslo","days":"two"}' },
+      ],
+      { tools },
+    );
+    // Fails if the lenient check dropped the required keys too (invoke would answer the SDK's vague text).
+    expect(missing!.isError).toBe(true);
+    expect(text(missing!)).toMatch(/Invalid arguments for tool "weather":\n- city: /);
+    expect(text(missing!)).toMatch(/Fix these and call the tool again/);
+    expect(wrong!.isError).toBe(true);
+    expect(text(wrong!)).toMatch(/- days: .*number/);
+    expect(invoked).toBe(0);
+  });
+
+  it("a strict JSON Schema tool gets the arguments as the SDK's runner would (unknown keys kept, its null normalized); strict: false is checked as declared (the SDK only JSON.parses)", async () => {
+    const seen: unknown[] = [];
+    const strictJson = tool({
+      name: 'note',
+      description: 'note',
+      parameters: { type: 'object', properties: { text: { type: 'string' }, tag: { type: 'string' } }, required: ['text'], additionalProperties: false },
+      execute: async (input) => { seen.push(input); return 'noted'; },
+    });
+    const loose = tool({
+      name: 'loose',
+      description: 'loose',
+      strict: false,
+      parameters: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'], additionalProperties: true },
+      execute: async () => 'ran',
+    });
+    const { tools } = fromOpenAIAgentsTools([strictJson, loose]);
+    const out = await results(
+      [
+        { id: '1', name: 'note', arguments: '{"text":"hi","tag":null,"x":1}' },
+        { id: '2', name: 'note', arguments: '{"tag":"t"}' },
+        { id: '3', name: 'loose', arguments: '{"x":1}' },
+      ],
+      { tools },
+    );
+    expect(out.map((m) => m.isError)).toEqual([false, true, true]);
+    expect(seen).toEqual([{ text: 'hi', x: 1 }]);
+    expect(text(out[1]!)).toMatch(/- text: /);
+    expect(text(out[2]!)).toMatch(/Invalid arguments for tool "loose"/);
+  });
+});
+
+describe("fromOpenAIAgentsTools hands invoke the model's own call item (issue 22 item 7)", () => {
+  function recorder() {
+    const items: unknown[] = [];
+    const echo = tool({ name: 'echo', description: 'echo', parameters: z.object({ say: z.string() }), execute: async ({ say }, _ctx, details) => { items.push(details?.toolCall); return say; } });
+    return { items, tools: fromOpenAIAgentsTools([echo]).tools };
+  }
+
+  it("F3 a call read from a Responses output: details.toolCall is its function_call item in the SDK's shape (callId, id, status, providerData)", async () => {
+    const { items, tools } = recorder();
+    const output = [
+      { type: 'reasoning', id: 'rs_1', summary: [] },
+      { type: 'function_call', id: 'fc_9', call_id: 'call_9', name: 'echo', arguments: '{"say":"hi"}', status: 'completed' },
+    ];
+    const [r] = await results(fromOpenAIResponses(output), { tools });
+    expect(text(r!)).toBe('hi');
+    // Fails if the item were synthesized (no id fc_9, no status) or passed in the Responses shape (call_id).
+    expect(items).toEqual([{ type: 'function_call', id: 'fc_9', callId: 'call_9', name: 'echo', status: 'completed', arguments: '{"say":"hi"}', providerData: { type: 'function_call', id: 'fc_9' } }]);
+  });
+
+  it('an Agents SDK item given as providerItem is passed as it is (the same object)', async () => {
+    const { items, tools } = recorder();
+    const item = { type: 'function_call' as const, id: 'fc_1', callId: 'call_1', name: 'echo', arguments: '{"say":"yo"}', status: 'completed' as const, providerData: { x: 1 } };
+    await results([{ id: 'call_1', name: 'echo', arguments: item.arguments, providerItem: item }], { tools });
+    expect(items[0]).toBe(item);
+  });
+
+  it('F3 calls streamed into runTools (an async iterable, as fromOpenAIResponsesStream gives) keep their item', async () => {
+    const { items, tools } = recorder();
+    const item = { type: 'function_call', id: 'fc_s', call_id: 'call_s', name: 'echo', arguments: '{"say":"s"}', status: 'completed' };
+    async function* stream(): AsyncGenerator<ToolCall> {
+      yield { id: 'call_s', name: 'echo', arguments: item.arguments, providerItem: item };
+    }
+    await results(stream(), { tools });
+    // Fails if the run's reading of streamed calls dropped the field.
+    expect(items).toEqual([expect.objectContaining({ id: 'fc_s', callId: 'call_s', status: 'completed' })]);
+  });
+
+  it('a call without the provider item (Anthropic, hand-made): an item is made from the call, callId = its id, arguments = the validated JSON', async () => {
+    const { items, tools } = recorder();
+    await results([{ id: 'toolu_1', name: 'echo', arguments: { say: 'x' } }], { tools });
+    expect(items).toEqual([{ type: 'function_call', callId: 'toolu_1', name: 'echo', arguments: '{"say":"x"}' }]);
   });
 });

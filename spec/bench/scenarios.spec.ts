@@ -12,7 +12,7 @@ import { SMOKE_BUDGET } from '../../bench/harness.ts';
 import { loadPeers, peersInstalled } from '../../bench/peers.ts';
 import { markdownTable, renderMarkdown, runMeta, textTable } from '../../bench/report.ts';
 import { IMPL, SCENARIO_NAMES, type Row, type ScenarioName, type ScenarioResult } from '../../bench/rows.ts';
-import { abort, coldStart, mcpHttp, mcpStdio, memory, overhead, progress, releaseLatency, resume, scaling, streamStart } from '../../bench/scenarios/index.ts';
+import { abort, coldStart, journal, mcpHttp, mcpStdio, memory, overhead, progress, releaseLatency, resume, scaling, streamStart } from '../../bench/scenarios/index.ts';
 
 /** Each scenario at its smallest size (tinier still for the slow ones). */
 const RUN: Record<ScenarioName, () => Promise<ScenarioResult>> = {
@@ -27,6 +27,8 @@ const RUN: Record<ScenarioName, () => Promise<ScenarioResult>> = {
   'mcp-http': () => mcpHttp(SMOKE_BUDGET, { sizes: [20] }),
   'cold-start': () => coldStart(SMOKE_BUDGET, { sizes: [3], runs: 1 }),
   resume: () => resume(SMOKE_BUDGET, { sizes: [10] }),
+  // Starts a throwaway PostgreSQL and DBOS in this process for its DBOS rows (a few seconds).
+  journal: () => journal(SMOKE_BUDGET, { sizes: [10], dbosCalls: 5, dbosRuns: 1 }),
 };
 
 /** The implementation that stands for toolrun in each scenario's series (`resume` has only toolrun rows, named `toolrun: <variant>`). */

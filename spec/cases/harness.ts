@@ -174,7 +174,19 @@ export async function expectQuiescent(driven: Driven, probe: () => unknown, opti
   await vi.advanceTimersByTimeAsync(options.ms ?? 5_000);
   expect(await driven.run.next(), 'I5: nothing after the generator returned').toEqual({ done: true, value: undefined });
   expect(JSON.stringify(probe()), 'I5: no tool body starts and nothing happens after the run settled').toBe(before);
-  if (options.noTimersLeft !== false) expect(vi.getTimerCount(), 'no timer left behind').toBe(0);
+  if (options.noTimersLeft !== false) expect(vi.getTimerCount(), `no timer left behind; pending: ${pendingTimers()}`).toBe(0);
+}
+
+/**
+ * The fake clock's pending timers, each as its delay and the first line of its callback, for
+ * the failure message of "no timer left behind" (so a leaked timer names its code). The
+ * clock is the one `vi.useFakeTimers()` installed: @sinonjs/fake-timers hangs it on the
+ * faked `setTimeout` as `.clock`.
+ */
+function pendingTimers(): string {
+  const clock = (globalThis.setTimeout as unknown as { clock?: { timers?: Record<string, { delay?: number; func: unknown }> } }).clock;
+  const timers = Object.values(clock?.timers ?? {});
+  return timers.map((t) => `${t.delay ?? 0} ms: ${String(t.func).split('\n')[0]?.slice(0, 120)}`).join(' | ') || 'none';
 }
 
 /** A6: no listener left on the caller's signal. */

@@ -31,6 +31,8 @@ const end = (id: string, name: string, index: number, text: string, isError = fa
   result: { content: [{ type: 'text', text }] },
   isError,
   outcome: isError ? 'error' : 'ok',
+  startedAt: 0,
+  endedAt: 0,
 });
 
 /** A top-level agent call whose sub-agent runs grep, then a nested sub-agent that reads a file. */
@@ -51,7 +53,7 @@ function playNested(view: ReturnType<typeof createRunView>, tick: (ms: number) =
   view.event(nested(['toolu_x'], end('d1', 'deep', 1, 'deep answer')));
   view.event(nested(['toolu_x'], { type: 'agent_end', reason: 'completed', turns: 2, messages: [] }));
   tick(1);
-  view.event({ type: 'tool_execution_end', toolCallId: 'toolu_x', toolName: 'explore', index: 0, result: { content: [{ type: 'text', text: 'explorer answer' }] }, isError: false, outcome: 'ok' });
+  view.event({ type: 'tool_execution_end', toolCallId: 'toolu_x', toolName: 'explore', index: 0, result: { content: [{ type: 'text', text: 'explorer answer' }] }, isError: false, outcome: 'ok', startedAt: 0, endedAt: 0 });
   view.event({ type: 'tool_result', toolCallId: 'toolu_x', toolName: 'explore', index: 0, message: { role: 'tool', toolCallId: 'toolu_x', toolName: 'explore', content: [{ type: 'text', text: 'explorer answer' }], isError: false } });
 }
 

@@ -191,7 +191,7 @@ describe('the real program, piped (child processes)', () => {
       });
     });
 
-  it('the demo, from an empty folder: exits 0 on its own; calls finish out of call order; the call that writes a file pauses the run (H3), and --resume <file> --approve in a second process runs only it', { timeout: 60_000 }, async () => {
+  it('the demo, from an empty folder: exits 0 on its own; results in call order; the call that writes a file pauses the run (H3), and --resume <file> --approve in a second process runs only it', { timeout: 60_000 }, async () => {
     const empty = await mkdtemp(join(tmpdir(), 'toolrun-cwd-'));
     let stateFile: string | undefined;
     try {
@@ -202,12 +202,10 @@ describe('the real program, piped (child processes)', () => {
       const lines = stdout.split('\n');
       for (const id of ids) expect(lines.filter((line) => line.startsWith(`start ${id} `))).toHaveLength(1);
       for (const id of ids.slice(0, 5)) expect(lines.filter((line) => line.startsWith(`end ${id} ok `))).toHaveLength(1);
-      // Out of call order: the 2.5 s shell call (the first) ends after the 1.2 s one (the
-      // second). When the file tools end against the 1.2 s sleep depends on the machine's
-      // load, so it is not asserted.
-      const ended = lines.filter((line) => line.startsWith('end ')).map((line) => line.split(' ')[1]);
-      expect(ended.indexOf('toolu_demo_02')).toBeLessThan(ended.indexOf('toolu_demo_01'));
-      expect(ended.at(-1)).toBe('toolu_demo_01');
+      // The order in which the calls end races real sleeps in child processes (2.5 s for the
+      // first shell call, 1.2 s for the second), so it is not asserted here: O3 (ends in
+      // completion order, results in call order) is proved in virtual time by
+      // spec/core/run-tools.spec.ts ("O3 …"). What holds whatever the load: results in call order (below).
       expect(stdout).toMatch(/^end toolu_demo_01 ok \d+ms: finished \[exit code 0\]/m);
       // Without a terminal nothing answers the sixth call: it waits, the run pauses.
       expect(stdout).toMatch(/^approval toolu_demo_06 shell: waits for approval: this shell command writes a file in the project$/m);

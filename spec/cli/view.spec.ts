@@ -35,6 +35,8 @@ const end = (index: number, text: string, outcome: CallOutcome): ToolEvent => {
     result: { content: [{ type: 'text', text }] },
     isError,
     outcome,
+    startedAt: 0,
+    endedAt: 0,
   };
 };
 const result = (index: number, text: string, isError: boolean): ToolEvent => {
@@ -237,6 +239,8 @@ describe('createRunView, TTY mode', () => {
         result: { content: [{ type: 'text', text: `result ${index}` }] },
         isError: false,
         outcome: 'ok',
+        startedAt: 0,
+        endedAt: 0,
       }),
     );
     const before = stream.output.length;
@@ -292,7 +296,7 @@ describe('what a row shows', () => {
       const view = createRunView({ stream, tty: true, now: () => 0 });
       view.begin('t', calls.slice(1, 2));
       view.event({ type: 'tool_execution_start', toolCallId: 'call_b', toolName: 'shell', index: 0, args: {} });
-      view.event({ type: 'tool_execution_end', toolCallId: 'call_b', toolName: 'shell', index: 0, result: { content: [{ type: 'text', text: 'step 1\nstep 2\nfinished\n[exit code 0]' }] }, isError: false, outcome: 'ok' });
+      view.event({ type: 'tool_execution_end', toolCallId: 'call_b', toolName: 'shell', index: 0, result: { content: [{ type: 'text', text: 'step 1\nstep 2\nfinished\n[exit code 0]' }] }, isError: false, outcome: 'ok', startedAt: 0, endedAt: 0 });
       view.end();
       view.close();
       expect(stripAnsi(stream.output)).toMatch(/✓ shell .* 0ms finished \[exit code 0\] \(\+3 lines\)/);
@@ -350,7 +354,7 @@ describe('control characters are escaped in one place (lib/cli/text.ts), the sam
       view.begin(`title ${hostile}`, [call]);
       view.event({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index: 0, args: call.arguments });
       view.event({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, index: 0, progress: `progress ${hostile}` });
-      view.event({ type: 'tool_execution_end', toolCallId: call.id, toolName: call.name, index: 0, result: { content: [{ type: 'text', text: hostile }] }, isError: true, outcome: 'error' });
+      view.event({ type: 'tool_execution_end', toolCallId: call.id, toolName: call.name, index: 0, result: { content: [{ type: 'text', text: hostile }] }, isError: true, outcome: 'error', startedAt: 0, endedAt: 0 });
       view.event({ type: 'tool_result', toolCallId: call.id, toolName: call.name, index: 0, message: { role: 'tool', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: hostile }], isError: true } });
       view.end(`summary ${hostile}`);
       view.close();
@@ -590,6 +594,52 @@ describe('MCP progress is drawn like native progress (issue 20)', () => {
       vi.advanceTimersByTime(80);
       expect(stripAnsi(stream.output)).toMatch(/read_file +package\.json +0\.0s \[███████▌░░\] 3\/4 almost/);
       tty.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+/** A durable run's replayed calls (contract J4: `replayed: true` on `tool_execution_end`), as `toolrun durable` draws them. */
+describe('replayed calls are marked (issue 21 item 5)', () => {
+  const replayedEnd = (index: number, text: string): ToolEvent => ({ ...(end(index, text, 'ok') as Extract<ToolEvent, { type: 'tool_execution_end' }>), replayed: true });
+
+  // Fails if the plain end line of a replayed call reads like one that ran (a duration, no mark).
+  it('plain: a replayed call\'s end line says "replayed (from the journal, not run)" instead of a duration; a call that ran keeps its duration', () => {
+    const stream = new FakeStream();
+    const view = createRunView({ stream, tty: false, now: () => 0 });
+    view.begin('attempt 2', calls);
+    view.event(start(0));
+    view.event(replayedEnd(0, '{}'));
+    view.event(result(0, '{}', false));
+    view.event(start(1));
+    view.event(end(1, 'done', 'ok'));
+    view.event(result(1, 'done', false));
+    view.end();
+    view.close();
+    expect(stream.output).toContain('end call_a ok replayed (from the journal, not run): {}\n');
+    expect(stream.output).toContain('end call_b ok 0ms: done\n');
+    expect(stream.output).not.toMatch(/end call_b .*replayed/);
+  });
+
+  // Fails if the live frame draws a replayed call like one that ran (✓ and a duration), or the footer does not count it.
+  it('TTY: the row shows ↺ and "replayed" in the time column; the footer counts the replayed calls', () => {
+    vi.useFakeTimers();
+    try {
+      const stream = new FakeStream();
+      stream.columns = 120;
+      const view = createRunView({ stream, tty: true, now: () => 0 });
+      view.begin('attempt 2', calls);
+      view.event(start(0));
+      view.event(replayedEnd(0, '{}'));
+      view.event(start(2));
+      view.event(end(2, 'no match', 'ok'));
+      view.event(start(1));
+      const live = stripAnsi(screen(stream.output).join('\n'));
+      expect(live).toMatch(/^↺ read_file +package\.json +replayed \{\}$/m);
+      expect(live).toMatch(/^✓ grep .* 0ms no match$/m);
+      expect(live).toContain('1 running · 2/3 done · 1 replayed');
+      view.close();
     } finally {
       vi.useRealTimers();
     }

@@ -20,6 +20,7 @@ import {
   type ToolCall,
   type ToolEvent,
   type ToolJournal,
+  withJsonSchema,
 } from '../../lib/index.ts';
 import { memoryJournal, type MemoryJournal, type MemoryJournalOperation } from '../../lib/testing.ts';
 import { collect, expectRunInvariants, gate, ofType, settle, text, type Gate } from '../helpers.ts';
@@ -390,6 +391,85 @@ describe('J5: a call an earlier attempt started and committed no result for foll
     expect(keys).toEqual(['wf:0', 'wf:0', 'wf:1', 'wf:2']);
   });
 
+  /**
+   * Calls 1–5 end while call 0 still runs, so none of their results is committed (results
+   * are committed in call order) when the consumer leaves: all six are `'started'`.
+   */
+  it("J5 'unknown': a started call the run itself rejected before any application or tool code (unknown tool, not JSON, bad argument) gets its true result; a hook's block, an async schema and prepareArguments stay unknown", async () => {
+    const starts: string[] = [];
+    const hookCalls: string[] = [];
+    const hold = gate();
+    // Call 0 is held only in the attempt that "crashes".
+    let holding = false;
+    const pay = defineTool({
+      name: 'pay',
+      input: v.object({ amount: v.number() }),
+      execute: async ({ amount }, { toolCallId }) => {
+        starts.push(toolCallId);
+        if (amount > 10 && holding) await hold.promise;
+        return `paid ${amount}`;
+      },
+    });
+    // An async refinement may ask a service whose answer changes between attempts.
+    const lookup = defineTool({
+      name: 'lookup',
+      input: withJsonSchema(v.objectAsync({ id: v.pipeAsync(v.string(), v.checkAsync(async () => false, 'no such id')) }), { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] }),
+      execute: ({ id }, { toolCallId }) => (starts.push(toolCallId), id),
+    });
+    // The tool's own code reads the arguments first: not the run's decision.
+    const shaped = defineTool({
+      name: 'shaped',
+      input: v.object({ n: v.number() }),
+      prepareArguments: (args) => args,
+      execute: ({ n }, { toolCallId }) => (starts.push(toolCallId), `n ${n}`),
+    });
+    const calls: ToolCall[] = [
+      { id: 'x0', name: 'pay', arguments: { amount: 50 } },
+      { id: 'x1', name: 'nope', arguments: {} },
+      { id: 'x2', name: 'pay', arguments: '{"amount": 3' },
+      { id: 'x3', name: 'pay', arguments: { amount: 'lots' } },
+      { id: 'x4', name: 'pay', arguments: { amount: 7 } },
+      { id: 'x5', name: 'lookup', arguments: { id: 'k' } },
+      { id: 'x6', name: 'shaped', arguments: { n: 'one' } },
+    ];
+    const beforeToolCall: RunToolsOptions['beforeToolCall'] = ({ toolCall }) => {
+      hookCalls.push(toolCall.id);
+      if (toolCall.id === 'x4') throw new Error('policy service down');
+      return undefined;
+    };
+    const options = { tools: [pay, lookup, shaped], beforeToolCall };
+    const clean = await collect(runTools(calls, options));
+    starts.length = 0;
+    hookCalls.length = 0;
+
+    holding = true;
+    const journal = memoryJournal();
+    const ended = new Set<number>();
+    const first = runTools(calls, { ...options, journal });
+    for await (const event of first) {
+      if (event.type === 'tool_execution_end') ended.add(event.index);
+      if ([1, 2, 3, 4, 5, 6].every((i) => ended.has(i))) break;
+    }
+    hold.open();
+    expect([...journal.entries.values()].map((e) => e.state)).toEqual(['started', 'started', 'started', 'started', 'started', 'started', 'started']);
+    expect(starts).toEqual(['x0']);
+
+    const again = await collect(runTools(calls, { ...options, journal: journal.copy() }));
+    const texts = again.batch.messages.map(text);
+    // Fails if the run's own rejections are answered "outcome unknown" (the behaviour before):
+    // "No tool named …", the JSON error and the validation error are the clean run's, word for word.
+    for (const i of [1, 2, 3]) expect(json(again.batch.messages[i]), `call ${i}`).toEqual(json(clean.batch.messages[i]));
+    expect(texts[1]).toMatch(/^No tool named "nope"/);
+    expect(ofType(again.events, 'tool_execution_end').filter((e) => [1, 2, 3].includes(e.index)).map((e) => e.outcome)).toEqual(['rejected', 'rejected', 'rejected']);
+    // Fails if user code's answers are trusted across attempts: a throwing hook (it ran, it
+    // may have had effects, it may answer differently now), an async schema and
+    // prepareArguments stay "outcome unknown", as the running call 0 does.
+    for (const i of [0, 4, 5, 6]) expect(texts[i], `call ${i}`).toMatch(/its outcome is unknown/);
+    expect(ofType(again.events, 'tool_execution_end').filter((e) => [0, 4, 5, 6].includes(e.index)).map((e) => e.outcome)).toEqual(['interrupted', 'interrupted', 'interrupted', 'interrupted']);
+    // No tool ran again.
+    expect(starts).toEqual(['x0']);
+  });
+
   it('J5 ctx.idempotencyKey is undefined without a journal', async () => {
     let key: string | undefined = 'unset';
     const tool = defineTool({ name: 't', input: v.object({}), execute: (_i, ctx) => ((key = ctx.idempotencyKey), 'ok') });
@@ -573,9 +653,11 @@ describe('J10: a run without a journal does no journal work', () => {
   });
 });
 
-/** Events without what depends on timing (the order of ends across calls is completion order, O3). */
+/** Events without what depends on timing: the end events' clock times (O7). */
 function strip(event: ToolEvent): unknown {
-  return event;
+  if (event.type !== 'tool_execution_end') return event;
+  const { startedAt: _startedAt, endedAt: _endedAt, ...rest } = event;
+  return rest;
 }
 
 void vi;

@@ -66,6 +66,15 @@ const EXPECTED_OUTPUT: Record<string, RegExp[]> = {
     /^execute_tool lookup, execute_tools, parse answer$/m,
     /^parse answer is a child of the call span: true$/m,
   ],
+  // Fails if error.type were the outcome, an unknown tool were typed, a paused call ended as an error, or the resumed batch lost the paused trace.
+  'docs/tracing-example.md § Errors and pauses in the trace': [
+    /^execute_tool upload \| error \| QuotaError \| exception$/m,
+    /^execute_tool uplaod \| rejected \| tool_not_found \| -$/m,
+    /^execute_tool remove \| pending_approval \| - \| -$/m,
+    /^execute_tools \| paused \| - \| -$/m,
+    /^resumed batch: child of POST \/approvals: true$/m,
+    /^resumed batch: links to the paused batch: true$/m,
+  ],
   'README.md § In 30 seconds': [
     /^ {2}countdown: 3\b/m,
     /^ended count_primes: ok$/m,
@@ -93,6 +102,7 @@ const EXPECTED_OUTPUT: Record<string, RegExp[]> = {
     /^again: already_resumed$/m,
     /^edited: signature$/m,
   ],
+  'docs/guide.md § 9. Approvals across requests (2)': [/^call_a approval-requested, call_b approval-requested$/m, /^call_a output-denied, call_b output-available$/m],
   'docs/tools.md § 3. Tools from an MCP server': [/^\d+ tools, e\.g\. fs_/m, /^call_0 ok: one$/m, /^call_1 ok: two$/m],
   'docs/tools.md § 7. Serving tools over MCP': [/^serving at http:\/\/…\/mcp$/m, /^call_1 ok: liftoff$/m, /^call_2 ok: \{"quotient":2\.5\}$/m, /^call_3 error: RangeError: cannot divide by zero$/m, /^structuredContent: \{"quotient":3\}$/m],
   'docs/tools.md § What a served tool can ask of its client': [/^log info: asking for a name$/m, /^hello Ada$/m, /^A person denied this call to tool "wipe", so it was not run\./m],

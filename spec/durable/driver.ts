@@ -25,6 +25,7 @@ import type { ToolResultMessage } from '../../lib/index.ts';
 import type { ChildConfig, ChildOutcome } from './child.ts';
 import type { FreezeAt, Marker } from './probe.ts';
 import { readEffects } from './side-effects.ts';
+import { REJECTED_BY_RUN } from './workload.ts';
 
 /** How one attempt is ended early (or not). */
 export type KillPlan = { kind: 'none' } | { kind: 'time'; ms: number } | { kind: 'freeze'; at: FreezeAt };
@@ -193,12 +194,14 @@ export async function runTrial(child: ChildCommand, plan: TrialPlan, dir: string
   for (const [j, expected] of clean.results.entries()) {
     const actual = outcome.results[j];
     const k = outcome.order[j] ?? `#${j}`;
-    if (plan.config.interruptedCalls === 'unknown' && interrupted.has(k)) {
+    // A call the run itself rejects before any code of the workload runs (its bad argument,
+    // its unknown tool) gets its true result even when interrupted (J5): it is checked below
+    // like any call, so an "outcome unknown" answer for it fails the trial.
+    if (plan.config.interruptedCalls === 'unknown' && interrupted.has(k) && !REJECTED_BY_RUN.includes(Number(k.split(':')[1]))) {
       // Answered without running, as an error saying its outcome is unknown (J5) — in the
       // attempt that found it started, or replayed from the journal in a later one — unless
       // the run proved no earlier attempt ran it (it waited for an approval nobody had
-      // given): then it is prepared as new and its result is the clean run's. J5 answers a
-      // call rejected before it could run (a bad argument, an unknown tool) "unknown" too.
+      // given): then it is prepared as new and its result is the clean run's.
       const unknown = actual !== undefined && actual.isError && actual.toolCallId === expected.toolCallId && contentText(actual).includes('its outcome is unknown') && startsOf(k, attempts.length - 1) === 0;
       if (!unknown && !isDeepStrictEqual(actual, expected)) {
         result.mismatches++;

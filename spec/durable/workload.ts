@@ -158,6 +158,14 @@ export function workloadTools(w: WorkloadContext): Tool[] {
   return [work, exclusive, slow, guarded, pay] as Tool[];
 }
 
+/**
+ * The calls of each turn the run rejects by its own checks, before any code of the workload
+ * runs: 5 (a bad argument, a synchronous schema) and 6 (an unknown tool). Interrupted, they
+ * still get their true result under `'unknown'` (J5); call 7 (a throwing `beforeToolCall`)
+ * does not: the hook is the application's code.
+ */
+export const REJECTED_BY_RUN: readonly number[] = [5, 6];
+
 /** Turn `turn`'s batch (ids carry the turn, so an agent's turns never repeat an id; a plain batch is turn 0). */
 export function workloadCalls(turn = 0): ToolCall[] {
   const id = (i: number): string => `call_t${turn}_${String(i).padStart(2, '0')}`;

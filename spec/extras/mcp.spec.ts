@@ -38,16 +38,23 @@ import { isAlive, startServer, type StartedServer } from '../mcp-servers.ts';
 const EVERYTHING = '@modelcontextprotocol/server-everything';
 const FILESYSTEM = '@modelcontextprotocol/server-filesystem';
 
-/** Wraps a client so the spec sees every `callTool` that reached the server. */
-function counting(client: McpClientLike): { client: McpClientLike; calls: string[] } {
+/**
+ * Wraps a client so the spec sees every `callTool` that reached the server (`calls`) and the
+ * order in which the server's answers came back (`answered`, the tool names).
+ */
+function counting(client: McpClientLike): { client: McpClientLike; calls: string[]; answered: string[] } {
   const calls: string[] = [];
+  const answered: string[] = [];
   return {
     calls,
+    answered,
     client: {
       listTools: (params, options) => client.listTools(params, options),
       callTool: (params, schema, options) => {
         calls.push(params.name);
-        return client.callTool(params, schema, options);
+        const answer = client.callTool(params, schema, options);
+        answer.then(() => answered.push(params.name), () => answered.push(params.name));
+        return answer;
       },
     },
   };
@@ -100,6 +107,7 @@ describe('mcpTools against @modelcontextprotocol/server-everything (a real serve
       { id: 'sum', name: 'get-sum', arguments: { a: 2, b: 3 } },
     ];
     const events: ToolEvent[] = [];
+    const answeredBefore = spy.answered.length;
     for await (const event of runTools(calls, { tools })) events.push(event);
 
     const updates = ofType(events, 'tool_execution_update').filter((e) => e.toolCallId === 'slow');
@@ -112,9 +120,13 @@ describe('mcpTools against @modelcontextprotocol/server-everything (a real serve
     expect(lastUpdate).toBeLessThan(slowEnd);
     // Live, not flushed with the result: every update is its own event before the call's end
     // (checked above by order alone; a gap in milliseconds would depend on the machine's load).
-    // The fast siblings ended first (O3), the results are in call order (O2).
+    // Siblings are not held back (O3): each call ends when the server answers it, so the end
+    // events follow the order of the server's answers, whatever that order was (on a quiet
+    // machine echo and sum answer first). Fails if ends were held to call order or to the
+    // slowest call. The results are in call order (O2).
     const ends = ofType(events, 'tool_execution_end').map((e) => e.toolCallId);
-    expect(ends.at(-1)).toBe('slow');
+    const names: Record<string, string> = { 'trigger-long-running-operation': 'slow', echo: 'echo', 'get-sum': 'sum' };
+    expect(ends).toEqual(spy.answered.slice(answeredBefore).map((name) => names[name]));
     expect(ofType(events, 'tool_result').map((e) => e.message.toolCallId)).toEqual(['slow', 'echo', 'sum']);
     const [slow, echo, sum] = ofType(events, 'tool_result').map((e) => e.message);
     expect(text(slow!)).toBe('Long running operation completed. Duration: 0.6 seconds, Steps: 4.');

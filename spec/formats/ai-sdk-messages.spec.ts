@@ -43,14 +43,17 @@ describe('AI SDK messages (F6)', () => {
     expect(() => fromAISDKMessage({ role: 'assistant', content: 5 } as never)).toThrow(/fromAISDKMessage: expected `content`/);
   });
 
-  it('F6: toAISDKMessages writes one tool message: text, error-text, content with image-data; [] for no results', () => {
-    expect(
-      toAISDKMessages([
-        result({}),
-        result({ toolCallId: 'c2', isError: true, content: [{ type: 'text', text: 'boom' }] }),
-        result({ toolCallId: 'c3', content: [{ type: 'text', text: 'cat' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }] }),
-      ]),
-    ).toEqual([
+  it('F6: toAISDKMessages writes one tool message: text, error-text, content with ai 7 file parts (ai 6 image-data on request); [] for no results', () => {
+    const results = [
+      result({}),
+      result({ toolCallId: 'c2', isError: true, content: [{ type: 'text', text: 'boom' }] }),
+      result({ toolCallId: 'c3', content: [{ type: 'text', text: 'cat' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }] }),
+    ];
+    expect(toAISDKMessages(results)[0]!.content[2]!.output).toEqual({
+      type: 'content',
+      value: [{ type: 'text', text: 'cat' }, { type: 'file', data: { type: 'data', data: 'AAAA' }, mediaType: 'image/png' }],
+    });
+    expect(toAISDKMessages(results, { aiVersion: 6 })).toEqual([
       {
         role: 'tool',
         content: [
@@ -70,7 +73,7 @@ describe('AI SDK messages (F6)', () => {
 
   it("F6 (types): the messages are the ai package's ModelMessage (ai 7 and ai 6); its assistant message fits fromAISDKMessage", () => {
     expectTypeOf(toAISDKMessages([])).toExtend<ai7.ModelMessage[]>();
-    expectTypeOf(toAISDKMessages([])).toExtend<ModelMessage6[]>();
+    expectTypeOf(toAISDKMessages([], { aiVersion: 6 })).toExtend<ModelMessage6[]>();
     expectTypeOf<ai7.AssistantModelMessage>().toExtend<Parameters<typeof fromAISDKMessage>[0]>();
     expectTypeOf<ai7.ModelMessage>().toExtend<Parameters<typeof fromAISDKMessage>[0]>();
   });

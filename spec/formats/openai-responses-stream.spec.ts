@@ -79,7 +79,7 @@ describe('fromOpenAIResponsesStream: calls keyed by call_id, each yielded at its
     expect(got).toBeUndefined();
     source.push(itemDone(0, 0, '{"q":"a"}'));
     await settle();
-    expect(got).toEqual({ done: false, value: { id: 'call_0', name: 'lookup', arguments: '{"q":"a"}' } });
+    expect(got).toEqual({ done: false, value: { id: 'call_0', name: 'lookup', arguments: '{"q":"a"}', providerItem: expect.objectContaining({ type: 'function_call', call_id: 'call_0' }) } });
     source.push(completed([fc(0, '{"q":"a"}', 'completed')]));
     source.end();
     expect((await adapter.next()).done).toBe(true);
@@ -105,12 +105,13 @@ describe.skipIf(!hasCorpus)(`fromOpenAIResponsesStream over a recorded response 
       events.push(ev('response.output_item.done', { output_index: out, item }));
     });
     events.push(ev('response.completed', { response: body }));
-    const { calls, end } = await drain(fromOpenAIResponsesStream(events));
-    expect(calls).toEqual(fromOpenAIResponses(body));
+    const { calls, items, end } = await drain(fromOpenAIResponsesStream(events));
+    // Fails if the stream reader kept no item, or another one than the non-streamed form keeps.
+    expect(calls.map((call, i) => ({ ...call, providerItem: items[i] }))).toEqual(fromOpenAIResponses(body));
     // The follow-up request echoes the same calls (call_id, name, arguments) and answers them by call_id.
     const followUp = doc.interactions[1].request.body.input as Array<Record<string, unknown>>;
     const echoed = followUp.filter((item) => item.type === 'function_call').map((item) => ({ id: item.call_id, name: item.name, arguments: item.arguments }));
-    expect(calls).toEqual(echoed);
+    expect(calls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args }))).toEqual(echoed);
     expect(followUp.filter((item) => item.type === 'function_call_output').map((item) => item.call_id)).toEqual(calls.map((c) => c.id));
     expect(end!.status).toBe('complete');
   });

@@ -12,10 +12,14 @@ describe('F3 OpenAI Responses: fromOpenAIResponses', () => {
   ];
 
   it('reads function_call items in order, keyed by call_id (never the item id fc_…)', () => {
-    expect(fromOpenAIResponses(output)).toEqual([
-      { id: 'call_a', name: 'get_location', arguments: '{"loc_name":"Londos"}' },
-      { id: 'call_b', name: 'get_location', arguments: '{"loc_name":"London"}' },
+    const calls = fromOpenAIResponses(output);
+    expect(calls).toEqual([
+      { id: 'call_a', name: 'get_location', arguments: '{"loc_name":"Londos"}', providerItem: output[1] },
+      { id: 'call_b', name: 'get_location', arguments: '{"loc_name":"London"}', providerItem: output[3] },
     ]);
+    // The model's own item, not a copy (an adapter hands it to its peer as it is).
+    expect(calls.map((c) => c.providerItem)).toEqual(output.filter((item) => item.type === 'function_call'));
+    expect(calls[0]!.providerItem).toBe(output.find((item) => item.type === 'function_call'));
   });
 
   it('accepts a whole response body, and output: null', () => {
@@ -24,15 +28,16 @@ describe('F3 OpenAI Responses: fromOpenAIResponses', () => {
   });
 
   it('keeps repeated call_ids and a missing one as ""', () => {
-    const calls = fromOpenAIResponses([
+    const items = [
       { type: 'function_call', call_id: 'call_0', name: 'a', arguments: '{}' },
       { type: 'function_call', call_id: 'call_0', name: 'b', arguments: '' },
       { type: 'function_call', name: 'c' },
-    ]);
+    ];
+    const calls = fromOpenAIResponses(items);
     expect(calls).toEqual([
-      { id: 'call_0', name: 'a', arguments: '{}' },
-      { id: 'call_0', name: 'b', arguments: '' },
-      { id: '', name: 'c' },
+      { id: 'call_0', name: 'a', arguments: '{}', providerItem: items[0] },
+      { id: 'call_0', name: 'b', arguments: '', providerItem: items[1] },
+      { id: '', name: 'c', providerItem: items[2] },
     ]);
   });
 

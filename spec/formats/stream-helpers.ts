@@ -61,17 +61,23 @@ export function manualSource<T = unknown>() {
   };
 }
 
-/** Reads an adapter to its end: the calls, the returned report, or the error it threw. */
+/**
+ * Reads an adapter to its end: the calls (without their `providerItem`, listed apart in
+ * `items`, one per call), the returned report, or the error it threw.
+ */
 export async function drain(adapter: AsyncGenerator<ToolCall, ToolCallStreamEnd, undefined>) {
   const calls: ToolCall[] = [];
+  const items: unknown[] = [];
   try {
     for (;;) {
       const step = await adapter.next();
-      if (step.done === true) return { calls, end: step.value, error: undefined as unknown };
-      calls.push(step.value);
+      if (step.done === true) return { calls, items, end: step.value, error: undefined as unknown };
+      const { providerItem, ...call } = step.value;
+      items.push(providerItem);
+      calls.push(call);
     }
   } catch (error) {
-    return { calls, end: undefined, error };
+    return { calls, items, end: undefined, error };
   }
 }
 

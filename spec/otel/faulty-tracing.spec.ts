@@ -72,7 +72,8 @@ function faulty(fault: Fault): RunTracing {
 
 /** Events without their identity-bearing parts: what a consumer compares. */
 function shape(events: ToolEvent[]): unknown {
-  return JSON.parse(JSON.stringify(events));
+  // The end events' clock times (O7) differ between two runs: everything else must not.
+  return JSON.parse(JSON.stringify(events, (key, value: unknown) => (key === 'startedAt' || key === 'endedAt' ? undefined : value)));
 }
 
 async function warningsDuring<T>(body: () => Promise<T>): Promise<{ value: T; warnings: Error[] }> {
@@ -118,6 +119,34 @@ describe('T1 a faulty tracing implementation never changes a run', () => {
     expect(value.batch.messages[0]!.isError).toBe(false);
     expect(seen).toBeUndefined();
     expect(warnings.filter((w) => w.name === 'ToolrunWarning')).toHaveLength(1);
+  });
+
+  it('a paused batch whose BatchTrace.headers throws or answers garbage: the same requests, a state with no trace context (T4)', async () => {
+    const asks = defineTool({ name: 'asks', input: v.object({}), needsApproval: true, execute: () => 'done' });
+    const pauseWith = (headers: () => unknown) => {
+      const call: CallTrace = { run: (fn, arg) => fn(arg), progress: () => {}, end: () => {}, headers: () => undefined };
+      const tracing: RunTracing = { startBatch: () => ({ startCall: () => call, end: () => {}, headers: headers as () => undefined }) };
+      return warningsDuring(() => collect(runTools([{ id: 'q', name: 'asks', arguments: {} }], { tools: [asks], tracing })));
+    };
+    const plain = await collect(runTools([{ id: 'q', name: 'asks', arguments: {} }], { tools: [asks] }));
+    const cases: [() => unknown, number][] = [
+      [
+        () => {
+          throw new Error('tracing fault: batch headers');
+        },
+        1,
+      ],
+      [() => ({ traceparent: 'not one', tracestate: 7 }), 0],
+      [() => 'a string', 0],
+    ];
+    for (const [headers, warned] of cases) {
+      const { value, warnings } = await pauseWith(headers);
+      expect(value.events.map((e) => e.type)).toEqual(plain.events.map((e) => e.type));
+      expect(value.batch.paused!.requests.map((r) => r.toolCallId)).toEqual(['q']);
+      // Fails if a bad context reached the state (a resume would then refuse it as malformed).
+      expect(JSON.parse(value.batch.paused!.state.payload)).not.toHaveProperty('traceContext');
+      expect(warnings.filter((w) => w.name === 'ToolrunWarning')).toHaveLength(warned);
+    }
   });
 
   it('a tool called once per step even when run() calls its function twice', async () => {

@@ -33,7 +33,7 @@ describe('T2 openTelemetry() with the API alone', () => {
   it('no provider and no parent span: startBatch answers undefined and the run is untraced, with the same events', async () => {
     const tracing = openTelemetry();
     // Fails if the no-SDK check is removed: startBatch would return a BatchTrace of non-recording spans.
-    expect(tracing.startBatch({ traceContext: undefined, mode: 'parallel' })).toBeUndefined();
+    expect(tracing.startBatch({ traceContext: undefined, mode: 'parallel', resumedFrom: undefined })).toBeUndefined();
     seen.length = 0;
     const traced = await collect(runTools(calls, { tools: [peek], tracing }));
     const plain = await collect(runTools(calls, { tools: [peek] }));
@@ -44,7 +44,7 @@ describe('T2 openTelemetry() with the API alone', () => {
   it('no provider, a remote parent: the batch is traced and the tool sees the remote trace context passed on', async () => {
     const tracing = openTelemetry();
     // Fails if the check skipped batches with a parent: the remote context would be lost.
-    expect(tracing.startBatch({ traceContext: { traceparent: REMOTE }, mode: 'parallel' })).toBeDefined();
+    expect(tracing.startBatch({ traceContext: { traceparent: REMOTE }, mode: 'parallel', resumedFrom: undefined })).toBeDefined();
     seen.length = 0;
     await collect(runTools(calls, { tools: [peek], tracing, traceContext: { traceparent: REMOTE } }));
     expect(seen).toEqual([{ traceparent: REMOTE }]);

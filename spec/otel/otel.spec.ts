@@ -78,7 +78,9 @@ describe('T2 spans of a batch and its calls (GenAI semantic conventions, execute
 
     const failed = otel.one('execute_tool fails');
     expect(parentOf(failed)).toBe(batchSpan.spanContext().spanId);
-    expect(failed.attributes).toMatchObject({ 'gen_ai.tool.call.id': 'call_2', 'toolrun.tool.outcome': 'error', 'error.type': 'error' });
+    // error.type is the thrown value's class (GenAI conventions), the outcome is toolrun's own attribute.
+    expect(failed.attributes).toMatchObject({ 'gen_ai.tool.call.id': 'call_2', 'toolrun.tool.outcome': 'error', 'error.type': 'Error' });
+    expect(failed.events.map((e) => [e.name, e.attributes])).toEqual([['exception', { 'exception.type': 'Error', 'exception.message': 'disk full' }]]);
     // The tool's description, cut to 256 characters.
     expect(failed.attributes['gen_ai.tool.description']).toBe(`${'Fails every time. '.repeat(30).slice(0, 255)}…`);
     expect(failed.status).toEqual({ code: SpanStatusCode.ERROR, message: text(batch.messages[1]!) });
@@ -91,10 +93,15 @@ describe('T2 spans of a batch and its calls (GenAI semantic conventions, execute
     ];
     await collect(runTools(calls, { tools: [echo], tracing }));
     const bad = otel.one('execute_tool echo');
-    expect(bad.attributes).toMatchObject({ 'toolrun.tool.outcome': 'rejected', 'error.type': 'rejected' });
+    // Refused arguments: no throw, no class, so the conventions' fallback; no exception event.
+    expect(bad.attributes).toMatchObject({ 'toolrun.tool.outcome': 'rejected', 'error.type': '_OTHER', 'gen_ai.tool.type': 'function' });
+    expect(bad.events).toEqual([]);
     expect(bad.status.code).toBe(SpanStatusCode.ERROR);
     const unknown = otel.one('execute_tool nope');
-    expect(unknown.attributes).toMatchObject({ 'gen_ai.tool.name': 'nope', 'toolrun.tool.outcome': 'rejected' });
+    // Fails if an unknown tool is typed: there is no tool to be a function.
+    expect(unknown.attributes).toMatchObject({ 'gen_ai.tool.name': 'nope', 'toolrun.tool.outcome': 'rejected', 'error.type': 'tool_not_found' });
+    expect(unknown.attributes).not.toHaveProperty('gen_ai.tool.type');
+    expect(unknown.status.code).toBe(SpanStatusCode.ERROR);
     // An empty call id is not recorded.
     expect(unknown.attributes['gen_ai.tool.call.id']).toBeUndefined();
   });
@@ -102,8 +109,10 @@ describe('T2 spans of a batch and its calls (GenAI semantic conventions, execute
   it('a call past its time limit ends timed_out (the tool waits on its signal: no clock is read)', async () => {
     await collect(runTools([{ id: 't', name: 'waits', arguments: {} }], { tools: [waits], tracing, timeoutMs: 1 }));
     const span = otel.one('execute_tool waits');
-    expect(span.attributes).toMatchObject({ 'toolrun.tool.outcome': 'timed_out', 'error.type': 'timed_out' });
-    expect(span.status.code).toBe(SpanStatusCode.ERROR);
+    // The tool rejected with its signal's reason, the DOMException toolrun aborts it with: its name is the class.
+    expect(span.attributes).toMatchObject({ 'toolrun.tool.outcome': 'timed_out', 'error.type': 'TimeoutError' });
+    expect(span.events.map((e) => e.attributes)).toEqual([{ 'exception.type': 'TimeoutError', 'exception.message': 'Tool "waits" timed out after 1 ms' }]);
+    expect(span.status).toEqual({ code: SpanStatusCode.ERROR, message: 'Tool "waits" timed out after 1 ms' });
   });
 
   it('after the run is aborted, the running call ends interrupted and the next one not_run', async () => {
@@ -127,9 +136,11 @@ describe('T2 spans of a batch and its calls (GenAI semantic conventions, execute
     controller.abort();
     const { batch } = await run;
     expect(batch.aborted).toBe(true);
-    expect(otel.one('execute_tool blocking').attributes).toMatchObject({ 'toolrun.tool.outcome': 'interrupted', 'error.type': 'interrupted' });
+    // It rejected with the run's abort reason (controller.abort() with none: an AbortError).
+    expect(otel.one('execute_tool blocking').attributes).toMatchObject({ 'toolrun.tool.outcome': 'interrupted', 'error.type': 'AbortError' });
     const notRun = otel.one('execute_tool echo');
-    expect(notRun.attributes).toMatchObject({ 'toolrun.tool.outcome': 'not_run', 'error.type': 'not_run' });
+    expect(notRun.attributes).toMatchObject({ 'toolrun.tool.outcome': 'not_run', 'error.type': '_OTHER' });
+    expect(notRun.events).toEqual([]);
     expect(notRun.status.code).toBe(SpanStatusCode.ERROR);
     expect(otel.one('execute_tools').attributes).toMatchObject({ 'toolrun.batch.aborted': true, 'toolrun.batch.mode': 'sequential' });
   });
@@ -149,7 +160,7 @@ describe('T2 spans of a batch and its calls (GenAI semantic conventions, execute
     await started.promise;
     controller.abort();
     await run;
-    expect(otel.one('execute_tool deaf').attributes).toMatchObject({ 'toolrun.tool.outcome': 'abandoned', 'error.type': 'abandoned' });
+    expect(otel.one('execute_tool deaf').attributes).toMatchObject({ 'toolrun.tool.outcome': 'abandoned', 'error.type': '_OTHER' });
   });
 
   it('when the stream of calls throws, the batch span has error status and input_error', async () => {
@@ -159,7 +170,8 @@ describe('T2 spans of a batch and its calls (GenAI semantic conventions, execute
     }
     await expect(collect(runTools(calls(), { tools: [echo], tracing }))).rejects.toThrow('stream broke');
     const batch = otel.one('execute_tools');
-    expect(batch.attributes).toMatchObject({ 'toolrun.batch.outcome': 'input_error', 'toolrun.batch.calls': 1, 'error.type': 'input_error' });
+    expect(batch.attributes).toMatchObject({ 'toolrun.batch.outcome': 'input_error', 'toolrun.batch.calls': 1, 'error.type': 'Error' });
+    expect(batch.events.map((e) => [e.name, e.attributes])).toEqual([['exception', { 'exception.type': 'Error', 'exception.message': 'stream broke' }]]);
     expect(batch.status).toEqual({ code: SpanStatusCode.ERROR, message: 'stream broke' });
     expect(otel.one('execute_tool echo').attributes['toolrun.tool.outcome']).toBe('ok');
   });
@@ -217,6 +229,178 @@ describe('T2 spans of a batch and its calls (GenAI semantic conventions, execute
     await collect(runTools([{ id: 'p', name: 'peek', arguments: {} }], { tools: [peek] }));
     expect(seen[0]).toEqual({ traceparent: traceparentOf(otel.one('execute_tool peek')) });
     expect(seen[1]).toBeUndefined();
+  });
+});
+
+describe('T2 error.type, the exception event and the status of an error (GenAI conventions, Recording errors)', () => {
+  class QuotaError extends Error {}
+  class NamedError extends Error {
+    override name = 'RateLimited';
+  }
+  class NotAnError {
+    readonly why = 'thrown anyway';
+  }
+  /** A tool that throws whatever its `what` names. */
+  const thrower = defineTool({
+    name: 'thrower',
+    input: v.object({ what: v.string() }),
+    execute: ({ what }) => {
+      const thrown: Record<string, () => unknown> = {
+        type: () => new TypeError('x is not a function'),
+        range: () => new RangeError('index out of range'),
+        subclass: () => new QuotaError('over quota'),
+        named: () => new NamedError('slow down'),
+        string: () => 'a thrown string',
+        object: () => ({ code: 42 }),
+        instance: () => new NotAnError(),
+        long: () => new Error('m'.repeat(5_000)),
+        revoked: () => {
+          const { proxy, revoke } = Proxy.revocable({}, {});
+          revoke();
+          return proxy;
+        },
+      };
+      throw thrown[what]!();
+    },
+  });
+  const run = async (what: string, options: Parameters<typeof openTelemetry>[0] = {}) => {
+    otel.exporter.reset();
+    await collect(runTools([{ id: what, name: 'thrower', arguments: { what } }], { tools: [thrower], tracing: openTelemetry({ tracer: otel.tracer, ...options }) }));
+    return otel.one('execute_tool thrower');
+  };
+
+  it('error.type is the thrown class: a built-in, a subclass by its constructor, a subclass that names itself, any class', async () => {
+    // Each fails if error.type were toolrun's outcome ("error"), as before issue 22.
+    for (const [what, type] of [
+      ['type', 'TypeError'],
+      ['range', 'RangeError'],
+      ['subclass', 'QuotaError'],
+      ['named', 'RateLimited'],
+      ['instance', 'NotAnError'],
+    ] as const) {
+      const span = await run(what);
+      expect(span.attributes, what).toMatchObject({ 'error.type': type, 'toolrun.tool.outcome': 'error' });
+      expect(span.events.map((e) => e.name), what).toEqual(['exception']);
+      expect(span.events[0]!.attributes!['exception.type'], what).toBe(type);
+      expect(span.status.code, what).toBe(SpanStatusCode.ERROR);
+    }
+    // The status description is the exception's message, not its type again.
+    expect((await run('range')).status.message).toBe('index out of range');
+  });
+
+  it('a thrown value with no class is _OTHER: its exception event has a message and no type', async () => {
+    const string = await run('string');
+    expect(string.attributes['error.type']).toBe('_OTHER');
+    expect(string.events.map((e) => [e.name, e.attributes])).toEqual([['exception', { 'exception.message': 'a thrown string' }]]);
+    const object = await run('object');
+    expect(object.attributes['error.type']).toBe('_OTHER');
+    expect(object.events[0]!.attributes).toEqual({ 'exception.message': '{"code":42}' });
+    // A revoked Proxy: every reading throws; tracing still records, and the run is unchanged.
+    const revoked = await run('revoked');
+    expect(revoked.attributes).toMatchObject({ 'error.type': '_OTHER', 'toolrun.tool.outcome': 'error' });
+    expect(revoked.events.map((e) => e.name)).toEqual(['exception']);
+  });
+
+  it('exception.message is cut to 1,000 characters; no exception.stacktrace unless exceptionStackTrace', async () => {
+    const span = await run('long');
+    const attributes = span.events[0]!.attributes!;
+    // Fails if the message were recorded whole (5,000 characters) or the stack recorded by default.
+    expect(attributes['exception.message']).toBe(`${'m'.repeat(999)}…`);
+    expect(attributes).not.toHaveProperty('exception.stacktrace');
+    expect((span.status.message ?? '').length).toBe(256);
+    const withStack = (await run('type', { exceptionStackTrace: true })).events[0]!.attributes!;
+    expect(withStack['exception.stacktrace']).toMatch(/^TypeError: x is not a function\n\s+at /);
+    expect((withStack['exception.stacktrace'] as string).length).toBeLessThanOrEqual(4_000);
+  });
+
+  it('a hook that throws gives its class; afterToolCall keeping the error keeps it, turning it into a success drops it', async () => {
+    const tools = [thrower, echo];
+    const tracingOf = openTelemetry({ tracer: otel.tracer });
+    await collect(
+      runTools([{ id: 'b', name: 'echo', arguments: { text: 'x' } }], {
+        tools,
+        tracing: tracingOf,
+        beforeToolCall: () => {
+          throw new RangeError('hook broke');
+        },
+      }),
+    );
+    expect(otel.one('execute_tool echo').attributes).toMatchObject({ 'toolrun.tool.outcome': 'rejected', 'error.type': 'RangeError' });
+    otel.exporter.reset();
+
+    await collect(
+      runTools([{ id: 'a', name: 'echo', arguments: { text: 'x' } }], {
+        tools,
+        tracing: tracingOf,
+        afterToolCall: () => {
+          throw new SyntaxError('after broke');
+        },
+      }),
+    );
+    expect(otel.one('execute_tool echo').attributes).toMatchObject({ 'toolrun.tool.outcome': 'error', 'error.type': 'SyntaxError' });
+    otel.exporter.reset();
+
+    // The hook rewrites the text of the tool's TypeError, still an error: the class is still the TypeError's.
+    await collect(runTools([{ id: 'k', name: 'thrower', arguments: { what: 'type' } }], { tools, tracing: tracingOf, afterToolCall: () => ({ content: [{ type: 'text', text: 'try later' }] }) }));
+    const kept = otel.one('execute_tool thrower');
+    expect(kept.attributes['error.type']).toBe('TypeError');
+    expect(kept.status.message).toBe('x is not a function');
+    otel.exporter.reset();
+
+    // The hook makes it a success: no error, no exception event.
+    await collect(runTools([{ id: 'o', name: 'thrower', arguments: { what: 'type' } }], { tools, tracing: tracingOf, afterToolCall: () => ({ isError: false }) }));
+    const ok = otel.one('execute_tool thrower');
+    expect(ok.attributes).toMatchObject({ 'toolrun.tool.outcome': 'ok' });
+    expect(ok.attributes).not.toHaveProperty('error.type');
+    expect(ok.events).toEqual([]);
+    expect(ok.status.code).toBe(SpanStatusCode.UNSET);
+    otel.exporter.reset();
+
+    // prepareArguments, needsApproval and approve that throw: their class too (the call is rejected).
+    const prepares = defineTool({
+      name: 'prepares',
+      input: v.object({}),
+      prepareArguments: () => {
+        throw new URIError('bad input');
+      },
+      execute: () => 'never',
+    });
+    const rules = defineTool({
+      name: 'rules',
+      input: v.object({}),
+      needsApproval: () => {
+        throw new EvalError('rule broke');
+      },
+      execute: () => 'never',
+    });
+    const asks = defineTool({ name: 'asks', input: v.object({}), needsApproval: true, execute: () => 'never' });
+    await collect(
+      runTools(
+        ['prepares', 'rules', 'asks'].map((name) => ({ id: name, name, arguments: {} })),
+        {
+          tools: [prepares, rules, asks],
+          tracing: tracingOf,
+          approve: () => {
+            throw new ReferenceError('approver down');
+          },
+        },
+      ),
+    );
+    for (const [name, type] of [
+      ['prepares', 'URIError'],
+      ['rules', 'EvalError'],
+      ['asks', 'ReferenceError'],
+    ] as const) {
+      expect(otel.one(`execute_tool ${name}`).attributes, name).toMatchObject({ 'toolrun.tool.outcome': 'rejected', 'error.type': type });
+    }
+    otel.exporter.reset();
+
+    // An error that no throw made (the hook marks a success as an error): _OTHER, the result's first line.
+    await collect(runTools([{ id: 'e', name: 'echo', arguments: { text: 'first line\nsecond' } }], { tools, tracing: tracingOf, afterToolCall: () => ({ isError: true }) }));
+    const marked = otel.one('execute_tool echo');
+    expect(marked.attributes).toMatchObject({ 'toolrun.tool.outcome': 'error', 'error.type': '_OTHER' });
+    expect(marked.events).toEqual([]);
+    expect(marked.status).toEqual({ code: SpanStatusCode.ERROR, message: 'first line' });
   });
 });
 

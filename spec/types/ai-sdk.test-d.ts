@@ -28,11 +28,14 @@ const clock = defineTool({ name: 'clock', input: v.object({}), execute: () => 'n
 
 describe('toAISDKTools: a typed ToolSet (item 1)', () => {
   const set = toAISDKTools([weather, clock]);
+  // ai 6 reads images as `image-data` parts, not ai 7's `file` parts (item 8): its own set.
+  const set6 = toAISDKTools([weather, clock], { aiVersion: 6 });
 
-  test('keys are the literal names; the set is an ai 7 and an ai 6 ToolSet', () => {
+  test('keys are the literal names; the set is an ai 7 ToolSet, and with aiVersion 6 an ai 6 ToolSet', () => {
     expectTypeOf<keyof typeof set>().toEqualTypeOf<'weather' | 'clock'>();
     expectTypeOf(set).toExtend<ai.ToolSet>();
-    expectTypeOf(set).toExtend<ai6.ToolSet>();
+    expectTypeOf(set6).toExtend<ai6.ToolSet>();
+    expectTypeOf<keyof typeof set6>().toEqualTypeOf<'weather' | 'clock'>();
     // @ts-expect-error no tool is named 'nope'
     set.nope;
   });
@@ -46,7 +49,7 @@ describe('toAISDKTools: a typed ToolSet (item 1)', () => {
     expectTypeOf<Extract<Result, { toolName: 'weather' }>['output']>().toEqualTypeOf<
       AISDKToolOutput<{ step: string }, { city: string; temperature: number }>
     >();
-    type Result6 = ai6.StaticToolResult<typeof set>;
+    type Result6 = ai6.StaticToolResult<typeof set6>;
     expectTypeOf<Extract<Result6, { toolName: 'weather' }>['input']>().toEqualTypeOf<{ city: string }>();
     const call = {} as Extract<Call, { toolName: 'weather' }>;
     // @ts-expect-error `city` is a string

@@ -48,6 +48,8 @@ export interface CallRecord {
   approval?: string;
   /** The call ended before the batch paused (a resumed run): its result comes from the saved state. */
   earlier?: boolean;
+  /** The call was not run: its result was replayed from a durable run's journal (`replayed: true` on its `tool_execution_end`, contract J4). */
+  replayed?: boolean;
 }
 
 /** A record for a call that has not started; `id` and `name` are made terminal-safe. */
@@ -126,6 +128,7 @@ export abstract class BaseView implements RunView {
         record.durationMs = Math.round(this.now() - (record.startedAt ?? this.now()));
         record.outcome = event.outcome;
         record.isError = event.isError;
+        if (event.replayed === true) record.replayed = true;
         const lines = contentLines(event.result.content);
         record.resultLine = finishedLine(lines, event.outcome);
         record.resultMore = Math.max(0, lines.length - 1);

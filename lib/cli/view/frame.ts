@@ -9,7 +9,8 @@
  * ✓ read_file  README.md           3ms  Ship it when the checks pass.
  * · grep       TODO src          waiting
  * ? shell      grep -rn TODO…        waits for approval: writes a file
- * 1 running · 1/4 done · 1 waiting for approval · 1 waiting
+ * ↺ square     n=2              replayed  4
+ * 1 running · 2/5 done · 1 replayed · 1 waiting for approval · 1 waiting
  * ```
  *
  * Plain text is budgeted first and colored after, so a cut never splits an escape sequence.
@@ -57,7 +58,9 @@ export function renderFrame(input: FrameInput, withFooter: boolean): string {
     const running = calls.filter((r) => r.state === 'running' && r.approval === undefined).length;
     const done = calls.filter((r) => r.state === 'ended').length;
     const waiting = calls.length - running - approval - done;
+    const replayed = calls.filter((r) => r.replayed === true).length;
     const parts = [`${running} running`, `${done}/${calls.length} done`];
+    if (replayed > 0) parts.push(`${replayed} replayed`);
     if (approval > 0) parts.push(`${approval} waiting for approval`);
     if (waiting > 0) parts.push(`${waiting} waiting`);
     lines.push(c.dim(truncateWidth(parts.join(' · '), width)));
@@ -86,12 +89,14 @@ function callLine(input: FrameInput, record: CallRecord, nameWidth: number, args
   const ms =
     record.earlier === true
       ? 'earlier'
-      : record.state === 'running' && record.approval === undefined
+      : record.replayed === true
+        ? 'replayed'
+        : record.state === 'running' && record.approval === undefined
         ? `${((t - (record.startedAt ?? t)) / 1000).toFixed(1)}s`
         : record.state === 'ended'
           ? duration(record.durationMs ?? 0)
           : '';
-  const time = ms.padStart(7);
+  const time = ms.padStart(8);
   // mark, name, args and time, each followed by one space.
   const rest = width - (2 + nameWidth + 1 + argsWidth + 1 + time.length + 1);
   const head = `${name} ${c.dim(args)} ${c.dim(time)} `;
@@ -99,7 +104,8 @@ function callLine(input: FrameInput, record: CallRecord, nameWidth: number, args
   if (record.state === 'waiting') return `${c.dim('·')} ${head}${c.dim(truncateWidth('waiting', rest))}`;
   if (record.state === 'running') return `${spinner(input)} ${head}${truncateWidth(record.latest ?? '', rest)}`;
   const ok = record.isError !== true;
-  const mark = ok ? c.green('✓') : c.red('✗');
+  // A replayed call (J4) did not run now: ↺ instead of ✓ / ✗, and "replayed" in its time column.
+  const mark = record.replayed === true ? (ok ? c.cyan('↺') : c.red('↺')) : ok ? c.green('✓') : c.red('✗');
   // Why the outcome shows apart from the text: `rejected`, `not_run`, `timed_out` tell why
   // a call failed at a glance; skipped when the text already starts with it.
   const label = record.outcome === 'ok' || record.outcome === 'error' || record.outcome === undefined ? '' : record.outcome.replace('_', ' ');

@@ -7,6 +7,7 @@
  * start toolu_01 read_file {"path":"package.json"}
  *   toolu_02 | step 1
  * end toolu_01 ok 3ms: }
+ * end toolu_03 ok replayed (from the journal, not run): 4
  * …
  * results (call order):
  *   toolu_01 ok { (+20 lines)
@@ -104,7 +105,9 @@ export class PlainView extends BaseView {
     const status = record.isError === true ? 'error' : 'ok';
     const outcome = record.outcome === 'ok' || record.outcome === 'error' ? '' : ` (${record.outcome})`;
     const text = record.resultLine === undefined || record.resultLine === '' ? '' : `: ${truncate(record.resultLine, 120)}`;
-    out += `end ${record.id || '""'} ${status} ${record.durationMs}ms${outcome}${text}${moreLines(record.resultMore)}\n`;
+    // A replayed call did not run: "replayed" takes the place of its duration (J4).
+    const took = record.replayed === true ? 'replayed (from the journal, not run)' : `${record.durationMs}ms`;
+    out += `end ${record.id || '""'} ${status} ${took}${outcome}${text}${moreLines(record.resultMore)}\n`;
     this.write(out);
   }
 

@@ -71,26 +71,32 @@ export function returnedOutcome(record: Stopped, value: unknown, stoppedBy: Abor
  * before it threw (`stoppedBy`) — the consequence of the run's abort or its timeout. An
  * `AbortError` the tool raised on its own (its fetch timed out, say) is an ordinary
  * failure: the run was not cancelled (case C10, variant V). A failure's result keeps the
- * `details` of an `ErrorWithDetails` (an adapter's peer that failed with data).
+ * `details` of an `ErrorWithDetails` (an adapter's peer that failed with data). The thrown
+ * value is kept on the outcome (`thrown`) for the trace and the end event's `error` (O7).
  */
 export function thrownOutcome(record: Stopped, error: unknown, stoppedBy: AbortCause | undefined = record.cause): Outcome {
   const toolName = record.call.name;
+  let outcome: Outcome;
   switch (stoppedBy) {
     case 'timeout':
-      return outcomeText('timed_out', `Tool "${toolName}" timed out after ${record.timeoutMs} ms and was stopped.`);
+      outcome = outcomeText('timed_out', `Tool "${toolName}" timed out after ${record.timeoutMs} ms and was stopped.`);
+      break;
     case 'run':
     case 'consumer':
-      return outcomeText(
+      outcome = outcomeText(
         'interrupted',
         `Interrupted: the run was aborted while tool "${toolName}" was running; it stopped before finishing and may have had partial effects.`,
       );
+      break;
     default: {
-      const outcome = outcomeText('error', thrownText(error));
+      outcome = outcomeText('error', thrownText(error));
       const details = thrownDetails(error);
       if (details !== undefined) outcome.result.details = details;
-      return outcome;
     }
   }
+  // The trace records what the tool threw (its class, an exception event), whatever the outcome.
+  outcome.thrown = { value: error };
+  return outcome;
 }
 
 /** The outcome of a tool that did not settle within the grace period after its signal aborted (A3, case C9). */

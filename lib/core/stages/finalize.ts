@@ -67,7 +67,7 @@ export function finalizeToolCall(run: FinalizeInput, record: CallRecord, execute
 
 function override(record: CallRecord, base: Outcome, answer: unknown): Outcome {
   const read = readAfterAnswer(answer);
-  if (!read.ok) return hookFailed(record, read.problem);
+  if (!read.ok) return hookFailed(record, read.problem, false);
   const a = read.value;
   if (a === undefined) return base;
   const result: Outcome['result'] = { content: a.content ?? base.result.content };
@@ -79,9 +79,11 @@ function override(record: CallRecord, base: Outcome, answer: unknown): Outcome {
   if (terminate !== undefined) result.terminate = terminate;
   const isError = a.isError ?? base.isError;
   const outcome = isError === base.isError ? base.outcome : isError ? 'error' : 'ok';
-  return new Outcome(result, isError, outcome);
+  // Still the error a throw made (its text may be the hook's): the trace keeps what was thrown.
+  return new Outcome(result, isError, outcome, isError && base.isError ? base.thrown : undefined);
 }
 
-function hookFailed(record: CallRecord, error: unknown): Outcome {
-  return new Outcome({ content: textContent(`Tool "${record.call.name}" ran, but afterToolCall failed: ${thrownText(error)}`) }, true, 'error');
+/** The hook threw `error` (the trace records it), or answered what it cannot (`problem`, a text: no throw). */
+function hookFailed(record: CallRecord, error: unknown, threw = true): Outcome {
+  return new Outcome({ content: textContent(`Tool "${record.call.name}" ran, but afterToolCall failed: ${thrownText(error)}`) }, true, 'error', threw ? { value: error } : undefined);
 }

@@ -137,14 +137,16 @@ export function readBeforeAnswer(answer: unknown): Read<BeforeAnswer> {
  * call is deferred); otherwise `approved` must be a boolean, and `reason` is kept when it is
  * a non-empty string.
  */
-export function readApprovalAnswer(answer: unknown): Read<{ approved: boolean; reason: string | undefined } | undefined> {
+export function readApprovalAnswer(answer: unknown): Read<{ approved: boolean; reason: string | undefined; always: boolean } | undefined> {
   if (answer === undefined || answer === null) return { ok: true, value: undefined };
   try {
     if (typeof answer !== 'object') return { ok: false, problem: `it returned ${typeName(answer)}, not an object or undefined` };
     const approved: unknown = (answer as { approved?: unknown }).approved;
     if (typeof approved !== 'boolean') return { ok: false, problem: `its answer's approved is ${typeName(approved)}, not a boolean` };
     const reason: unknown = (answer as { reason?: unknown }).reason;
-    return { ok: true, value: { approved, reason: typeof reason === 'string' && reason !== '' ? reason : undefined } };
+    const always: unknown = (answer as { always?: unknown }).always;
+    if (always !== undefined && typeof always !== 'boolean') return { ok: false, problem: `its answer's always is ${typeName(always)}, not a boolean or undefined` };
+    return { ok: true, value: { approved, reason: typeof reason === 'string' && reason !== '' ? reason : undefined, always: always === true } };
   } catch (error) {
     return { ok: false, problem: `reading its answer threw (${thrownText(error)})` };
   }

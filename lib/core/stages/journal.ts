@@ -8,12 +8,15 @@
  *                                 ├─ 'started' → policy 'run-again': prepare as new (a journaled decision is not asked again)
  *                                 │              policy 'unknown':   prepare; answered "outcome unknown" unless the
  *                                 │                                  run proves the earlier attempt never ran it
+ *                                 │                                  (rejected by the run's own checks, or waiting
+ *                                 │                                  for / denied an approval): then its true result
  *                                 └─ 'new'     → prepare as without a journal (a decision from approve is journaled)
  * ```
  *
  * @module
  */
 import { abortable } from 'abort-controller-x';
+import { standingDecision } from '../approval.ts';
 import type { CallRecord } from '../call.ts';
 import type { CallOutcome } from '../events.ts';
 import type { InterruptedCallPolicy, JournalCall, JournaledDecision, JournaledResult, JournalEntry, JournalOperation, JournalPrior, ToolJournal } from '../journal.ts';
@@ -41,8 +44,10 @@ export class JournaledCall {
   decision: JournaledDecision | undefined;
   /**
    * True for a `'started'` call under the `'unknown'` policy (J5): answered "outcome unknown"
-   * once prepared, unless the run proves no earlier attempt ran it — it needs approval and
-   * no decision was journaled, or the journaled decision denied it — which clears this.
+   * once prepared, unless the run proves no earlier attempt ran it — the run itself rejected
+   * it before any application or tool code ran (unknown tool, arguments cut off, not JSON, or
+   * failing a synchronous schema: `prepare.ts` `decidedByRun`), it needs approval and no
+   * decision was journaled, or the journaled decision denied it — which clears this.
    */
   unknown = false;
   /** The prior of an `'ended'` call: replayed, never committed (J4). */
@@ -127,6 +132,8 @@ function afterPrior(run: JournalInput, record: CallRecord, given: unknown): Prep
     prior = `prior could not be read: ${thrownText(error)}`;
   }
   if (typeof prior === 'string') return run.journalFailed(record, 'prior', new TypeError(prior));
+  // A decision given with always (H11) stands again for the tool, whether the call replays or is prepared.
+  if (prior.state !== 'new' && prior.decision?.always === true) run.standing.set(record.call.name, standingDecision(prior.decision.approved, prior.decision.reason));
   if (prior.state === 'ended') {
     journaled.replay = prior;
     return REPLAYED;

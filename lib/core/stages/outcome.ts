@@ -11,13 +11,25 @@ import type { CallOutcome } from '../events.ts';
 import type { ToolResult } from '../tool.ts';
 import { textContent } from '../tool.ts';
 
-/** How a call ended: its result (before the bound of `maxResultChars`), whether it is an error, and why. */
+/**
+ * How a call ended: its result (before the bound of `maxResultChars`), whether it is an
+ * error, and why; `thrown`, the value thrown that made an error result, when a throw made it
+ * (the tool's, a hook's), boxed so that a thrown `undefined` is kept (`undefined` when no
+ * throw made it): for the call's trace (`CallTrace.end`) and the end event's `error` (O7).
+ */
 export class Outcome {
   constructor(
     public result: ToolResult,
     public isError: boolean,
     public outcome: CallOutcome,
+    public thrown: { readonly value: unknown } | undefined = undefined,
   ) {}
+}
+
+/** `outcome` marked as made by a throw of `error` (for the call's trace), unless the run stopped first (`not_run`: no throw of its own). */
+export function fromThrow(outcome: Outcome, error: unknown): Outcome {
+  if (outcome.outcome !== 'not_run') outcome.thrown = { value: error };
+  return outcome;
 }
 
 /** An outcome with one text block; `isError` is true for every outcome but `ok`. */

@@ -8,14 +8,14 @@
  * @module
  */
 import { abortable } from 'abort-controller-x';
-import { approvalRequest, deniedText, type ResumePlan, type ToolApprovalRequest } from '../approval.ts';
+import { approvalRequest, deniedText, standingDecision, type ResumePlan, type StandingDecision, type ToolApprovalRequest } from '../approval.ts';
 import type { CallRecord } from '../call.ts';
 import type { InterruptedCallPolicy, JournaledDecision, JournalOperation } from '../journal.ts';
 import type { RunToolsOptions } from '../options.ts';
 import { parseArguments, validateArguments, type Checked } from '../schema.ts';
 import type { Tool, ToolCall } from '../tool.ts';
 import { readApprovalAnswer, readBeforeAnswer } from './foreign.ts';
-import { isRuleDenial, outcomeText, type Outcome } from './outcome.ts';
+import { fromThrow, isRuleDenial, outcomeText, type Outcome } from './outcome.ts';
 import { isObjectRecord, isPromiseLike, thrownText } from '../guards.ts';
 
 /** What prepare reads of the run: nothing more. */
@@ -30,6 +30,8 @@ export interface PrepareInput {
   readonly approve: RunToolsOptions['approve'];
   /** What a resumed run starts from (`undefined` for a fresh run): the pending calls' requests and decisions. */
   readonly resumed: ResumePlan | undefined;
+  /** Decisions that stand for a tool (H11), by name: read before `approve` is asked, written by an answer with `always: true`. */
+  readonly standing: Map<string, StandingDecision>;
 }
 
 /**
@@ -97,31 +99,45 @@ export function prepareToolCall(run: PrepareInput, record: CallRecord): Prepared
         : name === ''
           ? `The tool call has no tool name. Available tools: ${available}. Call one of these by name.`
           : `No tool named "${name}". Available tools: ${available}. Call one of these instead.`;
-    return outcomeText('rejected', text);
+    return decidedByRun(record, outcomeText('rejected', text));
   }
-  if (call.incomplete !== undefined) return outcomeText('rejected', incompleteText(call));
+  if (call.incomplete !== undefined) return decidedByRun(record, outcomeText('rejected', incompleteText(call)));
   // Arguments that are already an object (Anthropic's, most callers') skip the parser.
   let args: unknown = call.arguments;
   if (!isObjectRecord(args)) {
     const parsed = parseArguments(args, name);
-    if (!parsed.ok) return outcomeText('rejected', parsed.message);
+    if (!parsed.ok) return decidedByRun(record, outcomeText('rejected', parsed.message));
     args = parsed.value;
   }
   if (tool.prepareArguments !== undefined) {
     try {
       args = tool.prepareArguments(args);
     } catch (error) {
-      return outcomeText('rejected', `Tool "${name}" could not read its arguments: ${thrownText(error)}`);
+      return fromThrow(outcomeText('rejected', `Tool "${name}" could not read its arguments: ${thrownText(error)}`), error);
     }
     if (isPromiseLike(args)) {
       // Foreign code that may never settle: its wait ends when the run stops, as the hooks' do.
       return abortable(run.signal, Promise.resolve(args)).then(
         (value: unknown) => (run.stopped ? notRun(record.call) : validateAndAsk(run, record, tool, value)),
-        (error: unknown) => (run.stopped ? notRun(record.call) : outcomeText('rejected', `Tool "${name}" could not read its arguments: ${thrownText(error)}`)),
+        (error: unknown) => (run.stopped ? notRun(record.call) : fromThrow(outcomeText('rejected', `Tool "${name}" could not read its arguments: ${thrownText(error)}`), error)),
       );
     }
   }
   return validateAndAsk(run, record, tool, args);
+}
+
+/**
+ * A rejection the run decided before any code of the application or the tool ran: no tool
+ * of that name, arguments cut off or not JSON, or a synchronous schema validation of the
+ * model's own arguments (no `prepareArguments`). It is a function of the call and the tools
+ * alone, so an earlier attempt decided the same and never ran the tool: a call found
+ * `'started'` gets this result, not "outcome unknown" (J5). Not for an async schema (it may
+ * ask a service whose answer changes), `prepareArguments`, `needsApproval`, `approve` or
+ * `beforeToolCall`: code with possible effects whose answer may differ between attempts.
+ */
+function decidedByRun(record: CallRecord, outcome: Outcome): Outcome {
+  if (record.journal !== undefined) record.journal.unknown = false;
+  return outcome;
 }
 
 function validateAndAsk(run: PrepareInput, record: CallRecord, tool: Tool, args: unknown): Prepared | Promise<Prepared> {
@@ -135,14 +151,15 @@ function validateAndAsk(run: PrepareInput, record: CallRecord, tool: Tool, args:
     // when the run stops, and the call is answered "not run" like every call not started.
     return abortable(run.signal, Promise.resolve(checked)).then(
       (c) => (run.stopped ? notRun(record.call) : validated(run, record, tool, c)),
-      (error: unknown) => (run.stopped ? notRun(record.call) : outcomeText('rejected', `Tool "${name}" could not validate its arguments: ${thrownText(error)}`)),
+      (error: unknown) => (run.stopped ? notRun(record.call) : fromThrow(outcomeText('rejected', `Tool "${name}" could not validate its arguments: ${thrownText(error)}`), error)),
     );
   }
-  return validated(run, record, tool, checked);
+  // Synchronous, on the model's own arguments: a failure is the run's decision (J5).
+  return validated(run, record, tool, checked, tool.prepareArguments === undefined);
 }
 
-function validated(run: PrepareInput, record: CallRecord, tool: Tool, checked: Checked<unknown>): Prepared | Promise<Prepared> {
-  if (!checked.ok) return outcomeText('rejected', checked.message);
+function validated(run: PrepareInput, record: CallRecord, tool: Tool, checked: Checked<unknown>, byRun = false): Prepared | Promise<Prepared> {
+  if (!checked.ok) return byRun ? decidedByRun(record, outcomeText('rejected', checked.message)) : outcomeText('rejected', checked.message);
   record.args = checked.value;
   // A call pending in a resumed batch: its rule or hook already asked (H1), the decision is the resume's.
   if (record.approval !== undefined) return resumedApproval(run, record, tool, record.approval);
@@ -178,7 +195,7 @@ function afterRule(run: PrepareInput, record: CallRecord, tool: Tool, answer: un
 function ruleThrew(run: PrepareInput, record: CallRecord, error: unknown): Outcome {
   if (run.stopped) return notRun(record.call);
   if (isRuleDenial(error)) return outcomeText('rejected', thrownText(error));
-  return ruleFailed(run, record, `threw ${thrownText(error)}`);
+  return fromThrow(ruleFailed(run, record, `threw ${thrownText(error)}`), error);
 }
 
 function ruleFailed(run: PrepareInput, record: CallRecord, problem: string): Outcome {
@@ -210,9 +227,17 @@ function requestApproval(run: PrepareInput, record: CallRecord, tool: Tool, requ
   const journaled = record.journal;
   if (journaled !== undefined) {
     // A decision an earlier attempt journaled: nobody is asked twice (J6).
+    // (One given with always already stands again: the journal stage set it when it read the prior.)
     if (journaled.decision !== undefined) return decided(record, tool, run, journaled.decision.approved, journaled.decision.reason);
     // No decision journaled: no earlier attempt ran the call (a decision is journaled before it runs), so it is not "unknown" (J5).
     journaled.unknown = false;
+  }
+  // A decision that stands for this tool answers without asking (H11); journaled like one from approve (J6).
+  const standing = run.standing.get(record.call.name);
+  if (standing !== undefined) {
+    const { approved: yes, reason } = standing;
+    if (journaled !== undefined) return journalDecision(run as JournalInput, record, yes, reason, () => decided(record, tool, run, yes, reason));
+    return decided(record, tool, run, yes, reason);
   }
   const approve = run.approve;
   if (approve === undefined) return DEFERRED;
@@ -224,12 +249,12 @@ function requestApproval(run: PrepareInput, record: CallRecord, tool: Tool, requ
       },
     });
   } catch (error) {
-    return approveFailed(run, record, thrownText(error));
+    return fromThrow(approveFailed(run, record, thrownText(error)), error);
   }
   if (!isPromiseLike(answer)) return approved(run, record, tool, answer);
   return abortable(run.signal, Promise.resolve(answer)).then(
     (a) => approved(run, record, tool, a),
-    (error: unknown) => approveFailed(run, record, thrownText(error)),
+    (error: unknown) => fromThrow(approveFailed(run, record, thrownText(error)), error),
   );
 }
 
@@ -239,8 +264,10 @@ function approved(run: PrepareInput, record: CallRecord, tool: Tool, answer: unk
   if (!read.ok) return approveFailed(run, record, read.problem);
   if (read.value === undefined) return DEFERRED;
   const { approved: yes, reason } = read.value;
+  // From now on this decision answers every request for the tool (H11): prepare is serial, so "from now on" is "the calls after this one".
+  if (read.value.always) run.standing.set(record.call.name, standingDecision(yes, reason));
   // Journaled before the call goes on (J6): a crash after this point asks nobody again.
-  if (record.journal !== undefined) return journalDecision(run as JournalInput, record, yes, reason, () => decided(record, tool, run, yes, reason));
+  if (record.journal !== undefined) return journalDecision(run as JournalInput, record, yes, reason, () => decided(record, tool, run, yes, reason), read.value.always);
   return decided(record, tool, run, yes, reason);
 }
 
@@ -291,7 +318,7 @@ function decide(run: PrepareInput, record: CallRecord, tool: Tool, answer: unkno
   // The hook may have aborted the run itself (case C7 B): the call must not start.
   if (run.stopped) return notRun(call);
   const read = readBeforeAnswer(answer);
-  if (!read.ok) return hookFailed(run, record, read.problem);
+  if (!read.ok) return hookFailed(run, record, read.problem, false);
   if (read.value.block) {
     const text = read.value.reason ?? `Tool call "${call.name}" was blocked by the application and did not run.`;
     const outcome = outcomeText('rejected', text);
@@ -303,10 +330,12 @@ function decide(run: PrepareInput, record: CallRecord, tool: Tool, answer: unkno
   return undefined;
 }
 
-function hookFailed(run: PrepareInput, record: CallRecord, error: unknown): Outcome {
+/** `beforeToolCall` threw `error` (the call's trace records it), or answered what it cannot (`problem`, a text: no throw). */
+function hookFailed(run: PrepareInput, record: CallRecord, error: unknown, threw = true): Outcome {
   const call = record.call;
   if (run.stopped) return notRun(call);
-  return outcomeText('rejected', `Tool call "${call.name}" was not run: beforeToolCall failed: ${thrownText(error)}`);
+  const outcome = outcomeText('rejected', `Tool call "${call.name}" was not run: beforeToolCall failed: ${thrownText(error)}`);
+  return threw ? fromThrow(outcome, error) : outcome;
 }
 
 /** What the journaled stages read of the run, beyond prepare's input. */
@@ -320,8 +349,15 @@ export interface JournalInput extends PrepareInput {
  * Journals a person's decision (H2) before the call goes on (J6); `next` continues the
  * call's prepare once `decide` settled. A throw or rejection is a journal failure.
  */
-function journalDecision(run: JournalInput, record: CallRecord, approved: boolean, reason: string | undefined, next: () => Prepared | Promise<Prepared>): Prepared | Promise<Prepared> {
-  const decision: JournaledDecision = reason === undefined ? { approved } : { approved, reason };
+function journalDecision(
+  run: JournalInput,
+  record: CallRecord,
+  approved: boolean,
+  reason: string | undefined,
+  next: () => Prepared | Promise<Prepared>,
+  always = false,
+): Prepared | Promise<Prepared> {
+  const decision: JournaledDecision = { approved, ...(reason === undefined ? {} : { reason }), ...(always ? { always } : {}) };
   let settled: unknown;
   try {
     settled = record.journal!.entry.decide(decision);

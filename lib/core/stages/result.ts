@@ -7,17 +7,39 @@
 import type { CallOutcome, ToolExecutionEndEvent } from '../events.ts';
 import type { ToolCall, ToolResult, ToolResultMessage } from '../tool.ts';
 
-/** The `tool_execution_end` event of call `index` (contract O3). */
-export function toolExecutionEndEvent(index: number, call: ToolCall, result: ToolResult, isError: boolean, outcome: CallOutcome): ToolExecutionEndEvent {
-  return {
+/** What the end event reads of a call record. */
+interface Ended {
+  readonly index: number;
+  readonly call: ToolCall;
+  readonly startedAt: number;
+}
+
+/**
+ * The `tool_execution_end` event of a call (contract O3): its times (O7: `startedAt` from the
+ * record, `endedAt` now, epoch ms) and, when its outcome came from a throw (`thrown`, the
+ * outcome's box), the thrown value as `error` (the key is absent otherwise).
+ */
+export function toolExecutionEndEvent(
+  record: Ended,
+  result: ToolResult,
+  isError: boolean,
+  outcome: CallOutcome,
+  thrown: { readonly value: unknown } | undefined,
+): ToolExecutionEndEvent {
+  const call = record.call;
+  const end: ToolExecutionEndEvent = {
     type: 'tool_execution_end',
     toolCallId: call.id,
     toolName: call.name,
-    index,
+    index: record.index,
     result,
     isError,
     outcome,
+    startedAt: record.startedAt,
+    endedAt: Date.now(),
   };
+  if (thrown !== undefined) end.error = thrown.value;
+  return end;
 }
 
 /** The result message for the model. `terminate` stays on the outcome; `details` and `meta` are copied when present. */

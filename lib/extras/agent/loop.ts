@@ -16,7 +16,7 @@
  * @module
  */
 import { CancelScope } from '../../core/abort.ts';
-import type { ToolApprovalResponse } from '../../core/approval.ts';
+import { STANDING_DECISIONS, type StandingDecision, type ToolApprovalResponse } from '../../core/approval.ts';
 import type { StateClaim } from '../../core/claims.ts';
 import { DEFAULTS } from '../../core/defaults.ts';
 import type { AgentJournal } from '../../core/journal.ts';
@@ -192,6 +192,10 @@ function checkToolTable(tools: readonly unknown[]): void {
 
 async function* agentLoop(options: RunAgentOptions): AsyncGenerator<AgentEvent, AgentResult, undefined> {
   const { model, tools, messages = [], maxTurns = DEFAULT_MAX_TURNS, signal: caller, resume, journal, ...batchOptions } = options;
+  // One map of standing decisions (H11) for every turn's batch: a decision given with
+  // `always: true` in turn 2, or in the resume of a paused turn (the batch's state carries
+  // the map's entries), answers the requests of later turns too.
+  (batchOptions as { [STANDING_DECISIONS]?: Map<string, StandingDecision> })[STANDING_DECISIONS] = new Map();
   const history: AgentMessage[] = [...messages];
   // One scope for the run: the model and every batch get its signal. It follows the
   // caller's signal through one listener, removed by close() (A6), and aborts when the

@@ -100,7 +100,7 @@ describe('P2 a failure in prepare gives an immediate outcome with the same shape
         ['bad', 'rejected', true],
       ]),
     );
-    for (const end of ends) expect(Object.keys(end).sort()).toEqual(['index', 'isError', 'outcome', 'result', 'toolCallId', 'toolName', 'type']);
+    for (const end of ends) expect(Object.keys(end).sort()).toEqual(['endedAt', 'index', 'isError', 'outcome', 'result', 'startedAt', 'toolCallId', 'toolName', 'type']);
   });
 });
 
