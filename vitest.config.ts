@@ -58,7 +58,9 @@ export default defineConfig({
         // 40 s of CPU instead of 97 s (measured, see docs/decisions.md). So a spec that leaves
         // process-wide state changed (fake timers, listeners, env) can break a later file of
         // the same worker: restore it in afterEach.
-        test: { name: 'fast', include: ['spec/**/*.spec.ts'], exclude: SLOW_SPECS, isolate: false },
+        // spec/setup/quiet-peers.ts stops a peer SDK's background timer that would otherwise
+        // outlive the file that imported it.
+        test: { name: 'fast', include: ['spec/**/*.spec.ts'], exclude: SLOW_SPECS, isolate: false, setupFiles: ['spec/setup/quiet-peers.ts'] },
       },
       { extends: true, test: { name: 'slow', include: SLOW_SPECS } },
       {
