@@ -19,6 +19,7 @@ const SLOW_SPECS = [
   'spec/mcp/lifetimes.spec.ts',
   'spec/mcp/serve.spec.ts',
   'spec/mcp/stdio.spec.ts',
+  'spec/mcp/stdio-backpressure.spec.ts',
   'spec/extras/mcp.spec.ts',
   'spec/otel/mcp-trace.spec.ts',
   'spec/**/*.process.spec.ts',
