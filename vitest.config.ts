@@ -13,6 +13,7 @@ const SLOW_SPECS = [
   'spec/cli/main.spec.ts',
   'spec/cli/approval.spec.ts',
   'spec/cli/serve-mcp.spec.ts',
+  'spec/cli/serve-mcp-timeout.spec.ts',
   'spec/cli/mcp.spec.ts',
   'spec/cli/replay-stream.spec.ts',
   'spec/cli/durable.spec.ts',
