@@ -216,7 +216,7 @@ export interface OpenStateOptions {
  * parsed, the signature checked over the payload's exact text before the body is built, and
  * no `__proto__` key anywhere. Throws a {@link ResumeError} and nothing else.
  */
-export async function openState(given: unknown, options: OpenStateOptions): Promise<unknown> {
+async function openState(given: unknown, options: OpenStateOptions): Promise<unknown> {
   const { kind, maxChars } = options;
   let envelope: Record<string, unknown>;
   if (typeof given === 'string') {
