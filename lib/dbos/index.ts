@@ -278,7 +278,7 @@ export function registerDurableBatch<const T extends readonly Tool[]>(config: Du
         const scope = round === 0 ? 'batch' : `batch-r${round}`;
         return queueName === undefined
           ? stepJournal({ scope, keyBase: workflowId, indexOffset: 0, keepProgress, streamProgress })
-          : queueJournal(callWorkflow, queueName, workflowId, round);
+          : queueJournal(callWorkflow, queueName, workflowId, round, calls);
       };
       let { outcomes, batch } = await drain(runTools(calls, baseOptions(journalFor(0))), listener);
       let round = 0;
