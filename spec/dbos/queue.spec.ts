@@ -86,7 +86,7 @@ function starts(log: string): { index: number; pid: number; key: string }[] {
 const text = (r: DrivenCall) => (r.result.message.content[0] as { text: string }).text;
 
 describe('toolrun/dbos queue mode (J)', () => {
-  it('J-dbos-queue: calls run in the worker process, results come back in call order, each its own', async () => {
+  it('J11 J-dbos-queue: calls run in the worker process, results come back in call order, each its own', async () => {
     // Fails if the orchestrator executed a call (its execute throws), or if results were
     // matched to calls by completion order (a call's text names its own index).
     const log = join(dir, 'plain.log');
@@ -100,7 +100,7 @@ describe('toolrun/dbos queue mode (J)', () => {
     worker.kill('SIGKILL');
   }, 120_000);
 
-  it('J-dbos-queue-parallel: registerDurableBatch enqueues every call at once, so calls run side by side on the workers', async () => {
+  it('J11 J-dbos-queue-parallel: registerDurableBatch enqueues every call at once, so calls run side by side on the workers', async () => {
     // Fails if the batch enqueued a call only when the run handed it out: the run hands call
     // 1 out once call 0's prior (its result) is known, so call 0, which waits until call 1 has
     // started, would give up waiting (after its 60 s hang guard) — or the batch would hang.
@@ -113,7 +113,7 @@ describe('toolrun/dbos queue mode (J)', () => {
     worker.kill('SIGKILL');
   }, 180_000);
 
-  it('J-dbos-queue-crash: an orchestrator crash attaches to the queued calls; a worker killed mid-call re-runs only its held call when it comes back', async () => {
+  it('J11 J-dbos-queue-crash: an orchestrator crash attaches to the queued calls; a worker killed mid-call re-runs only its held call when it comes back', async () => {
     // Fails if the recovered orchestrator enqueued the calls again (starts > 1 for calls 0,
     // 1, 3), if the restarted worker re-ran finished calls, or if the held call's result
     // went to another call.
