@@ -237,6 +237,9 @@ export function fromAISDKTools<const TS extends Readonly<Record<string, AISDKToo
     toolSet,
     toolApproval,
     context,
+    // The same for every call (the tool set and the context are fixed here): made once, frozen
+    // so that one call's approval function cannot change what the next one is given.
+    toolsContext: Object.freeze(Object.fromEntries(Object.keys(toolSet).map((key) => [key, context]))),
     runtimeContext: options.runtimeContext ?? {},
     messages,
   };
@@ -286,6 +289,8 @@ interface ApprovalEnv {
   readonly toolSet: Readonly<Record<string, AISDKToolLike>>;
   readonly toolApproval: AISDKToolApproval | undefined;
   readonly context: unknown;
+  /** ai 7's `toolsContext` of the function form: each tool's name → `context`. */
+  readonly toolsContext: Readonly<Record<string, unknown>>;
   readonly runtimeContext: unknown;
   readonly messages: () => unknown[];
 }
@@ -325,7 +330,7 @@ function approvalRule(env: ApprovalEnv, name: string, peer: AISDKToolLike): Tool
       status = await config({
         toolCall: { type: 'tool-call', toolCallId: toolCall.id, toolName: name, input },
         tools: env.toolSet,
-        toolsContext: Object.fromEntries(Object.keys(env.toolSet).map((key) => [key, env.context])),
+        toolsContext: env.toolsContext,
         runtimeContext: env.runtimeContext,
         messages: env.messages(),
       });

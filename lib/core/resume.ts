@@ -9,7 +9,7 @@ import * as v from 'valibot';
 import { standingDecision, type ResumeOptions, type ResumePlan, type StandingDecision, type ToolApprovalRequest, type ToolApprovalResponse } from './approval.ts';
 import { processClaims, type StateClaim } from './claims.ts';
 import { ResumeError } from './resume-error.ts';
-import { openState } from './state-envelope.ts';
+import { openStateBody } from './state-envelope.ts';
 import { canonicalJson, jsonCopy, toolDigests } from './state-json.ts';
 import { Body, LIMITS, type ReadState } from './state-schema.ts';
 import { describeValue, type Tool, type ToolCall, type ToolResultMessage } from './tool.ts';
@@ -103,14 +103,7 @@ async function checkResume(input: ResumeInput): Promise<ResumePlan> {
 /** Bounds, verifies (with a secret), parses and validates a state; every failure is a ResumeError. */
 async function parseState(given: unknown, secret: string | Uint8Array | undefined, maxChars: number): Promise<ReadState> {
   const hint = ' (it is a paused agent run: resume it with runAgent, not runTools)';
-  const body = await openState(given, { kind: 'toolrun/paused-batch', maxChars, secret, otherKindHint: hint });
-  const parsed = v.safeParse(Body, body);
-  if (!parsed.success) {
-    const issue = parsed.issues[0];
-    const path = v.getDotPath(issue) ?? '(root)';
-    throw new ResumeError('malformed', `resume.state is malformed at ${path}: ${issue.message}`);
-  }
-  const state = parsed.output;
+  const state = await openStateBody(given, Body, { kind: 'toolrun/paused-batch', maxChars, secret, otherKindHint: hint });
   checkConsistent(state);
   return state;
 }

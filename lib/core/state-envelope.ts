@@ -18,6 +18,7 @@
  *
  * @module
  */
+import * as v from 'valibot';
 import { describeValue } from './tool.ts';
 import { ResumeError } from './resume-error.ts';
 
@@ -215,7 +216,7 @@ export interface OpenStateOptions {
  * parsed, the signature checked over the payload's exact text before the body is built, and
  * no `__proto__` key anywhere. Throws a {@link ResumeError} and nothing else.
  */
-export async function openState(given: unknown, options: OpenStateOptions): Promise<unknown> {
+async function openState(given: unknown, options: OpenStateOptions): Promise<unknown> {
   const { kind, maxChars } = options;
   let envelope: Record<string, unknown>;
   if (typeof given === 'string') {
@@ -291,4 +292,19 @@ function isWellFormed(text: string): boolean {
   const native = (text as { isWellFormed?: () => boolean }).isWellFormed;
   if (typeof native === 'function') return native.call(text);
   return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
+}
+
+/**
+ * {@link openState}, then the body checked against `schema` (a valibot schema of the state's
+ * kind): the one reader of `runTools`' and `runAgent`'s states. The first issue is the
+ * `malformed` message, with its path. Throws a {@link ResumeError} and nothing else.
+ */
+export async function openStateBody<S extends v.GenericSchema>(given: unknown, schema: S, options: OpenStateOptions): Promise<v.InferOutput<S>> {
+  const body = await openState(given, options);
+  const parsed = v.safeParse(schema, body);
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    throw new ResumeError('malformed', `resume.state is malformed at ${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`);
+  }
+  return parsed.output;
 }

@@ -174,7 +174,12 @@ export interface DurableBatchConfig<T extends readonly Tool[]> {
   /**
    * Queue mode: each call runs as its own workflow (`<name>.call`, id `<batch id>:call:<index>`)
    * on this DBOS queue, executed by whichever process dequeues it (register the same batch,
-   * and the queue, in every worker). Results are still awaited in call order.
+   * and the queue, in every worker). Every call is enqueued when the batch starts, in call
+   * order; results are awaited in call order. How many calls run at once is the queue's
+   * (`workerConcurrency`, `concurrency`): `maxConcurrency` and exclusive tools act inside each
+   * call's own one-call run, not across calls. A call that needs approval fails its workflow
+   * (approvals are not supported in queue mode). A worker's crash re-runs (or, under
+   * `'unknown'`, answers) only the calls it was running, with the same `ctx.idempotencyKey`.
    * @default none: calls run in the batch's process
    */
   queueName?: string;
@@ -278,7 +283,7 @@ export function registerDurableBatch<const T extends readonly Tool[]>(config: Du
         const scope = round === 0 ? 'batch' : `batch-r${round}`;
         return queueName === undefined
           ? stepJournal({ scope, keyBase: workflowId, indexOffset: 0, keepProgress, streamProgress })
-          : queueJournal(callWorkflow, queueName, workflowId, round);
+          : queueJournal(callWorkflow, queueName, workflowId, round, calls);
       };
       let { outcomes, batch } = await drain(runTools(calls, baseOptions(journalFor(0))), listener);
       let round = 0;

@@ -193,26 +193,41 @@ export interface QueuedCallResult {
 }
 
 /**
- * The orchestrator's journal in queue mode: call *i*'s entry starts its workflow on the
- * queue (a child workflow with a deterministic id: a re-run after a crash attaches to it)
- * and waits for its result in a step, both issued in `open()`, in call order. The call is
- * executed and journaled by the worker; here every call is answered from the journal.
+ * The orchestrator's journal in queue mode. When it is made, it starts every call of the
+ * batch as its own workflow on the queue (child workflows with deterministic ids
+ * `<workflowId>:call:<index>`, so a re-run after a crash attaches to them instead of
+ * enqueueing again), all at once and in call order; call *i*'s entry then waits for that
+ * workflow's result in a step, issued in `open()`. Every call is executed and journaled by a
+ * worker; here every call is answered from the journal.
+ *
+ * Why every call is enqueued up front and not in `open()`: the run hands call *i*+1 out only
+ * once call *i*'s prior is known (P1, J2), and here a prior is the call's result, so
+ * enqueueing in `open()` would run the calls one at a time — and deadlock a batch whose calls
+ * wait for each other (spec/dbos/queue.spec.ts, "J-dbos-queue-parallel").
  */
 export function queueJournal(
   callWorkflow: CallWorkflow,
   queueName: string,
   workflowId: string,
   round: number,
+  calls: readonly ToolCall[],
 ): ToolJournal {
+  const idOf = (index: number): string => `${workflowId}:call:${index}${round === 0 ? '' : `:r${round}`}`;
+  // One operation per call, taken synchronously in this loop (DBOS reserves a child
+  // workflow's operation number before its first await): the same sequence on every attempt.
+  const started = calls.map((call, index) => {
+    const start = DBOS.startWorkflow(callWorkflow, { workflowID: idOf(index), queueName })(call, index, workflowId);
+    start.catch(() => undefined);
+    return start;
+  });
   return {
     open(call: JournalCall): JournalEntry {
-      const id = `${workflowId}:call:${call.index}${round === 0 ? '' : `:r${round}`}`;
-      const toolCall: ToolCall = { id: call.toolCallId, name: call.toolName, ...(call.arguments === undefined ? {} : { arguments: call.arguments }) };
-      const started = DBOS.startWorkflow(callWorkflow, { workflowID: id, queueName })(toolCall, call.index, workflowId);
-      started.catch(() => undefined);
+      const id = idOf(call.index);
+      const start = started[call.index];
+      if (start === undefined) throw new RangeError(`toolrun/dbos: queue journal asked for call ${call.index}, but the batch has ${calls.length} calls`);
       const result = DBOS.runStep(
         async () => {
-          await started;
+          await start;
           return await DBOS.getResult<QueuedCallResult>(id);
         },
         { name: `toolrun:queue:${call.index}:result` },
@@ -230,4 +245,3 @@ export function queueJournal(
     },
   };
 }
-

@@ -17,7 +17,7 @@ import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import { readContentBlock } from '../core/content.ts';
 import type { ToolApprovalHandler } from '../core/approval.ts';
 import { jsonText } from './content.ts';
-import type { ToolClient, ToolElicitResult, ToolLogLevel, ToolSampleResult } from '../core/tool-client.ts';
+import type { ToolClient, ToolElicitRequest, ToolElicitResult, ToolLogLevel, ToolSampleRequest, ToolSampleResult } from '../core/tool-client.ts';
 
 /** Severity of each level, lowest first (the order of MCP's `LoggingLevel`). */
 const SEVERITY: { readonly [level in ToolLogLevel]: number } = { debug: 0, info: 1, notice: 2, warning: 3, error: 4, critical: 5, alert: 6, emergency: 7 };
@@ -39,58 +39,72 @@ export interface McpLogging {
   level: ToolLogLevel | undefined;
 }
 
-/** What of the SDK's request handler `extra` the client needs. */
-export interface McpRequestLink {
-  requestId: string | number;
-  signal: AbortSignal;
-  sendNotification: (notification: ServerNotification) => Promise<void>;
-}
-
 /**
- * @internal The `ToolClient` of one `tools/call` request of `server`.
- *
- * @param toolName - the default `logger` of log lines.
+ * @internal The `ToolClient` of one `tools/call` request of `server`: one object with its
+ * methods on the prototype (no closure per call; issue 20: the per-call cost next to a plain
+ * SDK server). The core reaches it only through `callClient`, which always passes the call's
+ * signal to `sample` and `elicit` (and the approval handler passes its own), so a request of
+ * the client is always cancelled with its call.
  */
-export function mcpToolClient(server: Server, link: McpRequestLink, logging: McpLogging, toolName: string): ToolClient {
-  const capabilities = server.getClientCapabilities();
-  const canSample = capabilities?.sampling !== undefined;
-  const canElicit = capabilities?.elicitation?.form !== undefined;
-  return {
-    canSample,
-    canElicit,
-    log(level, data, logger) {
-      if (!isLogLevel(level)) return;
-      if (logging.level !== undefined && SEVERITY[level] < SEVERITY[logging.level]) return;
-      // A value JSON cannot carry (a BigInt, a cycle) is sent as its String() text.
-      const params = { level, logger: typeof logger === 'string' ? logger : toolName, data: jsonSafe(data) };
-      // Never throws, never waits: a client gone or a closed stream only loses the line.
-      link.sendNotification({ method: 'notifications/message', params }).catch(() => undefined);
-    },
-    async sample(request, options) {
-      if (!canSample) throw new Error(`the MCP client cannot be asked for a completion: it did not declare the sampling capability (tool "${toolName}")`);
-      const answer = await server.createMessage(
-        { ...request, messages: request.messages.map((m) => ({ role: m.role, content: m.content })) },
-        { relatedRequestId: link.requestId, signal: options?.signal ?? link.signal },
-      );
-      const content = readContentBlock(answer.content);
-      if (!content.ok || (content.block.type !== 'text' && content.block.type !== 'image' && content.block.type !== 'audio')) {
-        throw new Error(`the MCP client's model answered with content toolrun cannot pass on (${content.ok ? `a ${content.block.type} block` : content.problem})`);
-      }
-      const result: ToolSampleResult = { role: answer.role, content: content.block, model: answer.model };
-      if (typeof answer.stopReason === 'string') result.stopReason = answer.stopReason;
-      return result;
-    },
-    async elicit(request, options) {
-      if (!canElicit) throw new Error(`the MCP client cannot ask its user: it did not declare the elicitation capability (form mode) (tool "${toolName}")`);
-      const answer = await server.elicitInput(
-        { mode: 'form', message: request.message, requestedSchema: request.requestedSchema as Parameters<Server['elicitInput']>[0] extends { requestedSchema: infer S } ? S : never },
-        { relatedRequestId: link.requestId, signal: options?.signal ?? link.signal, timeout: ELICIT_TIMEOUT_MS },
-      );
-      const result: ToolElicitResult = { action: answer.action };
-      if (answer.action === 'accept' && answer.content !== undefined) result.content = { ...answer.content } as NonNullable<ToolElicitResult['content']>;
-      return result;
-    },
-  };
+export class McpCallClient implements ToolClient {
+  readonly #server: Server;
+  readonly #requestId: string | number;
+  readonly #sendNotification: (notification: ServerNotification) => Promise<void>;
+  readonly #logging: McpLogging;
+  readonly #toolName: string;
+
+  /** @param toolName - the default `logger` of log lines. */
+  constructor(server: Server, requestId: string | number, sendNotification: (notification: ServerNotification) => Promise<void>, logging: McpLogging, toolName: string) {
+    this.#server = server;
+    this.#requestId = requestId;
+    this.#sendNotification = sendNotification;
+    this.#logging = logging;
+    this.#toolName = toolName;
+  }
+
+  get canSample(): boolean {
+    return this.#server.getClientCapabilities()?.sampling !== undefined;
+  }
+
+  get canElicit(): boolean {
+    return this.#server.getClientCapabilities()?.elicitation?.form !== undefined;
+  }
+
+  log(level: ToolLogLevel, data: unknown, logger?: string): void {
+    if (!isLogLevel(level)) return;
+    const threshold = this.#logging.level;
+    if (threshold !== undefined && SEVERITY[level] < SEVERITY[threshold]) return;
+    // A value JSON cannot carry (a BigInt, a cycle) is sent as its String() text.
+    const params = { level, logger: typeof logger === 'string' ? logger : this.#toolName, data: jsonSafe(data) };
+    // Never throws, never waits: a client gone or a closed stream only loses the line.
+    this.#sendNotification({ method: 'notifications/message', params }).catch(() => undefined);
+  }
+
+  async sample(request: ToolSampleRequest, options?: { signal?: AbortSignal }): Promise<ToolSampleResult> {
+    if (!this.canSample) throw new Error(`the MCP client cannot be asked for a completion: it did not declare the sampling capability (tool "${this.#toolName}")`);
+    const answer = await this.#server.createMessage(
+      { ...request, messages: request.messages.map((m) => ({ role: m.role, content: m.content })) },
+      options?.signal === undefined ? { relatedRequestId: this.#requestId } : { relatedRequestId: this.#requestId, signal: options.signal },
+    );
+    const content = readContentBlock(answer.content);
+    if (!content.ok || (content.block.type !== 'text' && content.block.type !== 'image' && content.block.type !== 'audio')) {
+      throw new Error(`the MCP client's model answered with content toolrun cannot pass on (${content.ok ? `a ${content.block.type} block` : content.problem})`);
+    }
+    const result: ToolSampleResult = { role: answer.role, content: content.block, model: answer.model };
+    if (typeof answer.stopReason === 'string') result.stopReason = answer.stopReason;
+    return result;
+  }
+
+  async elicit(request: ToolElicitRequest, options?: { signal?: AbortSignal }): Promise<ToolElicitResult> {
+    if (!this.canElicit) throw new Error(`the MCP client cannot ask its user: it did not declare the elicitation capability (form mode) (tool "${this.#toolName}")`);
+    const answer = await this.#server.elicitInput(
+      { mode: 'form', message: request.message, requestedSchema: request.requestedSchema as Parameters<Server['elicitInput']>[0] extends { requestedSchema: infer S } ? S : never },
+      options?.signal === undefined ? { relatedRequestId: this.#requestId, timeout: ELICIT_TIMEOUT_MS } : { relatedRequestId: this.#requestId, signal: options.signal, timeout: ELICIT_TIMEOUT_MS },
+    );
+    const result: ToolElicitResult = { action: answer.action };
+    if (answer.action === 'accept' && answer.content !== undefined) result.content = { ...answer.content } as NonNullable<ToolElicitResult['content']>;
+    return result;
+  }
 }
 
 function jsonSafe(value: unknown): unknown {

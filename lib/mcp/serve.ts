@@ -108,6 +108,14 @@ export interface McpServeStats {
   refusedSessions: number;
   /** Over stdio, messages over `maxMessageBytes` that were not read. */
   oversizedMessages: number;
+  /**
+   * Over stdio, responses not written because the bytes queued for a client that does not
+   * read its stdout were already over twice `maxQueuedBytes` (each is logged with its request
+   * id; that request gets no answer). 0 over HTTP, where a response goes to its own POST.
+   */
+  droppedResponses: number;
+  /** Over stdio, true while the server does not read requests because what it wrote is over `maxQueuedBytes` (backpressure); false over HTTP. */
+  readingPaused: boolean;
 }
 
 /** What `close()` cut short. */
@@ -188,7 +196,31 @@ async function serveStdio(server: Server, options: { maxQueuedBytes: number; max
   let connected = 1;
   const transport = new StdioServerTransport(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes });
   const stdout = transport.stdout as Outlet & NodeJS.WritableStream;
-  const write = transport.send.bind(transport);
+  const sendNow = transport.send.bind(transport);
+  // A client that does not read its stdout (issue 20): while what is queued for it is over
+  // the ceiling, no more requests are read (backpressure: its own writes block once the pipe
+  // is full); a response that would queue past twice the ceiling is dropped, logged and
+  // counted, so memory stays bounded even for requests read before reading stopped.
+  let droppedResponses = 0;
+  let readingPaused = false;
+  const resume = (): void => {
+    readingPaused = false;
+    transport.resumeReading();
+  };
+  const write = (message: PacedMessage): Promise<void> => {
+    if (message.method === undefined && stdout.writableLength >= 2 * options.maxQueuedBytes) {
+      droppedResponses++;
+      options.log(`serveMcp: stdout: the client is not reading (${stdout.writableLength} bytes queued, over twice maxQueuedBytes ${options.maxQueuedBytes}); the response to request ${JSON.stringify(message.id)} was dropped`);
+      return Promise.resolve();
+    }
+    const sent = sendNow(message as Parameters<typeof sendNow>[0]);
+    if (!readingPaused && stdout.writableLength >= options.maxQueuedBytes) {
+      readingPaused = true;
+      transport.pauseReading();
+      stdout.once('drain', resume);
+    }
+    return sent;
+  };
   const pacer: NotificationPacer = new NotificationPacer({
     send: (message) => write(message),
     outletFor: () => stdout,
@@ -214,6 +246,8 @@ async function serveStdio(server: Server, options: { maxQueuedBytes: number; max
       expiredSessions: 0,
       refusedSessions: 0,
       oversizedMessages: transport.oversized,
+      droppedResponses,
+      readingPaused,
     }),
     close() {
       closing ??= (async () => {
@@ -432,7 +466,7 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
         queuedBytes += session.pacer.heldBytes;
         dropped += session.pacer.dropped;
       }
-      return { sessions: table.size, runningCalls, queuedBytes, droppedNotifications: dropped, expiredSessions: table.expired, refusedSessions: table.refused, oversizedMessages: 0 };
+      return { sessions: table.size, runningCalls, queuedBytes, droppedNotifications: dropped, expiredSessions: table.expired, refusedSessions: table.refused, oversizedMessages: 0, droppedResponses: 0, readingPaused: false };
     },
     close() {
       closing ??= (async () => {

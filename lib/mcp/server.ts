@@ -23,6 +23,7 @@
  * @module
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
@@ -39,9 +40,8 @@ import { checkRunToolsArguments, type RunToolsOptions } from '../core/options.ts
 import { validateArguments } from '../core/schema.ts';
 import { sanitizeTraceContext, type RunTracing } from '../core/tracing.ts';
 import { assertToolShape, describeValue, type InputSchema, type Tool, type ToolCall } from '../core/tool.ts';
-import type { ToolClient } from '../core/tool-client.ts';
 import { inputJsonSchema, toolJsonSchema } from '../core/json-schema.ts';
-import { approvalByElicitation, mcpToolClient, type McpLogging } from './client-requests.ts';
+import { approvalByElicitation, McpCallClient, type McpLogging } from './client-requests.ts';
 import { jsonText, toMcpContent } from './content.ts';
 
 /** One MCP progress notification's payload (`progress` strictly increases within one request). */
@@ -168,65 +168,63 @@ export function createMcpServer(tools: readonly Tool[], options: McpServerOption
   const definitions = toolDefinitions(tools, options.perTool ?? {});
   // The run options are checked once, here, not per call (runToolsInScope does not check them).
   checkRunToolsArguments([], { tools, timeoutMs: options.timeoutMs, abortGraceMs: options.abortGraceMs, maxResultChars: options.maxResultChars, beforeToolCall: options.beforeToolCall, afterToolCall: options.afterToolCall, approve: options.approve });
-  const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const exclusive = new Exclusivity();
   const server = new Server(options.serverInfo ?? { name: 'toolrun', version: '0.0.0' }, { capabilities: { tools: { listChanged: false }, logging: {} } });
-  // One Server per session: the level the client set applies to this session's calls only.
-  const logging: McpLogging = { level: undefined };
+  const calls = new ServedCalls(server, tools, options);
+  runningCalls.set(server, calls);
   server.setRequestHandler(SetLevelRequestSchema, (request) => {
-    logging.level = request.params.level;
+    calls.logging.level = request.params.level;
     return {};
   });
-  const calls = new RunningCalls();
-  runningCalls.set(server, calls);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: definitions }));
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-    // One scope per call, a child of the server's: no listener on a server-lifetime signal.
-    const scope = calls.open(extra.requestId, extra.signal);
-    const handler = handleCall(request, extra, scope);
-    calls.track(extra.requestId, handler);
-    return handler.finally(() => calls.end(extra.requestId, scope));
-  });
-  const handleCall = async (request: { params: { name: string; arguments?: Record<string, unknown> | undefined } }, extra: CallExtra, scope: CancelScope): Promise<CallToolResult> => {
-    const { name } = request.params;
-    const tool = byName.get(name);
-    // Own keys only: the name is the client's, and `__proto__` must not reach Object.prototype.
-    const perTool = options.perTool !== undefined && tool !== undefined && Object.hasOwn(options.perTool, name) ? options.perTool[name] : undefined;
-    const outputSchema = perTool?.output;
-    const lock = await exclusive.acquire(tool?.executionMode === 'sequential', scope);
-    // Cancelled while waiting for the lock: the SDK sends no response to a cancelled request.
-    if (lock === undefined) return { content: [], isError: true };
-    try {
-      // The client's features (log, sample, elicit) end with the call's own scope. Its signal
-      // is read only when a tool samples or elicits: reading it makes an AbortController,
-      // which most calls never need (issue 20: the per-call cost next to a plain SDK server).
-      const link = {
-        requestId: extra.requestId,
-        sendNotification: extra.sendNotification,
-        get signal() {
-          return scope.signal;
-        },
-      };
-      const client = mcpToolClient(server, link, logging, name);
-      return await callOne(tools, tool, outputSchema, request.params, { ...extra, client }, scope, options);
-    } finally {
-      lock();
-    }
-  };
+  // Registered on the SDK's Protocol layer, past `Server.setRequestHandler`'s wrapper for
+  // `tools/call`: that wrapper parses the request a second time and re-validates the result
+  // with zod (a copy of it, base64 checked with atob), a third of the per-call cost next to a
+  // plain SDK server (issue 20). The protocol layer still parses the request once
+  // (`CallToolRequestSchema`); the result is built here field by field from checked blocks
+  // (`toMcpContent`, `structuredContent` checked against the output schema).
+  Protocol.prototype.setRequestHandler.call(server, CallToolRequestSchema, (request: CallToolRequest, extra: CallExtra) => calls.call(request.params, extra));
   return server;
 }
 
+type CallToolRequest = { params: { name: string; arguments?: Record<string, unknown> | undefined } };
+
+/** What of the SDK's request handler `extra` a call uses. */
+type CallExtra = {
+  requestId: string | number;
+  signal: AbortSignal;
+  _meta?: { progressToken?: string | number | undefined; [key: string]: unknown } | undefined;
+  sendNotification: (notification: ServerNotification) => Promise<void>;
+};
+
+/** One running `tools/call`: its scope, and the promise of its result once the handler started. */
+interface RunningCall {
+  readonly scope: CancelScope;
+  done: Promise<CallToolResult> | undefined;
+}
+
 /**
- * The running `tools/call` handlers of a server made by {@link createMcpServer}: one
- * {@link CancelScope} per call, each a child of the server's scope (an abort of the server's
+ * The `tools/call` handling of one server made by {@link createMcpServer}: everything that is
+ * the same for every call is made here once (the tool table, the run options, the
+ * exclusivity); a call adds its scope, its client and its run.
+ *
+ * Each call gets one {@link CancelScope}, a child of the server's (an abort of the server's
  * fans out to them without any listener on a long-lived signal; issue 20).
  *
- * Invariants: a request id is in `#byId` from the handler's start until it settled; its
- * scope is a child of `#server` for exactly that time (closed in {@link end}).
+ * Invariants: a request id is in `#byId` from the handler's start until its result is
+ * settled; its scope is a child of `#scope` for exactly that time.
  */
-class RunningCalls {
-  readonly #server = new CancelScope();
-  readonly #byId = new Map<string | number, { scope: CancelScope; handler: Promise<CallToolResult> | undefined }>();
+class ServedCalls {
+  readonly #server: Server;
+  readonly #scope = new CancelScope();
+  readonly #byId = new Map<string | number, RunningCall>();
+  readonly #tools: readonly Tool[];
+  readonly #byName: ReadonlyMap<string, Tool>;
+  readonly #options: McpServerOptions;
+  /** The run options every call shares; a call copies them and adds its client (and approval, trace context). */
+  readonly #base: RunToolsOptions;
+  readonly #exclusive = new Exclusivity();
+  /** The level the client set with `logging/setLevel`: one Server per session, so this session's calls only. */
+  readonly logging: McpLogging = { level: undefined };
   /**
    * False once the host (serveMcp) delivers cancellations itself ({@link hostCancels}): then a
    * call's scope does not listen to the SDK's request signal. An `abort` listener costs a few
@@ -234,32 +232,116 @@ class RunningCalls {
    */
   listens = true;
 
+  constructor(server: Server, tools: readonly Tool[], options: McpServerOptions) {
+    this.#server = server;
+    this.#tools = tools;
+    this.#byName = new Map(tools.map((tool) => [tool.name, tool]));
+    this.#options = options;
+    const base: RunToolsOptions = { tools };
+    if (options.timeoutMs !== undefined) base.timeoutMs = options.timeoutMs;
+    if (options.abortGraceMs !== undefined) base.abortGraceMs = options.abortGraceMs;
+    if (options.maxResultChars !== undefined) base.maxResultChars = options.maxResultChars;
+    if (options.beforeToolCall !== undefined) base.beforeToolCall = options.beforeToolCall;
+    if (options.afterToolCall !== undefined) base.afterToolCall = options.afterToolCall;
+    if (options.approve !== undefined) base.approve = options.approve;
+    if (options.tracing !== undefined) base.tracing = options.tracing;
+    this.#base = base;
+  }
+
   get size(): number {
     return this.#byId.size;
   }
 
-  /** A scope for a new call: aborts with the request (notifications/cancelled, the transport closing) or the server. */
-  open(requestId: string | number, request: AbortSignal): CancelScope {
+  /** The handler of `tools/call`. */
+  call(params: CallToolRequest['params'], extra: CallExtra): Promise<CallToolResult> {
+    const requestId = extra.requestId;
+    // One scope per call, a child of the server's: no listener on a server-lifetime signal.
+    // It aborts with the request (notifications/cancelled, the transport closing) or the server.
     const scope = new CancelScope();
-    scope.enter(this.#server);
-    if (this.listens) scope.listen(request);
-    this.#byId.set(requestId, { scope, handler: undefined });
-    return scope;
+    scope.enter(this.#scope);
+    if (this.listens) scope.listen(extra.signal);
+    const entry: RunningCall = { scope, done: undefined };
+    this.#byId.set(requestId, entry);
+    const done = this.#run(params, extra, scope, entry);
+    entry.done = done;
+    return done;
   }
 
-  track(requestId: string | number, handler: Promise<CallToolResult>): void {
-    const entry = this.#byId.get(requestId);
-    if (entry !== undefined) entry.handler = handler;
-  }
-
-  end(requestId: string | number, scope: CancelScope): void {
-    scope.close();
-    if (this.#byId.get(requestId)?.scope === scope) this.#byId.delete(requestId);
+  /** One call, start to end: one async function (each layer of promises costs per call). */
+  async #run(params: CallToolRequest['params'], extra: CallExtra, scope: CancelScope, entry: RunningCall): Promise<CallToolResult> {
+    const tool = this.#byName.get(params.name);
+    const sequential = tool?.executionMode === 'sequential';
+    let entered = this.#exclusive.enter(sequential);
+    try {
+      // Cancelled while waiting for the lock: the SDK sends no response to a cancelled request.
+      if (!entered && !(entered = await this.#exclusive.wait(sequential, scope))) return { content: [], isError: true };
+      const name = params.name;
+      // Own keys only: the name is the client's, and `__proto__` must not reach Object.prototype.
+      const perTool = this.#options.perTool;
+      const outputSchema = perTool !== undefined && tool !== undefined && Object.hasOwn(perTool, name) ? perTool[name]!.output : undefined;
+      const call: ToolCall = { id: `mcp-${String(extra.requestId)}`, name, arguments: params.arguments ?? {} };
+      // The client's features (log, sample, elicit), for this request.
+      const client = new McpCallClient(this.#server, extra.requestId, extra.sendNotification, this.logging, name);
+      const runOptions: RunToolsOptions = { ...this.#base, client };
+      // The value the tool returned, for structuredContent: taken by a wrapper of this request's own.
+      let returned: { value: unknown } | undefined;
+      if (outputSchema !== undefined) runOptions.tools = this.#tools.map((t) => (t === tool ? capturing(t, (value) => (returned = { value })) : t));
+      // Approval (contract H2): the server's own `approve` first; when it has none or answers
+      // `undefined`, the client's user through elicitation, when the client supports it.
+      if (client.canElicit) {
+        const ask = approvalByElicitation(client);
+        const own = this.#options.approve;
+        runOptions.approve = own === undefined ? ask : async (request, context) => (await own(request, context)) ?? (await ask(request, context));
+      }
+      if (this.#base.tracing !== undefined) {
+        const traceContext = sanitizeTraceContext(extra._meta);
+        if (traceContext !== undefined) runOptions.traceContext = traceContext;
+      }
+      const token = extra._meta?.progressToken;
+      const toPayload = this.#options.progress ?? mcpProgress;
+      let count = 0;
+      let previous: number | undefined;
+      let end: ToolExecutionEndEvent | undefined;
+      // The run is a child of the request's scope: no signal, no listener of its own.
+      for await (const event of runToolsInScope([call], runOptions, scope)) {
+        if (event.type === 'tool_execution_end') end = event;
+        else if (event.type === 'tool_execution_update' && token !== undefined) {
+          const payload = toPayload(event.progress, ++count, previous);
+          if (!(typeof payload.progress === 'number' && (previous === undefined || payload.progress > previous))) continue;
+          previous = payload.progress;
+          // Awaited, so that every notification is written before the response. A client that
+          // went away makes the send fail; the call goes on and its signal aborts on close.
+          await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...payload } }).catch(() => undefined);
+        }
+      }
+      // runTools answers every call (O1), unless the batch paused for a person's approval (H3):
+      // an MCP request cannot wait for one, so the call is answered as not run.
+      if (end === undefined) {
+        return { content: [{ type: 'text', text: `Tool "${name}" needs a person's approval before it runs, and this MCP server cannot ask for it, so the call was not run.` }], isError: true };
+      }
+      const { result, isError } = end;
+      const content = toMcpContent(result.content);
+      if (isError || outputSchema === undefined) return { content, isError };
+      const structured = structuredValue(returned, result.details);
+      const checked = await validateArguments(outputSchema, structured as Record<string, unknown>, name);
+      if (!checked.ok || typeof structured !== 'object' || structured === null || Array.isArray(structured)) {
+        const issues = checked.ok ? [`- the value is ${describeValue(structured)}, not an object`] : checked.message.split('\n').filter((line) => line.startsWith('- '));
+        return {
+          content: [{ type: 'text', text: `Tool "${name}" returned a result that does not match its output schema:\n${issues.join('\n')}\nThis is a problem in the tool, not in your call.` }],
+          isError: true,
+        };
+      }
+      return { content, structuredContent: structured as Record<string, unknown>, isError: false };
+    } finally {
+      if (entered) this.#exclusive.leave();
+      scope.close();
+      if (this.#byId.get(extra.requestId) === entry) this.#byId.delete(extra.requestId);
+    }
   }
 
   /** Aborts every call, now and later (the server's connection closed). */
   abortAll(reason: unknown): void {
-    this.#server.abort('run', reason);
+    this.#scope.abort('run', reason);
   }
 
   /** Aborts one call (its client went away); false when no such call runs. */
@@ -273,13 +355,13 @@ class RunningCalls {
   /** Aborts every call, now and later; resolves with how many were running once each has settled. */
   async stop(reason: unknown): Promise<number> {
     this.abortAll(reason);
-    const handlers = [...this.#byId.values()].map((entry) => entry.handler);
+    const handlers = [...this.#byId.values()].map((entry) => entry.done);
     await Promise.allSettled(handlers);
     return handlers.length;
   }
 }
 
-const runningCalls = new WeakMap<Server, RunningCalls>();
+const runningCalls = new WeakMap<Server, ServedCalls>();
 
 /**
  * @internal Aborts every running call of a server made by {@link createMcpServer} and
@@ -325,80 +407,6 @@ export function abortAllCalls(server: Server, reason: unknown): void {
 /** @internal How many `tools/call` handlers of a server made by {@link createMcpServer} are running. */
 export function runningCallCount(server: Server): number {
   return runningCalls.get(server)?.size ?? 0;
-}
-
-type CallExtra = {
-  requestId: string | number;
-  _meta?: { progressToken?: string | number | undefined; [key: string]: unknown } | undefined;
-  sendNotification: (notification: ServerNotification) => Promise<void>;
-};
-
-async function callOne(
-  tools: readonly Tool[],
-  tool: Tool | undefined,
-  outputSchema: InputSchema | undefined,
-  params: { name: string; arguments?: Record<string, unknown> | undefined },
-  extra: CallExtra & { client: ToolClient },
-  scope: CancelScope,
-  options: McpServerOptions,
-): Promise<CallToolResult> {
-  const call: ToolCall = { id: `mcp-${String(extra.requestId)}`, name: params.name, arguments: params.arguments ?? {} };
-  // The value the tool returned, for structuredContent: taken by a wrapper of this request's own.
-  let returned: { value: unknown } | undefined;
-  const list = tool !== undefined && outputSchema !== undefined ? tools.map((t) => (t === tool ? capturing(t, (value) => (returned = { value })) : t)) : tools;
-  // The run is a child of the request's scope: no signal, no listener of its own.
-  const runOptions: RunToolsOptions = { tools: list, client: extra.client };
-  if (options.timeoutMs !== undefined) runOptions.timeoutMs = options.timeoutMs;
-  if (options.abortGraceMs !== undefined) runOptions.abortGraceMs = options.abortGraceMs;
-  if (options.maxResultChars !== undefined) runOptions.maxResultChars = options.maxResultChars;
-  if (options.beforeToolCall !== undefined) runOptions.beforeToolCall = options.beforeToolCall;
-  // Approval (contract H2): the server's own `approve` first; when it has none or answers
-  // `undefined`, the client's user through elicitation, when the client supports it.
-  const ask = extra.client.canElicit ? approvalByElicitation(extra.client) : undefined;
-  const own = options.approve;
-  if (own !== undefined && ask === undefined) runOptions.approve = own;
-  else if (ask !== undefined) runOptions.approve = async (request, context) => (own === undefined ? undefined : await own(request, context)) ?? (await ask(request, context));
-  if (options.afterToolCall !== undefined) runOptions.afterToolCall = options.afterToolCall;
-  if (options.tracing !== undefined) {
-    runOptions.tracing = options.tracing;
-    const traceContext = sanitizeTraceContext(extra._meta);
-    if (traceContext !== undefined) runOptions.traceContext = traceContext;
-  }
-  const token = extra._meta?.progressToken;
-  const toPayload = options.progress ?? mcpProgress;
-  let count = 0;
-  let previous: number | undefined;
-  let end: ToolExecutionEndEvent | undefined;
-  for await (const event of runToolsInScope([call], runOptions, scope)) {
-    if (event.type === 'tool_execution_update' && token !== undefined) {
-      const payload = toPayload(event.progress, ++count, previous);
-      if (!(typeof payload.progress === 'number' && (previous === undefined || payload.progress > previous))) continue;
-      previous = payload.progress;
-      // Awaited, so that every notification is written before the response. A client that
-      // went away makes the send fail; the call goes on and its signal aborts on close.
-      await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...payload } }).catch(() => undefined);
-    } else if (event.type === 'tool_execution_end') {
-      end = event;
-    }
-  }
-  // runTools answers every call (O1), unless the batch paused for a person's approval (H3):
-  // an MCP request cannot wait for one, so the call is answered as not run.
-  if (end === undefined) {
-    return { content: [{ type: 'text', text: `Tool "${params.name}" needs a person's approval before it runs, and this MCP server cannot ask for it, so the call was not run.` }], isError: true };
-  }
-  const { result, isError } = end;
-  const content = toMcpContent(result.content);
-  if (isError || outputSchema === undefined) return { content, isError };
-  const structured = structuredValue(returned, result.details);
-  const checked = await validateArguments(outputSchema, structured as Record<string, unknown>, params.name);
-  if (!checked.ok || typeof structured !== 'object' || structured === null || Array.isArray(structured)) {
-    const issues = checked.ok ? [`- the value is ${describeValue(structured)}, not an object`] : checked.message.split('\n').filter((line) => line.startsWith('- '));
-    return {
-      content: [{ type: 'text', text: `Tool "${params.name}" returned a result that does not match its output schema:\n${issues.join('\n')}\nThis is a problem in the tool, not in your call.` }],
-      isError: true,
-    };
-  }
-  return { content, structuredContent: structured as Record<string, unknown>, isError: false };
 }
 
 /** The structured value of a result: the explicit form's `details`, else the value returned. */
@@ -451,19 +459,28 @@ function toolDefinitions(tools: readonly Tool[], perTool: { readonly [toolName: 
 /**
  * Contract S3 across requests: a `sequential` call runs alone. Waiters are served in arrival
  * order (first in, first out), so a sequential call is not starved by a stream of parallel ones.
+ * A call that may start at once does so synchronously ({@link enter}), with no promise and
+ * no closure; only a call that must wait gets a promise ({@link wait}).
  *
  * Invariants: `running` counts granted calls; `exclusive` is true only while the one granted
- * call is sequential; `queue` is empty whenever its head could be granted.
+ * call is sequential; `queue` is empty whenever its head could be granted. Every granted call
+ * calls {@link leave} exactly once.
  */
 class Exclusivity {
   private running = 0;
   private exclusive = false;
   private readonly queue: { sequential: boolean; grant: () => void }[] = [];
 
-  /** Resolves to the release function once the call may start, or to `undefined` when `scope` aborted first. */
-  acquire(sequential: boolean, scope: CancelScope): Promise<(() => void) | undefined> {
-    if (scope.cause !== undefined) return Promise.resolve(undefined);
-    if (this.queue.length === 0 && this.canStart(sequential)) return Promise.resolve(this.start(sequential));
+  /** Starts the call now and returns true, when it may start without waiting; else false (nothing changed). */
+  enter(sequential: boolean): boolean {
+    if (this.queue.length > 0 || !this.canStart(sequential)) return false;
+    this.start(sequential);
+    return true;
+  }
+
+  /** Resolves to true once the call was started, to false when `scope` aborted first (then it never starts). */
+  wait(sequential: boolean, scope: CancelScope): Promise<boolean> {
+    if (scope.cause !== undefined) return Promise.resolve(false);
     // Only a call that must wait reads its scope's signal (which makes its controller).
     const signal = scope.signal;
     return new Promise((resolve) => {
@@ -471,35 +488,35 @@ class Exclusivity {
         sequential,
         grant: () => {
           signal.removeEventListener('abort', onAbort);
-          resolve(this.start(sequential));
+          this.start(sequential);
+          resolve(true);
         },
       };
       const onAbort = (): void => {
         const at = this.queue.indexOf(waiter);
         if (at >= 0) this.queue.splice(at, 1);
         this.drain();
-        resolve(undefined);
+        resolve(false);
       };
       signal.addEventListener('abort', onAbort, { once: true });
       this.queue.push(waiter);
     });
   }
 
+  /** A granted call ended. */
+  leave(): void {
+    this.running--;
+    if (this.running === 0) this.exclusive = false;
+    this.drain();
+  }
+
   private canStart(sequential: boolean): boolean {
     return sequential ? this.running === 0 : !this.exclusive;
   }
 
-  private start(sequential: boolean): () => void {
+  private start(sequential: boolean): void {
     this.running++;
     this.exclusive = sequential;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.running--;
-      if (this.running === 0) this.exclusive = false;
-      this.drain();
-    };
   }
 
   private drain(): void {

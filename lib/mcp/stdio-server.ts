@@ -17,7 +17,9 @@
  *
  * Writing: each message is one `write` of its JSON and a newline; `send` resolves at once (it
  * does not wait for `drain`): what may queue for a client that does not read is bounded by
- * `NotificationPacer` (lib/mcp/pacer.ts), which watches `stdout` as this session's outlet.
+ * `serveMcp` (lib/mcp/serve.ts): `NotificationPacer` (lib/mcp/pacer.ts) coalesces and drops
+ * notifications at the ceiling, reading stops ({@link StdioServerTransport.pauseReading}) while
+ * stdout is over it, and a response that would queue past twice the ceiling is dropped.
  * stdin ending (the client closed it) or stdout failing (`EPIPE`) is reported to `onend`.
  *
  * @module
@@ -58,6 +60,16 @@ export class StdioServerTransport {
     this.#maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     if (!(Number.isInteger(this.#maxBytes) && this.#maxBytes > 0)) throw new TypeError(`serveMcp: maxMessageBytes must be a positive integer, received ${String(this.#maxBytes)}`);
     this.#reader = new LineReader(this.#maxBytes, (line) => this.#line(line), (bytes, head, tail) => this.#oversizedLine(bytes, head, tail));
+  }
+
+  /** Stops reading stdin (backpressure: the client is not reading what was written); lines already read are still handled. */
+  pauseReading(): void {
+    if (this.#state === 'started') this.#stdin.pause();
+  }
+
+  /** Reads stdin again after {@link pauseReading}. */
+  resumeReading(): void {
+    if (this.#state === 'started') this.#stdin.resume();
   }
 
   /** The stream messages are written to: the session's outlet for the pacer. */

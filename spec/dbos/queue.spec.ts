@@ -16,6 +16,7 @@ import { queueJournal, queuedCallWorkflows } from '../../lib/dbos/journal.ts';
 import { registerDurableBatch } from '../../lib/dbos/index.ts';
 import { startPostgres, type PostgresServer } from '../../lib/dbos/postgres.ts';
 import { work } from './fixtures/dbos-process.ts';
+import type { ToolCall } from '../../lib/index.ts';
 import { driveBatch, type DrivenCall } from './harness.ts';
 
 const fixture = join(import.meta.dirname, 'fixtures', 'dbos-process.ts');
@@ -24,10 +25,12 @@ let url: string;
 let dir: string;
 const children = new Set<ChildProcess>();
 
-registerDurableBatch({ name: 'spec-batch', tools: [work], queueName: 'toolrun-calls', interruptedCalls: 'run-again' });
+const batch = registerDurableBatch({ name: 'spec-batch', tools: [work], queueName: 'toolrun-calls', interruptedCalls: 'run-again' });
+/** The calls `driveBatch` opens: `toolu_<i>`, tool `work`, `{ n: i }`. */
+const callsOf = (n: number): ToolCall[] => Array.from({ length: n }, (_, index) => ({ id: `toolu_${index}`, name: 'work', arguments: { n: index } }));
 const orchestrate = DBOS.registerWorkflow(
   async (n: number): Promise<DrivenCall[]> =>
-    await driveBatch(queueJournal(queuedCallWorkflows.get('spec-batch')!, 'toolrun-calls', DBOS.workflowID!, 0), n, async (index) => {
+    await driveBatch(queueJournal(queuedCallWorkflows.get('spec-batch')!, 'toolrun-calls', DBOS.workflowID!, 0, callsOf(n)), n, async (index) => {
       throw new Error(`call ${index} was executed by the orchestrator: in queue mode every call is answered by its queued workflow`);
     }),
   { name: 'queue-spec-orchestrator' },
@@ -83,7 +86,7 @@ function starts(log: string): { index: number; pid: number; key: string }[] {
 const text = (r: DrivenCall) => (r.result.message.content[0] as { text: string }).text;
 
 describe('toolrun/dbos queue mode (J)', () => {
-  it('J-dbos-queue: calls run in the worker process, results come back in call order, each its own', async () => {
+  it('J11 J-dbos-queue: calls run in the worker process, results come back in call order, each its own', async () => {
     // Fails if the orchestrator executed a call (its execute throws), or if results were
     // matched to calls by completion order (a call's text names its own index).
     const log = join(dir, 'plain.log');
@@ -97,7 +100,20 @@ describe('toolrun/dbos queue mode (J)', () => {
     worker.kill('SIGKILL');
   }, 120_000);
 
-  it('J-dbos-queue-crash: an orchestrator crash attaches to the queued calls; a worker killed mid-call re-runs only its held call when it comes back', async () => {
+  it('J11 J-dbos-queue-parallel: registerDurableBatch enqueues every call at once, so calls run side by side on the workers', async () => {
+    // Fails if the batch enqueued a call only when the run handed it out: the run hands call
+    // 1 out once call 0's prior (its result) is known, so call 0, which waits until call 1 has
+    // started, would give up waiting (after its 60 s hang guard) — or the batch would hang.
+    const log = join(dir, 'parallel.log');
+    const worker = await startWorker({ EXECUTOR: 'w-parallel', LOG: log, HOLD: '', AFTER: '0:1' });
+    const { messages } = await batch.run(callsOf(3), { workflowId: 'queue-parallel' });
+    expect(messages.map((m) => (m.content[0] as { text: string }).text)).toEqual(['call 0 done', 'call 1 done', 'call 2 done']);
+    expect(messages.map((m) => m.toolCallId)).toEqual(['toolu_0', 'toolu_1', 'toolu_2']);
+    expect(starts(log).map((x) => x.pid)).toEqual([worker.pid, worker.pid, worker.pid]);
+    worker.kill('SIGKILL');
+  }, 180_000);
+
+  it('J11 J-dbos-queue-crash: an orchestrator crash attaches to the queued calls; a worker killed mid-call re-runs only its held call when it comes back', async () => {
     // Fails if the recovered orchestrator enqueued the calls again (starts > 1 for calls 0,
     // 1, 3), if the restarted worker re-ran finished calls, or if the held call's result
     // went to another call.

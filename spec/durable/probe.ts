@@ -22,7 +22,7 @@ import { turnOf } from './workload.ts';
 
 /** A marker the child prints: `m` is what happened, `t` the turn (from the call id), `i` the call index. */
 export interface Marker {
-  m: 'open' | 'prior' | 'decided' | 'progress' | 'commit' | 'committed' | 'tool-done' | 'reply-prior' | 'reply' | 'frozen' | 'done' | 'info';
+  m: 'open' | 'prior' | 'decided' | 'progress' | 'commit' | 'committed' | 'tool-start' | 'tool-done' | 'reply-prior' | 'reply' | 'result' | 'ready' | 'frozen' | 'done' | 'info';
   t?: number;
   i?: number;
   state?: string;
@@ -35,10 +35,17 @@ export type Broken = 'completion-order' | 'raw-return' | undefined;
 /** Where to freeze: the `nth` marker (0-based, counted over every marker) or the first marker matching `m` (and `t`, `i` when given). */
 export type FreezeAt = { nth: number } | { m: Marker['m']; t?: number; i?: number };
 
-/** Prints `marker` and freezes when it is the one asked for. */
+/**
+ * Prints `marker` and freezes when it is the one asked for — and, when `claim` is given, only
+ * if `claim()` returns true (the queue trials' workers share one placed kill: the first to
+ * reach the marker claims it, so the other one goes on).
+ */
 export class Markers {
   private count = 0;
-  constructor(private readonly freezeAt: FreezeAt | undefined) {}
+  constructor(
+    private readonly freezeAt: FreezeAt | undefined,
+    private readonly claim?: () => boolean,
+  ) {}
 
   emit(marker: Marker): void {
     writeSync(1, `@@ ${JSON.stringify(marker)}\n`);
@@ -46,7 +53,7 @@ export class Markers {
     const n = this.count++;
     if (at === undefined) return;
     const hit = 'nth' in at ? at.nth === n : at.m === marker.m && (at.t === undefined || at.t === marker.t) && (at.i === undefined || at.i === marker.i);
-    if (!hit) return;
+    if (!hit || (this.claim !== undefined && !this.claim())) return;
     writeSync(1, `@@ ${JSON.stringify({ m: 'frozen', at: marker })}\n`);
     // Why a synchronous wait: nothing of the run may go on after the marker (no timer, no
     // promise reaction, no write of the engine), so the kill lands exactly after it.

@@ -8,11 +8,18 @@
  * (results journaled in completion order; the raw return journaled) must FAIL, which shows
  * the trials can fail.
  *
+ * The queue modes (queue-trial.ts; `--engine dbos` only) run `registerDurableBatch` with a
+ * queue: an orchestrator process and two worker processes; a trial kills the orchestrator
+ * (`queue-orchestrator`) or a worker (`queue-worker`) at a random time or at a random or
+ * placed marker, starts it again with its executor id, and checks the same rules (a worker's
+ * kill may re-run only that worker's own calls). The broken journals are not run in queue
+ * mode (docs/durable.md says why).
+ *
  * Prints one row per mode (trials, kills, recoveries, starts re-run, replayed, mismatches,
  * failed) and exits 1 when a trial of a sound journal fails or a broken journal passes.
  *
  * ```
- * npm run test:durable [-- --engine file|dbos] [--trials 50] [--modes batch,agent] [--parallel 3] [--seed 1] [--no-broken]
+ * npm run test:durable [-- --engine file|dbos] [--trials 50] [--modes batch,agent,queue-orchestrator,queue-worker] [--parallel 3] [--seed 1] [--no-broken] [--no-placed] [--keep]
  * ```
  *
  * @module
@@ -27,13 +34,16 @@ import type { ChildOutcome } from './child.ts';
 import { cleanRun, runAttempt, runTrial, type ChildCommand, type KillPlan, type TrialPlan, type TrialResult } from './driver.ts';
 import type { EngineName } from './engines.ts';
 import type { Broken, FreezeAt } from './probe.ts';
+import { QUEUE_CALLS, queueCleanRun, runQueueTrial, type QueueKill, type QueueMode, type QueueTrialPlan } from './queue-trial.ts';
+import type { DBOSClient } from '@dbos-inc/dbos-sdk';
 import { startPostgres, type PostgresServer } from '../../lib/dbos/postgres.ts';
 
 const { values } = parseArgs({
   options: {
     engine: { type: 'string', default: 'file' },
     trials: { type: 'string', default: '50' },
-    modes: { type: 'string', default: 'batch,agent' },
+    // Default: every mode of the engine (the queue modes are toolrun/dbos's).
+    modes: { type: 'string' },
     parallel: { type: 'string', default: '3' },
     seed: { type: 'string', default: String(Date.now() % 1_000_000) },
     'no-broken': { type: 'boolean', default: false },
@@ -60,7 +70,8 @@ const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.le
 const engine = values.engine as EngineName;
 const trialsPerMode = Number(values.trials);
 const parallel = Math.max(1, Number(values.parallel));
-const modes = values.modes.split(',') as Array<'batch' | 'agent'>;
+const modes = (values.modes ?? (engine === 'dbos' ? 'batch,agent,queue-orchestrator,queue-worker' : 'batch,agent')).split(',') as Array<'batch' | 'agent' | QueueMode>;
+for (const mode of modes) if (!['batch', 'agent', 'queue-orchestrator', 'queue-worker'].includes(mode)) throw new TypeError(`--modes: unknown mode '${mode}' (batch, agent, queue-orchestrator, queue-worker)`);
 const root = mkdtempSync(join(tmpdir(), 'toolrun-durable-'));
 // Why the child is bundled once (esbuild, packages left external) instead of started with
 // tsx: a child starts two or three times per trial, and on a loaded 2-core machine tsx's
@@ -68,6 +79,58 @@ const root = mkdtempSync(join(tmpdir(), 'toolrun-durable-'));
 const bundle = fileURLToPath(new URL('../../.tmp/durable/child.mjs', import.meta.url));
 await build({ entryPoints: [fileURLToPath(new URL('./child.ts', import.meta.url))], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile: bundle, logLevel: 'warning' });
 const child: ChildCommand = { command: process.execPath, args: [bundle] };
+const queueBundle = fileURLToPath(new URL('../../.tmp/durable/queue-child.mjs', import.meta.url));
+if (modes.some((m) => m.startsWith('queue'))) await build({ entryPoints: [fileURLToPath(new URL('./queue-child.ts', import.meta.url))], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile: queueBundle, logLevel: 'warning' });
+const queueChild: ChildCommand = { command: process.execPath, args: [queueBundle] };
+
+/** The placed kills of a queue mode: the worker (whichever reaches the marker first) or the orchestrator freezes there and is killed. */
+function queuePlacedKills(mode: QueueMode): Array<{ name: string; at: FreezeAt }> {
+  if (mode === 'queue-orchestrator') return [0, 3, 6].map((i) => ({ name: `after call ${i}'s result reached the orchestrator's journal`, at: { m: 'result', i } }));
+  return [
+    ...[0, 1, 2, 4].map((i) => ({ name: `after the start of call ${i} is journaled, while its tool runs`, at: { m: 'tool-start', i } as FreezeAt })),
+    ...[1, 3].map((i) => ({ name: `after call ${i}'s tool ended, before its result is journaled`, at: { m: 'tool-done', i } as FreezeAt })),
+  ];
+}
+
+/**
+ * A random kill of a queue mode: at a random time within a run like the calibration one, or
+ * (half of them) at a random marker — a random call's tool start or end in a worker, or a
+ * random call's result reaching the orchestrator.
+ */
+function randomQueueKill(mode: QueueMode, durationMs: number): QueueKill {
+  if (random() < 0.5) return { kind: 'time', ms: Math.floor(random() * durationMs) };
+  // Calls 5–7 are rejected before they run: no tool marker.
+  if (mode === 'queue-worker') return { kind: 'freeze', at: { m: random() < 0.5 ? 'tool-start' : 'tool-done', i: Math.floor(random() * 5) } };
+  return { kind: 'freeze', at: { m: 'result', i: Math.floor(random() * (QUEUE_CALLS - 1)) } };
+}
+
+/**
+ * A queue mode (queue-trial.ts): a clean run (`runTools` without a journal), a calibration
+ * trial (no kill) for the duration of a batch, then `trialsPerMode` random trials and the
+ * placed ones, `parallel` at a time, every trial its own application version on the shared
+ * system database.
+ */
+async function runQueueMode(mode: QueueMode, databaseUrl: string, client: DBOSClient): Promise<{ random: TrialResult[]; placed: TrialResult[] }> {
+  const clean = await queueCleanRun(queueChild, join(root, `${mode}-clean`));
+  const calibration = await runQueueTrial(queueChild, { name: `${mode} calibration`, mode, kill: { kind: 'none' }, interruptedCalls: 'run-again' }, join(root, `${mode}-calibration`), databaseUrl, client, clean);
+  if (calibration.failures.length > 0) throw new Error(`the calibration run of ${mode} failed: ${calibration.failures.join('; ')}`);
+  const plans: QueueTrialPlan[] = [];
+  const policy = (n: number): QueueTrialPlan['interruptedCalls'] => (n % 3 === 2 ? 'unknown' : 'run-again');
+  for (let n = 0; n < trialsPerMode; n++) plans.push({ name: `${mode} random #${n}`, mode, kill: randomQueueKill(mode, calibration.durationMs), interruptedCalls: policy(n) });
+  const placed = values['no-placed'] ? [] : queuePlacedKills(mode);
+  for (const [n, p] of placed.entries()) plans.push({ name: `${mode}: kill ${p.name}`, mode, kill: { kind: 'freeze', at: p.at }, interruptedCalls: policy(n) });
+  const results: TrialResult[] = new Array(plans.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < plans.length) {
+      const n = next++;
+      results[n] = await runQueueTrial(queueChild, plans[n]!, join(root, `${mode}-${n}`), databaseUrl, client, clean);
+    }
+  };
+  await Promise.all(Array.from({ length: parallel }, worker));
+  for (const [n, r] of results.slice(trialsPerMode).entries()) if (r.kills === 0) console.log(`note: placed kill "${plans[trialsPerMode + n]!.name}" never happened (its marker did not occur)`);
+  return { random: results.slice(0, trialsPerMode), placed: results.slice(trialsPerMode) };
+}
 
 /** Runs `plans` `parallel` at a time; each in its own folder under `root`. */
 async function runAll(plans: TrialPlan[], clean: Map<string, ChildOutcome>, prefix: string): Promise<TrialResult[]> {
@@ -143,13 +206,38 @@ const brokenRows: Row[] = [];
 let unsound = false;
 // One PostgreSQL for every trial (each trial is its own DBOS executor and workflow id in one system database).
 let pg: PostgresServer | undefined;
+/** Reads the queue trials' journals (`listWorkflowSteps`) when a kill lands. */
+let client: DBOSClient | undefined;
 try {
   if (engine === 'dbos') {
     pg = await startPostgres();
     console.log(`PostgreSQL ${pg.version} on 127.0.0.1:${pg.port} (initdb ${pg.timings.initdbMs.toFixed(0)} ms, start ${pg.timings.startMs.toFixed(0)} ms)`);
   }
   const databaseUrl = pg?.databaseUrl('toolrun_trials');
+  if (databaseUrl !== undefined) {
+    // Why the system database is made here, once: DBOS processes launched side by side on a
+    // fresh one race in its migrations and fail to launch ("tuple concurrently updated",
+    // "deadlock detected") — what the queue trials, which start three at once, ran into.
+    const { DBOS } = await import('@dbos-inc/dbos-sdk');
+    await DBOS.migrate(databaseUrl);
+  }
   for (const mode of modes) {
+    if (mode === 'queue-orchestrator' || mode === 'queue-worker') {
+      if (databaseUrl === undefined) throw new Error(`mode ${mode} needs --engine dbos (queue mode is toolrun/dbos's)`);
+      if (client === undefined) {
+        const { DBOSClient } = await import('@dbos-inc/dbos-sdk');
+        client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl });
+      }
+      const modeStarted = performance.now();
+      const results = await runQueueMode(mode, databaseUrl, client);
+      console.log(`${mode}: ${results.random.length + results.placed.length} trials in ${((performance.now() - modeStarted) / 1000).toFixed(0)} s`);
+      rows.push(row(`${mode} (random)`, results.random), row(`${mode} (placed)`, results.placed));
+      for (const r of [...results.random, ...results.placed].filter((r) => r.failures.length > 0)) {
+        unsound = true;
+        console.log(`FAILED ${r.name}:\n  ${r.failures.slice(0, 5).join('\n  ')}`);
+      }
+      continue;
+    }
     const base: TrialPlan['config'] = { engine, mode, stream: false, interruptedCalls: 'run-again', ...(databaseUrl === undefined ? {} : { databaseUrl }) };
     const clean = new Map([[mode, await cleanRun(child, base, join(root, `${mode}-clean`))]]);
     // Calibration: one durable run without a kill gives the marker count and duration of an attempt.
@@ -196,6 +284,7 @@ try {
     }
   }
 } finally {
+  await client?.destroy();
   await pg?.stop();
   if (!values.keep) rmSync(root, { recursive: true, force: true });
 }

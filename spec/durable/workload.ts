@@ -39,11 +39,21 @@ export interface WorkloadContext {
   onRawEnd?(turn: number, index: number, raw: { returned: unknown } | { threw: string }): void;
   /** Called when a call's tool finished executing (before finalization), for the placed kills. */
   onToolDone?(turn: number, index: number): void;
+  /** Called when a call's tool started (its `start` is in the log; with a journal, its start was journaled before), for the placed kills. */
+  onToolStart?(turn: number, index: number): void;
 }
 
 /** The turn a call belongs to, from its id (`call_t<turn>_<i>`, see {@link workloadCalls}). */
 export function turnOf(toolCallId: string): number {
   return Number(/^call_t(\d+)_/.exec(toolCallId)?.[1] ?? -1);
+}
+
+/**
+ * The call's index in its turn's batch, from its id (`call_t<turn>_<i>`): `ctx.index` in a
+ * plain run, but a queued call runs as a one-call batch in its worker (`ctx.index` is 0 there).
+ */
+function indexOf(ctx: ToolContext): number {
+  return Number(/_(\d+)$/.exec(ctx.toolCallId)?.[1] ?? ctx.index);
 }
 
 /** `ctx.idempotencyKey` when the run has a journal (contract J); `undefined` otherwise. */
@@ -73,18 +83,19 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  */
 async function logged<T>(w: WorkloadContext, ctx: ToolContext, body: () => Promise<T>): Promise<T> {
   const turn = turnOf(ctx.toolCallId);
-  const line = { attempt: w.attempt, turn, index: ctx.index, toolCallId: ctx.toolCallId, key: keyOf(ctx), pid: process.pid };
+  const line = { attempt: w.attempt, turn, index: indexOf(ctx), toolCallId: ctx.toolCallId, key: keyOf(ctx), pid: process.pid };
   recordEffect(w.log, { kind: 'start', ...line });
+  w.onToolStart?.(turn, line.index);
   try {
     const value = await body();
-    w.onRawEnd?.(turn, ctx.index, { returned: value });
+    w.onRawEnd?.(turn, indexOf(ctx), { returned: value });
     return value;
   } catch (error) {
-    w.onRawEnd?.(turn, ctx.index, { threw: error instanceof Error ? error.message : String(error) });
+    w.onRawEnd?.(turn, indexOf(ctx), { threw: error instanceof Error ? error.message : String(error) });
     throw error;
   } finally {
     recordEffect(w.log, { kind: 'end', ...line });
-    w.onToolDone?.(turn, ctx.index);
+    w.onToolDone?.(turn, indexOf(ctx));
   }
 }
 
@@ -107,8 +118,9 @@ export function workloadTools(w: WorkloadContext): Tool[] {
     input: v.object({ n: v.number(), ms: v.number(), after: v.optional(v.number()) }),
     async *execute({ n, ms, after }, ctx) {
       const turn = turnOf(ctx.toolCallId);
-      const line = { attempt: w.attempt, turn, index: ctx.index, toolCallId: ctx.toolCallId, key: keyOf(ctx), pid: process.pid };
+      const line = { attempt: w.attempt, turn, index: indexOf(ctx), toolCallId: ctx.toolCallId, key: keyOf(ctx), pid: process.pid };
       recordEffect(w.log, { kind: 'start', ...line });
+      w.onToolStart?.(turn, line.index);
       try {
         if (after !== undefined) await endOf(w, turn, after, ctx.signal);
         yield { step: 1, of: 2 };
@@ -117,14 +129,14 @@ export function workloadTools(w: WorkloadContext): Tool[] {
         await sleep(ms / 2, ctx.signal);
         if (n === 3) throw new Error('call 3 failed on purpose');
         const value = { n, square: n * n };
-        w.onRawEnd?.(turn, ctx.index, { returned: value });
+        w.onRawEnd?.(turn, indexOf(ctx), { returned: value });
         return value;
       } catch (error) {
-        w.onRawEnd?.(turn, ctx.index, { threw: error instanceof Error ? error.message : String(error) });
+        w.onRawEnd?.(turn, indexOf(ctx), { threw: error instanceof Error ? error.message : String(error) });
         throw error;
       } finally {
         recordEffect(w.log, { kind: 'end', ...line });
-        w.onToolDone?.(turn, ctx.index);
+        w.onToolDone?.(turn, indexOf(ctx));
       }
     },
   });
@@ -236,4 +248,15 @@ export function workloadModel(w: WorkloadContext): AgentModel {
     const results = messages.filter((m) => m.role === 'tool').length;
     return { role: 'assistant', content: [{ type: 'text', text: `Done: ${results} tool results seen.` }], stopReason: 'stop' };
   };
+}
+
+/**
+ * The queue modes' batch: calls 0–7 of {@link workloadCalls} (ids and positions the same):
+ * a call that ends after the next one, an exclusive tool, a throw, a timeout, a bad argument,
+ * an unknown tool and a throwing `beforeToolCall`. Left out: the approvals (8, 9; queue mode
+ * runs no call that needs approval) and calls 10, 11 (another out-of-order pair, kept out to
+ * keep a trial short).
+ */
+export function queueWorkloadCalls(): ToolCall[] {
+  return workloadCalls(0).slice(0, 8);
 }

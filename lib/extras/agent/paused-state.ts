@@ -10,7 +10,7 @@
 import * as v from 'valibot';
 import type { PausedBatchState } from '../../core/approval.ts';
 import { ResumeError } from '../../core/resume-error.ts';
-import { openState, sealState } from '../../core/state-envelope.ts';
+import { openStateBody, sealState } from '../../core/state-envelope.ts';
 import type { ToolResultMessage } from '../../core/tool.ts';
 import type { AgentMessage, AssistantMessage, PausedAgentBody, PausedAgentState } from './messages.ts';
 
@@ -103,13 +103,7 @@ export async function readPausedAgentState(given: unknown, secret: string | Uint
 
 async function readBody(given: unknown, secret: string | Uint8Array | undefined, maxChars: number): Promise<RestoredAgent> {
   const hint = ' (it is a paused batch: resume it with runTools, not runAgent)';
-  const body = await openState(given, { kind: 'toolrun/paused-agent', maxChars, secret, otherKindHint: hint });
-  const parsed = v.safeParse(Body, body);
-  if (!parsed.success) {
-    const issue = parsed.issues[0];
-    throw new ResumeError('malformed', `resume.state is malformed at ${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`);
-  }
-  const state = parsed.output;
+  const state = await openStateBody(given, Body, { kind: 'toolrun/paused-agent', maxChars, secret, otherKindHint: hint });
   if (!state.message.content.some((block) => block.type === 'toolCall')) throw new ResumeError('malformed', 'resume.state is inconsistent: the paused message has no tool call');
   return {
     turn: state.turn,
