@@ -12,6 +12,7 @@ import type { ToolApprovalRequest } from './approval.ts';
 import { Step, type MergeSlot, type Settler } from './streams/merge.ts';
 import type { Tool, ToolCall, ToolContext, ToolResultMessage } from './tool.ts';
 import { callClient, NO_CLIENT, type ToolClient } from './tool-client.ts';
+import type { PullMark } from './outbox.ts';
 import type { JournaledCall } from './stages/journal.ts';
 import type { TraceHeaders, TracedCall } from './tracing.ts';
 
@@ -51,7 +52,7 @@ export interface CallOwner {
  */
 export class CallRecord extends CancelScope implements MergeSlot<CallRecord | undefined> {
   /** Where the call is; only {@link advance} changes it. */
-  state: CallState = CallState.Queued;
+  #state: CallState = CallState.Queued;
   /** The tool the call names, looked up once when handed out; `undefined`: unknown tool. */
   tool: Tool | undefined;
   /** The validated arguments; set when prepare succeeded, cleared when the call ended. */
@@ -67,6 +68,8 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
   next: MergeSlot<CallRecord | undefined> | undefined = undefined;
   iterator: AsyncIterator<unknown, unknown, undefined> | undefined = undefined;
   settler: Settler<CallRecord | undefined> | undefined = undefined;
+  /** The tool's pull mark (M3), made on its first update and queued again after each later one; `undefined` for a tool that never yielded. */
+  pullMark: PullMark<CallRecord | undefined> | undefined = undefined;
   /**
    * What had aborted the call's signal when its tool settled (`undefined`: nothing, it ended
    * on its own). Noted when the tool settles, not when its record is taken: the consumer
@@ -77,7 +80,7 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
   runStoppedFirst = false;
   /** The request of a call that needs approval, from the moment it is asked for until it is answered (H1, H3); `undefined` for most calls. */
   approval: ToolApprovalRequest | undefined;
-  /** The result message, only while the call has ended ahead of a gap and waits to be released (O2). */
+  /** The result message, from the call's end to its release (O2); a call ahead of a gap keeps it while the reorder buffer holds the call (release.ts). */
   message: ToolResultMessage | undefined;
   /** The call's trace, from its hand-out to its end; `undefined` when the run is not traced (contract T1). */
   trace: TracedCall | undefined = undefined;
@@ -99,6 +102,11 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
     super(graceMs);
   }
 
+  /** Where the call is (read only: {@link advance} is the one writer). */
+  get state(): CallState {
+    return this.#state;
+  }
+
   /** The merge record's tag: the call itself. */
   get tag(): CallRecord {
     return this;
@@ -114,8 +122,8 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
    * call is already there or past it.
    */
   advance(to: CallState): boolean {
-    if (to <= this.state) return false;
-    this.state = to;
+    if (to <= this.#state) return false;
+    this.#state = to;
     return true;
   }
 

@@ -9,20 +9,22 @@
  *        └─ Run.pump()              run.ts         hands out call i when S1–S3 and P1 allow:
  *             CallRecord            call.ts          one record per call, states Queued → … → Released
  *             tool_execution_start                   → outbox
- *             prepareToolCall       stages/prepare.ts  lookup, parse, prepareArguments, validate,
+ *             prepareToolCall       stages/prepare.ts  stage 1: lookup, parse, prepareArguments, validate,
  *                                                      beforeToolCall (P1, P2, P5) → undefined or an Outcome
- *             #execute              run.ts           the record enters the run's cancel scope (abort.ts),
- *                                                    starts its timeout, calls execute (stages/execute.ts):
- *                                                    a generator or promise → MergeEngine (streams/merge.ts);
- *                                                    a plain value → an Outcome at once
- *        tool steps ─▶ MergeEngine ─▶ Channel (streams/channel.ts) ─▶ Run.handle(record)
- *             a yielded value  → tool_execution_update → outbox (live, O5), then a pull mark (M3)
- *             returned / threw → executedFromReturn / executedFromThrow → an Outcome
+ *             #execute              run.ts           stage 2: the record enters the run's cancel scope
+ *                                                    (abort.ts), starts its timeout, calls executeToolCall
+ *                                                    (stages/execute.ts): a generator or promise → MergeEngine
+ *                                                    (streams/merge.ts); a plain value → an Outcome at once
+ *        tool steps ─▶ MergeEngine, the run's mailbox (with the run's notes) ─▶ Run.handle(record)
+ *             a yielded value  → tool_execution_update → outbox (live, O5), then a PullMark (outbox.ts, M3)
+ *             returned / threw → returnedOutcome / thrownOutcome → an Outcome
  *                                  (a usable result, no afterToolCall, not stopped: straight to #end)
- *             #executed             run.ts           afterToolCall (stages/finalize.ts, P3)
- *             #end                  run.ts           bound (C20), tool_execution_end → outbox (O3);
+ *             #finalize             run.ts           stage 3: afterToolCall (stages/finalize.ts, P3)
+ *             #end                  run.ts           stage 4: bound (C20), tool_execution_end → outbox (O3)
+ *             #release              run.ts           stage 5: InOrderRelease (release.ts, on ReorderBuffer):
  *                                                    tool_result → outbox once every earlier call ended (O2)
- *        RunGenerator               run-tools.ts   hands the outbox to the consumer, one event per next()
+ *        RunGenerator               run-tools.ts   takes the outbox's events (Outbox.take pulls the
+ *                                                  PullMarks on the way), one event per next()
  * ```
  *
  * Every foreign value on the way (what a tool, hook or schema returns or throws) is read by
@@ -38,7 +40,6 @@
  */
 import { consumerExitReason, MAX_TIMER_MS, type CancelScope } from './abort.ts';
 import { readResume } from './resume.ts';
-import { CallRecord } from './call.ts';
 import { DEFAULTS } from './defaults.ts';
 import type { ToolBatch, ToolEvent } from './events.ts';
 import type { JournalError } from './journal.ts';
@@ -254,15 +255,8 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
       for (;;) {
         // J9: a journal failure stops the run before anything more is handed out.
         if (run.journalError !== undefined) return this.#failJournal(run.journalError);
-        const item = outbox.take();
-        if (item !== undefined) {
-          // A pull mark: the update before it has been taken, so its tool may step again (M3).
-          if (item instanceof CallRecord) {
-            engine.pull(item);
-            continue;
-          }
-          return { done: false, value: item };
-        }
+        const event = outbox.take();
+        if (event !== undefined) return { done: false, value: event };
         const record = engine.take();
         if (record !== undefined) {
           run.handle(record);

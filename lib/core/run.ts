@@ -1,9 +1,11 @@
 /**
  * `Run`: the one record of a run — its options, its calls, its scheduling (contract S1–S4,
  * P1), the life of each call through the five stages, and its cancellation scope (it *is*
- * the run's {@link CancelScope}; every running call is a child scope).
+ * the run's {@link CancelScope}; every running call is a child scope). Two concerns live
+ * beside it, each in its own file: in-order release and `terminate` ({@link InOrderRelease},
+ * release.ts) and what the consumer is handed ({@link Outbox}, outbox.ts).
  *
- * Rules it keeps:
+ * Scheduling, the rules it keeps:
  * - prepare is serial in call order (P1): the next call is handed out only once the
  *   previous one is prepared; execution starts as soon as a call's own prepare is done;
  * - at most `maxConcurrency` calls are handed out and not ended (S1);
@@ -18,10 +20,35 @@
  *   it; the run is finished — paused — when nothing is running and only deferred and held
  *   calls are left.
  *
- * Nothing polls: the run acts on records of its merge engine (a tool's step, a settled
- * hook, a call arriving, a grace period over) through {@link Run.handle}, and on
- * {@link Run.pump}, which the run generator calls whenever the consumer has taken every
- * pending event. Everything the consumer is to see goes into {@link Run.outbox}.
+ * Nothing polls: the run acts on the records of its mailbox — its merge engine, where each
+ * tool's settled step and each of the run's own notes ({@link RunNote}: a hook settled, a
+ * call arrived, a grace period ran out) are queued in the order they happened — through
+ * {@link Run.handle}, and on {@link Run.pump}, which the run generator calls whenever the
+ * consumer has taken every pending event. Everything the consumer is to see goes into
+ * {@link Run.outbox}.
+ *
+ * Words (one per idea, here and in the stages; docs/architecture.md has the same list):
+ * - **hand out**: a call leaves the queue — its `tool_execution_start`, then stage 1
+ *   (`#handOut`). Scheduling is when calls are handed out and when an exclusive call starts.
+ * - the five stages, one verb each: **prepare** (`prepareToolCall`), **execute** (the
+ *   tool's `execute` is called: `#execute`, `executeToolCall`; the call is then `Running`),
+ *   **finalize** (`afterToolCall`: `#finalize`, `finalizeToolCall`), **end**
+ *   (`tool_execution_end`, state `Ended`: `#end`, `#emitEnd`), **release** (`tool_result`
+ *   in call order, state `Released`: `#release`, `InOrderRelease`).
+ * - **settle**: a promise, or a tool, settles — a tool when it returns or throws
+ *   (`#toolSettled`); its outcome is then `returnedOutcome`, `thrownOutcome` or, when it did
+ *   not settle within its grace period, `abandonedOutcome`.
+ * - **answer**: the run gives a call an outcome without executing it (`not_run` after a
+ *   stop: `#answerNotRun`, `#answerDeferred`, `#answerWaiting`).
+ * - **defer**: a call waits for a person's approval (H3). **hold**: kept back until an
+ *   earlier call lets it go — a call held unprepared behind a deferral (`#holding`), a
+ *   result held in the reorder buffer ahead of a gap (O2).
+ * - **stop**: the run's signal aborted or the consumer left (`stopped`); nothing new starts.
+ *   **finish**: the batch — every call answered, or deferred or held, and no more can
+ *   arrive (`finished`); the generator returns.
+ * - **close**: a scope leaves its parent and clears its timers; **detach**: the merge
+ *   engine lets go of a source (`MergeEngine.detach`, `closeSources` for all of them).
+ * - **post**: the run queues one of its notes to its own mailbox (`Run.post`).
  *
  * @module
  */
@@ -30,31 +57,34 @@ import { STANDING_DECISIONS, type PausedBatch, type ResumePlan, type StandingDec
 import { pausedBatch } from './pause.ts';
 import { CallRecord, CallState, type CallOwner } from './call.ts';
 import { DEFAULTS, HAND_OUT_SLICE } from './defaults.ts';
-import type { CallOutcome, ToolEvent, ToolResultEvent } from './events.ts';
+import type { CallOutcome } from './events.ts';
 import { JournalError, type InterruptedCallPolicy, type JournalOperation, type ToolJournal } from './journal.ts';
+import { InOrderRelease, type CommitNote, type ReleaseOwner } from './release.ts';
 import { toolTable, type RunToolsOptions } from './options.ts';
 import { emitWarning } from './platform.ts';
-import { boundResult, executedAbandoned, executedFromReturn, executedFromThrow, startExecution } from './stages/execute.ts';
-import { finalizeExecutedToolCall, type FinalizeInput } from './stages/finalize.ts';
+import { abandonedOutcome, boundResult, executeToolCall, returnedOutcome, thrownOutcome } from './stages/execute.ts';
+import { finalizeToolCall, type FinalizeInput } from './stages/finalize.ts';
 import { Problem, readTimeoutLimit, readToolOutput } from './stages/foreign.ts';
 import { openEntry, prepareJournaled, REPLAYED, unknownOutcome, type JournaledCall } from './stages/journal.ts';
 import { Outcome, outcomeText } from './stages/outcome.ts';
 import { DEFERRED, notRun, prepareToolCall, type JournalInput, type Prepared } from './stages/prepare.ts';
 import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.ts';
-import { Channel } from './streams/channel.ts';
+import { Outbox, PullMark } from './outbox.ts';
 import { MergeEngine, Step, type MergeRecord } from './streams/merge.ts';
 import type { Tool, ToolCall, ToolResult, ToolResultMessage } from './tool.ts';
 import { TracedBatch, TracedIterator, type BatchTraceEnd, type TraceHeaders } from './tracing.ts';
 import { isPromiseLike, thrownText } from './guards.ts';
 
-/** What the consumer is handed, in order: events, and pull marks (a `CallRecord`: pull that tool once the update before it was taken, M3). */
-export type OutboxItem = ToolEvent | CallRecord;
-
-/** Records the run pushes to its own merge engine (hooks settling, input arriving, a grace period over). */
-type Note =
+/**
+ * The run's notes: what happened to the run itself, outside its tools' steps — a call's
+ * asynchronous prepare, `afterToolCall` or journal commit settled, a call's grace period ran
+ * out (A3), the stream of calls delivered or failed (S4). The run posts each to its mailbox
+ * ({@link Run.post}) rather than acting in the promise callback, so it acts on notes and
+ * tool steps alike in the order they happened, from one place ({@link Run.handle}).
+ */
+type RunNote =
   | { kind: 'prepared'; outcome: Prepared | typeof REPLAYED }
-  | { kind: 'committed' }
-  | { kind: 'commit-failed'; error: unknown }
+  | CommitNote
   | { kind: 'finalized'; outcome: Outcome }
   | { kind: 'abandoned' }
   | { kind: 'input'; result: IteratorResult<ToolCall, unknown> }
@@ -63,7 +93,7 @@ type Note =
 /**
  * One run. Each field carries its invariant.
  */
-export class Run extends CancelScope implements JournalInput, FinalizeInput, CallOwner {
+export class Run extends CancelScope implements JournalInput, FinalizeInput, CallOwner, ReleaseOwner {
   // --- configuration: fixed at construction
   readonly options: RunToolsOptions;
   readonly tools: ReadonlyMap<string, Tool>;
@@ -117,36 +147,24 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
    */
   readonly standing: Map<string, StandingDecision>;
 
-  // --- release in call order (O2, O6)
-  /**
-   * Result messages released so far, in call order. Its length is the lowest index whose
-   * call has not ended: results are released the moment every earlier call has ended, so
-   * "released" and "ended below" are the same frontier.
-   */
-  readonly messages: ToolResultMessage[] = [];
-  /** Calls that ended ahead of a gap, by index; every key is above `messages.length`. */
-  readonly #held = new Map<number, CallRecord>();
-  /** How many released results asked to terminate and are not errors (O6). */
-  #terminating = 0;
-  /** True once `beforeToolCall` blocked a call with `terminate: true` (P6); only goes from false to true. */
-  #blockTerminated = false;
+  // --- release in call order (O2, O6, J3)
+  /** Each ended call's `tool_result` in call order, the batch's `terminate`, and journaled commits (release.ts). */
+  readonly #inOrder: InOrderRelease;
   /** True once the run's signal changed the batch (`ToolBatch.aborted`): an outcome, or a stream of calls cut short; only goes from false to true. */
   abortChangedOutcome = false;
 
   // --- the journal (J1–J10): used only when `journal` is set
-  /** Commits called and not settled; while above 0, released results wait in `#unsent` (J3). */
-  #committing = 0;
-  /** Results released while a commit was pending, in call order, from `#unsentHead` on; each is emitted once every commit up to it settled. */
-  #unsent: { event: ToolResultEvent; journaled: JournaledCall | undefined }[] | undefined;
-  #unsentHead = 0;
   /** The journal's first failure (J9); once set, nothing more is journaled or emitted, and the generator throws it. */
   journalError: JournalError | undefined;
 
   // --- channels
-  /** Every settled tool step, and the run's own notes, in the order they happened (M1–M3). */
+  /**
+   * The run's mailbox: its merge engine, which queues every settled tool step (M1–M3), and
+   * the run's own notes ({@link RunNote}, `Step.Note`), in the order they happened.
+   */
   readonly engine: MergeEngine<CallRecord | undefined>;
-  /** What the consumer is handed next, in order (O3–O5). */
-  readonly outbox = new Channel<OutboxItem>({ highWaterMark: Infinity, capacity: 16 });
+  /** What the consumer is handed next, in order (O3–O5), with the pull marks of generator tools (M3). */
+  readonly outbox: Outbox<CallRecord | undefined>;
 
   // --- onInProgressChange
   /** Executing call ids (a count per id, since ids can repeat); kept only when the option is set. */
@@ -188,6 +206,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       record.runStoppedFirst = this.stopped;
       record.close();
     });
+    this.outbox = new Outbox(this.engine);
+    this.#inOrder = new InOrderRelease(this);
   }
 
   /** True once the run was aborted or the consumer left: nothing new may start. */
@@ -200,9 +220,14 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     return (this.#toolNames ??= [...this.tools.keys()].join(', '));
   }
 
+  /** Result messages released so far, in call order (O6). */
+  get messages(): ToolResultMessage[] {
+    return this.#inOrder.messages;
+  }
+
   /** True once every call has been answered — or is deferred or held (H3) — and no more can arrive. */
   get finished(): boolean {
-    return this.#active === 0 && this.#committing === 0 && this.#input === undefined && this.#source === undefined && (this.#next === this.received.length || this.#holding);
+    return this.#active === 0 && this.#inOrder.committing === 0 && this.#input === undefined && this.#source === undefined && (this.#next === this.received.length || this.#holding);
   }
 
   /** True when the finished run has calls waiting for approval: the batch ends paused (H3). */
@@ -212,8 +237,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   /** The paused batch: its requests and its state (H3, H4), signed with `signingSecret` when given (H9). */
   pausedBatch(): Promise<PausedBatch> {
-    const held = new Map<number, ToolResultMessage>();
-    for (const [index, record] of this.#held) held.set(index, record.message!);
+    const { held, terminating, blockTerminated } = this.#inOrder.pausedParts();
     const requests = new Map<number, ToolApprovalRequest>();
     for (const record of this.#deferred!) requests.set(record.index, record.approval!);
     return pausedBatch({
@@ -222,8 +246,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       released: this.messages,
       held,
       requests,
-      terminating: this.#terminating,
-      blockTerminated: this.#blockTerminated,
+      terminating,
+      blockTerminated,
       standing: this.standing,
       signingSecret: this.options.signingSecret,
       ttlMs: this.options.stateTtlMs ?? DEFAULTS.stateTtlMs,
@@ -238,16 +262,14 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
    */
   applyResume(plan: ResumePlan): void {
     this.resumed = plan;
+    this.#inOrder.resumeFrom(plan);
     for (const [tool, decision] of plan.standing) this.standing.set(tool, decision);
-    for (let i = 0; i < plan.released; i++) this.messages.push(plan.results.get(i)!);
     this.#next = plan.released;
-    this.#terminating = plan.terminating;
-    this.#blockTerminated = plan.blockTerminated;
   }
 
   /** True when the batch asks the agent loop to stop: every result asked, none is an error (O6), or a blocking hook asked (P6). */
   get terminate(): boolean {
-    return this.#blockTerminated || (this.messages.length > 0 && this.#terminating === this.messages.length);
+    return this.#inOrder.terminate;
   }
 
   noteAbortChangedOutcome(): void {
@@ -296,7 +318,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       // A stream of calls cut by the run's abort: calls that would have come are not in the batch.
       if (this.cause === 'run' && (this.#input !== undefined || this.#source !== undefined)) this.abortChangedOutcome = true;
       this.#stopInput();
-      this.#settleWaiting();
+      this.#answerWaiting();
       // Deferred calls never ran: not paused, every call is answered (H3, A2).
       if (this.#deferred !== undefined) this.#answerDeferred(this.#deferred);
       this.#holding = false;
@@ -309,7 +331,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     }
     // At most HAND_OUT_SLICE calls per pass: their events are delivered before the next slice.
     // S2 with a journal: the previous result is taken once its commit settled (it is emitted then).
-    for (let handed = 0; this.#preparing === undefined && this.#exclusive === undefined && !this.#holding && this.#active < this.concurrency && (this.#committing === 0 || !this.sequential); handed++) {
+    for (let handed = 0; this.#preparing === undefined && this.#exclusive === undefined && !this.#holding && this.#active < this.concurrency && (this.#inOrder.committing === 0 || !this.sequential); handed++) {
       if (handed === HAND_OUT_SLICE) return;
       if (this.#next === this.received.length) {
         this.#readInput();
@@ -344,7 +366,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     if (message === undefined) return false;
     const record = new CallRecord(index, this.received[index]!, this.graceMs, this);
     record.advance(CallState.Ended);
-    this.#place(record, message);
+    this.#release(record, message);
     return true;
   }
 
@@ -354,7 +376,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     for (const record of deferred) {
       if (record.state !== CallState.Deferred) continue;
       this.#active++;
-      this.#complete(record, notRun(record.call));
+      this.#end(record, notRun(record.call));
     }
   }
 
@@ -372,11 +394,11 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.outbox.push({ type: 'tool_approval_request', toolCallId: call.id, toolName: call.name, index: record.index, request: record.approval! });
   }
 
-  /** Reacts to one record of the merge engine. */
+  /** Reacts to one record of the mailbox: a tool's step, or one of the run's notes. */
   handle(record: MergeRecord<CallRecord | undefined>): void {
     const call = record.tag;
-    if (record.step === Step.External) {
-      this.#note(call, record.value as Note);
+    if (record.step === Step.Note) {
+      this.#handleNote(call, record.value as RunNote);
       return;
     }
     if (call === undefined || call.state !== CallState.Running) return;
@@ -385,20 +407,25 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
         if (call.trace !== undefined) call.trace.progress(record.value);
         if (call.journal !== undefined) call.journal.progress(record.value);
         this.outbox.push({ type: 'tool_execution_update', toolCallId: call.call.id, toolName: call.call.name, index: call.index, progress: record.value });
-        this.outbox.push(call);
+        this.outbox.pullAfter((call.pullMark ??= new PullMark(call)));
         return;
       case Step.Done:
         this.#returned(call, record.value);
         return;
       default:
-        this.#executed(call, executedFromThrow(call, record.value, call.stoppedBy));
+        this.#finalize(call, thrownOutcome(call, record.value, call.stoppedBy));
     }
   }
 
   /** A call's grace period after an abort ran out with its tool still busy (A3): its outcome is synthesized. */
   abandoned(call: CallRecord): void {
     call.runStoppedFirst = this.stopped;
-    this.engine.push(call, { kind: 'abandoned' } satisfies Note);
+    this.post(call, { kind: 'abandoned' });
+  }
+
+  /** Posts a note about `call` (or the run, `undefined`) to the mailbox: it is read in turn, after every step queued before it. */
+  post(call: CallRecord | undefined, note: RunNote): void {
+    this.engine.post(call, note);
   }
 
   /**
@@ -411,7 +438,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     return this.engine.close();
   }
 
-  #note(call: CallRecord | undefined, note: Note): void {
+  /** Acts on one of the run's notes. */
+  #handleNote(call: CallRecord | undefined, note: RunNote): void {
     switch (note.kind) {
       case 'prepared':
         if (call !== undefined && call.state === CallState.Preparing) {
@@ -420,22 +448,18 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
         }
         return;
       case 'committed':
-        // J3: this call's commit settled; results up to the next pending commit are emitted.
-        call!.journal!.ready = true;
-        this.#committing--;
-        this.#flushResults();
+        this.#inOrder.committed(call!);
         return;
       case 'commit-failed':
-        this.#committing--;
-        this.journalFailed(call!, 'commit', note.error);
+        this.#inOrder.commitFailed(call!, note.error);
         return;
       case 'finalized':
-        if (call !== undefined && call.state === CallState.Finalizing) this.#complete(call, note.outcome);
+        if (call !== undefined && call.state === CallState.Finalizing) this.#end(call, note.outcome);
         return;
       case 'abandoned':
         if (call !== undefined && call.state === CallState.Running) {
-          this.engine.release(call);
-          this.#executed(call, executedAbandoned(call));
+          this.engine.detach(call);
+          this.#finalize(call, abandonedOutcome(call));
         }
         return;
       case 'input':
@@ -486,9 +510,9 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     if (isPromiseLike(prepared)) {
       this.#preparing = record;
       prepared.then(
-        (outcome) => this.engine.push(record, { kind: 'prepared', outcome } satisfies Note),
+        (outcome) => this.post(record, { kind: 'prepared', outcome }),
         // prepareToolCall turns every failure into an outcome; this is a last line of defence (P4).
-        (error: unknown) => this.engine.push(record, { kind: 'prepared', outcome: outcomeText('rejected', thrownText(error)) } satisfies Note),
+        (error: unknown) => this.post(record, { kind: 'prepared', outcome: outcomeText('rejected', thrownText(error)) }),
       );
       return;
     }
@@ -508,11 +532,11 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     }
     if (outcome !== undefined) {
       if (outcome === DEFERRED) this.#defer(record);
-      else this.#complete(record, outcome);
+      else this.#end(record, outcome);
       return;
     }
-    // S3: an exclusive call waits until every earlier call has ended; #complete wakes it.
-    if (this.#exclusive === record && this.messages.length < record.index) {
+    // S3: an exclusive call waits until every earlier call has ended; #release wakes it.
+    if (this.#exclusive === record && this.#inOrder.next < record.index) {
       record.advance(CallState.Waiting);
       return;
     }
@@ -522,14 +546,14 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   /** Stage 2: starts the tool (A1: its own signal; A4: its own timer). */
   #execute(record: CallRecord): void {
     if (this.stopped) {
-      this.#complete(record, notRun(record.call));
+      this.#end(record, notRun(record.call));
       return;
     }
     const own = record.tool!.timeoutMs;
     if (typeof own === 'function') {
       const limit = readTimeoutLimit(own, record.args);
       if (limit instanceof Problem) {
-        this.#complete(record, outcomeText('rejected', `Tool "${record.call.name}" was not run: its timeoutMs function ${limit.problem}. This is a problem in the tool definition, not in your call.`));
+        this.#end(record, outcomeText('rejected', `Tool "${record.call.name}" was not run: its timeoutMs function ${limit.problem}. This is a problem in the tool definition, not in your call.`));
         return;
       }
       record.timeoutMs = limit;
@@ -539,8 +563,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     record.startTimeout();
     if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, true);
     const trace = record.trace;
-    const started = trace === undefined ? startExecution(record) : trace.run(startExecution, record);
-    if (started instanceof Outcome) this.#executed(record, started);
+    const started = trace === undefined ? executeToolCall(record) : trace.run(executeToolCall, record);
+    if (started instanceof Outcome) this.#finalize(record, started);
     // Traced: every next() and return() of the tool runs in the call's span, across its suspensions.
     else this.engine.attach(record, trace === undefined ? started : new TracedIterator(trace, started));
   }
@@ -548,55 +572,59 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   /**
    * The tool returned `value`. The common case — it ended on its own, it returned a usable
    * result, and there is no `afterToolCall` to see it — goes straight to stage 4, with no
-   * `Outcome` object (what `executedFromReturn` and finalize would give is this very result).
+   * `Outcome` object (what `returnedOutcome` and finalize would give is this very result).
    */
   #returned(record: CallRecord, value: unknown): void {
     if (record.stoppedBy === undefined && this.afterToolCall === undefined) {
       const read = readToolOutput(value);
       if (!(read instanceof Problem)) {
-        if (this.#settled(record)) this.#end(record, read, false, 'ok');
+        if (this.#toolSettled(record)) this.#end(record, read);
         return;
       }
     }
-    this.#executed(record, executedFromReturn(record, value, record.stoppedBy));
+    this.#finalize(record, returnedOutcome(record, value, record.stoppedBy));
   }
 
-  /** The tool settled: the call moves to `Finalizing`; false when it was already past `Running`. */
-  #settled(record: CallRecord): boolean {
+  /** The tool settled (returned, threw, or was abandoned): the call moves to `Finalizing`; false when it was already past `Running`. */
+  #toolSettled(record: CallRecord): boolean {
     if (!record.advance(CallState.Finalizing)) return false;
     record.close();
     if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, false);
     return true;
   }
 
-  /** Stage 3: the tool's outcome goes through `afterToolCall` (P3). */
-  #executed(record: CallRecord, executed: Outcome): void {
-    if (!this.#settled(record)) return;
+  /** Stage 3: the tool settled with `executed`; it goes through `afterToolCall` (P3). */
+  #finalize(record: CallRecord, executed: Outcome): void {
+    if (!this.#toolSettled(record)) return;
     const finalized =
       record.trace === undefined || this.afterToolCall === undefined
-        ? finalizeExecutedToolCall(this, record, executed)
-        : record.trace.run(() => finalizeExecutedToolCall(this, record, executed), undefined);
+        ? finalizeToolCall(this, record, executed)
+        : record.trace.run(() => finalizeToolCall(this, record, executed), undefined);
     if (finalized instanceof Outcome) {
-      this.#complete(record, finalized);
+      this.#end(record, finalized);
       return;
     }
     finalized.then(
-      (outcome) => this.engine.push(record, { kind: 'finalized', outcome } satisfies Note),
-      (error: unknown) => this.engine.push(record, { kind: 'finalized', outcome: outcomeText('error', thrownText(error)) } satisfies Note),
+      (outcome) => this.post(record, { kind: 'finalized', outcome }),
+      (error: unknown) => this.post(record, { kind: 'finalized', outcome: outcomeText('error', thrownText(error)) }),
     );
   }
 
-  /** Stages 4 and 5 for an outcome. */
-  #complete(record: CallRecord, outcome: Outcome): void {
-    this.#end(record, outcome.result, outcome.isError, outcome.outcome, outcome.thrown);
-  }
-
-  /** Stages 4 and 5: `tool_execution_end` now (O3), `tool_result` when every earlier call has ended (O2). */
-  #end(record: CallRecord, unbounded: ToolResult, isError: boolean, kind: CallOutcome, thrown?: { readonly value: unknown }): void {
+  /**
+   * Stages 4 and 5 for the call's outcome: `tool_execution_end` now (O3), `tool_result` when
+   * every earlier call has ended (O2). A plain `ToolResult` is an `ok` outcome: the common
+   * case, a tool that returned a usable result with nothing to finalize, makes no `Outcome`
+   * (and no throw made it). An outcome a throw made carries the thrown value (`Outcome.thrown`)
+   * on to the end event's `error` and the call's trace (O7, T2).
+   */
+  #end(record: CallRecord, ended: Outcome | ToolResult): void {
     if (!record.advance(CallState.Ended)) return;
+    const outcome = ended instanceof Outcome ? ended : undefined;
+    const isError = outcome === undefined ? false : outcome.isError;
+    const kind: CallOutcome = outcome === undefined ? 'ok' : outcome.outcome;
     // One bound over the whole text of every result, errors and hook overrides included (C20).
-    const result = boundResult(unbounded, this.maxResultChars);
-    this.#ended(record, result, isError, kind, createToolResultMessage(record.call, result, isError), false, thrown);
+    const result = boundResult(outcome === undefined ? (ended as ToolResult) : outcome.result, this.maxResultChars);
+    this.#emitEnd(record, result, isError, kind, createToolResultMessage(record.call, result, isError), false, outcome?.thrown);
   }
 
   /** A call whose prior is `'ended'` (J4): its journaled progress, end (replayed) and result, nothing run, nothing committed. */
@@ -615,20 +643,27 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     if (message.details !== undefined) result.details = message.details;
     if (message.meta !== undefined) result.meta = message.meta;
     if (journaledResult.terminate !== undefined) result.terminate = journaledResult.terminate;
-    this.#ended(record, result, message.isError, journaledResult.outcome, message, true);
+    this.#emitEnd(record, result, message.isError, journaledResult.outcome, message, true);
   }
 
-  /** Stage 4 for an ended call (`record` already `Ended`), then stage 5. */
-  #ended(record: CallRecord, result: ToolResult, isError: boolean, kind: CallOutcome, message: ToolResultMessage, replayed: boolean, thrown?: { readonly value: unknown }): void {
+  /**
+   * Stage 4 for a call already `Ended` (run now or replayed): its slot freed, `tool_execution_end`
+   * emitted (with `thrown`'s value as its `error`, and to the trace, when a throw made the outcome); then stage 5.
+   */
+  #emitEnd(
+    record: CallRecord,
+    result: ToolResult,
+    isError: boolean,
+    kind: CallOutcome,
+    message: ToolResultMessage,
+    replayed: boolean,
+    thrown?: { readonly value: unknown },
+  ): void {
     record.args = undefined;
     this.#active--;
     if (this.#preparing === record) this.#preparing = undefined;
     if (this.#exclusive === record) this.#exclusive = undefined;
-    if (result.terminate === true) {
-      if (!isError) this.#terminating++;
-      // A rejected outcome carries terminate only when beforeToolCall blocked with it (P6).
-      else if (kind === 'rejected') this.#blockTerminated = true;
-    }
+    this.#inOrder.countTerminate(result.terminate, isError, kind);
     // ToolBatch.aborted: the run's abort decided this outcome (docs/decisions.md).
     if (!replayed && this.cause === 'run' && (kind === 'not_run' || kind === 'interrupted' || kind === 'abandoned')) this.abortChangedOutcome = true;
     const end = toolExecutionEndEvent(record, result, isError, kind, thrown);
@@ -638,83 +673,14 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     const journaled = record.journal;
     // J3: what is committed is what the call's end and result events carry.
     if (journaled !== undefined && !replayed) journaled.result = result.terminate === undefined ? { message, outcome: kind } : { message, outcome: kind, terminate: result.terminate };
-    this.#place(record, message);
-  }
-
-  /** Stage 5 for an ended call: its `tool_result` now if every earlier call has ended, else when they have (O2). */
-  #place(record: CallRecord, message: ToolResultMessage): void {
-    if (record.index !== this.messages.length) {
-      // Ahead of a gap: held until every earlier call has ended.
-      record.message = message;
-      this.#held.set(record.index, record);
-      return;
-    }
-    // Next in call order: released at once, without the held map (the common case).
     this.#release(record, message);
-    if (this.#held.size > 0) {
-      for (let next = this.#held.get(this.messages.length); next !== undefined; next = this.#held.get(this.messages.length)) {
-        this.#held.delete(next.index);
-        this.#release(next, next.message!);
-        next.message = undefined;
-      }
-    }
-    // An exclusive call waiting for its turn may go now (S3).
-    const waiting = this.#exclusive;
-    if (waiting !== undefined && waiting.state === CallState.Waiting && this.messages.length === waiting.index) this.#execute(waiting);
   }
 
+  /** Stage 5 for an ended call: released in call order (release.ts); an exclusive call waiting for its turn may go then (S3). */
   #release(record: CallRecord, message: ToolResultMessage): void {
-    record.advance(CallState.Released);
-    const event: ToolResultEvent = { type: 'tool_result', toolCallId: message.toolCallId, toolName: message.toolName, index: this.messages.length, message };
-    this.messages.push(message);
-    if (this.journal === undefined) this.outbox.push(event);
-    else this.#releaseJournaled(record, event);
-  }
-
-  /**
-   * Release in a journaled run (J3): the call's commit is called now — releases come in call
-   * order — and its `tool_result` is emitted once that commit and every earlier one settled.
-   * Replayed calls, and calls answered without an entry, commit nothing.
-   */
-  #releaseJournaled(record: CallRecord, event: ToolResultEvent): void {
-    if (this.journalError !== undefined) return;
-    const journaled = record.journal;
-    if (journaled !== undefined && journaled.result !== undefined) {
-      let settled: unknown;
-      try {
-        settled = journaled.entry.commit(journaled.result);
-      } catch (error) {
-        this.journalFailed(record, 'commit', error);
-        return;
-      }
-      if (isPromiseLike(settled)) {
-        journaled.ready = false;
-        this.#committing++;
-        Promise.resolve(settled).then(
-          () => this.engine.push(record, { kind: 'committed' } satisfies Note),
-          (error: unknown) => this.engine.push(record, { kind: 'commit-failed', error } satisfies Note),
-        );
-      }
-    }
-    if (this.#committing === 0) {
-      this.outbox.push(event);
-      return;
-    }
-    (this.#unsent ??= []).push({ event, journaled });
-  }
-
-  /** Emits the held results whose commits (and every earlier one) settled, in call order (J3). */
-  #flushResults(): void {
-    const unsent = this.#unsent;
-    if (unsent === undefined || this.journalError !== undefined) return;
-    while (this.#unsentHead < unsent.length) {
-      const item = unsent[this.#unsentHead]!;
-      if (item.journaled !== undefined && !item.journaled.ready) return;
-      this.outbox.push(item.event);
-      this.#unsentHead++;
-    }
-    unsent.length = 0;
-    this.#unsentHead = 0;
+    this.#inOrder.place(record, message);
+    const waiting = this.#exclusive;
+    if (waiting !== undefined && waiting.state === CallState.Waiting && this.#inOrder.next === waiting.index) this.#execute(waiting);
   }
 
   /** The journal failed on `operation` for `record` (J9): noted once; the generator stops the run and throws it. */
@@ -735,7 +701,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.#active++;
     this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
     if (this.#trace !== undefined) record.trace = this.#trace.startCall({ toolCallId: call.id, toolName: call.name, index, tool: this.tools.get(call.name) });
-    this.#complete(record, notRun(call));
+    this.#end(record, notRun(call));
   }
 
   #readInput(): void {
@@ -760,8 +726,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       read = Promise.reject(error);
     }
     Promise.resolve(read).then(
-      (result) => this.engine.push(undefined, { kind: 'input', result } satisfies Note),
-      (error: unknown) => this.engine.push(undefined, { kind: 'input-error', error } satisfies Note),
+      (result) => this.post(undefined, { kind: 'input', result }),
+      (error: unknown) => this.post(undefined, { kind: 'input-error', error }),
     );
   }
 
@@ -777,10 +743,10 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       .catch(() => {});
   }
 
-  /** An exclusive call waiting for the calls before it must not start after a stop. */
-  #settleWaiting(): void {
+  /** An exclusive call waiting for the calls before it must not start after a stop: it is answered `not_run`. */
+  #answerWaiting(): void {
     const waiting = this.#exclusive;
-    if (waiting !== undefined && waiting.state === CallState.Waiting && this.stopped) this.#complete(waiting, notRun(waiting.call));
+    if (waiting !== undefined && waiting.state === CallState.Waiting && this.stopped) this.#end(waiting, notRun(waiting.call));
   }
 
   /** Adds or removes one executing call and tells `onInProgressChange` (a throw there is reported, not raised). */

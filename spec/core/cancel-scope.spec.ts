@@ -149,4 +149,13 @@ describe('CallRecord: one checked transition, forward only (O4)', () => {
     expect(record.advance(CallState.Released)).toBe(true);
     expect(record.state).toBe(CallState.Released);
   });
+
+  it('state has no setter: advance() is its only writer', () => {
+    const record = new CallRecord(0, { id: 'a', name: 't' }, 0, { options: {}, abandoned() {} });
+    // Fails if `state` becomes a plain field again: tsc rejects the assignment (the
+    // directive below is then unused) and at run time the write succeeds instead of throwing.
+    // @ts-expect-error -- `state` is read only
+    expect(() => (record.state = CallState.Running)).toThrow(TypeError);
+    expect(record.state).toBe(CallState.Queued);
+  });
 });

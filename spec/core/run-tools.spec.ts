@@ -175,6 +175,37 @@ describe('O5 updates reach the consumer while the tool still runs, none dropped'
   });
 });
 
+describe('M3 through runTools: a generator tool runs at most one step ahead of the consumer', () => {
+  it('is pulled for its next step only when the consumer has taken its update (the pull mark)', async () => {
+    const produced: number[] = [];
+    const counter = defineTool({
+      name: 'counter',
+      input: v.object({}),
+      async *execute() {
+        for (let i = 0; i < 5; i++) {
+          produced.push(i);
+          yield i;
+        }
+        return 'done';
+      },
+    });
+    const run = runTools([{ id: 'c', name: 'counter', arguments: {} }], { tools: [counter] });
+    expect((await run.next()).value).toMatchObject({ type: 'tool_execution_start' });
+    const first = await run.next();
+    expect(first.value).toMatchObject({ type: 'tool_execution_update', progress: 0 });
+    // The consumer holds off: however long it waits, the tool is not asked for step 1.
+    // Fails if the run pulls a tool when its step settles rather than when the consumer
+    // reaches the step's pull mark.
+    await settle(20);
+    expect(produced).toEqual([0]);
+    const second = await run.next();
+    expect(second.value).toMatchObject({ type: 'tool_execution_update', progress: 1 });
+    await settle(20);
+    expect(produced).toEqual([0, 1]);
+    await run.return(undefined as never);
+  });
+});
+
 describe('O6 the return value: all messages in call order; terminate only when every result asks', () => {
   const finisher = (terminate: boolean | undefined) =>
     defineTool({

@@ -21,16 +21,16 @@ import { Outcome, outcomeText, thrownDetails } from './outcome.ts';
  * call's own. Returns the iterator to merge — the async generator itself, or a promise seen
  * as a one-step iterator — or, for a synchronous throw or value, the outcome at once (P4).
  */
-export function startExecution(record: CallRecord): AsyncIterator<unknown, unknown, undefined> | Outcome {
+export function executeToolCall(record: CallRecord): AsyncIterator<unknown, unknown, undefined> | Outcome {
   let output: unknown;
   try {
     output = record.tool!.execute(record.args, new CallContext(record));
   } catch (error) {
-    return executedFromThrow(record, error);
+    return thrownOutcome(record, error);
   }
   if (isAsyncIterator(output)) return output;
   if (isPromiseLike(output)) return new OneStep(output);
-  return executedFromReturn(record, output);
+  return returnedOutcome(record, output);
 }
 
 /** What the outcome texts need of a call. */
@@ -47,7 +47,7 @@ interface Stopped {
  * `timed_out` (A2, A4), and what the tool returned (a killed command's output, say)
  * follows a first text block that says so.
  */
-export function executedFromReturn(record: Stopped, value: unknown, stoppedBy: AbortCause | undefined = record.cause): Outcome {
+export function returnedOutcome(record: Stopped, value: unknown, stoppedBy: AbortCause | undefined = record.cause): Outcome {
   const toolName = record.call.name;
   const read = readToolOutput(value);
   if (read instanceof Problem && stoppedBy === undefined) return outcomeText('error', unusableResultText(toolName, read.problem));
@@ -74,7 +74,7 @@ export function executedFromReturn(record: Stopped, value: unknown, stoppedBy: A
  * `details` of an `ErrorWithDetails` (an adapter's peer that failed with data). The thrown
  * value is kept on the outcome (`thrown`) for the trace and the end event's `error` (O7).
  */
-export function executedFromThrow(record: Stopped, error: unknown, stoppedBy: AbortCause | undefined = record.cause): Outcome {
+export function thrownOutcome(record: Stopped, error: unknown, stoppedBy: AbortCause | undefined = record.cause): Outcome {
   const toolName = record.call.name;
   let outcome: Outcome;
   switch (stoppedBy) {
@@ -100,7 +100,7 @@ export function executedFromThrow(record: Stopped, error: unknown, stoppedBy: Ab
 }
 
 /** The outcome of a tool that did not settle within the grace period after its signal aborted (A3, case C9). */
-export function executedAbandoned(record: Stopped): Outcome {
+export function abandonedOutcome(record: Stopped): Outcome {
   const toolName = record.call.name;
   return record.cause === 'timeout'
     ? outcomeText(

@@ -34,7 +34,7 @@ export interface FinalizeInput {
  * after the consumer left. A hook still waiting when the run stops is not waited for (its
  * overrides are dropped).
  */
-export function finalizeExecutedToolCall(run: FinalizeInput, record: CallRecord, executed: Outcome): Outcome | Promise<Outcome> {
+export function finalizeToolCall(run: FinalizeInput, record: CallRecord, executed: Outcome): Outcome | Promise<Outcome> {
   const hook = run.afterToolCall;
   if (hook === undefined || record.runStoppedFirst || run.cause === 'consumer') return executed;
   let answer: unknown;

@@ -322,7 +322,7 @@ function decide(run: PrepareInput, record: CallRecord, tool: Tool, answer: unkno
   if (read.value.block) {
     const text = read.value.reason ?? `Tool call "${call.name}" was blocked by the application and did not run.`;
     const outcome = outcomeText('rejected', text);
-    // P6: the only rejected outcome that carries terminate; the run reads it when the call ends (Run.#end).
+    // P6: the only rejected outcome that carries terminate; the run reads it when the call ends (Run.#emitEnd, InOrderRelease.countTerminate).
     if (read.value.terminate) outcome.result.terminate = true;
     return outcome;
   }

@@ -41,17 +41,19 @@ export interface MergeOptions {
 
 /**
  * What a settled record says about its source: it yielded `value` (`Value`), returned it
- * (`Done`), threw it (`Error`), or the record was pushed by the engine's owner (`External`).
+ * (`Done`), threw it (`Error`); or the record is a note the engine's owner posted (`Note`:
+ * runTools' own events — a hook settled, a call arrived, a grace period ran out — queued
+ * with the tools' steps so the owner acts on everything in the order it happened).
  */
-export const Step = { Value: 0, Done: 1, Error: 2, External: 3 } as const;
+export const Step = { Value: 0, Done: 1, Error: 2, Note: 3 } as const;
 export type Step = (typeof Step)[keyof typeof Step];
 
 /** A settled step, waiting in the queue for the consumer. */
 export interface MergeRecord<T = unknown> {
   step: Step;
-  /** The source's tag, or for `External` records the tag the owner passed. */
+  /** The source's tag, or for a `Note` the tag the owner passed. */
   readonly tag: T;
-  /** The source; `undefined` for `External` records. */
+  /** The source; `undefined` for a `Note`. */
   readonly slot: MergeSlot<T> | undefined;
   value: unknown;
 }
@@ -219,9 +221,9 @@ export class MergeEngine<T = unknown> {
     this.#queue.push(slot);
   }
 
-  /** Queues a record of the owner's own (an outcome computed elsewhere) and wakes the consumer. */
-  push(tag: T, value: unknown): void {
-    this.#queue.push({ step: Step.External, tag, slot: undefined, value });
+  /** Queues a note of the owner's own (`Step.Note`, `value` the note) behind the steps already queued, and wakes the consumer. */
+  post(tag: T, note: unknown): void {
+    this.#queue.push({ step: Step.Note, tag, slot: undefined, value: note });
   }
 
   /** Takes the oldest record, or `undefined` when none is waiting. */
@@ -243,7 +245,7 @@ export class MergeEngine<T = unknown> {
    * Lets go of a source that has not finished: it counts as finished, its late steps are
    * dropped, and it gets `return()` without being awaited (see {@link closeWithoutWaiting}).
    */
-  release(slot: MergeSlot<T>): void {
+  detach(slot: MergeSlot<T>): void {
     const iterator = slot.iterator;
     if (iterator === undefined) return;
     this.#finish(slot);

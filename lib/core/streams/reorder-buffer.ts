@@ -70,6 +70,22 @@ export class ReorderBuffer<T> {
   }
 
   /**
+   * The values waiting ahead of a gap, as `[index, value]` pairs in no particular order: what
+   * is held, for a caller that must save it (runTools keeps the results of a paused batch's
+   * calls that ended ahead of a call waiting for approval). Reading them changes nothing.
+   *
+   * @example
+   * ```ts
+   * const buffer = new ReorderBuffer<string>();
+   * buffer.push(2, 'c');
+   * [...buffer.heldEntries()];       // [[2, 'c']]
+   * ```
+   */
+  heldEntries(): IterableIterator<[number, T]> {
+    return this.#held.entries();
+  }
+
+  /**
    * Adds the value for `index`; returns how many values are now ready.
    *
    * @throws RangeError for an index that is not an integer in `[0, size)`, or that was

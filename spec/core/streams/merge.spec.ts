@@ -376,7 +376,7 @@ describe('M1 a source’s callbacks serve another source only once nothing of it
     const late = { next: () => new Promise<IteratorResult<unknown, unknown>>((resolve) => (fulfil = resolve)), return: () => Promise.resolve({ done: true as const, value: undefined }) };
     const engine = new MergeEngine<string>();
     const slot = engine.add('a', late);
-    engine.release(slot);
+    engine.detach(slot);
     engine.add('b', pending());
     fulfil!({ done: true, value: 'a late' });
     await settle();

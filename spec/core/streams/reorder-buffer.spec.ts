@@ -33,6 +33,19 @@ describe('B1 releases the longest ready prefix in index order, immediately', () 
 });
 
 describe('B2 O(1) amortized, holds only what arrived ahead of a gap', () => {
+  it('heldEntries() lists exactly the held values by index, and reading them changes nothing', () => {
+    const buffer = new ReorderBuffer<string>();
+    buffer.push(3, 'd');
+    buffer.push(1, 'b');
+    // Fails if heldEntries() misses a held value, lists a ready one, or consumes what it lists.
+    expect(new Map(buffer.heldEntries())).toEqual(new Map([[1, 'b'], [3, 'd']]));
+    expect(buffer.held).toBe(2);
+    buffer.push(0, 'a');
+    expect([...buffer.heldEntries()]).toEqual([[3, 'd']]);
+    expect([...buffer.drain()]).toEqual(['a', 'b']);
+  });
+
+
   it('holds nothing when values arrive in order', () => {
     const buffer = new ReorderBuffer<number>();
     let held = 0;
