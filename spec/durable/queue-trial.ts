@@ -33,7 +33,7 @@ import type { ToolResultMessage } from '../../lib/index.ts';
 import type { ChildCommand, TrialResult } from './driver.ts';
 import type { FreezeAt } from './probe.ts';
 import type { QueueChildConfig } from './queue-child.ts';
-import { readEffects } from './side-effects.ts';
+import { readEffects, recordEffect } from './side-effects.ts';
 import { queueWorkloadCalls } from './workload.ts';
 
 export type QueueMode = 'queue-orchestrator' | 'queue-worker';
@@ -206,6 +206,9 @@ export async function runQueueTrial(child: ChildCommand, plan: QueueTrialPlan, d
     if (killed !== undefined && alive(killed.proc)) {
       killedPid = killed.proc.proc.pid;
       await kill(killed.proc);
+      // A call of another worker waiting for the end of a call the killed one was running
+      // (workload.ts, `endOf`) stops waiting here: under 'unknown' that call never ends.
+      if (killedPid !== undefined) recordEffect(log, { kind: 'killed', attempt: 0, pid: killedPid });
       result.kills = 1;
       result.attempts = 2;
       // The killed process is dead and not yet started again: what it journaled is final. The

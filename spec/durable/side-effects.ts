@@ -19,7 +19,9 @@ export type SideEffect =
   | { kind: 'start'; attempt: number; turn: number; index: number; toolCallId: string; key: string | undefined; pid: number }
   | { kind: 'end'; attempt: number; turn: number; index: number; toolCallId: string; key: string | undefined; pid: number }
   | { kind: 'asked'; attempt: number; turn: number; index: number; toolCallId: string; pid: number }
-  | { kind: 'model'; attempt: number; turn: number; pid: number };
+  | { kind: 'model'; attempt: number; turn: number; pid: number }
+  /** Written by the queue driver (queue-trial.ts) once it killed process `pid` (of attempt `attempt`): a call that process was running may never end (under `'unknown'`). */
+  | { kind: 'killed'; attempt: number; pid: number };
 
 /** Appends `effect` to the log at `file` (synchronously: it is in the kernel when this returns). */
 export function recordEffect(file: string, effect: SideEffect): void {

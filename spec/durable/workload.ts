@@ -104,10 +104,21 @@ async function logged<T>(w: WorkloadContext, ctx: ToolContext, body: () => Promi
  * how the batch makes calls finish out of call order whatever the machine's load — a
  * journal that issued its operations in completion order would otherwise pass by luck
  * whenever the load made calls finish in call order. A call replayed from the journal
- * ended in an earlier attempt, so nothing waits forever.
+ * ended in an earlier attempt. A call whose process was killed while it ran (a `killed`
+ * line for the pid of its last start) may never end: under `'unknown'` it is answered
+ * without running again, so the wait stops there too — what matters in queue mode, where
+ * the waiting call runs in another worker that survives the kill (in one process, the
+ * kill interrupts both). So nothing waits forever.
  */
 async function endOf(w: WorkloadContext, turn: number, index: number, signal: AbortSignal): Promise<void> {
-  while (!readEffects(w.log).some((e) => e.kind === 'end' && e.turn === turn && e.index === index)) await sleep(5, signal);
+  const settled = (): boolean => {
+    const effects = readEffects(w.log);
+    const mine = effects.filter((e) => (e.kind === 'start' || e.kind === 'end') && e.turn === turn && e.index === index);
+    if (mine.some((e) => e.kind === 'end')) return true;
+    const last = mine.at(-1);
+    return last !== undefined && effects.some((e) => e.kind === 'killed' && e.pid === last.pid);
+  };
+  while (!settled()) await sleep(5, signal);
 }
 
 /** The trial's tools, reporting to `w`. */
