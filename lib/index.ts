@@ -80,6 +80,7 @@ export type {
   PausedCall,
   ResumeErrorCode,
   ResumeOptions,
+  StandingDecision,
   ToolApprovalHandler,
   ToolApprovalRequest,
   ToolApprovalResponse,

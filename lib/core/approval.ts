@@ -73,9 +73,20 @@ export interface ToolApprovalResponse {
   always?: boolean;
 }
 
-/** A decision that stands for every later request of one tool (H11), by tool name. */
+/**
+ * A decision that stands for every later request of one tool for the rest of a run (H11),
+ * kept by tool name in a paused batch's state (`PausedBatchBody.standing`). Made by a
+ * {@link ToolApprovalResponse} with `always: true`.
+ *
+ * @example
+ * ```ts
+ * const standing: StandingDecision = { approved: false, reason: 'no payments today' };
+ * ```
+ */
 export interface StandingDecision {
+  /** `true`: later calls of the tool run unasked; `false`: they are rejected unasked. */
   readonly approved: boolean;
+  /** The person's reason; a rejected call's result quotes it to the model. */
   readonly reason?: string;
 }
 
