@@ -31,6 +31,22 @@ async function pauseThenApprove(tools: Tool[], wired: string[]) {
   return { pending, ranBeforeResume, final };
 }
 
+/** An Agents SDK tool that needs approval and records whom it wired, its agent, and a fresh run context. */
+function agentsWire() {
+  const wired: string[] = [];
+  const wire = agentsTool({
+    name: 'wire_money',
+    description: 'Wires money',
+    parameters: z.object({ to: z.string(), amount: z.number() }),
+    needsApproval: true,
+    execute: async ({ to }) => {
+      wired.push(to);
+      return `wired ${to}`;
+    },
+  });
+  return { wired, wire, agent: new Agent({ name: 'bank', tools: [wire] }), runContext: new RunContext({}) };
+}
+
 describe('H12: an adapted tool answers some calls itself and leaves one pending', () => {
   it("H12: ai 7's toolApproval — 'approved' runs w1, 'denied' refuses w2, 'user-approval' leaves w3 pending; the batch pauses on w3 alone", async () => {
     const wired: string[] = [];
@@ -58,19 +74,7 @@ describe('H12: an adapted tool answers some calls itself and leaves one pending'
   });
 
   it("H12: OpenAI Agents' RunContext — approveTool(w1), rejectTool(w2, message) answer those calls; w3, recorded nowhere, pauses", async () => {
-    const wired: string[] = [];
-    const wire = agentsTool({
-      name: 'wire_money',
-      description: 'Wires money',
-      parameters: z.object({ to: z.string(), amount: z.number() }),
-      needsApproval: true,
-      execute: async ({ to }) => {
-        wired.push(to);
-        return `wired ${to}`;
-      },
-    });
-    const agent = new Agent({ name: 'bank', tools: [wire] });
-    const runContext = new RunContext({});
+    const { wired, wire, agent, runContext } = agentsWire();
     const item = (call: ToolCall) =>
       new RunToolApprovalItem({ type: 'function_call', callId: call.id, name: call.name, arguments: JSON.stringify(call.arguments) }, agent);
     runContext.approveTool(item(calls[0]!));
@@ -85,19 +89,7 @@ describe('H12: an adapted tool answers some calls itself and leaves one pending'
   });
 
   it("H12: OpenAI Agents' alwaysApprove in the RunContext answers every call of the tool: nothing pauses", async () => {
-    const wired: string[] = [];
-    const wire = agentsTool({
-      name: 'wire_money',
-      description: 'Wires money',
-      parameters: z.object({ to: z.string(), amount: z.number() }),
-      needsApproval: true,
-      execute: async ({ to }) => {
-        wired.push(to);
-        return `wired ${to}`;
-      },
-    });
-    const agent = new Agent({ name: 'bank', tools: [wire] });
-    const runContext = new RunContext({});
+    const { wired, wire, agent, runContext } = agentsWire();
     runContext.approveTool(new RunToolApprovalItem({ type: 'function_call', callId: 'earlier', name: 'wire_money', arguments: '{}' }, agent), { alwaysApprove: true });
     const { tools } = fromOpenAIAgentsTools([wire], { runContext });
     const { batch } = await collect(runTools(calls, { tools }));
