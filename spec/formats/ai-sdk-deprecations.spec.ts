@@ -64,8 +64,8 @@ describe('no ai 7 deprecation warning from toolrun’s converters (item 8)', () 
     return model.doGenerateCalls[0]!.prompt;
   }
 
-  it('toAISDKMessages writes images as ai 7 file parts: generateText logs no deprecation, the model gets the image', async () => {
-    const prompt = await promptAfter(undefined);
+  /** No deprecation was logged, and the prompt's tool message carries the text and the image as an ai 7 `file` part. */
+  function expectImageSentWithoutDeprecation(prompt: Awaited<ReturnType<typeof promptAfter>>): void {
     expect(deprecations()).toEqual([]);
     const tool = prompt.find((m) => m.role === 'tool');
     expect(tool?.content).toEqual([
@@ -74,6 +74,11 @@ describe('no ai 7 deprecation warning from toolrun’s converters (item 8)', () 
         output: { type: 'content', value: [{ type: 'text', text: 'a cat' }, expect.objectContaining({ type: 'file', data: { type: 'data', data: PNG }, mediaType: 'image/png' })] },
       }),
     ]);
+  }
+
+  it('toAISDKMessages writes images as ai 7 file parts: generateText logs no deprecation, the model gets the image', async () => {
+    const prompt = await promptAfter(undefined);
+    expectImageSentWithoutDeprecation(prompt);
   });
 
   it('the check sees the deprecation: aiVersion 6 (image-data, the old shape) makes ai 7 log AISDK_DEP_TOOL_RESULT_IMAGE_DATA', async () => {
@@ -101,14 +106,7 @@ describe('no ai 7 deprecation warning from toolrun’s converters (item 8)', () 
 
   it('toAISDKTools: toModelOutput writes ai 7 file parts; the second step logs no deprecation and sends the image', async () => {
     const prompt = await runWithTool(undefined);
-    expect(deprecations()).toEqual([]);
-    const tool = prompt.find((m) => m.role === 'tool');
-    expect(tool?.content).toEqual([
-      expect.objectContaining({
-        type: 'tool-result',
-        output: { type: 'content', value: [{ type: 'text', text: 'a cat' }, expect.objectContaining({ type: 'file', data: { type: 'data', data: PNG }, mediaType: 'image/png' })] },
-      }),
-    ]);
+    expectImageSentWithoutDeprecation(prompt);
   });
 
   it('the check sees it there too: toAISDKTools with aiVersion 6 makes ai 7 log the image-data deprecation', async () => {
