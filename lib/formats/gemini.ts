@@ -125,7 +125,10 @@ export function fromGemini(content: GeminiInput): ToolCall[] {
  *
  * `response` is `{ output: text }`, or `{ error: text }` for an error result — the keys the
  * API documents for a function's output and its error; text blocks are joined with `"\n"`.
- * Images: see {@link ToGeminiOptions.images}. `id` is copied only from ids the model gave;
+ * Audio and resource blocks are sent as the text `contentBlockText` writes (with
+ * `images: 'parts'`, only text blocks are). Images: see {@link ToGeminiOptions.images}. The
+ * result messages are not checked at run time as `toAnthropic` checks them: a non-array
+ * `results` or `content` throws a `TypeError`. `id` is copied only from ids the model gave;
  * an id {@link fromGemini} synthesized is left out, so the model never sees an id it did not
  * write. `details` is never sent.
  *
