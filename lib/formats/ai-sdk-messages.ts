@@ -19,7 +19,7 @@ import type { ToolApprovalRequest, ToolApprovalResponse } from '../core/approval
 import { ResumeError } from '../core/resume-error.ts';
 import type { ToolCall, ToolResultMessage } from '../core/tool.ts';
 import { describeValue, providerBlock } from '../core/tool.ts';
-import { asString, contentToText } from './shared.ts';
+import { asString, contentToText, toolName } from './shared.ts';
 import { isObjectRecord } from '../core/guards.ts';
 
 /** What {@link fromAISDKMessage} accepts: an assistant `ModelMessage` (`content` a string or an array of parts). */
@@ -76,7 +76,8 @@ export interface ToAISDKMessagesOptions<V extends AISDKVersion = 7> {
  * Reads the tool calls of an AI SDK assistant message.
  *
  * Returns one {@link ToolCall} per `tool-call` part, in content order: `id` = `toolCallId`,
- * `name` = `toolName`, `arguments` = `input` as is (an object after the SDK parsed it; the
+ * `name` = `toolName` (one that is not a string becomes `''`, never its `String()`: the call
+ * is answered "no tool name", never run), `arguments` = `input` as is (an object after the SDK parsed it; the
  * raw text when it could not). Parts with `providerExecuted: true` (run by the provider,
  * e.g. a hosted web search) are skipped, as are text, reasoning, file and tool-result parts.
  * A string `content` holds no calls.
@@ -102,7 +103,7 @@ export function fromAISDKMessage(message: AISDKAssistantMessageInput): ToolCall[
   const calls: ToolCall[] = [];
   for (const part of content as unknown[]) {
     if (!isObjectRecord(part) || part.type !== 'tool-call' || part.providerExecuted === true) continue;
-    const call: ToolCall = { id: asString(part.toolCallId), name: asString(part.toolName) };
+    const call: ToolCall = { id: asString(part.toolCallId), name: toolName(part.toolName) };
     if (part.input !== undefined) call.arguments = part.input;
     calls.push(call);
   }
