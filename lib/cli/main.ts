@@ -14,12 +14,15 @@
  * toolrun serve-mcp [options] [<module>]       serve a module's tools, or the ready-made ones
  *                                              (--tools), as an MCP server
  * toolrun agent                                a scripted agent with sub-agents, drawn as a tree
+ * toolrun durable [options]                    a DBOS durable batch killed mid-way and recovered
+ *                                              (lib/cli/durable.ts parses its own options)
  * toolrun --help
  * ```
  *
- * Exit codes: 0 done (a demo paused for approval included); the replay report's own code for `replay`; 2 bad input (one line on
- * stderr, `toolrun: <what and where>`); 1 an unexpected error (one line, the stack with
- * `TOOLRUN_DEBUG=1`); 130 interrupted with Ctrl+C.
+ * Exit codes: 0 done (a demo paused for approval included); the replay report's own code
+ * for `replay`; 2 bad input (one line on stderr, `toolrun: <what and where>`); 1 an
+ * unexpected error (one line, the stack with `TOOLRUN_DEBUG=1`); 130 interrupted with
+ * Ctrl+C.
  *
  * {@link main} takes the arguments and an io object (stdout, stderr, environment, Ctrl+C,
  * exit), so it runs in-process as well; {@link runAsProgram} is the thin command-line

@@ -21,7 +21,8 @@
  * one of the three provider formats (an Anthropic message with `tool_use` blocks, an OpenAI
  * Chat message or completion with `tool_calls`, a Responses `output` array or response).
  *
- * The MCP SDK is imported here, at run time, and only here in the CLI: the library itself
+ * The MCP SDK's client is imported here (this module is loaded only for `toolrun mcp`);
+ * `serve-mcp` loads its server side through `lib/mcp/`. The library's MCP client bridge
  * (`lib/extras/mcp.ts`) needs none of it.
  *
  * @module

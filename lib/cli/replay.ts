@@ -3,14 +3,14 @@
  * through `runTools` and checks contract F4 against what the recording's framework sent.
  *
  * For each recorded assistant message with at least one tool call:
- * 1. tools are built from the recorded definitions (`defineTool` with the recorded JSON
- *    Schema, validated by toolrun's JSON Schema validator; `{ type: 'object' }` when the recording has
- *    none); each tool body yields one progress value, waits a random 0..`delayMs` ms (so the
+ * 1. tools are built from the recorded definitions (the recorded JSON Schema, validated by
+ *    toolrun's JSON Schema validator; `{ type: 'object' }` when the recording has none);
+ *    each tool body yields one progress value, waits a random 0..`delayMs` ms (so the
  *    live view shows completion order differing from call order) and returns the output
  *    recorded for that call — or throws its text when the recording marked it `is_error`;
  * 2. `runTools(calls, { tools })` runs them; every event goes to the view;
  * 3. the results, converted with `toAnthropic` / `toOpenAIChat` / `toOpenAIResponses`, are
- *    compared with the recorded follow-up (see `corpus/compare.ts`), and the message is
+ *    compared with the recorded follow-up (see `recordings/compare.ts`), and the message is
  *    `matched`, `explained` (the recording itself is irregular: the reason is given) or
  *    `mismatched`.
  *

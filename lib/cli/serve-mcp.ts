@@ -8,7 +8,8 @@
  * works under `npm start`, which runs tsx). Its tools:
  * the default export when it is an array (every element must be a tool), else every named
  * export that is a tool (an object with a string `name`, an `input` schema and an `execute`
- * function), in the order of their export names; other exports are ignored. No tool at all is an input error (exit code 2).
+ * function), in the order of their export names; other exports are ignored. No tool at all
+ * is an input error (exit code 2).
  *
  * Over stdio, stdout carries the protocol: the one line saying what is served goes to stderr.
  * Over HTTP it goes to stdout: `toolrun: serving N tools (a, b) at http://127.0.0.1:PORT/mcp`.
@@ -21,7 +22,8 @@
  * or `--timeout` says otherwise (`--timeout 0`: none), so a call whose tool hangs does not
  * hold the server forever.
  *
- * The MCP SDK is loaded only by this command (`lib/mcp/`), never by `import 'toolrun'`.
+ * The MCP SDK is loaded only by the commands that use it (this one, through `lib/mcp/`, and
+ * `toolrun mcp`), never by the program's other commands or by `import 'toolrun'`.
  *
  * @module
  */

@@ -1,8 +1,8 @@
 /**
  * Cancellation and time (contract A1–A6): {@link CancelScope}, the one cancellation scope of
  * the core. The run is a scope listening to the caller's signal; every executing call is a
- * child scope of the run, with its own timeout and grace period. Composition (`callTool`)
- * and the agent loop can build theirs the same way.
+ * child scope of the run, with its own timeout and grace period. Composition (`callTool`,
+ * `pipeEvents`), the agent loop and the MCP server and client build theirs on it too.
  *
  * Why not `AbortSignal.any([runSignal, timeout])` per call: on Node 20 the parent's set of
  * dependants is never pruned, which retained 39–260 MB over 100,000 calls
@@ -108,6 +108,7 @@ export class CancelScope {
     return this.#more?.reason;
   }
 
+  /** Where the scope is in `Open` → `Aborted` → `Abandoned` → `Closed`. */
   get scopeState(): ScopeState {
     return this.#state;
   }
@@ -128,7 +129,11 @@ export class CancelScope {
     if (parent.#cause !== undefined) this.abort(parent.#cause, parent.reason);
   }
 
-  /** Aborts with `timeoutReason()` after `ms` milliseconds, unless the scope aborts or closes first; a limit past `MAX_TIMER_MS` is none. */
+  /**
+   * Aborts with cause `timeout` and the reason `reason()` makes (a call passes one that makes
+   * {@link timeoutReason}) after `ms` milliseconds, unless the scope aborts or closes first.
+   * `undefined`, or a limit past `MAX_TIMER_MS`, is none; only an `Open` scope starts one.
+   */
   limit(ms: number | undefined, reason: () => unknown): void {
     if (ms === undefined || ms > MAX_TIMER_MS || this.#state !== ScopeState.Open) return;
     this.#extra().timer = setTimeout(() => this.abort('timeout', reason()), ms);

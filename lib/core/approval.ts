@@ -1,6 +1,7 @@
 /**
  * Human approval that survives a process boundary (contract H1–H9): the request and response
- * types, the paused batch and its JSON state, and the two texts and requests prepare makes.
+ * types, the paused batch and its JSON state (types only), the standing decisions (H11), and
+ * what the prepare stage makes: an approval request and the text a denied call's result gives.
  *
  * Split by concern: building the state when a batch pauses is `pause.ts`; the JSON copies and
  * digests both sides compare are `state-json.ts`; the shape a state must have when it comes
@@ -8,8 +9,7 @@
  * tools, calls, approvals) before a resumed run starts is `resume.ts`. The envelope (signing,
  * bounded reading) is `state-envelope.ts`, single use `claims.ts`.
  *
- * Portable: Web Crypto (`globalThis.crypto.subtle`, `crypto.randomUUID`) only, no `node:`
- * import.
+ * Portable: `crypto.randomUUID` (Web Crypto) only, no `node:` import.
  *
  * @module
  */
@@ -228,7 +228,7 @@ export function standingDecision(approved: boolean, reason: string | undefined):
   return reason === undefined ? { approved } : { approved, reason };
 }
 
-/** The texts a person denying a call gives the model (H5). */
+/** The text of the error result a call denied by a person gets (H2, H5), quoting their reason. */
 export function deniedText(toolName: string, reason: string | undefined): string {
   return (
     `A person denied this call to tool "${toolName}", so it was not run.` +

@@ -12,7 +12,9 @@ import { assertToolShape, type InferInput, type InputSchema, type Tool, type Too
  *
  * Checks the definition at once and throws a `TypeError` naming the field and the value
  * received: a missing name, a non-function `execute`, a `timeoutMs` that is neither a
- * positive number nor a function, and an `input` that is not usable (issue 13, see
+ * positive number nor a function, an `executionMode` other than `'parallel'` /
+ * `'sequential'`, a `needsApproval` that is neither a boolean nor a function, a
+ * non-function `prepareArguments`, and an `input` that is not usable (issue 13, see
  * docs/decisions.md "Tool inputs checked at definition"):
  * - a Standard Schema that cannot be converted into the JSON Schema a model is sent (zod
  *   4.0–4.1, zod 3.25's `zod/v4` and classic zod 3 carry no converter: give them their own

@@ -179,9 +179,12 @@ export type ToolResultMessageOf<T extends Tool = Tool, AfterDetails = unknown> =
 /**
  * How a call ended:
  * - `ok`: the tool returned.
- * - `error`: the tool threw, or a hook made it an error.
- * - `rejected`: the call never ran: unknown tool, bad arguments, `prepareArguments` or
- *   `beforeToolCall` threw, or `beforeToolCall` blocked it.
+ * - `error`: the tool threw or returned a result that cannot be read, or `afterToolCall`
+ *   threw or made the result an error.
+ * - `rejected`: the call never ran: unknown tool, arguments cut off or not valid,
+ *   `prepareArguments`, an async schema, `needsApproval`, `approve`, `beforeToolCall` or the
+ *   tool's `timeoutMs` function threw or answered wrongly, `beforeToolCall` blocked it, or a
+ *   person denied it (contract H2).
  * - `not_run`: the run was aborted before the call started (contract A2).
  * - `interrupted`: the run was aborted while the call was running and the tool stopped.
  * - `abandoned`: the run was aborted, the tool did not stop within `abortGraceMs`; its

@@ -1,6 +1,6 @@
 /**
  * Total checks and readings of values toolrun did not build, used by every layer (core,
- * formats, extras, mcp, otel): none of them throws, whatever the value is (a revoked Proxy,
+ * schemas, formats, extras, mcp, otel, the CLI): none of them throws, whatever the value is (a revoked Proxy,
  * a throwing getter). The layer at the very bottom: it imports nothing.
  *
  * @module
@@ -46,7 +46,7 @@ export function plainText(value: unknown): string | undefined {
   }
 }
 
-/** True for a plain (non-array) object; false, not a throw, for a revoked Proxy. */
+/** True for any object that is not an array (whatever its prototype: a class instance, a `Date`); false, not a throw, for a revoked Proxy. */
 export function isObjectRecord(value: unknown): value is Record<string, unknown> {
   try {
     return typeof value === 'object' && value !== null && !Array.isArray(value);

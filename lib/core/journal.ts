@@ -88,7 +88,7 @@ export interface JournalEntry {
    * engine that keeps them returns them in a later attempt's `prior.progress`.
    */
   progress?(value: unknown): void;
-  /** Journals a person's decision (from `approve`) before the call runs, so nobody is asked twice. */
+  /** Journals a person's decision (from `approve`, or a resume's `approvals`) before the call runs, so nobody is asked twice (contract J6). */
   decide(decision: JournaledDecision): void | PromiseLike<void>;
   /**
    * Journals the call's finalized result. Called once, in call order (at the call's

@@ -64,7 +64,8 @@ export interface AfterToolCallContext extends BeforeToolCallContext {
  * Field-by-field overrides from `afterToolCall` (contract P3: no deep merge; `undefined`
  * keeps the field, and so does `null` for every field but `details`, which `null` replaces). Only these fields are read: any other field of the hook's answer
  * (`usage`, `cost`…) is ignored — put such data in `meta`, which does not replace the tool's
- * own `details` (docs/decisions.md, "Hooks: terminate, input-dependent time limits, meta").
+ * own `details` (docs/decisions.md, "Tool inputs checked at definition; hooks: terminate,
+ * input-dependent time limits, meta").
  *
  * @example
  * ```ts
@@ -182,7 +183,8 @@ export interface RunToolsOptions<T extends readonly Tool[] = readonly Tool[], Af
   /**
    * Called whenever the set of executing calls changes, with the same live `Set` each time
    * (never a copy). Ids that repeat in one batch appear once while any of them runs.
-   * Must not throw; a throw is reported with `process.emitWarning` and ignored.
+   * Must not throw; a throw is reported as a `ToolrunWarning` (`process.emitWarning` under
+   * Node, `console.warn` elsewhere) and ignored.
    */
   onInProgressChange?: (ids: ReadonlySet<string>) => void;
   /**

@@ -1,7 +1,8 @@
 /**
- * The one error a resume is refused with (contract H6–H9). Its own module so the state
- * reader (`state-envelope.ts`), the claim store (`claims.ts`) and the batch's checks
- * (`approval.ts`) can all throw it without importing each other.
+ * The one error a resume is refused with (contract H7–H9). Its own module so the state
+ * reader (`state-envelope.ts`), the batch's checks (`resume.ts`), the agent's paused-state
+ * reader (`extras/agent/paused-state.ts`) and the AI SDK approval converter
+ * (`formats/ai-sdk-messages.ts`) can all throw it without importing each other.
  *
  * @module
  */
@@ -11,7 +12,7 @@ export type ResumeErrorCode = 'malformed' | 'version' | 'signature' | 'expired' 
 
 /**
  * A state given to `resume` could not be resumed; thrown by the resumed run's first
- * `next()`, before any call is touched (contract H6–H9). `code` says why:
+ * `next()`, before any call is touched (contract H7–H9). `code` says why:
  * - `malformed`: not a paused state of this kind (not JSON, a missing or wrong field, too
  *   large, nested too deep, too many keys or values, a `__proto__` key, inconsistent);
  * - `version`: a state of another format version (version 1 states, before issue 19, included);

@@ -100,7 +100,14 @@ export interface ToolClient {
 
 /**
  * The client of a call that runs without one (in process, no `RunToolsOptions.client`): log
- * lines are dropped; `sample` and `elicit` reject saying there is no client to ask.
+ * lines are dropped; `canSample` and `canElicit` are false; `sample` and `elicit` reject
+ * with an `Error` saying there is no client to ask. Frozen.
+ *
+ * @example
+ * ```ts
+ * // A client of your own that keeps NO_CLIENT's sampling and elicitation but prints log lines:
+ * const client: ToolClient = { ...NO_CLIENT, log: (level, data) => console.error(level, data) };
+ * ```
  */
 export const NO_CLIENT: ToolClient = Object.freeze({
   canSample: false,

@@ -1,6 +1,7 @@
 /**
- * Tools, tool calls, tool results: the types every other module speaks, plus `defineTool`
- * and the rule that turns whatever a tool returns into result content.
+ * Tools, tool calls, tool results: the types every other module speaks, the shape check
+ * every tool passes (`assertToolShape`), and the rule that turns whatever a tool returns
+ * into result content (`normalizeToolOutput`). `defineTool` is in `define-tool.ts`.
  *
  * @module
  */
@@ -343,8 +344,8 @@ export interface Tool<Input = unknown, Progress = unknown, Output = unknown, Nam
   readonly timeoutMs?: number | { limit(input: Input): number }['limit'];
   /**
    * A shim for old argument shapes, run on the parsed arguments before validation
-   * (seed 000, `prepareArguments`). Must be synchronous or return a promise; a throw becomes
-   * this call's error result.
+   * (seed 000, `prepareArguments`). Returns the new arguments, or a promise of them (the
+   * wait ends when the run stops); a throw or a rejection becomes this call's error result.
    */
   readonly prepareArguments?: (args: unknown) => unknown;
   /**
@@ -483,7 +484,14 @@ export function describeValue(value: unknown, maxChars = 120): string {
   return kind === 'string' ? `string ${text}` : `${kind} ${text}`;
 }
 
-/** The content of a result with one text block. */
+/**
+ * The content of a result with one text block.
+ *
+ * @example
+ * ```ts
+ * return { content: textContent('3 files changed'), details: { files } };
+ * ```
+ */
 export function textContent(text: string): ContentBlock[] {
   return [{ type: 'text', text }];
 }
@@ -495,6 +503,16 @@ export function textContent(text: string): ContentBlock[] {
  * - `undefined` becomes an empty text block;
  * - anything else becomes its JSON text (`String(value)` when it cannot be serialized,
  *   e.g. a BigInt or a cycle), and the value itself its `details`.
+ *
+ * The run applies the same rule to every tool's return value, block by block checked (a
+ * malformed `content` becomes the call's error result). Throws only if reading `output`
+ * throws (a revoked Proxy, a throwing `content` getter).
+ *
+ * @example
+ * ```ts
+ * normalizeToolOutput('done');        // { content: [{ type: 'text', text: 'done' }] }
+ * normalizeToolOutput({ celsius: 21 }); // { content: [{ type: 'text', text: '{"celsius":21}' }], details: { celsius: 21 } }
+ * ```
  */
 export function normalizeToolOutput(output: unknown): ToolResult {
   if (typeof output === 'string') return { content: textContent(output) };

@@ -151,7 +151,9 @@ export interface CallTrace {
    *
    * `thrown` is the value thrown that made this error result, when it came from a throw: the
    * tool's own (whatever the outcome: an `error`, or a `timed_out` / `interrupted` call that
-   * rejected with its signal's reason), `beforeToolCall`'s or `afterToolCall`'s. `undefined`
+   * rejected with its signal's reason), or what a hook or a function of the tool's definition
+   * threw (`prepareArguments`, an async schema, `needsApproval`, `approve`, `beforeToolCall`,
+   * `afterToolCall`): the same value as `tool_execution_end`'s `error`. `undefined`
    * for a success, and for an error result no throw made (arguments refused, an unknown tool,
    * a tool that returned an error, a call not run or abandoned); `afterToolCall` turning the
    * error into a success drops it. Read it, never keep it: it is the application's object.

@@ -57,7 +57,9 @@ export interface DbosJournalOptions {
  * `…:decision`, `…:result`), issued when the run opens the call, in call order; its
  * idempotency key is `<workflowId>:<scope>:<index>`.
  *
- * @throws TypeError when called outside a DBOS workflow function (in a step, or with no workflow).
+ * @throws TypeError when called outside a DBOS workflow function (in a step, or with no
+ *   workflow), or when `scope` is not 1–64 letters, digits, `_`, `.` or `-`, or
+ *   `keepProgress` is not a non-negative integer.
  * @example
  * ```ts
  * const batch = DBOS.registerWorkflow(async (calls: ToolCall[]) => {
@@ -83,7 +85,8 @@ export function dbosJournal(options: DbosJournalOptions = {}): ToolJournal {
  * asked again for a turn whose reply was journaled), its tool batch a {@link dbosJournal}
  * with scope `turn-<n>`. Turns are sequential, so the operation order is fixed.
  *
- * @throws TypeError when called outside a DBOS workflow function.
+ * @throws TypeError when called outside a DBOS workflow function. (`keepProgress` is checked
+ *   when a turn's batch journal is made, so a bad one fails the run at its first batch.)
  * @example
  * ```ts
  * const agent = DBOS.registerWorkflow(async (messages: AgentMessage[]) => {

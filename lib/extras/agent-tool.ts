@@ -71,8 +71,9 @@ export const agentToolInput = v.object({
 });
 
 /**
- * Options of {@link agentTool}. Every `runTools` option but `tools`, `signal` and `resume`
- * applies to the sub-agent's batches (`approve` included: a sub-agent cannot pause).
+ * Options of {@link agentTool}. Every `runTools` option but `tools`, `signal`, `resume`,
+ * `journal` and `interruptedCalls` applies to the sub-agent's batches (`approve` included: a
+ * sub-agent cannot pause; no journal: the sub-agent is one call of the parent's batch).
  */
 export interface AgentToolOptions<S extends InputSchema, T extends readonly Tool[], AfterDetails = unknown, Name extends string = string>
   // No journal: the sub-agent is one call of the parent's batch, journaled (or run again) as a whole.

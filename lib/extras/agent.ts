@@ -9,6 +9,8 @@
  * | `agent/turn.ts` | one turn: the model's reply, then its tool batch (streamed replies run side by side with it, S4) |
  * | `agent/model-stream.ts` | reading a streamed reply, assembling its message |
  * | `agent/scripted-model.ts` | `scriptedModel`, a model that plays a script (tests, demos, replays) |
+ * | `agent/agent-messages.ts` | the loop's messages to and from Anthropic's and Chat Completions' (`toAnthropicMessages`, `fromAnthropicMessage`, …) |
+ * | `agent/openai-responses-messages.ts` | the same for the OpenAI Responses API's items |
  *
  * @module
  */

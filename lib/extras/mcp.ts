@@ -15,8 +15,8 @@
  * | `content` blocks | result content, see {@link mcpContent} |
  * | `params._meta.traceparent` / `tracestate` (W3C Trace Context, MCP SEP-414) | the call's `ToolContext.traceContext`, sent when the run is traced (`RunToolsOptions.tracing`) |
  *
- * Over stdio, connect the client with `McpStdioTransport` (from `toolrun/mcp`) rather than the SDK's
- * `StdioClientTransport` when a server may misbehave: the SDK's transport closes the whole
+ * Over stdio, connect the client with `McpStdioTransport` (from `toolrun/mcp`) rather than
+ * the SDK's `StdioClientTransport` when a server may misbehave: the SDK's transport closes the whole
  * connection on one message over 10 MiB, and lets a request answered with `result: null`
  * wait for its timeout; toolrun's fails only that request, at once (`lib/mcp/stdio.ts`).
  *
@@ -151,8 +151,10 @@ const MAX_LIST_PAGES = 100;
  *
  * Each tool: `name` = `prefix` + the server's name; `description` = the server's
  * description (or its `title`); `input` = the server's `inputSchema`, as is (validated by
- * toolrun's no-eval JSON Schema validator; draft-07 or 2020-12 as its `$schema` says); `execute` calls `tools/call` with the
- * validated arguments, the call's signal, and a progress callback, and:
+ * toolrun's no-eval JSON Schema validator; draft-07 unless its `$schema` names 2020-12,
+ * 2019-09 or draft-04; not checked as `defineTool` checks: a broken schema makes each call's
+ * error result, not a throw here); `execute` calls `tools/call` with the validated
+ * arguments, the call's signal, and a progress callback, and:
  * - yields each progress notification as an {@link McpProgress}, while the call runs (the
  *   SDK (1.x) may drop a notification that arrives right before the response: it runs
  *   notification handlers a microtask after response handlers, and the response removes the
@@ -221,12 +223,21 @@ export async function mcpTools(client: McpClientLike, options: McpToolsOptions =
  * - `text`, `image`, `audio`, `resource_link` and `resource` (embedded) → the toolrun block
  *   of the same type, copied field by field (the provider formats turn the last three into
  *   text, see `contentBlockText`);
- * - a block missing a required field (an image without data, a resource without `uri`) or
- *   of any other type → a text block `[MCP content of type "<type>" omitted: <why>]`.
+ * - a block missing a required field (a resource without `uri`) or of any other type → a
+ *   text block `[MCP content of type "<type>" omitted: <why>]`; an image without data or
+ *   MIME type → `[MCP image omitted: no base64 data or MIME type]`; a value that is not an
+ *   object → `[MCP content omitted: <the value>]`.
  *
  * When there is no block at all but `structuredContent` is present, its JSON text is the
  * one text block (a server that answers with structured content only). A result of the
- * old protocol (`toolResult`) becomes its JSON text.
+ * old protocol (`toolResult`) becomes one text block: a string as it is, anything else its
+ * JSON text. No content at all gives `[]`. Never throws on what the server sent.
+ *
+ * @example
+ * ```ts
+ * mcpContent({ content: [{ type: 'text', text: 'ok' }, { type: 'video', url: 'x' }] });
+ * // [{ type: 'text', text: 'ok' }, { type: 'text', text: '[MCP content of type "video" omitted: a block of unknown type]' }]
+ * ```
  */
 export function mcpContent(result: McpCallToolResult): ContentBlock[] {
   const blocks = Array.isArray(result.content) ? (result.content as unknown[]).map(contentBlock) : [];

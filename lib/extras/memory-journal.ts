@@ -88,8 +88,14 @@ export interface MemoryJournal extends ToolJournal {
 
 /**
  * Makes a {@link MemoryJournal}. It checks the run as an engine would: opening call `i`
- * again for a different call (another id or tool name) throws — a journal of another batch —
- * and so does a second commit of one call.
+ * again for a different call (another id or tool name) throws an `Error` — a journal of
+ * another batch — and so does a second commit of one call (the run then throws a
+ * `JournalError`, contract J9).
+ *
+ * @example
+ * ```ts
+ * const journal = memoryJournal({ async: true, key: 'wf-42' }); // call i's idempotencyKey: 'wf-42:i'
+ * ```
  */
 export function memoryJournal(options: MemoryJournalOptions = {}): MemoryJournal {
   return new InMemoryJournal(new Map(), options);

@@ -19,7 +19,7 @@ import type { ToolApprovalRequest, ToolApprovalResponse } from '../core/approval
 import { ResumeError } from '../core/resume-error.ts';
 import type { ToolCall, ToolResultMessage } from '../core/tool.ts';
 import { describeValue, providerBlock } from '../core/tool.ts';
-import { asString, contentToText } from './shared.ts';
+import { asString, contentToText, toolName } from './shared.ts';
 import { isObjectRecord } from '../core/guards.ts';
 
 /** What {@link fromAISDKMessage} accepts: an assistant `ModelMessage` (`content` a string or an array of parts). */
@@ -76,7 +76,8 @@ export interface ToAISDKMessagesOptions<V extends AISDKVersion = 7> {
  * Reads the tool calls of an AI SDK assistant message.
  *
  * Returns one {@link ToolCall} per `tool-call` part, in content order: `id` = `toolCallId`,
- * `name` = `toolName`, `arguments` = `input` as is (an object after the SDK parsed it; the
+ * `name` = `toolName` (one that is not a string becomes `''`, never its `String()`: the call
+ * is answered "no tool name", never run), `arguments` = `input` as is (an object after the SDK parsed it; the
  * raw text when it could not). Parts with `providerExecuted: true` (run by the provider,
  * e.g. a hosted web search) are skipped, as are text, reasoning, file and tool-result parts.
  * A string `content` holds no calls.
@@ -102,7 +103,7 @@ export function fromAISDKMessage(message: AISDKAssistantMessageInput): ToolCall[
   const calls: ToolCall[] = [];
   for (const part of content as unknown[]) {
     if (!isObjectRecord(part) || part.type !== 'tool-call' || part.providerExecuted === true) continue;
-    const call: ToolCall = { id: asString(part.toolCallId), name: asString(part.toolName) };
+    const call: ToolCall = { id: asString(part.toolCallId), name: toolName(part.toolName) };
     if (part.input !== undefined) call.arguments = part.input;
     calls.push(call);
   }
@@ -115,12 +116,14 @@ export function fromAISDKMessage(message: AISDKAssistantMessageInput): ToolCall[
  * `toolCallId` and `toolName` copied from the result (F6).
  *
  * `output`: `{ type: 'error-text', value }` for an error result; `{ type: 'text', value }`
- * for text (blocks joined with `"\n"`); `{ type: 'content', value: [text, file…] }` when the
- * result has images: ai 7's `{ type: 'file', data: { type: 'data', data }, mediaType }`, or
+ * for text (blocks joined with `"\n"`; audio and resource blocks as the text
+ * `contentBlockText` writes); `{ type: 'content', value: [text, file…] }` when the result
+ * has images: ai 7's `{ type: 'file', data: { type: 'data', data }, mediaType }`, or
  * with `{ aiVersion: 6 }` ai 6's `{ type: 'image-data', data, mediaType }` (which ai 7 logs as
  * deprecated, `AISDK_DEP_TOOL_RESULT_IMAGE_DATA`). `details` is never sent.
  *
- * @throws TypeError for an `aiVersion` other than 6 or 7.
+ * @throws TypeError for an `aiVersion` other than 6 or 7. (Unlike `toAnthropic`, the result
+ *   messages are not checked at run time: a non-array `content` throws a `TypeError`.)
  *
  * @returns `[message]`, or `[]` when there are no results (an empty tool message is not valid).
  *
@@ -222,8 +225,8 @@ export function toAISDKApprovalRequests(paused: PausedRequests): AISDKToolApprov
  * `execution-denied` result, which it writes next to every denial.
  *
  * Refused, with a {@link ResumeError} of code `approval` (nothing is resumed): a response
- * whose `approvalId` is not one of `paused`'s requests (and not settled as above); one whose request part in the
- * history names another `toolCallId` than the paused call's; two responses for one request;
+ * whose `approvalId` is not one of `paused`'s requests (and not settled as above); one whose
+ * request part in the history names another `toolCallId` than the paused call's; two responses for one request;
  * a response without a string `approvalId` and a boolean `approved`; a `reason` that is not
  * a string or is longer than 2,000 characters. `runTools` checks the approvals again when it
  * resumes (contract H8).

@@ -118,7 +118,9 @@ export function fromAnthropic(message: AnthropicMessageInput): ToolCall[] {
  *
  * Content mapping: a text block → `{ type: 'text', text }` (empty text blocks are dropped,
  * and `content` is omitted when nothing is left, because the API rejects empty text blocks);
- * an image block → `{ type: 'image', source: { type: 'base64', media_type, data } }`.
+ * an image block → `{ type: 'image', source: { type: 'base64', media_type, data } }`; an
+ * audio, `resource_link` or `resource` block (MCP's, which Anthropic does not take in a
+ * tool result) → one text block, as `contentBlockText` writes it.
  *
  * Content is checked at run time, whatever the type says (a hook may return anything): a
  * string `content` becomes one text block; a malformed block (a text block whose `text` is

@@ -15,7 +15,7 @@
  */
 import type { ToolCall, ToolResultMessage } from '../core/tool.ts';
 import { describeValue } from '../core/tool.ts';
-import { asString, contentToText } from './shared.ts';
+import { contentToText, toolName } from './shared.ts';
 import { isObjectRecord } from '../core/guards.ts';
 
 /**
@@ -74,8 +74,9 @@ export interface ToGeminiOptions {
 /**
  * Reads the function calls of a Gemini model content or `generateContent` response.
  *
- * Returns one {@link ToolCall} per part with a `functionCall`, in part order: `name`,
- * `arguments` = `args` (an object; absent when the part has none). `id`: the
+ * Returns one {@link ToolCall} per part with a `functionCall`, in part order: `name` (one
+ * that is not a string becomes `''`, never its `String()`: `runTools` answers "no tool
+ * name" and runs nothing), `arguments` = `args` (an object; absent when the part has none). `id`: the
  * `functionCall.id` when the model gave a non-empty one (Vertex AI, newer models), else a
  * synthesized `gemini-call-<n>` where `<n>` is the call's position among the message's
  * calls (0-based). Synthesized ids are unique within one message and repeat across turns;
@@ -111,7 +112,7 @@ export function fromGemini(content: GeminiInput): ToolCall[] {
     if (!isObjectRecord(part) || !isObjectRecord(part.functionCall)) continue;
     const fc = part.functionCall;
     const id = typeof fc.id === 'string' && fc.id !== '' ? fc.id : `${GEMINI_SYNTHESIZED_ID_PREFIX}${calls.length}`;
-    const call: ToolCall = { id, name: asString(fc.name) };
+    const call: ToolCall = { id, name: toolName(fc.name) };
     if (fc.args !== undefined) call.arguments = fc.args;
     calls.push(call);
   }
@@ -125,7 +126,9 @@ export function fromGemini(content: GeminiInput): ToolCall[] {
  *
  * `response` is `{ output: text }`, or `{ error: text }` for an error result — the keys the
  * API documents for a function's output and its error; text blocks are joined with `"\n"`.
- * Images: see {@link ToGeminiOptions.images}. `id` is copied only from ids the model gave;
+ * Audio and resource blocks are sent as the text `contentBlockText` writes. Images: see {@link ToGeminiOptions.images}. The
+ * result messages are not checked at run time as `toAnthropic` checks them: a non-array
+ * `results` or `content` throws a `TypeError`. `id` is copied only from ids the model gave;
  * an id {@link fromGemini} synthesized is left out, so the model never sees an id it did not
  * write. `details` is never sent.
  *
@@ -140,7 +143,7 @@ export function toGemini(results: readonly ToolResultMessage[], options: ToGemin
   return {
     role: options.role ?? 'user',
     parts: results.map((result) => {
-      const content = images === 'parts' ? result.content.filter((b) => b.type === 'text') : result.content;
+      const content = images === 'parts' ? result.content.filter((b) => b.type !== 'image') : result.content;
       const text = contentToText(content);
       const functionResponse: GeminiFunctionResponsePart['functionResponse'] = {
         name: result.toolName,

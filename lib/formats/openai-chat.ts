@@ -53,7 +53,8 @@ export interface OpenAIChatToolMessage {
  *
  * A message without `tool_calls` (or with `tool_calls: null`) gives `[]`.
  *
- * @throws TypeError when `message` is not an object, or a body's `choices` holds no message.
+ * @throws TypeError when `message` is not an object, a body's `choices` holds no message, or
+ *   `tool_calls` is neither an array nor `null`.
  *
  * @example
  * ```ts
@@ -92,7 +93,8 @@ export function fromOpenAIChat(message: OpenAIChatMessageInput): ToolCall[] {
  *
  * `content` is one string: text blocks joined with `"\n"`; an image block, which a tool
  * message cannot carry, becomes a short placeholder such as
- * `[image omitted: image/png, 5120 bytes; this tool result format carries text only]`.
+ * `[image omitted: image/png, 5120 bytes; this tool result format carries text only]`; an
+ * audio, `resource_link` or `resource` block becomes the text `contentBlockText` writes.
  * Chat Completions has no error flag: an error result is sent as its text (toolrun writes
  * error texts for the model to act on, contract P5). `details` is never sent.
  *

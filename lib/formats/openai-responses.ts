@@ -35,9 +35,9 @@ export interface OpenAIResponsesFunctionCallOutput {
  * Returns one {@link ToolCall} per `function_call` item, in output order: `id` = the item's
  * `call_id` (never the item `id` `fc_…`; a number → its text, another non-string → `''`),
  * `name` (not a string → `''`, never its `String()`: `runTools` answers "no tool name" and
- * runs nothing), `arguments` = the raw JSON string
- * (always a string in the corpus), and `providerItem` = the `function_call` item itself (not copied). Other items (messages, reasoning, built-in tool calls
- * such as `web_search_call`) are skipped. `call_id`s are not checked for uniqueness: AWS
+ * runs nothing), `arguments` = the raw JSON string (always a string in the corpus), and
+ * `providerItem` = the `function_call` item itself (not copied). Other items (messages,
+ * reasoning, built-in tool calls such as `web_search_call`) are skipped. `call_id`s are not checked for uniqueness: AWS
  * Bedrock's Responses endpoint returned `call_0` in consecutive turns (corpus file
  * `openai-responses/pydantic-ai__bedrock_mantle_reused_call_ids.json`), and toolrun pairs by
  * position (contract O1).
@@ -80,7 +80,8 @@ export function fromOpenAIResponses(items: OpenAIResponsesInput): ToolCall[] {
  *
  * `output` is one string: text blocks joined with `"\n"`; an image block becomes a short
  * placeholder such as `[image omitted: image/png, 5120 bytes; this tool result format
- * carries text only]`. The Responses API has no error flag: an error result is sent as its
+ * carries text only]`; an audio, `resource_link` or `resource` block the text
+ * `contentBlockText` writes. The Responses API has no error flag: an error result is sent as its
  * text. `details` is never sent.
  *
  * Content is checked at run time as in `toAnthropic`: a string `content` is the text, a

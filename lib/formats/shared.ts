@@ -16,7 +16,7 @@ import { isObjectRecord } from '../core/guards.ts';
  * that sends `["echo"]` must not reach the tool `echo`. `''` matches no tool (a tool's name
  * is a non-empty string), so `runTools` answers the call "The tool call has no tool name.
  * Available tools: …" and runs nothing (contract O1, P5). See `docs/decisions.md`,
- * "Format converters: malformed input".
+ * "Converters on malformed input (`to*`, `from*`)".
  */
 export function toolName(value: unknown): string {
   return typeof value === 'string' ? value : '';
@@ -37,17 +37,20 @@ export function toolCallId(value: unknown): string {
 
 /**
  * A tool result message's `content`, checked at run time, as valid {@link ContentBlock}s.
- * A `ToolResultMessage` holds an array of text and image blocks; what a hook or tool really
- * put there is not checked by the type, so:
+ * A `ToolResultMessage` holds an array of content blocks (text, image, audio,
+ * `resource_link`, `resource`); what a hook or tool really put there is not checked by the
+ * type, so:
  * - an array: each valid block is kept as it is; each malformed one (not an object, an
  *   unknown `type`, a text block whose `text` is not a string, an image block without a
- *   non-empty string `data` and `mimeType`, the other types as `readContentBlock` reads them) becomes a text block describing it,
- *   `[invalid content block omitted: …]`, so the model sees that something was there;
+ *   non-empty string `data` and `mimeType`, the other types as `readContentBlock` reads
+ *   them) becomes a text block describing it, `[invalid content block omitted: …]`, so the
+ *   model sees that something was there;
  * - a string: one text block with it (the same rule as a tool's string return value);
  * - anything else: one text block `[invalid tool result content omitted: …]`.
  *
- * Never throws. The converters (`toAnthropic`, `toOpenAIChat`, `toOpenAIResponses`) read
- * content only through this.
+ * Never throws. `toAnthropic`, `toOpenAIChat` and `toOpenAIResponses` read content only
+ * through this (via {@link checkedResults}); the other converters (`toGemini`,
+ * `toAISDKMessages`) check blocks their own way, and call {@link contentToText} for text.
  */
 function resultContent(content: unknown): ContentBlock[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
@@ -71,7 +74,8 @@ function blockProblem(block: unknown): string | undefined {
 
 /**
  * The text an OpenAI tool result carries for `content`: text blocks as they are, each image
- * block as {@link imagePlaceholder}, blocks joined with `"\n"`. `content` is checked first
+ * block as {@link imagePlaceholder}, audio and resource blocks as `contentBlockText` writes
+ * them, blocks joined with `"\n"`. `content` is checked first
  * ({@link resultContent}), so this never throws.
  *
  * Why a placeholder: a Chat Completions `role: "tool"` message and a Responses

@@ -46,7 +46,8 @@ import { thrownText } from '../core/guards.ts';
 /**
  * How a streamed assistant message ended, as a stream adapter saw it:
  * - `complete`: the provider's stop event arrived with a reason that means the model
- *   finished (Anthropic `tool_use`, `end_turn`, `pause_turn`; Chat `tool_calls`, `stop`;
+ *   finished (Anthropic `tool_use`, `end_turn`, `pause_turn`; Chat `tool_calls`, `stop`,
+ *   `function_call`;
  *   Responses `completed`).
  * - `truncated`: the provider ended the message early — output limit (Anthropic
  *   `max_tokens`, `model_context_window_exceeded`; Chat `length`; Responses `incomplete`),
@@ -83,8 +84,8 @@ export interface ToolCallStreamOptions {
   /**
    * Called once, as soon as the message's end is known — the stop event, or the break —
    * before the calls still pending are yielded. Not called when the consumer stops reading
-   * the adapter first (e.g. the run was aborted). A throw here is reported as a process
-   * warning, not raised.
+   * the adapter first (e.g. the run was aborted). A throw here is reported as a
+   * `ToolrunWarning` (`process.emitWarning` under Node, `console.warn` elsewhere), not raised.
    */
   onMessageEnd?: (end: ToolCallStreamEnd) => void;
 }
@@ -455,8 +456,9 @@ const LATE_CALL = 'the stream sending it after the message had ended';
  *   end (so an SDK can finish its own bookkeeping) — a tool call that starts there is
  *   yielded `incomplete` at once (never run, never lost: O1) — and the generator returns
  *   the report, its counts including such late calls;
- * - a break (the source throws, an error event, no stop event): the pending calls — the
- *   unfinished ones flagged `incomplete` — then `onMessageEnd`, then the error is thrown.
+ * - a break (the source throws, an error event, no stop event): `onMessageEnd` (status
+ *   `broken`), then the pending calls — the unfinished ones flagged `incomplete` — then the
+ *   error is thrown.
  */
 export async function* driveToolCallStream(
   source: ProviderStream,

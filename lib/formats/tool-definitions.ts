@@ -14,9 +14,9 @@
  * **Tool names.** OpenAI documents `^[a-zA-Z0-9_-]{1,64}$` for function names; Anthropic
  * allows the same characters (its documented length limit has been 64, later 128). toolrun
  * checks the common, stricter rule ({@link PROVIDER_TOOL_NAME}) so that one name serves
- * every provider (`../shared/corpus/SOURCES.md`, format observation 9). It does not rename silently: a name outside the rule (BFCL's
- * `spotify.play`, an MCP tool's `files/read`) is a `TypeError`, unless the caller passes a
- * {@link ToolNames} map from {@link providerToolNames}, whose rule is documented there and in
+ * every provider (`../shared/corpus/SOURCES.md`, format observation 9). It does not rename
+ * silently: a name outside the rule (BFCL's `spotify.play`, an MCP tool's `files/read`) is a
+ * `TypeError`, unless the caller passes a {@link ToolNames} map from {@link providerToolNames}, whose rule is documented there and in
  * `docs/decisions.md`; the map turns the model's calls back into toolrun names.
  *
  * @module
@@ -186,7 +186,7 @@ export function toOpenAIResponsesTools(tools: readonly Tool[], options: OpenAITo
  * `additionalProperties`, `$ref` or `const`) and would need a lossy translation. Recorded
  * Gemini 3 requests send `parameters_json_schema` (corpus file
  * `other/pydantic-ai__gemini_three_identical_calls_no_ids.json`); docs/decisions.md,
- * "toGeminiTools: parametersJsonSchema", says which models take it.
+ * "JSON Schema inputs typed, toGeminiTools, ai 7 image parts", says which models take it.
  *
  * Names follow {@link PROVIDER_TOOL_NAME} like every provider's, and must also start with a
  * letter or `_` (Gemini's rule).

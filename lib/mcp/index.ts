@@ -1,13 +1,16 @@
 /**
  * `toolrun/mcp`: the Node side of MCP, kept out of the portable main entry so that
- * `import 'toolrun'` never loads `@modelcontextprotocol/sdk` or `node:child_process`.
+ * `import 'toolrun'` never loads `@modelcontextprotocol/sdk` or `node:child_process`. This
+ * entry imports the SDK statically (its server and client modules do), so importing it at
+ * all needs `@modelcontextprotocol/sdk` installed (an optional peer dependency of toolrun).
  * - `serveMcp` / `createMcpServer` / `serveHttp`: toolrun tools served as an MCP server, over
- *   stdio or Streamable HTTP (needs `@modelcontextprotocol/sdk`, an optional peer dependency).
+ *   stdio or Streamable HTTP; `mcpProgress`: the rule that turns a tool's progress value
+ *   into an MCP progress notification.
  * - `connectMcpHttp`: an SDK client over Streamable HTTP that answers every pending call at
  *   once when the server goes away.
  * - `McpStdioTransport`: starts an MCP server as a child process and speaks JSON-RPC over its
  *   stdio with a per-message size limit, so one oversized or malformed answer fails only its
- *   own request (docs/decisions.md).
+ *   own request (docs/decisions.md, "`McpStdioTransport`: one bad message fails one request").
  *
  * The MCP client bridge, `mcpTools(client)`, is in the main entry and needs no SDK of its own.
  *

@@ -160,8 +160,9 @@ const BATCH_SPAN_NAME = 'execute_tools';
  * - across a pause: a paused batch's state carries its span's W3C trace context, and the
  *   resumed batch's span links to it or continues it (`resumeTrace`).
  *
- * Texts that come from the model or a tool (tool names, call ids, descriptions, progress, error texts)
- * are cut to 256 characters. Arguments and results are not recorded.
+ * Texts that come from the model or a tool (tool names, call ids, descriptions, progress,
+ * error texts) are cut to 256 characters; `exception.message` to 1,000. Arguments and
+ * results are not recorded.
  *
  * `ToolContext.traceContext` of a call is `{ traceparent, tracestate? }` (W3C Trace
  * Context) for its span, whatever propagator is registered: these are the keys MCP's

@@ -5,8 +5,8 @@
  * BFCL function definitions (`{ name, description, parameters }`) describe their parameters
  * in a "JSON-Schema-like" dialect: the top level is `"type": "dict"`, and the types `float`,
  * `tuple` and `any` appear next to the standard ones (`../shared/corpus/SOURCES.md`, format
- * observation 10). A JSON Schema validator, and every provider, rejects those types; {@link convertBfclSchema}
- * turns such a schema into JSON Schema that toolrun validates like any other (its `input`
+ * observation 10). A JSON Schema validator, and every provider, rejects those types;
+ * {@link convertBfclSchema} turns such a schema into JSON Schema that toolrun validates like any other (its `input`
  * can be the result as is).
  *
  * Source of the dialect: the BFCL data files (`ShishirPatil/gorilla`,
@@ -34,7 +34,8 @@ import { isObjectRecord } from '../core/guards.ts';
  *   removes the whole constraint: any value is then accepted);
  * - the non-standard `optional` key is dropped (what is required is in `required`), and
  *   `format` is dropped (BFCL uses `"date"` loosely and toolrun's validator checks no formats);
- * - `properties`, `items` and `additionalProperties` are converted recursively; every other
+ * - `properties`, `items` and `additionalProperties` are converted recursively (a non-object
+ *   value of them is kept as it is); every other
  *   key (`description`, `enum`, `default`, `required`, `maximum`, …) is kept as it is.
  *
  * Never throws: a value that is not an object (a missing `parameters`) gives `{}`, the
@@ -94,6 +95,7 @@ export function convertBfclSchema(schema: unknown): JsonSchema {
  *
  * @param params - one call's parameter object from `ground_truth` (`{ param: [values] }`).
  * @returns the arguments object a model would have sent.
+ * @throws TypeError when `params` is `null` or `undefined` (nothing else is checked).
  *
  * @example
  * ```ts

@@ -6,7 +6,8 @@
  * texts in a registry private to the copy of zod that made the schema (up to 4.1; shared
  * through `globalThis` from 4.2). Measured: zod 4.6.7's `toJSONSchema` on a zod 4.1.8 schema
  * drops every description. Only the schema's own `z.toJSONSchema` sees them, and the core
- * loads no schema library of its own (docs/decisions.md, "Every zod users have").
+ * loads no schema library of its own (docs/decisions.md, "Types across the bridges, zod
+ * without a converter, plain returns as details").
  *
  * @module
  */
@@ -20,7 +21,8 @@ import { describeValue, type JsonSchema } from '../core/tool.ts';
  * formats and the adapters read.
  *
  * `jsonSchema` is the JSON Schema object, or a converter called with `schema` once, on the
- * first read (then kept): `(s) => z.toJSONSchema(s, { io: 'input' })` with the `z` the schema
+ * first read (then kept; a throw is not kept, so the next read calls it again):
+ * `(s) => z.toJSONSchema(s, { io: 'input' })` with the `z` the schema
  * was made with (zod 4.0–4.1, zod 3.25's `zod/v4`), or `zodToJsonSchema` of the
  * `zod-to-json-schema` package (classic zod 3). A top-level `$schema` is dropped when sent.
  *

@@ -79,7 +79,7 @@ export interface GrepDetails {
   matches: number;
   /** True when the search stopped after `maxMatches` because more matches existed. */
   truncated: boolean;
-  /** Files skipped because a NUL byte in their first chunk marks them as binary. */
+  /** Files skipped because a NUL byte in their first chunk (64 KiB) marks them as binary. */
   skippedBinary: number;
   /** Files skipped because they are larger than `maxFileBytes`. */
   skippedLarge: number;
@@ -132,8 +132,9 @@ const BATCH_BYTES = 4 * 1024 * 1024;
  * lexically or through a link, even one swapped in during the search; FIFOs and devices are
  * never opened blocking), skipped when binary (a NUL byte in its first 64 KiB) or larger
  * than `maxFileBytes`, and split on `\n` (a trailing `\r` is dropped). The pattern is
- * matched in a worker thread (`matchLines`, up to 25 files per round trip), so a catastrophic pattern leaves the event loop
- * free and ends at `regexTimeoutMs` or at the abort of `ctx.signal`. It is an async generator that yields {@link GrepProgress} every 50
+ * matched in a worker thread (`matchLines`, up to 25 files or 4 MiB per round trip), so a
+ * catastrophic pattern leaves the event loop free and ends at `regexTimeoutMs` or at the
+ * abort of `ctx.signal`. It is an async generator that yields {@link GrepProgress} every 50
  * files. The output is bounded (case C20): at most `maxMatches` lines, each cut to
  * `maxLineChars`, with markers saying what was left out.
  *

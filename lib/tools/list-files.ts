@@ -87,12 +87,12 @@ export type ListFilesTool = Tool<ListFilesInput, never, ToolResult<ListFilesDeta
  * a link outside the root is refused, and every name found is checked on the descriptor of
  * its directory (`WorkspaceFs`): only regular files reached from the root without a symbolic
  * link are listed, even when a directory is swapped for a link during the crawl. Paths are
- * shown relative to the root's real path. At most `maxEntries` paths are listed; a marker states how many
- * more matched (case C20). No match is not an error: the text says nothing matched.
+ * shown relative to the root's real path. At most `maxEntries` paths are listed; a marker
+ * states how many more matched (case C20). No match is not an error: the text says nothing matched.
  *
  * Throws (the runtime turns it into an error result for the model): a `path` or `pattern`
- * that reaches outside the root, lexically or through a symbolic link; a `path` that does not exist or is not a directory; the
- * abort reason when `ctx.signal` is aborted (also when it is aborted during the crawl, which
+ * that reaches outside the root, lexically or through a symbolic link; a `path` that does
+ * not exist or is not a directory; the abort reason when `ctx.signal` is aborted (also when it is aborted during the crawl, which
  * tinyglobby would otherwise end silently with partial results).
  *
  * @throws RangeError at creation when `maxEntries` is not a positive integer.

@@ -4,7 +4,9 @@
  *
  * JavaScript cannot interrupt a running `RegExp`, and a pattern such as `^(a+)+$` on
  * `"aaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"` backtracks for tens of seconds. A linear-time engine
- * (the `re2` addon) would need a native build; see `docs/decisions.md`. Workers are pooled:
+ * cannot run every JavaScript pattern (lookaround, backreferences), which `grep` accepts; the
+ * core's JSON Schema `pattern`s, which need not, do run on one (`re2js`: docs/decisions.md,
+ * "JSON Schema patterns in linear time"). Workers are pooled:
  * an idle one is kept (unref'd, so it never keeps the process alive) and reused by the next
  * request; a worker that ran out of time is terminated and replaced.
  *
@@ -44,8 +46,8 @@ export interface SafeRegExpOptions {
  * milliseconds). `lastIndex` is reset before each test (the `g` and `y` flags
  * have no carry-over between inputs).
  *
- * Meant for patterns that come from outside: a model's `grep` pattern, or an MCP server's
- * JSON Schema `pattern` keyword. Costs a message round trip to a pooled worker (0.1–0.3 ms
+ * Meant for JavaScript patterns that come from outside, such as a model's `grep` pattern
+ * (toolrun's own JSON Schema validation does not use it: its `pattern`s run on `re2js`). Costs a message round trip to a pooled worker (0.1–0.3 ms
  * when one is idle; starting one takes 30–45 ms).
  *
  * @returns one boolean per input, in order.

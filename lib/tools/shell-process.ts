@@ -21,7 +21,8 @@ export interface ShellProgress {
  * Why the tool killed the process group:
  * - `'timeout'`: the tool's own limit (`options.timeoutMs` or the `timeoutMs` input);
  * - `'run-timeout'`: `ctx.signal` was aborted with a `TimeoutError` reason (the runtime's per-call timeout);
- * - `'aborted'`: `ctx.signal` was aborted for any other reason (the run was aborted).
+ * - `'aborted'`: `ctx.signal` was aborted for any other reason (the run was aborted), or the
+ *   consumer closed the tool's generator early.
  */
 export type ShellKillReason = 'timeout' | 'run-timeout' | 'aborted';
 

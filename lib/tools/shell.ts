@@ -156,8 +156,9 @@ export interface ShellDetails {
    * user's `setuid` program, or one that dropped the call's id from its environment after
    * leaving the process group and losing its parent). Empty when the call was not killed or
    * everything it started is gone; always empty on platforms without `/proc`, where only the
-   * process group is killed. Only here: the result text gives their number (pids are host details). Sandboxed,
-   * none can outlive the sandbox (its PID namespace ends with it), so it stays empty.
+   * process group is killed. Only here: the result text gives their number (pids are host
+   * details). Sandboxed, none can outlive the sandbox (its PID namespace ends with it), so it
+   * stays empty.
    */
   survivors: number[];
 }
@@ -197,11 +198,12 @@ export type ShellTool = Tool<ShellInput, ShellProgress, ToolResult<ShellDetails>
  * writes to `cwd` and a private `/tmp` only, a bound on processes; see
  * {@link ShellSandboxOptions} and docs/tools.md "The shell's sandbox"). Where that sandbox
  * cannot start, the call throws (an error result for the model, saying the command was not
- * run and why) and nothing runs; `sandbox: false` opts out. The model chooses the command, so it does not get the host's
- * environment: only the variables named in {@link DEFAULT_SHELL_ENV} and `passEnv` (or
- * exactly `env`), plus {@link SHELL_CALL_ENV}. It is an async generator: stdout and stderr chunks are yielded
- * as {@link ShellProgress} while the command runs. When the consumer falls behind, up to
- * about 1 MiB of progress is queued, then the pipes are paused until it catches up (once a
+ * run and why) and nothing runs; `sandbox: false` opts out. The model chooses the command,
+ * so it does not get the host's environment: only the variables named in
+ * {@link DEFAULT_SHELL_ENV} and `passEnv` (or exactly `env`), plus {@link SHELL_CALL_ENV}. It
+ * is an async generator: stdout and stderr chunks are yielded as {@link ShellProgress} while
+ * the command runs. When the consumer falls behind, up to about 1 MiB (or 1,024 chunks) of
+ * progress is queued, then the pipes are paused until it catches up (once a
  * kill has begun the pipes are never paused, and progress beyond that bound is dropped).
  *
  * When `ctx.signal` is aborted, or the tool's own timeout runs out, every process the command
@@ -209,7 +211,8 @@ export type ShellTool = Tool<ShellInput, ShellProgress, ToolResult<ShellDetails>
  * the process group (`process.kill(-pid)`) and, on Linux, the processes that left it
  * (`setsid`, double forks), found through `/proc` by parent pid and by the call's id in their
  * environment before anything is signalled; any that outlive `SIGKILL` are listed in
- * `details.survivors` and in the text. The call then waits for the output to close and returns a normal result
+ * `details.survivors` and counted in the text (pids are host details, so the model gets
+ * their number only). The call then waits for the output to close and returns a normal result
  * saying it was killed and why, with the output so far (case C9: stop the actual work, and
  * say so honestly). If the consumer closes the generator early (`return()`), its `finally`
  * kills the group the same way. No listener stays on `ctx.signal` and no timer keeps running

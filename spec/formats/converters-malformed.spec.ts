@@ -10,7 +10,9 @@ import {
   defineTool,
   fromAnthropic,
   fromAnthropicMessage,
+  fromAISDKMessage,
   fromAnthropicStream,
+  fromGemini,
   fromOpenAIChat,
   fromOpenAIChatMessage,
   fromOpenAIChatStream,
@@ -154,6 +156,14 @@ describe("a non-string tool name from the model (['echo']) was coerced and ran (
     const c = fromOpenAIChatMessage({ role: 'assistant', content: null, tool_calls: [{ id: 'call_1', function: { name: ['echo'], arguments: '{}' } }] });
     expect(a.content).toEqual([{ type: 'toolCall', id: 'toolu_1', name: '', arguments: {} }]);
     expect(c.content).toEqual([{ type: 'toolCall', id: 'call_1', name: '', arguments: '{}' }]);
+  });
+
+  // Fails if fromGemini or fromAISDKMessage read the name with asString (String(['echo']) is 'echo': the call ran echo).
+  it('fromGemini and fromAISDKMessage: the name becomes "", so the call is answered "no tool name", never run', async () => {
+    const geminiCalls = fromGemini({ role: 'model', parts: names.map((name, i) => ({ functionCall: { id: `g_${i}`, name, args: {} } })) });
+    const aiSdkCalls = fromAISDKMessage({ role: 'assistant', content: names.map((toolName, i) => ({ type: 'tool-call', toolCallId: `c_${i}`, toolName, input: {} })) });
+    expectAnsweredNotRun(await runEcho(geminiCalls), names.map((_, i) => `g_${i}`));
+    expectAnsweredNotRun(await runEcho(aiSdkCalls), names.map((_, i) => `c_${i}`));
   });
 
   it('the stream adapters: a streamed call with a non-string name is answered "no tool name", never run', async () => {

@@ -69,6 +69,18 @@ describe('toGemini (F5)', () => {
   });
 });
 
+describe("toGemini with images: 'parts' (F5)", () => {
+  // Fails if images: 'parts' keeps only text blocks in `output`: the resource link was dropped without a word.
+  it('an audio or resource block is still sent as its text; only images move to inlineData parts', () => {
+    const mixed = result({ toolCallId: 'gemini-call-0', content: [{ type: 'text', text: 'see' }, { type: 'resource_link', uri: 'file:///a.txt', name: 'a.txt' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }] });
+    expect(toGemini([mixed], { images: 'parts' }).parts[0]!.functionResponse).toEqual({
+      name: 'get_time',
+      response: { output: 'see\n[resource link: file:///a.txt "a.txt"]' },
+      parts: [{ inlineData: { mimeType: 'image/png', data: 'AAAA' } }],
+    });
+  });
+});
+
 describe.skipIf(!hasCorpus)(`Gemini recording round trip (F4, F5)${corpusSkipNote}`, () => {
   it('F4 F5: three identical id-less calls → results that answer them by position and name, as the follow-up request did', async () => {
     const recording = readCorpusJson('other/pydantic-ai__gemini_three_identical_calls_no_ids.json');

@@ -53,7 +53,11 @@ export interface ProducedBatch {
   outcomes: Array<CallOutcome | undefined>;
 }
 
-/** Converts toolrun's results with the adapter of `format` (Gemini has none in toolrun: its entries are built directly). */
+/**
+ * Converts toolrun's results with the adapter of `format`. Gemini's entries are built
+ * directly, in the recorded frameworks' own shape (`response.return_value`), not with
+ * toolrun's `toGemini` (which writes `output` / `error`, the keys the API documents).
+ */
 function produceWire(format: WireFormat, messages: readonly ToolResultMessage[]): unknown {
   switch (format) {
     case 'anthropic':

@@ -15,8 +15,9 @@ export interface RecordedTool {
 }
 
 /**
- * The wire formats a follow-up can be recorded in. The first three have a toolrun adapter
- * (contract F1–F3); `gemini` is kept for contrast and compared by position only.
+ * The wire formats a follow-up can be recorded in. The first three are produced with
+ * toolrun's adapters (contract F1–F3); `gemini` is produced in the recordings' own shape
+ * (not with `toGemini`, F5: see `compare.ts`) and kept for contrast.
  */
 export type WireFormat = 'anthropic' | 'openai-chat' | 'openai-responses' | 'gemini';
 

@@ -11,7 +11,8 @@ import { count, splitLines, terminalSafe } from '../text.ts';
 
 /**
  * The non-empty lines of a result's content, trimmed and terminal-safe (an image block
- * reads as `[image <mime>]`).
+ * reads as `[image <mime>]`, an audio or resource block as the text `contentBlockText`
+ * writes).
  */
 export function contentLines(content: readonly ContentBlock[]): string[] {
   const lines: string[] = [];

@@ -1,7 +1,7 @@
 /**
- * The seam between the programs of `npm start` (demo, replay) and the terminal view that
- * draws a run. Programs report; the view decides how to draw (live lines on a TTY, plain
- * lines in a pipe).
+ * The seam between the commands of the program (demo, replay, agent, mcp, durable) and the
+ * terminal view that draws a run. Commands report; the view decides how to draw (live lines
+ * on a TTY, plain lines in a pipe).
  *
  * @module
  */

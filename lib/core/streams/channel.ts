@@ -2,7 +2,8 @@
  * `Channel`: the one single-consumer push queue of the project. Any number of producers
  * `push` values (promise callbacks, timers, synchronous code); one consumer reads them in push
  * order, in either of two ways:
- * - as an async iterator (`for await`, `next()`, `return()`): composition, the agent loop, MCP;
+ * - as an async iterator (`for await`, `next()`, `return()`): composition, the agent loop, MCP
+ *   progress, the shell tool's output;
  * - synchronously, on a hot path: `take()` what waits, and when nothing does, `await wait()`
  *   for the next `push()`, `notify()` or end — the merge engine and the run's outbox, where
  *   every tool step passes and a promise per item would cost too much.

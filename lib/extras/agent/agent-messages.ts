@@ -63,12 +63,17 @@ export type AnthropicMessageParam =
  * `text` → text, `thinking` / `redacted_thinking` → thinking (signature and data kept, so
  * they can be sent back), `tool_use` → a `toolCall` block (`input` as `arguments`; a name
  * that is not a string becomes `''` and an id as in `fromAnthropic`, so the call is answered,
- * never run). Other
- * blocks (`server_tool_use` and its results) are dropped. `stop_reason`: `tool_use` →
- * `toolUse`, `max_tokens` / `model_context_window_exceeded` → `length`, anything else →
- * `stop`.
+ * never run). Other blocks (`server_tool_use` and its results) are dropped. `stop_reason`: `tool_use` →
+ * `toolUse`, `max_tokens` / `model_context_window_exceeded` → `length`, any other string →
+ * `stop`, none → no `stopReason`. A string `content` is one text block.
  *
  * @throws TypeError when `message.content` is not an array or a string.
+ *
+ * @example
+ * ```ts
+ * const model: AgentModel = async (history, { signal, tools }) =>
+ *   fromAnthropicMessage(await anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 4096, messages: toAnthropicMessages(history), tools: toAnthropicTools(tools) }, { signal }));
+ * ```
  */
 export function fromAnthropicMessage(message: { content?: unknown; stop_reason?: unknown }): AssistantMessage {
   const content = message?.content;
@@ -115,6 +120,11 @@ function anthropicStop(reason: unknown): StopReason | undefined {
  * blocks are dropped (the API rejects them); a call's arguments are sent as an object —
  * a JSON text is parsed, and text that is not a JSON object is sent as `{}` (the call's
  * result already told the model its arguments were invalid).
+ *
+ * @example
+ * ```ts
+ * toAnthropicMessages([{ role: 'user', content: 'What time is it?' }]); // [{ role: 'user', content: 'What time is it?' }]
+ * ```
  */
 export function toAnthropicMessages(history: readonly AgentMessage[]): AnthropicMessageParam[] {
   const out: AnthropicMessageParam[] = [];
@@ -183,10 +193,17 @@ export type OpenAIChatMessageParam =
  * An OpenAI Chat assistant message, or a response body (`choices[0]`, whose
  * `finish_reason` gives the stop reason) → an {@link AssistantMessage}: `content` → one text
  * block, `tool_calls[]` → `toolCall` blocks with the raw `arguments` string (validated when
- * the call runs, P5; names and ids read as in `fromOpenAIChat`). `finish_reason`: `tool_calls` → `toolUse`, `length` → `length`,
- * anything else → `stop`.
+ * the call runs, P5; names and ids read as in `fromOpenAIChat`). `finish_reason`:
+ * `tool_calls` → `toolUse`, `length` → `length`, any other string → `stop`; a bare message
+ * (no `choices`) has no `stopReason`. An empty `content` gives no text block.
  *
  * @throws TypeError when no message can be found.
+ *
+ * @example
+ * ```ts
+ * const model: AgentModel = async (history, { signal, tools }) =>
+ *   fromOpenAIChatMessage(await openai.chat.completions.create({ model: 'gpt-5', messages: toOpenAIChatMessages(history), tools: toOpenAIChatTools(tools) }, { signal }));
+ * ```
  */
 export function fromOpenAIChatMessage(reply: { choices?: readonly unknown[]; role?: unknown; content?: unknown; tool_calls?: unknown }): AssistantMessage {
   let message: unknown = reply;
@@ -215,7 +232,14 @@ export function fromOpenAIChatMessage(reply: { choices?: readonly unknown[]; rol
 /**
  * A neutral history → the `messages` of an OpenAI Chat Completions request (after your
  * system message). Tool results become `role: "tool"` messages (`toOpenAIChat`, F2);
- * thinking blocks are dropped; arguments are sent as JSON text (a string as it is).
+ * thinking blocks are dropped; an assistant's text blocks are joined into one `content`
+ * string (`null` when empty); arguments are sent as JSON text (a string as it is, absent
+ * ones as `{}`); user images as `image_url` data URLs.
+ *
+ * @example
+ * ```ts
+ * toOpenAIChatMessages([{ role: 'user', content: 'What time is it?' }]); // [{ role: 'user', content: 'What time is it?' }]
+ * ```
  */
 export function toOpenAIChatMessages(history: readonly AgentMessage[]): OpenAIChatMessageParam[] {
   const out: OpenAIChatMessageParam[] = [];

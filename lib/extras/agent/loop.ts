@@ -49,7 +49,8 @@ export interface AgentResumeOptions {
 
 /**
  * Options of {@link runAgent}: the agent's own, plus every `runTools` option but `tools`,
- * `signal` and `resume`, applied to each batch — `approve` and `signingSecret` included.
+ * `signal`, `resume` and `journal` (each of which the agent has in its own form), applied
+ * to each batch — `approve`, `signingSecret` and `interruptedCalls` included.
  */
 export interface RunAgentOptions<T extends readonly Tool[] = readonly Tool[], AfterDetails = unknown> extends Omit<RunToolsOptions<T, AfterDetails>, 'tools' | 'signal' | 'resume' | 'journal'> {
   /** The model; see {@link AgentModel}. */
@@ -129,7 +130,9 @@ export const DEFAULT_MAX_TURNS = 10;
  * @throws TypeError at once when an option is malformed (no model function, a bad
  *   `maxTurns`, `messages` not an array, both or neither of `messages` and `resume`, or
  *   anything `runTools` would reject). With `resume`, a `ResumeError` from the first
- *   `next()` when the state cannot be resumed (see its `code`).
+ *   `next()` when the state cannot be resumed (see its `code`). With `journal`, a
+ *   `JournalError` from `next()` when the journal fails (contract J9): the one ending that
+ *   is a throw, not an {@link AgentResult}.
  *
  * @example
  * ```ts

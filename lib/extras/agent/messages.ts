@@ -1,8 +1,9 @@
 /**
  * The agent loop's vocabulary, provider-neutral and free of the loop itself: the messages
  * of a conversation, the model seam (what a model function receives and may return), and
- * the events and result of a run. `lib/extras/agent/agent-messages.ts` converts the messages to
- * and from Anthropic and OpenAI Chat with these types alone.
+ * the events and result of a run. `agent-messages.ts` (Anthropic, OpenAI Chat) and
+ * `openai-responses-messages.ts` (OpenAI Responses) convert the messages with these types
+ * alone.
  *
  * @module
  */
@@ -65,7 +66,15 @@ export interface UserMessage {
 /** Everything in an agent's history. Tool results are `runTools`' own {@link ToolResultMessage}s. */
 export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage;
 
-/** The tool calls of an assistant message, in order, as `runTools` takes them. */
+/**
+ * The tool calls of an assistant message, in order, as `runTools` takes them (`incomplete`
+ * kept: such a call is answered, never run). Never throws on a well-typed message.
+ *
+ * @example
+ * ```ts
+ * const batch = runTools(toolCallsOf(message), { tools });
+ * ```
+ */
 export function toolCallsOf(message: AssistantMessage): ToolCall[] {
   const calls: ToolCall[] = [];
   for (const block of message.content) {
@@ -78,7 +87,15 @@ export function toolCallsOf(message: AssistantMessage): ToolCall[] {
   return calls;
 }
 
-/** The text of an assistant message: its text blocks joined with `"\n"` (thinking and calls left out). */
+/**
+ * The text of an assistant message: its text blocks joined with `"\n"` (thinking and calls
+ * left out); `''` when it has none.
+ *
+ * @example
+ * ```ts
+ * assistantText({ role: 'assistant', content: [{ type: 'text', text: 'Done.' }], stopReason: 'stop' }); // 'Done.'
+ * ```
+ */
 export function assistantText(message: AssistantMessage): string {
   return message.content
     .filter((block): block is TextContent => block.type === 'text')
@@ -187,7 +204,8 @@ export interface TurnEndEvent<T extends Tool = Tool, AfterDetails = unknown> {
 /**
  * Why the run ended:
  * - `completed`: the model answered without tool calls;
- * - `terminated`: every result of the last batch asked to stop (`terminate: true`, contract O6);
+ * - `terminated`: every result of the last batch asked to stop (`terminate: true`, contract
+ *   O6), or `beforeToolCall` blocked one of its calls with `terminate: true` (P6);
  * - `max_turns`: `maxTurns` model turns were taken and the last one still called tools
  *   (those calls were run and answered);
  * - `aborted`: the run's signal aborted;

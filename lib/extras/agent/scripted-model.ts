@@ -9,7 +9,9 @@ import type { AgentMessage, AgentModel, AssistantMessage, ModelContext, ModelRep
  * A model that plays a script: reply *i* for the *i*-th call, whatever the history — for
  * tests, demos and replays of recorded conversations. An entry may be a message, or a
  * function of the history and context (to answer from the tool results, to stream, or to
- * wait on the signal).
+ * wait on the signal). A message entry is handed out as a fresh copy (`structuredClone`), so
+ * the run cannot change the script; the returned function's `calls` counts how many replies
+ * it gave.
  *
  * @throws (from the model call, ending the run with reason `error`) an `Error` naming the
  *   turn when the script has no reply left.

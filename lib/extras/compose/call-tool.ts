@@ -25,6 +25,12 @@ import { isObjectRecord, isPromiseLike, thrownText } from '../../core/guards.ts'
  * its `prepareArguments` throws). The message is the text a model would get for the same
  * call (contract P5): one line per issue with its dotted path, then the received
  * arguments. {@link withRetry} never retries it: the same arguments would fail again.
+ *
+ * @example
+ * ```ts
+ * try { yield* callTool(readFile, args, ctx); }
+ * catch (error) { if (error instanceof ToolInputError) return `bad arguments for ${error.toolName}: ${error.message}`; throw error; }
+ * ```
  */
 export class ToolInputError extends Error {
   override readonly name = 'ToolInputError';
@@ -70,10 +76,10 @@ export interface CallToolOptions {
  * parent's: `const result = yield* callTool(child, args, ctx)`. In a plain async tool, drain
  * it (`for await` drops the return value; call `next()` until `done`).
  *
- * Cancellation: the child's signal is a child `AbortController` fed by one listener on
- * `context.signal` (removed when the child ends), so aborting the parent aborts the child
- * with the same reason. If the child does not stop within `graceMs`, `callTool` throws the
- * reason and lets go of the child. If the caller stops early (its generator is returned),
+ * Cancellation: the child's signal is that of a `CancelScope` (the core's, as a tool call's)
+ * fed by one listener on `context.signal` (removed when the child ends), so aborting the
+ * parent aborts the child with the same reason. If the child does not stop within
+ * `graceMs`, `callTool` throws the reason and lets go of the child. If the caller stops early (its generator is returned),
  * the child's signal aborts and its generator is returned too (not awaited), so its
  * `finally` runs.
  *
@@ -88,7 +94,8 @@ export interface CallToolOptions {
  * @throws {@link ToolInputError} when the arguments are invalid (P5 text); the child's own
  *   error when it throws; the `TimeoutError` DOMException when `timeoutMs` ran out; the
  *   parent signal's reason when it was already aborted, or when the child ignored it for
- *   `graceMs`.
+ *   `graceMs`; a `TypeError` (at the first `next()`) for a `timeoutMs` that is not a positive
+ *   number or a `graceMs` that is not a non-negative number.
  *
  * @example
  * ```ts
@@ -125,7 +132,12 @@ export async function* callTool<I, P, O>(
 
 /**
  * The text of a result's content: text blocks joined with `"\n"`, an image block as
- * `[image <mimeType>]`.
+ * `[image <mimeType>]`, an audio or resource block as the text `contentBlockText` writes.
+ *
+ * @example
+ * ```ts
+ * resultText({ content: [{ type: 'text', text: 'a' }, { type: 'image', data, mimeType: 'image/png' }] }); // 'a\n[image image/png]'
+ * ```
  */
 export function resultText(result: { content: readonly ContentBlock[] }): string {
   return result.content.map(providerBlock).map((block) => (block.type === 'text' ? block.text : `[image ${block.mimeType}]`)).join('\n');

@@ -13,6 +13,8 @@ import { isAsyncIterator } from '../../core/guards.ts';
  * behaviour. `fn` runs once per value, in order, before the value is yielded; a throw from
  * `fn` fails the call like a throw from the tool.
  *
+ * @throws TypeError at once when `fn` is not a function.
+ *
  * @example
  * ```ts
  * const quietShell = mapProgress(shell, (chunk) => `${chunk.text.length} bytes`);

@@ -40,7 +40,7 @@ export interface RetryOptions {
  * - Never retried: an abort (the call's signal aborted — run abort, timeout, consumer exit —
  *   or the tool threw an `AbortError`) and a {@link ToolInputError}. A `TimeoutError` from an
  *   inner `withTimeout` is an ordinary failure and is retried.
- * - Every attempt gets the call's signal (through one child controller) and the same
+ * - Every attempt gets the call's signal (through one child `CancelScope`) and the same
  *   validated input. Progress of every attempt, failed ones included, is forwarded as it
  *   comes, with backpressure (an attempt is pulled one step ahead of the consumer).
  * - When the attempts run out, the last error is thrown.
@@ -90,7 +90,7 @@ async function* retrying<I, P, O>(
   context: ToolContext,
   options: Pick<RetryOptions, 'retries' | 'backoff' | 'shouldRetry' | 'onRetry'>,
 ): AsyncGenerator<P, O, undefined> {
-  // One child controller for every attempt and every backoff wait, fed by one listener.
+  // One child scope for every attempt and every backoff wait, fed by one listener.
   const link = new ChildLink(context.signal, tool.name, undefined, Infinity);
   const channel = new Channel<P>({ highWaterMark: 0 });
   /** How the attempts ended; set before the channel closes. */

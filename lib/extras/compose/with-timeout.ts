@@ -30,7 +30,13 @@ export interface WithTimeoutOptions {
  * child called with `callTool`, or to make a limit part of the tool itself.
  *
  * @param ms - the limit, in ms (> 0).
- * @throws TypeError at once when `ms` or `options.graceMs` is not a valid number of ms.
+ * @throws TypeError at once when `ms` is missing or not a positive number of ms, or
+ *   `options.graceMs` is not a non-negative number of ms.
+ *
+ * @example
+ * ```ts
+ * const quickSearch = withTimeout(searchTool, 5_000); // every call fails with a TimeoutError after 5 s
+ * ```
  */
 export function withTimeout<I, P, O, N extends string>(tool: Tool<I, P, O, N>, ms: number, options: WithTimeoutOptions = {}): Tool<I, P, O, N> {
   if (ms === undefined) throw new TypeError('withTimeout: ms is required');
