@@ -24,8 +24,9 @@ export interface ReorderBufferOptions {
  *   `#ready[#readyHead … #readyTail)`. The array keeps its length when it empties (the two
  *   indices go back to 0): truncating it would free its backing store, and the next push
  *   would allocate a new one — for every value, in the common case of one value at a time.
- * - `held`: values that arrived ahead of a gap; every key is greater than the index of the
- *   last value in `ready`, and none is ready. Only these are held (B2).
+ * - `held`: values that arrived ahead of a gap; every key is greater than `#frontier` (the
+ *   index the next value in order will have: it is never held), and none is ready. Only
+ *   these are held (B2).
  *
  * Cost: O(1) amortized per item (B2). The common case — the value for `next` — touches
  * no map at all.
@@ -101,10 +102,12 @@ export class ReorderBuffer<T> {
         `ReorderBuffer: index ${String(index)} is out of range [0, ${this.#size}) (next expected: ${this.#frontier})`,
       );
     }
-    if (index < this.#frontier || this.#held.has(index)) {
-      throw new RangeError(`ReorderBuffer: index ${index} was already pushed (next expected: ${this.#frontier}, held: ${this.#held.size})`);
-    }
     if (index !== this.#frontier) {
+      // The frontier itself is never held (it would have moved past it), so only an index
+      // below it or a held one can be a repeat.
+      if (index < this.#frontier || this.#held.has(index)) {
+        throw new RangeError(`ReorderBuffer: index ${index} was already pushed (next expected: ${this.#frontier}, held: ${this.#held.size})`);
+      }
       this.#held.set(index, value);
       return this.readyCount;
     }
