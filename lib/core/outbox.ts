@@ -30,6 +30,12 @@ export class PullMark<T> {
 export class Outbox<T> {
   readonly #items = new Channel<ToolEvent | PullMark<T>>({ highWaterMark: Infinity, capacity: 16 });
   readonly #engine: MergeEngine<T>;
+  /**
+   * How many marks are queued. While none is, `take()` skips the `instanceof PullMark` test of
+   * each event: on the events' several shapes that test made `take()` ≈ 300 ns per call at
+   * N = 1,000, ≈ 30 without it (docs/bench/findings.md, issue 23 item 1, steady state).
+   */
+  #marks = 0;
 
   constructor(engine: MergeEngine<T>) {
     this.#engine = engine;
@@ -47,14 +53,18 @@ export class Outbox<T> {
 
   /** Queues `mark`: its source is pulled once the consumer has taken everything queued before it (M3). */
   pullAfter(mark: PullMark<T>): void {
+    this.#marks++;
     this.#items.push(mark);
   }
 
   /** Takes the next event, pulling the source of every mark on the way; `undefined` when no event waits. */
   take(): ToolEvent | undefined {
+    // No mark queued (no tool yielded, the common case): every item is an event.
+    if (this.#marks === 0) return this.#items.take() as ToolEvent | undefined;
     for (;;) {
       const item = this.#items.take();
       if (!(item instanceof PullMark)) return item;
+      this.#marks--;
       this.#engine.pull(item.slot);
     }
   }

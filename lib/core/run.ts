@@ -143,9 +143,10 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   /**
    * Decisions given with `always: true`, by tool name (H11): read by prepare before `approve`
    * is asked, written when a decision stands. `runAgent`'s own map when it passed one (one
-   * map for every turn), else this run's.
+   * map for every turn), else this run's, made on first use (most runs never ask): read it
+   * through {@link standing}.
    */
-  readonly standing: Map<string, StandingDecision>;
+  #standing: Map<string, StandingDecision> | undefined;
 
   // --- release in call order (O2, O6, J3)
   /** Each ended call's `tool_result` in call order, the batch's `terminate`, and journaled commits (release.ts). */
@@ -167,9 +168,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   readonly outbox: Outbox<CallRecord | undefined>;
 
   // --- onInProgressChange
-  /** Executing call ids (a count per id, since ids can repeat); kept only when the option is set. */
-  readonly inProgress = new Set<string>();
-  readonly #inProgressCounts = new Map<string, number>();
+  /** Executing call ids, and a count per id (ids can repeat); made on the first change, so only when the option is set. */
+  #inProgress: { readonly ids: Set<string>; readonly counts: Map<string, number> } | undefined;
   #toolNames: string | undefined;
 
   // --- tracing (contract T1)
@@ -189,7 +189,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.beforeToolCall = options.beforeToolCall;
     this.afterToolCall = options.afterToolCall;
     this.approve = options.approve;
-    this.standing = (options as { [STANDING_DECISIONS]?: Map<string, StandingDecision> })[STANDING_DECISIONS] ?? new Map();
+    this.#standing = (options as { [STANDING_DECISIONS]?: Map<string, StandingDecision> })[STANDING_DECISIONS];
     this.journal = options.journal;
     this.interruptedCalls = options.interruptedCalls ?? 'unknown';
     if (Array.isArray(calls)) this.received = calls as ToolCall[];
@@ -213,6 +213,11 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   /** True once the run was aborted or the consumer left: nothing new may start. */
   get stopped(): boolean {
     return this.cause !== undefined;
+  }
+
+  /** The decisions that stand for a tool (H11), by name; see `#standing`. */
+  get standing(): Map<string, StandingDecision> {
+    return (this.#standing ??= new Map());
   }
 
   /** The available tool names, for "unknown tool" errors: computed once per run. */
@@ -751,17 +756,18 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   /** Adds or removes one executing call and tells `onInProgressChange` (a throw there is reported, not raised). */
   #setInProgress(id: string, running: boolean): void {
-    const count = (this.#inProgressCounts.get(id) ?? 0) + (running ? 1 : -1);
-    if (count > 0) this.#inProgressCounts.set(id, count);
-    else this.#inProgressCounts.delete(id);
+    const { ids, counts } = (this.#inProgress ??= { ids: new Set(), counts: new Map() });
+    const count = (counts.get(id) ?? 0) + (running ? 1 : -1);
+    if (count > 0) counts.set(id, count);
+    else counts.delete(id);
     const changed = running ? count === 1 : count === 0;
     if (!changed) return;
-    if (running) this.inProgress.add(id);
-    else this.inProgress.delete(id);
+    if (running) ids.add(id);
+    else ids.delete(id);
     const listener = this.options.onInProgressChange;
     if (listener === undefined) return;
     try {
-      listener(this.inProgress);
+      listener(ids);
     } catch (error) {
       emitWarning(`toolrun: onInProgressChange threw and was ignored: ${thrownText(error)}`);
     }

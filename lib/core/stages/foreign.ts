@@ -46,8 +46,8 @@ export function readToolOutput(output: unknown): ToolResult | Problem {
       const content: unknown = (output as { content?: unknown }).content;
       if (Array.isArray(content)) {
         const blocks = readContent(content);
-        if (!blocks.ok) return new Problem(blocks.problem);
-        const result: ToolResult = { content: blocks.value };
+        if (blocks instanceof Problem) return blocks;
+        const result: ToolResult = { content: blocks };
         const details: unknown = (output as { details?: unknown }).details;
         if (details !== undefined) result.details = details;
         const meta: unknown = (output as { meta?: unknown }).meta;
@@ -66,40 +66,39 @@ export function readToolOutput(output: unknown): ToolResult | Problem {
   return { content: [{ type: 'text', text }], details: output };
 }
 
-/** Checks and copies a content array (text, image, audio, resource_link and resource blocks). */
-function readContent(content: unknown): Read<ContentBlock[]> {
+/** Checks and copies a content array (text, image, audio, resource_link and resource blocks); a {@link Problem} says what is wrong (no result wrapper: this runs for every call). */
+function readContent(content: unknown): ContentBlock[] | Problem {
   try {
-    if (!Array.isArray(content)) return { ok: false, problem: `content must be an array of content blocks, got ${typeName(content)}` };
+    if (!Array.isArray(content)) return new Problem(`content must be an array of content blocks, got ${typeName(content)}`);
     const blocks: ContentBlock[] = new Array<ContentBlock>(content.length);
     for (let i = 0; i < content.length; i++) {
       const block: unknown = content[i];
-      if (typeof block !== 'object' || block === null) return { ok: false, problem: `content[${i}] is ${typeName(block)}, not a content block` };
+      if (typeof block !== 'object' || block === null) return new Problem(`content[${i}] is ${typeName(block)}, not a content block`);
       const type: unknown = (block as { type?: unknown }).type;
       if (type === 'text') {
         const text: unknown = (block as { text?: unknown }).text;
-        if (typeof text !== 'string') return { ok: false, problem: `content[${i}] is a text block whose text is ${typeName(text)}, not a string` };
+        if (typeof text !== 'string') return new Problem(`content[${i}] is a text block whose text is ${typeName(text)}, not a string`);
         blocks[i] = { type: 'text', text };
       } else if (type === 'image') {
         const data: unknown = (block as { data?: unknown }).data;
         const mimeType: unknown = (block as { mimeType?: unknown }).mimeType;
         if (typeof data !== 'string' || typeof mimeType !== 'string') {
-          return { ok: false, problem: `content[${i}] is an image block without string data and mimeType` };
+          return new Problem(`content[${i}] is an image block without string data and mimeType`);
         }
         blocks[i] = { type: 'image', data, mimeType };
       } else if (type === 'audio' || type === 'resource_link' || type === 'resource') {
         const read = readContentBlock(block);
-        if (!read.ok) return { ok: false, problem: `content[${i}] is ${read.problem}` };
+        if (!read.ok) return new Problem(`content[${i}] is ${read.problem}`);
         blocks[i] = read.block;
       } else {
-        return {
-          ok: false,
-          problem: `content[${i}] has type ${typeName(type)}; a content block is {type: 'text', text}, {type: 'image' | 'audio', data, mimeType}, {type: 'resource_link', uri, name} or {type: 'resource', resource: {uri, text | blob}}`,
-        };
+        return new Problem(
+          `content[${i}] has type ${typeName(type)}; a content block is {type: 'text', text}, {type: 'image' | 'audio', data, mimeType}, {type: 'resource_link', uri, name} or {type: 'resource', resource: {uri, text | blob}}`,
+        );
       }
     }
-    return { ok: true, value: blocks };
+    return blocks;
   } catch (error) {
-    return { ok: false, problem: `reading its content threw (${thrownText(error)})` };
+    return new Problem(`reading its content threw (${thrownText(error)})`);
   }
 }
 
@@ -192,8 +191,8 @@ export function readAfterAnswer(answer: unknown): Read<AfterAnswer | undefined> 
     let content: ContentBlock[] | undefined;
     if (rawContent !== undefined && rawContent !== null) {
       const read = readContent(rawContent);
-      if (!read.ok) return read;
-      content = read.value;
+      if (read instanceof Problem) return { ok: false, problem: read.problem };
+      content = read;
     }
     const details = a.details;
     const rawMeta = a.meta;

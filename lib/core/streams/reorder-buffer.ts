@@ -20,9 +20,13 @@ export interface ReorderBufferOptions {
  *
  * State, with its invariants:
  * - `next`: the lowest index not yet handed out.
- * - `ready`: values at `next`, `next+1`, … that arrived and wait for `shift()`; a FIFO.
- * - `held`: values that arrived ahead of a gap; every key is greater than the index of the
- *   last value in `ready`, and none is ready. Only these are held (B2).
+ * - `ready`: values at `next`, `next+1`, … that arrived and wait for `shift()`; a FIFO in
+ *   `#ready[#readyHead … #readyTail)`. The array keeps its length when it empties (the two
+ *   indices go back to 0): truncating it would free its backing store, and the next push
+ *   would allocate a new one — for every value, in the common case of one value at a time.
+ * - `held`: values that arrived ahead of a gap; every key is greater than `#frontier` (the
+ *   index the next value in order will have: it is never held), and none is ready. Only
+ *   these are held (B2).
  *
  * Cost: O(1) amortized per item (B2). The common case — the value for `next` — touches
  * no map at all.
@@ -40,8 +44,9 @@ export interface ReorderBufferOptions {
 export class ReorderBuffer<T> {
   readonly #size: number;
   readonly #held = new Map<number, T>();
-  #ready: T[] = [];
+  readonly #ready: (T | undefined)[] = [];
   #readyHead = 0;
+  #readyTail = 0;
   /** Index the next value pushed into `ready` will have. */
   #frontier = 0;
 
@@ -56,7 +61,7 @@ export class ReorderBuffer<T> {
 
   /** The lowest index not yet handed out by `shift()`/`drain()`. */
   get next(): number {
-    return this.#frontier - (this.#ready.length - this.#readyHead);
+    return this.#frontier - (this.#readyTail - this.#readyHead);
   }
 
   /** How many values wait ahead of a gap. */
@@ -66,7 +71,7 @@ export class ReorderBuffer<T> {
 
   /** How many values are ready to be taken in order. */
   get readyCount(): number {
-    return this.#ready.length - this.#readyHead;
+    return this.#readyTail - this.#readyHead;
   }
 
   /**
@@ -97,20 +102,22 @@ export class ReorderBuffer<T> {
         `ReorderBuffer: index ${String(index)} is out of range [0, ${this.#size}) (next expected: ${this.#frontier})`,
       );
     }
-    if (index < this.#frontier || this.#held.has(index)) {
-      throw new RangeError(`ReorderBuffer: index ${index} was already pushed (next expected: ${this.#frontier}, held: ${this.#held.size})`);
-    }
     if (index !== this.#frontier) {
+      // The frontier itself is never held (it would have moved past it), so only an index
+      // below it or a held one can be a repeat.
+      if (index < this.#frontier || this.#held.has(index)) {
+        throw new RangeError(`ReorderBuffer: index ${index} was already pushed (next expected: ${this.#frontier}, held: ${this.#held.size})`);
+      }
       this.#held.set(index, value);
       return this.readyCount;
     }
-    this.#ready.push(value);
+    this.#ready[this.#readyTail++] = value;
     this.#frontier++;
     if (this.#held.size > 0) {
       let v: T | undefined;
       while ((v = this.#held.get(this.#frontier)) !== undefined || this.#held.has(this.#frontier)) {
         this.#held.delete(this.#frontier);
-        this.#ready.push(v as T);
+        this.#ready[this.#readyTail++] = v;
         this.#frontier++;
       }
     }
@@ -119,13 +126,11 @@ export class ReorderBuffer<T> {
 
   /** Takes the next value in index order, or `undefined` when it has not arrived yet. */
   shift(): T | undefined {
-    if (this.#readyHead === this.#ready.length) return undefined;
-    const value = this.#ready[this.#readyHead]!;
-    this.#ready[this.#readyHead++] = undefined as T;
-    if (this.#readyHead === this.#ready.length) {
-      this.#ready.length = 0;
-      this.#readyHead = 0;
-    }
+    if (this.#readyHead === this.#readyTail) return undefined;
+    const value = this.#ready[this.#readyHead] as T;
+    // The slot is cleared so the buffer does not keep a taken value alive.
+    this.#ready[this.#readyHead++] = undefined;
+    if (this.#readyHead === this.#readyTail) this.#readyHead = this.#readyTail = 0;
     return value;
   }
 
