@@ -22,9 +22,10 @@ export default defineConfig([
   {
     // The library: one file per entry plus shared chunks. Every runtime dependency stays an
     // import (it is in `dependencies`); from node_modules only abort-controller-x is bundled
-    // (a devDependency, 1 kB): Node loads its CommonJS build as a dozen files, half the CPU
-    // of `import 'toolrun'` (docs/decisions.md, "abort-controller-x is bundled"). `onlyBundle`
-    // fails the build if anything else from node_modules would be.
+    // (a devDependency, 1 kB): as a package, Node loads its CommonJS build as a dozen files,
+    // about half the CPU of `import 'toolrun'` (docs/decisions.md, "Cold start: what the
+    // bench measures, and abort-controller-x bundled"). `onlyBundle` fails the build if
+    // anything else from node_modules would be bundled.
     ...common,
     entry: { index: 'lib/index.ts', 'tools/index': 'lib/tools/index.ts', testing: 'lib/testing.ts', 'mcp/index': 'lib/mcp/index.ts', 'otel/index': 'lib/otel/index.ts', 'dbos/index': 'lib/dbos/index.ts' },
     dts: { sourcemap: true },

@@ -1,18 +1,19 @@
 /**
  * Scenario `cold-start`: the first batches of a fresh process, the shape of a real agent
  * (one small batch per turn). Each implementation runs in processes of its own (nothing
- * warmed up by another), in turn: toolrun, pi-agent-core, floor, then again. Each process
+ * warmed up by another), one per round, in turn: toolrun, pi-agent-core, floor (each round
+ * begins with the import probe below). Each process
  * (bench/cold-start-child.ts) runs B batches of N = 10 `{ content, details }` calls, one
  * after the other, and reports each batch's CPU and wall time.
  *
- * Rows: for the first k batches (k = 1, 2, 3, 5, 10, 20, 50, 100…), the CPU per call over
+ * Rows: for the first k batches (k = 1, 2, 3, 5, 10, 20, 30, 50, 100…), the CPU per call over
  * those k batches together (median over processes; range: lowest and highest process). The
  * chart is that curve. The first batch's wall time is reported alongside.
  *
  * toolrun runs as users get it: the scenario first builds the library's JavaScript with the
  * package build's own tsdown configuration (declarations left out) into
  * `node_modules/.cache/toolrun-bench/`, and each toolrun process imports that file
- * (docs/decisions.md, "Cold start measures the built package"). The time of
+ * (docs/decisions.md, "Cold start: what the bench measures, and abort-controller-x bundled"). The time of
  * `import 'toolrun'` is measured apart, in a plain `node` process per round (no tsx): the
  * CPU and wall time of the dynamic import of the built entry, its dependencies included.
  *
