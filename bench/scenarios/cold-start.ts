@@ -99,7 +99,8 @@ function sum(values: readonly number[], k: number): number {
 /**
  * Runs `cold-start`: `sizes[0]` batches per process (default 100), `runs` processes per
  * implementation (default 7: the spread between fresh processes is wide, 42…72 µs/call for
- * the same code in one run of 5, so the median needs more of them; about 40 s in all).
+ * the same code in one run of 5, so the median needs more of them; about 40 s in all on a
+ * quiet machine, estimated from 25 s for 15 processes).
  */
 export async function coldStart(budget: Budget, options: ScenarioOptions & { runs?: number } = {}): Promise<ScenarioResult> {
   const batches = options.sizes?.[0] ?? COLD_START_SIZES[0];
