@@ -21,7 +21,11 @@ const common = {
 export default defineConfig([
   {
     // The library: one file per entry plus shared chunks. Every runtime dependency stays an
-    // import (it is in `dependencies`); nothing from node_modules is bundled.
+    // import (it is in `dependencies`); from node_modules only abort-controller-x is bundled
+    // (a devDependency, 1 kB): as a package, Node loads its CommonJS build as a dozen files,
+    // about half the CPU of `import 'toolrun'` (docs/decisions.md, "Cold start: what the
+    // bench measures, and abort-controller-x bundled"). `onlyBundle` fails the build if
+    // anything else from node_modules would be bundled.
     ...common,
     entry: { index: 'lib/index.ts', 'tools/index': 'lib/tools/index.ts', testing: 'lib/testing.ts', 'mcp/index': 'lib/mcp/index.ts', 'otel/index': 'lib/otel/index.ts', 'dbos/index': 'lib/dbos/index.ts' },
     dts: { sourcemap: true },
@@ -29,7 +33,7 @@ export default defineConfig([
     // "go to definition"), so they need not carry a second copy of the sources.
     outputOptions: { sourcemapExcludeSources: true },
     clean: true,
-    deps: { onlyAllowBundle: false, skipNodeModulesBundle: true },
+    deps: { alwaysBundle: ['abort-controller-x'], onlyBundle: ['abort-controller-x'] },
   },
   {
     // The `toolrun` program: the CLI-only packages (devDependencies) are bundled into it, so

@@ -192,7 +192,7 @@ export function renderMarkdown(store: Store): string {
     out.push(markdownTable(result));
     out.push('');
     if (chart !== undefined) {
-      out.push(`![${result.name}: ${result.chartLabel} against N, log scales](${chart})`);
+      out.push(`![${result.name}: ${result.chartLabel} against ${result.xLabel ?? 'N'}, log scales](${chart})`);
       out.push('');
     }
     if (result.targets.length > 0) {

@@ -1,19 +1,27 @@
 /**
  * Scenario `cold-start`: the first batches of a fresh process, the shape of a real agent
  * (one small batch per turn). Each implementation runs in processes of its own (nothing
- * warmed up by another), in turn: toolrun, pi-agent-core, floor, then again. Each process
+ * warmed up by another), one per round, in turn: toolrun, pi-agent-core, floor (each round
+ * begins with the import probe below). Each process
  * (bench/cold-start-child.ts) runs B batches of N = 10 `{ content, details }` calls, one
  * after the other, and reports each batch's CPU and wall time.
  *
- * Rows: for the first k batches (k = 1, 2, 3, 5, 10, 20, 50, 100…), the CPU per call over
+ * Rows: for the first k batches (k = 1, 2, 3, 5, 10, 20, 30, 50, 100…), the CPU per call over
  * those k batches together (median over processes; range: lowest and highest process). The
  * chart is that curve. The first batch's wall time is reported alongside.
+ *
+ * toolrun runs as users get it: the scenario first builds the library's JavaScript with the
+ * package build's own tsdown configuration (declarations left out) into
+ * `node_modules/.cache/toolrun-bench/`, and each toolrun process imports that file
+ * (docs/decisions.md, "Cold start: what the bench measures, and abort-controller-x bundled"). The time of
+ * `import 'toolrun'` is measured apart, in a plain `node` process per round (no tsx): the
+ * CPU and wall time of the dynamic import of the built entry, its dependencies included.
  *
  * @module
  */
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { formatInt, formatNum, formatRatio, median, type Budget } from '../harness.ts';
 import { peersInstalled } from '../peers.ts';
 import { IMPL, type Row, type ScenarioOptions, type ScenarioResult, type Target } from '../rows.ts';
@@ -23,6 +31,8 @@ export const COLD_START_SIZES = [100] as const;
 const N = 10;
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CHILD = join(ROOT, 'bench', 'cold-start-child.ts');
+/** Where the scenario builds the library (inside the repository, so that its dependencies resolve from node_modules). */
+const BUILD_DIR = join(ROOT, 'node_modules', '.cache', 'toolrun-bench', 'cold-start');
 const SERIES = 'first batches of N = 10';
 const TARGET = 'cold start: a fresh process\'s first 100 batches of N = 10 { content, details } calls, at least 2× less CPU than pi-agent-core 0.73.1';
 
@@ -31,18 +41,43 @@ interface Trace {
   wall: number[];
 }
 
-/** Runs one fresh process of `impl` for `batches` batches. */
-function child(impl: string, batches: number): Promise<Trace> {
+/**
+ * Builds the library's JavaScript as `npm run build` does — the first configuration of
+ * tsdown.config.ts, the package's `.` entry alone, no declarations, no maps — and returns
+ * the path of its entry. About a second; the real `dist/` is left alone.
+ */
+async function buildLibrary(): Promise<string> {
+  const [{ build }, { default: configs }] = await Promise.all([import('tsdown'), import('../../tsdown.config.ts')]);
+  const library = (Array.isArray(configs) ? configs : [configs])[0] as Record<string, unknown>;
+  await build({ ...library, config: false, cwd: ROOT, entry: { index: 'lib/index.ts' }, dts: false, sourcemap: false, outDir: BUILD_DIR, clean: true, logLevel: 'silent' });
+  return join(BUILD_DIR, 'index.js');
+}
+
+/** CPU and wall ns of `await import(entry)` in a fresh plain `node` process (no tsx): `import 'toolrun'` as a user's program pays it. */
+function importTime(entry: string): Promise<{ cpu: number; wall: number }> {
+  const script =
+    'const c = process.cpuUsage(); const t = process.hrtime.bigint(); await import(process.argv[1]); const u = process.cpuUsage(c); ' +
+    'console.log(JSON.stringify({ cpu: (u.user + u.system) * 1e3, wall: Number(process.hrtime.bigint() - t) }));';
+  return collect(spawn(process.execPath, ['--input-type=module', '-e', script, pathToFileURL(entry).href], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }), 'import');
+}
+
+/** Runs one fresh process of `impl` for `batches` batches; toolrun runs the built entry when one is given. */
+function child(impl: string, batches: number, toolrunEntry: string | undefined): Promise<Trace> {
+  const args = ['--import', 'tsx', CHILD, impl, String(batches), ...(impl === 'toolrun' && toolrunEntry !== undefined ? [toolrunEntry] : [])];
+  return collect(spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }), impl);
+}
+
+/** The last line of a child's output, parsed; rejects when it exits with an error. */
+function collect<T>(proc: ReturnType<typeof spawn>, impl: string): Promise<T> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, impl, String(batches)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    proc.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    proc.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    proc.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
     proc.on('error', reject);
     proc.on('close', (code) => {
       if (code !== 0) reject(new Error(`cold-start child ${impl} exited ${String(code)}: ${err.trim().split('\n').slice(-3).join(' ')}`));
-      else resolve(JSON.parse(out.trim().split('\n').at(-1)!) as Trace);
+      else resolve(JSON.parse(out.trim().split('\n').at(-1)!) as T);
     });
   });
 }
@@ -61,10 +96,15 @@ function sum(values: readonly number[], k: number): number {
   return total;
 }
 
-/** Runs `cold-start`: `sizes[0]` batches per process (default 100), `runs` processes per implementation. */
+/**
+ * Runs `cold-start`: `sizes[0]` batches per process (default 100), `runs` processes per
+ * implementation (default 7: the spread between fresh processes is wide, 42…72 µs/call for
+ * the same code in one run of 5, so the median needs more of them; about 40 s in all on a
+ * quiet machine, estimated from 25 s for 15 processes).
+ */
 export async function coldStart(budget: Budget, options: ScenarioOptions & { runs?: number } = {}): Promise<ScenarioResult> {
   const batches = options.sizes?.[0] ?? COLD_START_SIZES[0];
-  const runs = options.runs ?? Math.max(3, budget.repeats + 2);
+  const runs = options.runs ?? Math.max(3, 2 * budget.repeats + 1);
   const impls = [
     { key: 'toolrun', name: IMPL.toolrun },
     ...(peersInstalled() ? [{ key: 'pi', name: IMPL.pi }] : []),
@@ -72,14 +112,30 @@ export async function coldStart(budget: Budget, options: ScenarioOptions & { run
   ];
   const traces = new Map<string, Trace[]>(impls.map((i) => [i.name, []]));
   const failed = new Map<string, string>();
+  const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+  let entry: string | undefined;
+  try {
+    options.log?.('cold-start: building the library (tsdown, no declarations)');
+    entry = await buildLibrary();
+  } catch (error) {
+    failed.set(IMPL.toolrun, `the library build failed: ${message(error)}`);
+  }
+  const imports: { cpu: number; wall: number }[] = [];
   for (let r = 0; r < runs; r++) {
+    if (entry !== undefined) {
+      try {
+        imports.push(await importTime(entry));
+      } catch (error) {
+        failed.set(IMPL.toolrun, message(error));
+      }
+    }
     for (const impl of impls) {
       if (failed.has(impl.name)) continue;
       options.log?.(`cold-start ${impl.key} process ${r + 1}/${runs}`);
       try {
-        traces.get(impl.name)!.push(await child(impl.key, batches));
+        traces.get(impl.name)!.push(await child(impl.key, batches, entry));
       } catch (error) {
-        failed.set(impl.name, error instanceof Error ? error.message : String(error));
+        failed.set(impl.name, message(error));
       }
     }
   }
@@ -102,6 +158,9 @@ export async function coldStart(budget: Budget, options: ScenarioOptions & { run
       };
       if (pi !== undefined) cols['× pi-agent-core'] = formatRatio(value / median(cumulative(pi, k)));
       if (k === 1) cols['first batch, wall'] = `${formatNum(median(traces.get(impl.name)!.map((t) => t.wall[0]!)) / 1e6)} ms`;
+      if (k === 1 && impl.key === 'toolrun' && imports.length > 0) {
+        cols['import, CPU (wall)'] = `${formatNum(median(imports.map((i) => i.cpu)) / 1e6)} ms (${formatNum(median(imports.map((i) => i.wall)) / 1e6)} ms)`;
+      }
       rows.push({
         scenario: 'cold-start',
         series: SERIES,
@@ -125,7 +184,9 @@ export async function coldStart(budget: Budget, options: ScenarioOptions & { run
       'of 10 calls whose tool returns `{ content, details }`, one after the other, as an agent runs one batch per turn. ' +
       'Value: CPU µs per call over the first k batches together (k on the x axis), median over the processes, range the lowest and highest process; ' +
       '`batch k` is the k-th batch alone. The module import is not timed; pi-agent-core is timed from its first `tool_execution_start` to `turn_end`. ' +
-      '`first batch, wall` is the first batch\'s latency (wall time).',
+      '`first batch, wall` is the first batch\'s latency (wall time). toolrun runs as the package build makes it (the library built with its tsdown configuration, without declarations); ' +
+      '`import, CPU (wall)` is `import \'toolrun\'` of that build in a plain `node` process, its dependencies included (median over one process per round). ' +
+      'The chart is the curve: CPU per call over the first k batches, against k.',
     chartLabel: 'ns per call, first k batches',
     xLabel: 'k (batches)',
     rows,
@@ -138,7 +199,9 @@ function coldTargets(rows: readonly Row[], batches: number, pi: string | undefin
   const tr = at(IMPL.toolrun, 100);
   const p = pi !== undefined ? at(pi, 100) : undefined;
   const first = at(IMPL.toolrun, 1);
-  const firstText = first?.value != null ? `; toolrun's first batch: ${first.cols['first batch, wall']} wall, ${formatNum(first.value)} µs/call CPU` : '';
+  const imported = first?.cols['import, CPU (wall)'];
+  const firstText =
+    first?.value != null ? `; toolrun's first batch: ${first.cols['first batch, wall']} wall, ${formatNum(first.value)} µs/call CPU${imported !== undefined ? `; import 'toolrun': ${imported}` : ''}` : '';
   if (batches < 100 || tr?.value == null || p?.value == null) return [{ target: TARGET, measured: `not measured in this run${firstText}`, met: null }];
   const x = p.value / tr.value;
   return [{ target: TARGET, measured: `toolrun ${formatNum(tr.value)} µs/call, pi-agent-core ${formatNum(p.value)} µs/call: ${formatRatio(x)} less${firstText}`, met: x >= 2 }];
