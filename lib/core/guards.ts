@@ -74,3 +74,23 @@ export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
     return false; // a revoked Proxy or a throwing `then` getter: not a promise; its reader reports it
   }
 }
+
+/**
+ * A short name of a value's type for problem texts (`null`, `an array`, `the string "ab"`,
+ * `a number (5)`); a string is cut at 40 characters. Never reads the value's fields.
+ */
+export function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'object') {
+    try {
+      return Array.isArray(value) ? 'an array' : 'an object';
+    } catch {
+      return 'a revoked Proxy';
+    }
+  }
+  // Not a function's String(): that is its whole source text.
+  if (typeof value === 'function') return 'a function';
+  return `a ${typeof value} (${String(value as number)})`;
+}

@@ -47,7 +47,12 @@ export interface TextContent {
   text: string;
 }
 
-/** An image content block of a tool result: base64 `data` and its MIME type. */
+/**
+ * An image content block of a tool result: base64 `data` and its MIME type (`image/png`…),
+ * both non-empty: a block with either empty is not an image (a tool returning one gets an
+ * error result; elsewhere it is replaced by a text saying so — docs/decisions.md, "Content
+ * blocks: one check").
+ */
 export interface ImageContent {
   type: 'image';
   data: string;
@@ -56,7 +61,7 @@ export interface ImageContent {
 
 /**
  * An audio content block of a tool result: base64 `data` and its MIME type (`audio/wav`…),
- * as MCP's `audio` content (specification 2025-06-18, "Server features → Tools → Audio
+ * both non-empty as for {@link ImageContent}, as MCP's `audio` content (specification 2025-06-18, "Server features → Tools → Audio
  * content"). The provider formats send it as a text line naming it (no provider takes audio
  * in a tool result); an MCP server sends it as is.
  */

@@ -42,7 +42,7 @@
  *
  * @module
  */
-import { readContentBlock } from '../core/content.ts';
+import { omittedBlockText, readContentBlock } from '../core/content.ts';
 import { Channel } from '../core/streams/channel.ts';
 import { contentToText } from '../formats/shared.ts';
 import { defineForeignTool, describeValue, type ContentBlock, type JsonSchema, type Tool, type ToolResult } from '../core/tool.ts';
@@ -223,10 +223,10 @@ export async function mcpTools(client: McpClientLike, options: McpToolsOptions =
  * - `text`, `image`, `audio`, `resource_link` and `resource` (embedded) → the toolrun block
  *   of the same type, copied field by field (the provider formats turn the last three into
  *   text, see `contentBlockText`);
- * - a block missing a required field (a resource without `uri`) or of any other type → a
- *   text block `[MCP content of type "<type>" omitted: <why>]`; an image without data or
- *   MIME type → `[MCP image omitted: no base64 data or MIME type]`; a value that is not an
- *   object → `[MCP content omitted: <the value>]`.
+ * - a block that is not valid by the rule every path shares (`readContentBlock`: an image
+ *   without data or MIME type, a resource without `uri`, a type MCP does not define…) → a
+ *   text block `[invalid content block omitted: <why>: <the block, at most 80 characters>]`,
+ *   as the provider formats write it.
  *
  * When there is no block at all but `structuredContent` is present, its JSON text is the
  * one text block (a server that answers with structured content only). A result of the
@@ -359,12 +359,9 @@ class ProgressQueue {
   }
 }
 
-function contentBlock(block: unknown): ContentBlock {
-  const read = readContentBlock(block);
-  if (read.ok) return read.block;
-  if (typeof block === 'object' && block !== null && (block as { type?: unknown }).type === 'image') return { type: 'text', text: '[MCP image omitted: no base64 data or MIME type]' };
-  if (typeof block !== 'object' || block === null) return { type: 'text', text: `[MCP content omitted: ${describeValue(block)}]` };
-  return { type: 'text', text: `[MCP content of type ${JSON.stringify((block as { type?: unknown }).type)} omitted: ${read.problem}]` };
+function contentBlock(value: unknown): ContentBlock {
+  const block = readContentBlock(value);
+  return typeof block === 'string' ? { type: 'text', text: omittedBlockText(block, value) } : block;
 }
 
 function jsonText(value: unknown): string {

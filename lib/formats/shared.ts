@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { readContentBlock } from '../core/content.ts';
+import { omittedBlockText, readContentBlock } from '../core/content.ts';
 import { contentBlockText, describeValue, type ContentBlock, type ImageContent } from '../core/tool.ts';
 import { isObjectRecord } from '../core/guards.ts';
 
@@ -37,14 +37,13 @@ export function toolCallId(value: unknown): string {
 
 /**
  * A tool result message's `content`, checked at run time, as valid {@link ContentBlock}s.
- * A `ToolResultMessage` holds an array of content blocks (text, image, audio,
- * `resource_link`, `resource`); what a hook or tool really put there is not checked by the
- * type, so:
- * - an array: each valid block is kept as it is; each malformed one (not an object, an
- *   unknown `type`, a text block whose `text` is not a string, an image block without a
- *   non-empty string `data` and `mimeType`, the other types as `readContentBlock` reads
- *   them) becomes a text block describing it, `[invalid content block omitted: …]`, so the
- *   model sees that something was there;
+ * A `ToolResultMessage` holds an array of content blocks; what a hook or tool really put
+ * there is not checked by the type, so:
+ * - an array: each block is read by `readContentBlock` (the rule every path shares: a text
+ *   block needs a string `text`, an image or audio block non-empty `data` and `mimeType`, an
+ *   unknown `type` is not a block…) and kept as a copy; each invalid one becomes a text
+ *   block `[invalid content block omitted: …]` describing it, so the model sees that
+ *   something was there;
  * - a string: one text block with it (the same rule as a tool's string return value);
  * - anything else: one text block `[invalid tool result content omitted: …]`.
  *
@@ -60,16 +59,9 @@ function resultContent(content: unknown): ContentBlock[] {
   return (content as unknown[]).map(checkedBlock);
 }
 
-function checkedBlock(block: unknown): ContentBlock {
-  const problem = blockProblem(block);
-  if (problem === undefined) return block as ContentBlock;
-  return { type: 'text', text: `[invalid content block omitted: ${problem}: ${describeValue(block, 80)}]` };
-}
-
-/** Why `block` is not a valid content block, or `undefined` when it is one. */
-function blockProblem(block: unknown): string | undefined {
-  const read = readContentBlock(block);
-  return read.ok ? undefined : read.problem;
+function checkedBlock(value: unknown): ContentBlock {
+  const block = readContentBlock(value);
+  return typeof block === 'string' ? { type: 'text', text: omittedBlockText(block, value) } : block;
 }
 
 /**

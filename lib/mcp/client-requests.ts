@@ -86,11 +86,12 @@ export class McpCallClient implements ToolClient {
       { ...request, messages: request.messages.map((m) => ({ role: m.role, content: m.content })) },
       options?.signal === undefined ? { relatedRequestId: this.#requestId } : { relatedRequestId: this.#requestId, signal: options.signal },
     );
+    // The SDK checked the answer's shape; the block is read by the rule every path shares.
     const content = readContentBlock(answer.content);
-    if (!content.ok || (content.block.type !== 'text' && content.block.type !== 'image' && content.block.type !== 'audio')) {
-      throw new Error(`the MCP client's model answered with content toolrun cannot pass on (${content.ok ? `a ${content.block.type} block` : content.problem})`);
+    if (typeof content === 'string' || (content.type !== 'text' && content.type !== 'image' && content.type !== 'audio')) {
+      throw new Error(`the MCP client's model answered with content toolrun cannot pass on (${typeof content === 'string' ? content : `a ${content.type} block: a sampled message is text, image or audio`})`);
     }
-    const result: ToolSampleResult = { role: answer.role, content: content.block, model: answer.model };
+    const result: ToolSampleResult = { role: answer.role, content, model: answer.model };
     if (typeof answer.stopReason === 'string') result.stopReason = answer.stopReason;
     return result;
   }

@@ -303,8 +303,9 @@ describe('mcpTools mapping rules (a fake client)', () => {
     ).toEqual([
       { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
       { type: 'resource', resource: { uri: 'file:///x.bin', mimeType: 'application/octet-stream', blob: 'aGkK' } },
-      { type: 'text', text: '[MCP content of type "resource_link" omitted: a resource_link block without a string uri and name]' },
-      { type: 'text', text: '[MCP content of type "hologram" omitted: a block of unknown type]' },
+      // The placeholder of the provider formats (one content-block check, docs/decisions.md "Content blocks: one check").
+      { type: 'text', text: '[invalid content block omitted: a resource_link block without a string uri and name: object {"type":"resource_link","uri":"file:///y"}]' },
+      { type: 'text', text: '[invalid content block omitted: a block of type "hologram"; a content block is text, image, audio, resource_link or resource: object {"type":"hologram"}]' },
     ]);
     expect(mcpContent({ content: [], structuredContent: { n: 1 } })).toEqual([{ type: 'text', text: '{"n":1}' }]);
     expect(mcpContent({ toolResult: { old: true } })).toEqual([{ type: 'text', text: '{"old":true}' }]);

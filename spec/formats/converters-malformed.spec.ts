@@ -88,8 +88,9 @@ describe('{ type: "text", text: 5 } passed unchecked (issue 12.5)', () => {
   it('a text block whose text is not a string, a null block and an unknown type become described text blocks; the API never sees text: 5', async () => {
     const out = sent(await resultsWith({ hookContent: [{ type: 'text', text: 5 }, null, { type: 'audio', data: 'x' }, { type: 'text', text: 'fine' }] }));
     const expected = [
-      '[invalid content block omitted: a text block whose text is not a string: object {"type":"text","text":5}]',
-      '[invalid content block omitted: not a content block: null]',
+      // The texts of the one content-block check (readContentBlock, docs/decisions.md "Content blocks: one check").
+      '[invalid content block omitted: a text block whose text is a number (5), not a string: object {"type":"text","text":5}]',
+      '[invalid content block omitted: null, not a content block]',
       '[invalid content block omitted: an audio block without a MIME type: object {"type":"audio","data":"x"}]',
       'fine',
     ].join('\n');
@@ -209,7 +210,7 @@ describe('through runTools, malformed content never reaches a converter (the cor
     expect(text(fromHook)).toMatch(/afterToolCall failed: content must be an array of content blocks/);
     const image = await ran({ toolReturns: { content: [{ type: 'text', text: 'before' }, { type: 'image' }] } });
     expect(image.isError).toBe(true);
-    expect(text(image)).toMatch(/content\[1\] is an image block without string data and mimeType/);
+    expect(text(image)).toMatch(/content\[1\] is an image block without base64 data/);
     const five = await ran({ hookContent: [{ type: 'text', text: 5 }] });
     expect(text(five)).toMatch(/content\[0\] is a text block whose text is a number \(5\), not a string/);
     for (const message of [fromHook, image, five]) expect(() => [toAnthropic([message]), toOpenAIChat([message]), toOpenAIResponses([message])]).not.toThrow();

@@ -14,7 +14,7 @@
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { readContentBlock } from '../content.ts';
-import { isObjectRecord, plainText, thrownText } from '../guards.ts';
+import { isObjectRecord, plainText, thrownText, typeName } from '../guards.ts';
 import type { ContentBlock, ToolResult } from '../tool.ts';
 
 /** What a reader gives back: the value, or a sentence saying what was wrong with it. */
@@ -29,9 +29,10 @@ export class Problem {
  * A tool's return value as a {@link ToolResult} toolrun owns (the rule of
  * `normalizeToolOutput`, made total):
  * - a string is one text block; `undefined` an empty text block;
- * - an object with a `content` array is checked block by block (text blocks need a string
- *   `text`, image blocks string `data` and `mimeType`) and copied, with `details` and a
- *   `meta` (a plain object) and a boolean `terminate`;
+ * - an object with a `content` array is checked block by block (`readContentBlock`, the
+ *   rule every path shares: text blocks need a string `text`, image and audio blocks
+ *   non-empty `data` and `mimeType`…) and copied, with `details` and a `meta` (a plain
+ *   object) and a boolean `terminate`; one invalid block makes the whole value a problem;
  * - anything else is its JSON text, or its `String()` text, and the value itself is the
  *   result's `details` (a plain return reaches the events typed, see `ToolDetailsOf`).
  *
@@ -66,35 +67,15 @@ export function readToolOutput(output: unknown): ToolResult | Problem {
   return { content: [{ type: 'text', text }], details: output };
 }
 
-/** Checks and copies a content array (text, image, audio, resource_link and resource blocks); a {@link Problem} says what is wrong (no result wrapper: this runs for every call). */
+/** Checks and copies a content array, block by block by the one rule of `readContentBlock`; a {@link Problem} says what is wrong (no result wrapper: this runs for every call). */
 function readContent(content: unknown): ContentBlock[] | Problem {
   try {
     if (!Array.isArray(content)) return new Problem(`content must be an array of content blocks, got ${typeName(content)}`);
     const blocks: ContentBlock[] = new Array<ContentBlock>(content.length);
     for (let i = 0; i < content.length; i++) {
-      const block: unknown = content[i];
-      if (typeof block !== 'object' || block === null) return new Problem(`content[${i}] is ${typeName(block)}, not a content block`);
-      const type: unknown = (block as { type?: unknown }).type;
-      if (type === 'text') {
-        const text: unknown = (block as { text?: unknown }).text;
-        if (typeof text !== 'string') return new Problem(`content[${i}] is a text block whose text is ${typeName(text)}, not a string`);
-        blocks[i] = { type: 'text', text };
-      } else if (type === 'image') {
-        const data: unknown = (block as { data?: unknown }).data;
-        const mimeType: unknown = (block as { mimeType?: unknown }).mimeType;
-        if (typeof data !== 'string' || typeof mimeType !== 'string') {
-          return new Problem(`content[${i}] is an image block without string data and mimeType`);
-        }
-        blocks[i] = { type: 'image', data, mimeType };
-      } else if (type === 'audio' || type === 'resource_link' || type === 'resource') {
-        const read = readContentBlock(block);
-        if (!read.ok) return new Problem(`content[${i}] is ${read.problem}`);
-        blocks[i] = read.block;
-      } else {
-        return new Problem(
-          `content[${i}] has type ${typeName(type)}; a content block is {type: 'text', text}, {type: 'image' | 'audio', data, mimeType}, {type: 'resource_link', uri, name} or {type: 'resource', resource: {uri, text | blob}}`,
-        );
-      }
+      const block = readContentBlock(content[i]);
+      if (typeof block === 'string') return new Problem(`content[${i}] is ${block}`);
+      blocks[i] = block;
     }
     return blocks;
   } catch (error) {
@@ -234,19 +215,4 @@ export function readSchemaResult(result: unknown): { ok: true; value: unknown } 
 function pathText(path: StandardSchemaV1.Issue['path']): string {
   if (path === undefined || path.length === 0) return 'arguments';
   return path.map((p) => String(typeof p === 'object' && p !== null ? p.key : p)).join('.');
-}
-
-/** A short type name for problem texts; never reads the value's fields. */
-function typeName(value: unknown): string {
-  if (value === null) return 'null';
-  if (value === undefined) return 'undefined';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
-  if (typeof value === 'object') {
-    try {
-      return Array.isArray(value) ? 'an array' : 'an object';
-    } catch {
-      return 'a revoked Proxy';
-    }
-  }
-  return `a ${typeof value} (${String(value as number)})`;
 }
