@@ -1,0 +1,70 @@
+/**
+ * `toolrun serve-mcp` over stdio against a hostile client (issue 20, the breaker's pass): a
+ * real child process spoken to line by line. Each spec reproduces a defect found by attacking
+ * the server; each waits for lines and the process's exit, never for time.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } } };
+
+function call(id: unknown, name: string, args: Record<string, unknown> = {}, progressToken?: number) {
+  return { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(progressToken === undefined ? {} : { _meta: { progressToken } }) } };
+}
+
+/** `toolrun serve-mcp` over stdio with the spec fixtures' tools (echo, hold, fail), initialized. */
+async function stdioServer() {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'lib/cli/main.ts', 'serve-mcp', 'spec/fixtures/mcp/served-tools.ts'], { cwd: repoRoot });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  /** The next line the server writes, parsed; `undefined` once stdout ended (the process died). */
+  const next = async (): Promise<Record<string, unknown> | undefined> => {
+    const line = await lines.next();
+    return line.done === true ? undefined : (JSON.parse(line.value as string) as Record<string, unknown>);
+  };
+  const write = async (data: string): Promise<void> => {
+    if (!child.stdin.write(data)) await once(child.stdin, 'drain');
+  };
+  const send = (message: unknown): Promise<void> => write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`);
+  await send(initialize);
+  await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  expect((await next())?.id).toBe(0);
+  return { child, exited, next, send, stderr: () => stderr };
+}
+
+/** JSON text nested `depth` arrays deep: well within the 10 MiB line limit, and JSON.parse takes it. */
+const nested = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
+describe('serve-mcp over stdio: a deeply nested message fails alone', () => {
+  // Fails before the fix: the SDK builds its error text for a message it cannot classify (or a
+  // response for an id it never sent) with JSON.stringify, which overflows the stack; the
+  // RangeError went up through the stdin `data` handler and the process exited 1, so `next()`
+  // after it ended (undefined) instead of answering the echo call.
+  it('a 100,000-deep message with an id of the wrong type, and a 100,000-deep response for an unknown id, are logged and skipped; the session goes on', async () => {
+    const server = await stdioServer();
+    await server.send(`{"jsonrpc":"2.0","id":{"not":"an id"},"method":"tools/call","params":{"name":"echo","arguments":{"text":${nested(100_000)}}}}`);
+    await server.send(`{"jsonrpc":"2.0","id":424242,"result":{"deep":${nested(100_000)}}}`);
+    await server.send(call(1, 'echo', { text: 'still here' }));
+    expect(await server.next()).toMatchObject({ id: 1, result: { content: [{ type: 'text', text: 'echo: still here' }], isError: false } });
+    expect(server.stderr()).toMatch(/^toolrun: serveMcp: stdin: a message the server could not handle was skipped \(RangeError: Maximum call stack size exceeded\)$/m);
+    await server.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } });
+    server.child.stdin.end();
+    expect(await server.exited).toBe(0);
+  }, 120_000); // a hang guard for a loaded machine, not a time limit
+});
