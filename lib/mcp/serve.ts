@@ -24,7 +24,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Tool } from '../core/tool.ts';
 import { BoundedEventStore, type EventStoreLimits } from './event-store.ts';
 import { DEFAULT_MAX_QUEUED_BYTES, NotificationPacer, type Outlet, type PacedMessage, type PacedSendOptions } from './pacer.ts';
-import { abortAllCalls, abortCall, createMcpServer, hostCancels, runningCallCount, stopCalls, type McpServerOptions } from './server.ts';
+import { abortAllCalls, abortCall, createMcpServer, hostCancels, isCallRunning, runningCallCount, stopCalls, type McpServerOptions } from './server.ts';
 import { SessionTable, type McpSessionLimits } from './sessions.ts';
 import { StdioServerTransport } from './stdio-server.ts';
 
@@ -230,7 +230,20 @@ async function serveStdio(server: Server, options: { maxQueuedBytes: number; max
   const send = (message: PacedMessage, sendOptions?: PacedSendOptions): Promise<void> => pacer.send(message, sendOptions);
   transport.send = send as StdioServerTransport['send'];
   transport.onerror = (error) => options.log(error.message);
-  takeOverCancellation(server, transport);
+  // A request with the id of a call still running is refused before the SDK sees it: there it
+  // would take the first call's place, which could then no longer be cancelled. The ids read
+  // in this turn of the event loop count too (a call registers a few promise steps after it
+  // was read, and one chunk of stdin holds many lines); nothing is kept longer than that.
+  const readThisTurn = new Set<string | number>();
+  takeOverCancellation(server, transport, (id) => {
+    if (isCallRunning(server, id) || readThisTurn.has(id)) {
+      void send({ jsonrpc: '2.0', id, error: { code: INVALID_REQUEST, message: idInUse(id) } }).catch(() => undefined);
+      return 'refused';
+    }
+    if (readThisTurn.size === 0) queueMicrotask(() => readThisTurn.clear());
+    readThisTurn.add(id);
+    return undefined;
+  });
   server.onclose = () => void (connected = 0);
   let closing: Promise<McpCloseSummary> | undefined;
   const served: ServedMcp = {
@@ -338,7 +351,11 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       queuedBytes,
       maxQueuedBytes,
     });
-    transport.send = (message, options) => pacer.send(message as PacedMessage, options);
+    transport.send = (message, options) => {
+      // Answered: its id is free again, and its POST closing no longer cancels anything.
+      if ((message as PacedMessage).method === undefined && (message as PacedMessage).id !== undefined) requests.delete((message as PacedMessage).id!);
+      return pacer.send(message as PacedMessage, options);
+    };
     let closed: Promise<void> | undefined;
     const session: Session = {
       transport,
@@ -402,6 +419,10 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
     if (typeof sessionId === 'string') {
       const session = table.get(sessionId);
       if (session === undefined) return reply(res, 404, 'Session not found', -32001);
+      // Before the SDK sees it: there the second request of an id takes the first's stream,
+      // whose POST then never gets its answer, and its call can no longer be cancelled.
+      const taken = idTaken(ids, session.requests);
+      if (taken !== undefined) return reply(res, 400, idInUse(taken), INVALID_REQUEST);
       table.hold(sessionId);
       follow(res, session, ids);
       if (req.method === 'GET') session.stream = res;
@@ -502,6 +523,26 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
   };
 }
 
+/** JSON-RPC's "Invalid Request" code. */
+const INVALID_REQUEST = -32600;
+
+/** The error text for a request whose id a request of the same session still waits on. */
+function idInUse(id: string | number): string {
+  return `request id ${JSON.stringify(id)} is already in use by a request of this session that has not been answered; send each request with an id not in use`;
+}
+
+/** The first of `ids` that is in `open` or comes twice in `ids`; `undefined` when none. */
+function idTaken(ids: readonly (string | number)[], open: ReadonlyMap<string | number, unknown>): string | number | undefined {
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]!;
+    if (open.has(id) || ids.indexOf(id) < i) return id;
+  }
+  return undefined;
+}
+
+/** Sees each request's id before the SDK does; `'refused'`: the host answered it, the SDK never sees it. */
+type RequestIdGuard = (id: string | number) => 'refused' | undefined;
+
 /** The part of an SDK transport {@link takeOverCancellation} hooks into. */
 interface HookableTransport {
   onmessage?: ((message: never, extra?: never) => void) | undefined;
@@ -516,7 +557,7 @@ interface HookableTransport {
  * `onmessage` is wrapped once the SDK set it (`connect`), hence the setter. Does nothing for
  * any other server.
  */
-function takeOverCancellation(server: Server, transport: HookableTransport): void {
+function takeOverCancellation(server: Server, transport: HookableTransport, guard?: RequestIdGuard): void {
   if (!hostCancels(server)) return;
   const closed = transport.onclose;
   transport.onclose = () => {
@@ -525,10 +566,14 @@ function takeOverCancellation(server: Server, transport: HookableTransport): voi
   };
   let deliver: ((message: never, extra?: never) => void) | undefined;
   const sniff = (message: never, extra?: never): void => {
-    const m = message as { method?: unknown; params?: { requestId?: unknown; reason?: unknown } };
+    const m = message as { method?: unknown; id?: unknown; params?: { requestId?: unknown; reason?: unknown } };
     if (m.method === 'notifications/cancelled') {
       const id = m.params?.requestId;
-      if (typeof id === 'string' || typeof id === 'number') abortCall(server, id, typeof m.params?.reason === 'string' ? m.params.reason : 'cancelled by the client');
+      if (typeof id === 'string' || typeof id === 'number') {
+        abortCall(server, id, typeof m.params?.reason === 'string' ? m.params.reason : 'cancelled by the client');
+      }
+    } else if (guard !== undefined && typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number') && guard(m.id) === 'refused') {
+      return;
     }
     deliver?.(message, extra);
   };

@@ -68,3 +68,36 @@ describe('serve-mcp over stdio: a deeply nested message fails alone', () => {
     expect(await server.exited).toBe(0);
   }, 120_000); // a hang guard for a loaded machine, not a time limit
 });
+
+describe('serve-mcp over stdio: a request id already in use', () => {
+  // Fails before the fix: the second `hold` with id 1 started too and took the id's place, so
+  // the first became unreachable: `notifications/cancelled` for 1 stopped the second one
+  // only, the first ran on (stdin's end then interrupted it: "1 call interrupted"), and no
+  // error told the client its id was taken.
+  it('a second request with the id of a running call gets a JSON-RPC error and never runs, also in the same chunk; cancelling the id stops the first call', async () => {
+    const server = await stdioServer();
+    // Both lines in one write: the second is read before the first call's handler started.
+    await server.send(`${JSON.stringify(call(1, 'hold', {}, 101))}\n${JSON.stringify(call(1, 'hold', {}, 102))}`);
+    expect(await server.next()).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      error: { code: -32600, message: 'request id 1 is already in use by a request of this session that has not been answered; send each request with an id not in use' },
+    });
+    expect(await server.next()).toMatchObject({ method: 'notifications/progress', params: { progressToken: 101, message: 'started' } });
+    // Once the first call runs.
+    await server.send(call(1, 'hold', {}, 103));
+    expect(await server.next()).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      error: { code: -32600, message: 'request id 1 is already in use by a request of this session that has not been answered; send each request with an id not in use' },
+    });
+    await server.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } });
+    // The cancelled call gets no response (the specification); a later call still answers, and nothing else came before it.
+    await server.send(call(2, 'echo', { text: 'next' }));
+    expect(await server.next()).toMatchObject({ id: 2, result: { content: [{ type: 'text', text: 'echo: next' }] } });
+    server.child.stdin.end();
+    expect(await server.exited).toBe(0);
+    // Nothing was left running for stdin's end to interrupt.
+    expect(server.stderr()).toMatch(/^toolrun: stopped: 0 calls interrupted, 1 session closed, 0 connections cut$/m);
+  }, 120_000); // a hang guard for a loaded machine, not a time limit
+});
