@@ -144,3 +144,41 @@ describe('serveMcp over HTTP: a request id already in use in the session', () =>
     }
   });
 });
+
+describe('serveMcp over HTTP: progress with a huge progressToken to a client that does not read', () => {
+  // Fails before the fix: the pacer sized a progress notification by its message alone (128
+  // bytes + the message), not its token, so before the response's head was written it let
+  // 64 KiB / 128 B ≈ 500 notifications through: every one of the 200 went out (0 dropped),
+  // 200 × 256 KiB = 50 MiB queued in the SDK's stream for a client that reads nothing (with a
+  // 2 MiB token and 2,000 yields the server grew by 1.1 GB). Each notification carries its
+  // token, so its size is counted now.
+  it('a 256 KiB progressToken and 200 yields: the notifications are coalesced and counted, what reaches the client stays near the ceiling, the result arrives', async () => {
+    const yields = 200;
+    const flood = defineTool({
+      name: 'flood',
+      input: v.object({}),
+      async *execute() {
+        for (let i = 1; i <= yields; i++) yield i;
+        return 'flooded';
+      },
+    });
+    const ceiling = 1024 * 1024;
+    const server = await served([flood], { maxQueuedBytes: ceiling });
+    const url = server.url!;
+    const id = await session(url);
+    const token = 't'.repeat(256 * 1024);
+    const res = await post(url, call(1, 'flood', {}, { progressToken: token }), id).response;
+    // Nothing is read until the call has ended.
+    res.pause();
+    await until(() => server.stats().runningCalls === 0, 'the call ended');
+    const dropped = server.stats().droppedNotifications;
+    const body = await text(res);
+    const received = messages(body);
+    expect(received.at(-1)).toEqual({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'flooded' }], isError: false } });
+    const progress = received.slice(0, -1);
+    expect(progress.length + dropped).toBe(yields);
+    expect(dropped).toBeGreaterThan(yields / 2);
+    // The ceiling, plus the one message that crossed it and the one held per call.
+    expect(body.length).toBeLessThan(ceiling + 4 * token.length);
+  });
+});
