@@ -62,6 +62,8 @@ export interface McpHttpOptions extends McpSessionLimits {
    * @default 100 (`serveMcp`: its `abortGraceMs`)
    */
   closeGraceMs?: number;
+  /** Per session, the most requests waiting for their answer; see {@link ServeMcpOptions.maxCallsPerSession}. @default 1_000 */
+  maxCallsPerSession?: number;
   /** @internal The clock of the sessions' idle expiry, in ms (the specs inject one). @default Date.now */
   clock?: () => number;
 }
@@ -84,6 +86,16 @@ export interface ServeMcpOptions extends McpServerOptions {
    * @default 10 MiB (10,485,760, the SDK's own limit)
    */
   maxMessageBytes?: number;
+  /**
+   * Per session, the most calls at once: a client cannot grow the server without bound by
+   * starting calls it never waits for (each running call holds a few kB; 20,000 held 110 MB).
+   * Over Streamable HTTP it counts the session's requests waiting for their answer (a POST
+   * over the limit gets HTTP 429 with a JSON-RPC error body); over stdio its running
+   * `tools/call` requests (one more is answered with a JSON-RPC error, `-32000`). Both name the
+   * limit; the calls already running go on.
+   * @default 1_000
+   */
+  maxCallsPerSession?: number;
   /**
    * Where the server's own notes go, one line each: a dropped oversized message, a transport
    * error. Must not throw.
@@ -173,18 +185,19 @@ export interface ServedMcp {
  * ```
  */
 export async function serveMcp(tools: readonly Tool[], options: ServeMcpOptions = {}): Promise<ServedMcp> {
-  const { http, maxQueuedBytes, maxMessageBytes, log = logToStderr, ...serverOptions } = options;
+  const { http, maxQueuedBytes, maxMessageBytes, maxCallsPerSession, log = logToStderr, ...serverOptions } = options;
+  const maxCalls = checkMaxCalls(maxCallsPerSession ?? http?.maxCallsPerSession);
   // Built up front so that bad tools or options throw here, not at the first client.
   let first: Server | undefined = createMcpServer(tools, serverOptions);
   const grace = serverOptions.abortGraceMs ?? 100;
-  if (http === undefined) return await serveStdio(first, { maxQueuedBytes: maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES, maxMessageBytes, log });
+  if (http === undefined) return await serveStdio(first, { maxQueuedBytes: maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES, maxMessageBytes, maxCalls, log });
   return await serveHttp(
     () => {
       const server = first ?? createMcpServer(tools, serverOptions);
       first = undefined;
       return server;
     },
-    { closeGraceMs: grace, ...http, ...(maxQueuedBytes === undefined ? {} : { maxQueuedBytes }) },
+    { closeGraceMs: grace, ...http, maxCallsPerSession: maxCalls, ...(maxQueuedBytes === undefined ? {} : { maxQueuedBytes }) },
   );
 }
 
@@ -192,7 +205,7 @@ function logToStderr(line: string): void {
   process.stderr.write(`toolrun: ${line}\n`);
 }
 
-async function serveStdio(server: Server, options: { maxQueuedBytes: number; maxMessageBytes: number | undefined; log: (line: string) => void }): Promise<ServedMcp> {
+async function serveStdio(server: Server, options: { maxQueuedBytes: number; maxMessageBytes: number | undefined; maxCalls: number; log: (line: string) => void }): Promise<ServedMcp> {
   let connected = 1;
   const transport = new StdioServerTransport(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes });
   const stdout = transport.stdout as Outlet & NodeJS.WritableStream;
@@ -234,14 +247,24 @@ async function serveStdio(server: Server, options: { maxQueuedBytes: number; max
   // would take the first call's place, which could then no longer be cancelled. The ids read
   // in this turn of the event loop count too (a call registers a few promise steps after it
   // was read, and one chunk of stdin holds many lines); nothing is kept longer than that.
+  // Calls over maxCalls are refused the same way (the calls read this turn count too).
   const readThisTurn = new Set<string | number>();
-  takeOverCancellation(server, transport, (id) => {
-    if (isCallRunning(server, id) || readThisTurn.has(id)) {
-      void send({ jsonrpc: '2.0', id, error: { code: INVALID_REQUEST, message: idInUse(id) } }).catch(() => undefined);
+  let callsThisTurn = 0;
+  takeOverCancellation(server, transport, (id, method) => {
+    const isCall = method === 'tools/call';
+    const refusal = isCallRunning(server, id) || readThisTurn.has(id) ? { code: INVALID_REQUEST, message: idInUse(id) } : isCall && runningCallCount(server) + callsThisTurn >= options.maxCalls ? { code: -32000, message: tooManyCalls(options.maxCalls) } : undefined;
+    if (refusal !== undefined) {
+      void send({ jsonrpc: '2.0', id, error: refusal }).catch(() => undefined);
       return 'refused';
     }
-    if (readThisTurn.size === 0) queueMicrotask(() => readThisTurn.clear());
+    if (readThisTurn.size === 0) {
+      queueMicrotask(() => {
+        readThisTurn.clear();
+        callsThisTurn = 0;
+      });
+    }
     readThisTurn.add(id);
+    if (isCall) callsThisTurn++;
     return undefined;
   });
   server.onclose = () => void (connected = 0);
@@ -321,6 +344,7 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
   const path = http.path ?? '/mcp';
   const maxQueuedBytes = http.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
   const closeGraceMs = http.closeGraceMs ?? 100;
+  const maxCalls = checkMaxCalls(http.maxCallsPerSession);
   const loopback = isLoopback(host);
   /** `Host` and `Origin` values already judged (a client sends the same on every request); bounded: cleared when full. */
   const seenHosts = new Map<string, boolean>();
@@ -423,6 +447,7 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       // whose POST then never gets its answer, and its call can no longer be cancelled.
       const taken = idTaken(ids, session.requests);
       if (taken !== undefined) return reply(res, 400, idInUse(taken), INVALID_REQUEST);
+      if (ids.length > 0 && session.requests.size + ids.length > maxCalls) return reply(res, 429, tooManyCalls(maxCalls));
       table.hold(sessionId);
       follow(res, session, ids);
       if (req.method === 'GET') session.stream = res;
@@ -540,8 +565,22 @@ function idTaken(ids: readonly (string | number)[], open: ReadonlyMap<string | n
   return undefined;
 }
 
-/** Sees each request's id before the SDK does; `'refused'`: the host answered it, the SDK never sees it. */
-type RequestIdGuard = (id: string | number) => 'refused' | undefined;
+/** Default of {@link ServeMcpOptions.maxCallsPerSession}. */
+const DEFAULT_MAX_CALLS_PER_SESSION = 1_000;
+
+function checkMaxCalls(max: number | undefined): number {
+  if (max === undefined) return DEFAULT_MAX_CALLS_PER_SESSION;
+  if (!(Number.isInteger(max) && max > 0)) throw new TypeError(`serveMcp: maxCallsPerSession must be a positive integer, received ${String(max)}`);
+  return max;
+}
+
+/** The error text for a call over {@link ServeMcpOptions.maxCallsPerSession}. */
+function tooManyCalls(max: number): string {
+  return `too many calls at once in this MCP session: ${max} are waiting for their answer (maxCallsPerSession); wait for one to end, or cancel one, then call again`;
+}
+
+/** Sees each request (its id and method) before the SDK does; `'refused'`: the host answered it, the SDK never sees it. */
+type RequestIdGuard = (id: string | number, method: string) => 'refused' | undefined;
 
 /** The part of an SDK transport {@link takeOverCancellation} hooks into. */
 interface HookableTransport {
@@ -572,7 +611,7 @@ function takeOverCancellation(server: Server, transport: HookableTransport, guar
       if (typeof id === 'string' || typeof id === 'number') {
         abortCall(server, id, typeof m.params?.reason === 'string' ? m.params.reason : 'cancelled by the client');
       }
-    } else if (guard !== undefined && typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number') && guard(m.id) === 'refused') {
+    } else if (guard !== undefined && typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number') && guard(m.id, m.method) === 'refused') {
       return;
     }
     deliver?.(message, extra);

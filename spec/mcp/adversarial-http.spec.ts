@@ -182,3 +182,34 @@ describe('serveMcp over HTTP: progress with a huge progressToken to a client tha
     expect(body.length).toBeLessThan(ceiling + 4 * token.length);
   });
 });
+
+describe('serveMcp over HTTP: calls a client starts and never waits for', () => {
+  // Fails before the fix: nothing bounded the calls of one session; every POST started one
+  // more (the third started: counts.started 3, status 200), each holding a few kB for as long
+  // as the client kept its connection open (20,000 over stdio held 110 MB).
+  it('past maxCallsPerSession a POST gets 429 with a JSON-RPC error naming the limit; once a call ends there is room again', async () => {
+    const { hold, counts } = holdTool();
+    const server = await served([hold], { maxCallsPerSession: 2 });
+    const url = server.url!;
+    const id = await session(url);
+    const first = post(url, call(1, 'hold'), id);
+    post(url, call(2, 'hold'), id);
+    await until(() => counts.started === 2, 'two calls running');
+    const third = await post(url, call(3, 'hold'), id).response;
+    expect(third.statusCode).toBe(429);
+    expect(JSON.parse(await text(third))).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'too many calls at once in this MCP session: 2 are waiting for their answer (maxCallsPerSession); wait for one to end, or cancel one, then call again' },
+      id: null,
+    });
+    expect(counts.started).toBe(2);
+    first.req.destroy();
+    await until(() => counts.ended === 1, 'the first call ended');
+    post(url, call(4, 'hold'), id);
+    await until(() => counts.started === 3, 'a new call started');
+  });
+
+  it('maxCallsPerSession must be a positive integer', async () => {
+    await expect(serveMcp([], { maxCallsPerSession: 0, http: { port: 0 } })).rejects.toThrow(new TypeError('serveMcp: maxCallsPerSession must be a positive integer, received 0'));
+  });
+});

@@ -101,3 +101,35 @@ describe('serve-mcp over stdio: a request id already in use', () => {
     expect(server.stderr()).toMatch(/^toolrun: stopped: 0 calls interrupted, 1 session closed, 0 connections cut$/m);
   }, 120_000); // a hang guard for a loaded machine, not a time limit
 });
+
+describe('serve-mcp over stdio: calls a client starts and never waits for', () => {
+  // Fails before the fix: nothing bounded the calls of one session; the 1,001st `hold` started
+  // too (its 'started' progress came instead of an error), and 20,000 of them grew the
+  // process by 110 MB.
+  it('past 1,000 running calls (maxCallsPerSession) a call gets a JSON-RPC error naming the limit; once one ends there is room again', async () => {
+    const server = await stdioServer();
+    const lines: string[] = [];
+    for (let i = 1; i <= 1_001; i++) lines.push(JSON.stringify(call(i, 'hold', {}, i === 1_001 ? 1_001 : undefined)));
+    await server.send(lines.join('\n'));
+    expect(await server.next()).toEqual({
+      jsonrpc: '2.0',
+      id: 1_001,
+      error: { code: -32000, message: 'too many calls at once in this MCP session: 1000 are waiting for their answer (maxCallsPerSession); wait for one to end, or cancel one, then call again' },
+    });
+    await server.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } });
+    // A cancelled call ends within its grace; until then a new call may still be refused.
+    for (let attempt = 0; ; attempt++) {
+      await server.send(call(2_000 + attempt, 'hold', {}, 2_000 + attempt));
+      const answer = await server.next();
+      if (answer?.method === 'notifications/progress') {
+        expect(answer).toMatchObject({ params: { progressToken: 2_000 + attempt, message: 'started' } });
+        break;
+      }
+      expect(answer).toMatchObject({ id: 2_000 + attempt, error: { code: -32000 } });
+      if (attempt > 1_000) throw new Error('never room again');
+    }
+    server.child.stdin.end();
+    expect(await server.exited).toBe(0);
+    expect(server.stderr()).toMatch(/^toolrun: stopped: 1000 calls interrupted, 1 session closed, 0 connections cut$/m);
+  }, 120_000); // a hang guard for a loaded machine, not a time limit
+});
