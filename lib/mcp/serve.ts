@@ -171,9 +171,12 @@ export interface ServedMcp {
  * (its POST's connection closed, its session deleted or expired, stdin ended) is aborted at
  * once; sessions are capped (`maxSessions`, 503 beyond) and expire when idle
  * (`sessionIdleMs`); what queues for a slow client is bounded per session
- * (`maxQueuedBytes`); over stdio a message over `maxMessageBytes` fails alone.
+ * (`maxQueuedBytes`), and so are the calls at once (`maxCallsPerSession`); a request reusing
+ * the id of one not yet answered is refused; over stdio a message over `maxMessageBytes`
+ * fails alone.
  *
- * @throws TypeError at once for malformed tools or options (see {@link createMcpServer});
+ * @throws TypeError at once for malformed tools or options (see {@link createMcpServer}; a
+ *   `maxCallsPerSession` that is not a positive integer);
  *   the `listen` error (`EADDRINUSE`, `EACCES`…) when the port cannot be bound.
  *
  * @example
@@ -331,7 +334,7 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
  * @param newServer - makes a fresh, unconnected SDK `Server` (for an SDK `McpServer`: its
  *   `.server`). Set its `onclose` to release what it holds when its session ends.
  * @param http - port, host, path, session limits; see {@link McpHttpOptions}.
- * @throws TypeError for a bad `maxSessions` or `sessionIdleMs`; the `listen` error
+ * @throws TypeError for a bad `maxSessions`, `sessionIdleMs` or `maxCallsPerSession`; the `listen` error
  *   (`EADDRINUSE`, `EACCES`…) when the port cannot be bound.
  *
  * @example
