@@ -220,9 +220,15 @@ export class NotificationPacer {
   }
 }
 
-/** The size of a progress notification on the wire, roughly: its message text and the rest. */
+/**
+ * The size of a progress notification on the wire, roughly: its message text, its token and
+ * the rest. The token is the client's (up to the 4 MiB of a request body): not counting it let
+ * a client that sent a huge one and read nothing have ~500 copies of it queued.
+ */
 function estimate(message: PacedMessage): number {
-  return 128 + (typeof message.params?.message === 'string' ? message.params.message.length : 0);
+  const params = message.params;
+  const token = params?.progressToken;
+  return 128 + (typeof params?.message === 'string' ? params.message.length : 0) + (typeof token === 'string' ? token.length : 0);
 }
 
 /** The notification with its `message` cut to {@link MAX_PROGRESS_MESSAGE_CHARS}, saying how much was left out. */

@@ -24,7 +24,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Tool } from '../core/tool.ts';
 import { BoundedEventStore, type EventStoreLimits } from './event-store.ts';
 import { DEFAULT_MAX_QUEUED_BYTES, NotificationPacer, type Outlet, type PacedMessage, type PacedSendOptions } from './pacer.ts';
-import { abortAllCalls, abortCall, createMcpServer, hostCancels, runningCallCount, stopCalls, type McpServerOptions } from './server.ts';
+import { abortAllCalls, abortCall, createMcpServer, hostCancels, isCallRunning, runningCallCount, stopCalls, type McpServerOptions } from './server.ts';
 import { SessionTable, type McpSessionLimits } from './sessions.ts';
 import { StdioServerTransport } from './stdio-server.ts';
 
@@ -62,6 +62,8 @@ export interface McpHttpOptions extends McpSessionLimits {
    * @default 100 (`serveMcp`: its `abortGraceMs`)
    */
   closeGraceMs?: number;
+  /** Per session, the most requests waiting for their answer; see {@link ServeMcpOptions.maxCallsPerSession}. @default 1_000 */
+  maxCallsPerSession?: number;
   /** @internal The clock of the sessions' idle expiry, in ms (the specs inject one). @default Date.now */
   clock?: () => number;
 }
@@ -84,6 +86,16 @@ export interface ServeMcpOptions extends McpServerOptions {
    * @default 10 MiB (10,485,760, the SDK's own limit)
    */
   maxMessageBytes?: number;
+  /**
+   * Per session, the most calls at once: a client cannot grow the server without bound by
+   * starting calls it never waits for (each running call holds a few kB; 20,000 held 110 MB).
+   * Over Streamable HTTP it counts the session's requests waiting for their answer (a POST
+   * over the limit gets HTTP 429 with a JSON-RPC error body); over stdio its running
+   * `tools/call` requests (one more is answered with a JSON-RPC error, `-32000`). Both name the
+   * limit; the calls already running go on.
+   * @default 1_000
+   */
+  maxCallsPerSession?: number;
   /**
    * Where the server's own notes go, one line each: a dropped oversized message, a transport
    * error. Must not throw.
@@ -159,9 +171,12 @@ export interface ServedMcp {
  * (its POST's connection closed, its session deleted or expired, stdin ended) is aborted at
  * once; sessions are capped (`maxSessions`, 503 beyond) and expire when idle
  * (`sessionIdleMs`); what queues for a slow client is bounded per session
- * (`maxQueuedBytes`); over stdio a message over `maxMessageBytes` fails alone.
+ * (`maxQueuedBytes`), and so are the calls at once (`maxCallsPerSession`); a request reusing
+ * the id of one not yet answered is refused; over stdio a message over `maxMessageBytes`
+ * fails alone.
  *
- * @throws TypeError at once for malformed tools or options (see {@link createMcpServer});
+ * @throws TypeError at once for malformed tools or options (see {@link createMcpServer}; a
+ *   `maxCallsPerSession` that is not a positive integer);
  *   the `listen` error (`EADDRINUSE`, `EACCES`…) when the port cannot be bound.
  *
  * @example
@@ -173,18 +188,19 @@ export interface ServedMcp {
  * ```
  */
 export async function serveMcp(tools: readonly Tool[], options: ServeMcpOptions = {}): Promise<ServedMcp> {
-  const { http, maxQueuedBytes, maxMessageBytes, log = logToStderr, ...serverOptions } = options;
+  const { http, maxQueuedBytes, maxMessageBytes, maxCallsPerSession, log = logToStderr, ...serverOptions } = options;
+  const maxCalls = checkMaxCalls(maxCallsPerSession ?? http?.maxCallsPerSession);
   // Built up front so that bad tools or options throw here, not at the first client.
   let first: Server | undefined = createMcpServer(tools, serverOptions);
   const grace = serverOptions.abortGraceMs ?? 100;
-  if (http === undefined) return await serveStdio(first, { maxQueuedBytes: maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES, maxMessageBytes, log });
+  if (http === undefined) return await serveStdio(first, { maxQueuedBytes: maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES, maxMessageBytes, maxCalls, log });
   return await serveHttp(
     () => {
       const server = first ?? createMcpServer(tools, serverOptions);
       first = undefined;
       return server;
     },
-    { closeGraceMs: grace, ...http, ...(maxQueuedBytes === undefined ? {} : { maxQueuedBytes }) },
+    { closeGraceMs: grace, ...http, maxCallsPerSession: maxCalls, ...(maxQueuedBytes === undefined ? {} : { maxQueuedBytes }) },
   );
 }
 
@@ -192,7 +208,7 @@ function logToStderr(line: string): void {
   process.stderr.write(`toolrun: ${line}\n`);
 }
 
-async function serveStdio(server: Server, options: { maxQueuedBytes: number; maxMessageBytes: number | undefined; log: (line: string) => void }): Promise<ServedMcp> {
+async function serveStdio(server: Server, options: { maxQueuedBytes: number; maxMessageBytes: number | undefined; maxCalls: number; log: (line: string) => void }): Promise<ServedMcp> {
   let connected = 1;
   const transport = new StdioServerTransport(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes });
   const stdout = transport.stdout as Outlet & NodeJS.WritableStream;
@@ -230,7 +246,30 @@ async function serveStdio(server: Server, options: { maxQueuedBytes: number; max
   const send = (message: PacedMessage, sendOptions?: PacedSendOptions): Promise<void> => pacer.send(message, sendOptions);
   transport.send = send as StdioServerTransport['send'];
   transport.onerror = (error) => options.log(error.message);
-  takeOverCancellation(server, transport);
+  // A request with the id of a call still running is refused before the SDK sees it: there it
+  // would take the first call's place, which could then no longer be cancelled. The ids read
+  // in this turn of the event loop count too (a call registers a few promise steps after it
+  // was read, and one chunk of stdin holds many lines); nothing is kept longer than that.
+  // Calls over maxCalls are refused the same way (the calls read this turn count too).
+  const readThisTurn = new Set<string | number>();
+  let callsThisTurn = 0;
+  takeOverCancellation(server, transport, (id, method) => {
+    const isCall = method === 'tools/call';
+    const refusal = isCallRunning(server, id) || readThisTurn.has(id) ? { code: INVALID_REQUEST, message: idInUse(id) } : isCall && runningCallCount(server) + callsThisTurn >= options.maxCalls ? { code: -32000, message: tooManyCalls(options.maxCalls) } : undefined;
+    if (refusal !== undefined) {
+      void send({ jsonrpc: '2.0', id, error: refusal }).catch(() => undefined);
+      return 'refused';
+    }
+    if (readThisTurn.size === 0) {
+      queueMicrotask(() => {
+        readThisTurn.clear();
+        callsThisTurn = 0;
+      });
+    }
+    readThisTurn.add(id);
+    if (isCall) callsThisTurn++;
+    return undefined;
+  });
   server.onclose = () => void (connected = 0);
   let closing: Promise<McpCloseSummary> | undefined;
   const served: ServedMcp = {
@@ -295,7 +334,7 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
  * @param newServer - makes a fresh, unconnected SDK `Server` (for an SDK `McpServer`: its
  *   `.server`). Set its `onclose` to release what it holds when its session ends.
  * @param http - port, host, path, session limits; see {@link McpHttpOptions}.
- * @throws TypeError for a bad `maxSessions` or `sessionIdleMs`; the `listen` error
+ * @throws TypeError for a bad `maxSessions`, `sessionIdleMs` or `maxCallsPerSession`; the `listen` error
  *   (`EADDRINUSE`, `EACCES`…) when the port cannot be bound.
  *
  * @example
@@ -308,6 +347,7 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
   const path = http.path ?? '/mcp';
   const maxQueuedBytes = http.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
   const closeGraceMs = http.closeGraceMs ?? 100;
+  const maxCalls = checkMaxCalls(http.maxCallsPerSession);
   const loopback = isLoopback(host);
   /** `Host` and `Origin` values already judged (a client sends the same on every request); bounded: cleared when full. */
   const seenHosts = new Map<string, boolean>();
@@ -338,7 +378,11 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       queuedBytes,
       maxQueuedBytes,
     });
-    transport.send = (message, options) => pacer.send(message as PacedMessage, options);
+    transport.send = (message, options) => {
+      // Answered: its id is free again, and its POST closing no longer cancels anything.
+      if ((message as PacedMessage).method === undefined && (message as PacedMessage).id !== undefined) requests.delete((message as PacedMessage).id!);
+      return pacer.send(message as PacedMessage, options);
+    };
     let closed: Promise<void> | undefined;
     const session: Session = {
       transport,
@@ -402,6 +446,11 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
     if (typeof sessionId === 'string') {
       const session = table.get(sessionId);
       if (session === undefined) return reply(res, 404, 'Session not found', -32001);
+      // Before the SDK sees it: there the second request of an id takes the first's stream,
+      // whose POST then never gets its answer, and its call can no longer be cancelled.
+      const taken = idTaken(ids, session.requests);
+      if (taken !== undefined) return reply(res, 400, idInUse(taken), INVALID_REQUEST);
+      if (ids.length > 0 && session.requests.size + ids.length > maxCalls) return reply(res, 429, tooManyCalls(maxCalls));
       table.hold(sessionId);
       follow(res, session, ids);
       if (req.method === 'GET') session.stream = res;
@@ -502,6 +551,40 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
   };
 }
 
+/** JSON-RPC's "Invalid Request" code. */
+const INVALID_REQUEST = -32600;
+
+/** The error text for a request whose id a request of the same session still waits on. */
+function idInUse(id: string | number): string {
+  return `request id ${JSON.stringify(id)} is already in use by a request of this session that has not been answered; send each request with an id not in use`;
+}
+
+/** The first of `ids` that is in `open` or comes twice in `ids`; `undefined` when none. */
+function idTaken(ids: readonly (string | number)[], open: ReadonlyMap<string | number, unknown>): string | number | undefined {
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]!;
+    if (open.has(id) || ids.indexOf(id) < i) return id;
+  }
+  return undefined;
+}
+
+/** Default of {@link ServeMcpOptions.maxCallsPerSession}. */
+const DEFAULT_MAX_CALLS_PER_SESSION = 1_000;
+
+function checkMaxCalls(max: number | undefined): number {
+  if (max === undefined) return DEFAULT_MAX_CALLS_PER_SESSION;
+  if (!(Number.isInteger(max) && max > 0)) throw new TypeError(`serveMcp: maxCallsPerSession must be a positive integer, received ${String(max)}`);
+  return max;
+}
+
+/** The error text for a call over {@link ServeMcpOptions.maxCallsPerSession}. */
+function tooManyCalls(max: number): string {
+  return `too many calls at once in this MCP session: ${max} are waiting for their answer (maxCallsPerSession); wait for one to end, or cancel one, then call again`;
+}
+
+/** Sees each request (its id and method) before the SDK does; `'refused'`: the host answered it, the SDK never sees it. */
+type RequestIdGuard = (id: string | number, method: string) => 'refused' | undefined;
+
 /** The part of an SDK transport {@link takeOverCancellation} hooks into. */
 interface HookableTransport {
   onmessage?: ((message: never, extra?: never) => void) | undefined;
@@ -516,7 +599,7 @@ interface HookableTransport {
  * `onmessage` is wrapped once the SDK set it (`connect`), hence the setter. Does nothing for
  * any other server.
  */
-function takeOverCancellation(server: Server, transport: HookableTransport): void {
+function takeOverCancellation(server: Server, transport: HookableTransport, guard?: RequestIdGuard): void {
   if (!hostCancels(server)) return;
   const closed = transport.onclose;
   transport.onclose = () => {
@@ -525,10 +608,14 @@ function takeOverCancellation(server: Server, transport: HookableTransport): voi
   };
   let deliver: ((message: never, extra?: never) => void) | undefined;
   const sniff = (message: never, extra?: never): void => {
-    const m = message as { method?: unknown; params?: { requestId?: unknown; reason?: unknown } };
+    const m = message as { method?: unknown; id?: unknown; params?: { requestId?: unknown; reason?: unknown } };
     if (m.method === 'notifications/cancelled') {
       const id = m.params?.requestId;
-      if (typeof id === 'string' || typeof id === 'number') abortCall(server, id, typeof m.params?.reason === 'string' ? m.params.reason : 'cancelled by the client');
+      if (typeof id === 'string' || typeof id === 'number') {
+        abortCall(server, id, typeof m.params?.reason === 'string' ? m.params.reason : 'cancelled by the client');
+      }
+    } else if (guard !== undefined && typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number') && guard(m.id, m.method) === 'refused') {
+      return;
     }
     deliver?.(message, extra);
   };

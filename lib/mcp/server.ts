@@ -252,6 +252,11 @@ class ServedCalls {
     return this.#byId.size;
   }
 
+  /** True while the handler of request `requestId` runs. */
+  has(requestId: string | number): boolean {
+    return this.#byId.has(requestId);
+  }
+
   /** The handler of `tools/call`. */
   call(params: CallToolRequest['params'], extra: CallExtra): Promise<CallToolResult> {
     const requestId = extra.requestId;
@@ -402,6 +407,11 @@ export function hostCancels(server: Server): boolean {
 /** @internal Aborts every call of a server made by {@link createMcpServer}, now and later, without waiting: its connection closed. */
 export function abortAllCalls(server: Server, reason: unknown): void {
   runningCalls.get(server)?.abortAll(reason);
+}
+
+/** @internal True while a `tools/call` handler of request `requestId` runs on a server made by {@link createMcpServer}. */
+export function isCallRunning(server: Server, requestId: string | number): boolean {
+  return runningCalls.get(server)?.has(requestId) ?? false;
 }
 
 /** @internal How many `tools/call` handlers of a server made by {@link createMcpServer} are running. */

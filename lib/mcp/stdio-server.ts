@@ -14,6 +14,7 @@
  * | an oversized line whose id cannot be read (a notification, a response) | (same) | reports it to `onerror` (serveMcp logs it on stderr) and drops it |
  * | a line with no newline, of any size | held whole | only its size and edges are kept, until its newline |
  * | a line that is not JSON | `onerror` | `onerror` |
+ * | a message the protocol layer throws on (nested too deep for its error text's `JSON.stringify`) | `onerror`, skipped | `onerror`, skipped |
  *
  * Writing: each message is one `write` of its JSON and a newline; `send` resolves at once (it
  * does not wait for `drain`): what may queue for a client that does not read is bounded by
@@ -139,7 +140,16 @@ export class StdioServerTransport {
       this.onerror?.(new Error(`serveMcp: stdin: a line that is not a JSON-RPC message was skipped (${JSON.stringify(line.slice(0, 80))})`));
       return;
     }
-    this.onmessage?.(message);
+    try {
+      this.onmessage?.(message);
+    } catch (error) {
+      // The SDK's protocol layer throws synchronously for some messages it refuses: its error
+      // text for a message it cannot classify, or a response or progress for an id it never
+      // sent, holds the message's JSON.stringify, which overflows the stack for a deeply
+      // nested one. Thrown from here it would leave the `data` handler and end the process
+      // (the SDK's own transport catches it too).
+      this.onerror?.(new Error(`serveMcp: stdin: a message the server could not handle was skipped (${error instanceof Error ? `${error.name}: ${error.message}` : String(error)})`));
+    }
   }
 
   #oversizedLine(bytes: number, head: string, tail: string): void {

@@ -1,0 +1,215 @@
+/**
+ * `serveMcp` over Streamable HTTP on 127.0.0.1 against a hostile client (issue 20, the
+ * breaker's pass). The clients are raw `node:http` requests (one socket per request), so a
+ * spec can reuse ids, send odd `_meta`, or never read a response. Each spec reproduces a
+ * defect found by attacking the server; each waits for events (a gate the tool opens, a
+ * socket closing), never for time.
+ */
+import { Agent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import * as v from 'valibot';
+import { afterEach, describe, expect, it } from 'vitest';
+import { defineTool, type Tool } from '../../lib/index.ts';
+import { serveMcp, type ServedMcp, type ServeMcpOptions } from '../../lib/mcp/index.ts';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function served(tools: readonly Tool[], options: ServeMcpOptions = {}): Promise<ServedMcp> {
+  const server = await serveMcp(tools, { log: () => {}, ...options, http: { port: 0, ...options.http } });
+  cleanups.push(() => server.close());
+  return server;
+}
+
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+/** One socket per request: closing a request's connection closes nothing else. */
+const agent = new Agent({ keepAlive: false });
+
+interface Raw {
+  req: ClientRequest;
+  response: Promise<IncomingMessage>;
+}
+
+function post(url: URL, message: unknown, sessionId?: string): Raw {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+  if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
+  const req = httpRequest({ host: '127.0.0.1', port: url.port, path: url.pathname, method: 'POST', headers, agent });
+  const response = new Promise<IncomingMessage>((resolve, reject) => {
+    req.once('response', resolve);
+    req.once('error', reject);
+  });
+  req.end(JSON.stringify(message));
+  return { req, response };
+}
+
+async function text(res: IncomingMessage): Promise<string> {
+  let body = '';
+  res.setEncoding('utf8');
+  for await (const chunk of res) body += chunk as string;
+  return body;
+}
+
+/** The JSON-RPC messages of an SSE body (or a JSON one). */
+function messages(body: string): Record<string, unknown>[] {
+  if (body.startsWith('{')) return [JSON.parse(body) as Record<string, unknown>];
+  return body
+    .split('\n')
+    .filter((line) => line.startsWith('data: ') && line.length > 6)
+    .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
+}
+
+const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } } };
+
+async function session(url: URL): Promise<string> {
+  const res = await post(url, initialize).response;
+  const id = res.headers['mcp-session-id'];
+  await text(res);
+  if (typeof id !== 'string') throw new Error(`no session id (status ${res.statusCode})`);
+  (await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, id).response).resume();
+  return id;
+}
+
+function call(id: unknown, name: string, args: Record<string, unknown> = {}, meta?: Record<string, unknown>) {
+  return { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(meta === undefined ? {} : { _meta: meta }) } };
+}
+
+/** Waits (by turns of the event loop, a bounded number) until `done()`; a hang guard, not a timer. */
+async function until(done: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 100_000 && !done(); i++) await new Promise((resolve) => setImmediate(resolve));
+  if (!done()) throw new Error(`never: ${what}`);
+}
+
+/** A tool that runs until its signal aborts; counts starts and ends. */
+function holdTool() {
+  const counts = { started: 0, ended: 0 };
+  const firstStarted = gate();
+  const hold = defineTool({
+    name: 'hold',
+    input: v.object({}),
+    async execute(_input, { signal }) {
+      counts.started++;
+      firstStarted.open();
+      try {
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        return 'stopped';
+      } finally {
+        counts.ended++;
+      }
+    },
+  });
+  return { hold, counts, firstStarted };
+}
+
+describe('serveMcp over HTTP: a request id already in use in the session', () => {
+  // Fails before the fix: the second POST with id 1 reached the SDK, which mapped id 1 to the
+  // second POST's stream. The second call ran too (started 2), the first POST's connection
+  // closing no longer aborted the first call (ended stayed 0, runningCalls undercounted it),
+  // and the first call's answer would have gone to the wrong stream: its POST never ended.
+  it('a POST reusing the id of an unanswered request, or a batch with one id twice, gets 400 with a JSON-RPC error; the first call still ends when its client leaves', async () => {
+    const { hold, counts, firstStarted } = holdTool();
+    const echo = defineTool({ name: 'echo', input: v.object({}), execute: () => 'ok' });
+    const server = await served([hold, echo]);
+    const url = server.url!;
+    const id = await session(url);
+    const first = post(url, call(1, 'hold'), id);
+    await firstStarted.promise;
+
+    const again = await post(url, call(1, 'echo'), id).response;
+    expect(again.statusCode).toBe(400);
+    expect(JSON.parse(await text(again))).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32600, message: 'request id 1 is already in use by a request of this session that has not been answered; send each request with an id not in use' },
+      id: null,
+    });
+    const batch = await post(url, [call('x', 'echo'), call('x', 'echo')], id).response;
+    expect(batch.statusCode).toBe(400);
+    expect(await text(batch)).toContain('request id \\"x\\" is already in use');
+    expect(counts.started).toBe(1);
+
+    // The client of the first call leaves: that call is aborted.
+    first.req.destroy();
+    await until(() => counts.ended === 1, 'the first call ended');
+    await until(() => server.stats().runningCalls === 0, 'no call running');
+
+    // An id is free again once answered: a client that reuses ids one call after another still works.
+    for (let i = 0; i < 2; i++) {
+      const res = await post(url, call(2, 'echo'), id).response;
+      expect(messages(await text(res))).toEqual([{ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'ok' }], isError: false } }]);
+    }
+  });
+});
+
+describe('serveMcp over HTTP: progress with a huge progressToken to a client that does not read', () => {
+  // Fails before the fix: the pacer sized a progress notification by its message alone (128
+  // bytes + the message), not its token, so before the response's head was written it let
+  // 64 KiB / 128 B ≈ 500 notifications through: every one of the 200 went out (0 dropped),
+  // 200 × 256 KiB = 50 MiB queued in the SDK's stream for a client that reads nothing (with a
+  // 2 MiB token and 2,000 yields the server grew by 1.1 GB). Each notification carries its
+  // token, so its size is counted now.
+  it('a 256 KiB progressToken and 200 yields: the notifications are coalesced and counted, what reaches the client stays near the ceiling, the result arrives', async () => {
+    const yields = 200;
+    const flood = defineTool({
+      name: 'flood',
+      input: v.object({}),
+      async *execute() {
+        for (let i = 1; i <= yields; i++) yield i;
+        return 'flooded';
+      },
+    });
+    const ceiling = 1024 * 1024;
+    const server = await served([flood], { maxQueuedBytes: ceiling });
+    const url = server.url!;
+    const id = await session(url);
+    const token = 't'.repeat(256 * 1024);
+    const res = await post(url, call(1, 'flood', {}, { progressToken: token }), id).response;
+    // Nothing is read until the call has ended.
+    res.pause();
+    await until(() => server.stats().runningCalls === 0, 'the call ended');
+    const dropped = server.stats().droppedNotifications;
+    const body = await text(res);
+    const received = messages(body);
+    expect(received.at(-1)).toEqual({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'flooded' }], isError: false } });
+    const progress = received.slice(0, -1);
+    expect(progress.length + dropped).toBe(yields);
+    expect(dropped).toBeGreaterThan(yields / 2);
+    // The ceiling, plus the one message that crossed it and the one held per call.
+    expect(body.length).toBeLessThan(ceiling + 4 * token.length);
+  });
+});
+
+describe('serveMcp over HTTP: calls a client starts and never waits for', () => {
+  // Fails before the fix: nothing bounded the calls of one session; every POST started one
+  // more (the third started: counts.started 3, status 200), each holding a few kB for as long
+  // as the client kept its connection open (20,000 over stdio held 110 MB).
+  it('past maxCallsPerSession a POST gets 429 with a JSON-RPC error naming the limit; once a call ends there is room again', async () => {
+    const { hold, counts } = holdTool();
+    const server = await served([hold], { maxCallsPerSession: 2 });
+    const url = server.url!;
+    const id = await session(url);
+    const first = post(url, call(1, 'hold'), id);
+    post(url, call(2, 'hold'), id);
+    await until(() => counts.started === 2, 'two calls running');
+    const third = await post(url, call(3, 'hold'), id).response;
+    expect(third.statusCode).toBe(429);
+    expect(JSON.parse(await text(third))).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'too many calls at once in this MCP session: 2 are waiting for their answer (maxCallsPerSession); wait for one to end, or cancel one, then call again' },
+      id: null,
+    });
+    expect(counts.started).toBe(2);
+    first.req.destroy();
+    await until(() => counts.ended === 1, 'the first call ended');
+    post(url, call(4, 'hold'), id);
+    await until(() => counts.started === 3, 'a new call started');
+  });
+
+  it('maxCallsPerSession must be a positive integer', async () => {
+    await expect(serveMcp([], { maxCallsPerSession: 0, http: { port: 0 } })).rejects.toThrow(new TypeError('serveMcp: maxCallsPerSession must be a positive integer, received 0'));
+  });
+});
