@@ -62,7 +62,7 @@ export default defineConfig({
         // the same worker: restore it in afterEach.
         // spec/setup/quiet-peers.ts stops a peer SDK's background timer that would otherwise
         // outlive the file that imported it.
-        test: { name: 'fast', include: ['spec/**/*.spec.ts'], exclude: SLOW_SPECS, isolate: false, setupFiles: ['spec/setup/quiet-peers.ts'] },
+        test: { name: 'fast', include: ['spec/**/*.spec.ts'], exclude: SLOW_SPECS, isolate: false, setupFiles: ['spec/setup/quiet-peers.ts', 'spec/setup/cpu-profile.ts'] },
       },
       { extends: true, test: { name: 'slow', include: SLOW_SPECS } },
       {
