@@ -9,7 +9,8 @@ import { defineConfig } from 'vitest/config';
  */
 const SLOW_SPECS = [
   // Child processes: the CLI as a program, MCP servers over stdio and HTTP, approval across
-  // processes, the shell tool and its sandbox, a process's exit and heap after 10,000 runs.
+  // processes, the shell tool and its sandbox, a process's exit and heap after 10,000 runs
+  // (`*.process.spec.ts`: any spec that starts node with tsx, about 1.3 s of CPU each).
   'spec/cli/main.spec.ts',
   'spec/cli/approval.spec.ts',
   'spec/cli/serve-mcp.spec.ts',
@@ -40,6 +41,9 @@ const SLOW_SPECS = [
   // Thousands of generated cases, and the benchmark's scenarios.
   'spec/property/**/*.spec.ts',
   'spec/bench/**/*.spec.ts',
+  // A rule checked at scale or over a whole corpus, where `npm test` keeps a smaller instance
+  // of the same check (M6 with 100,000 sources, H7 after 10,000 resumes, BFCL's 440 entries).
+  'spec/**/*.slow.spec.ts',
 ];
 
 export default defineConfig({

@@ -322,10 +322,12 @@ describe('M5 cleanup: a throwing source closes the others; consumer exit and abo
 });
 
 describe('M6 works for 100,000 sources in one merge', () => {
-  // The limit is a hang guard for a CPU-bound case on a loaded machine, not a speed check.
-  it('merges 100,000 sources of 2 items each', { timeout: 180_000 }, async () => {
+  // The same merge at a tenth of the size; 100,000 sources (about 1.3 s of CPU) are
+  // spec/core/streams/merge.slow.spec.ts, in npm run test:slow. Fails if a finished source's
+  // return value is lost or counted twice.
+  it('merges 10,000 sources of 2 items each', async () => {
     function* sources() {
-      for (let i = 0; i < 100_000; i++) {
+      for (let i = 0; i < 10_000; i++) {
         yield (async function* () {
           yield i;
           return -i;
@@ -341,9 +343,9 @@ describe('M6 works for 100,000 sources in one merge', () => {
         sum += item.value;
       } else values++;
     }
-    expect(values).toBe(100_000);
-    expect(returns).toBe(100_000);
-    expect(sum).toBe(-((100_000 * 99_999) / 2));
+    expect(values).toBe(10_000);
+    expect(returns).toBe(10_000);
+    expect(sum).toBe(-((10_000 * 9_999) / 2));
   });
 });
 
