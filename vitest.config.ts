@@ -60,12 +60,13 @@ export default defineConfig({
       {
         extends: true,
         // isolate: false — a worker runs its files one after another in one module graph,
-        // instead of a fresh process importing lib/ and the SDKs again for each of 87 files:
-        // 40 s of CPU instead of 97 s (measured, see docs/decisions.md). So a spec that leaves
+        // instead of a fresh process importing lib/ and the SDKs again for each file: 40 s of
+        // CPU instead of 97 s (measured, see docs/decisions.md). So a spec that leaves
         // process-wide state changed (fake timers, listeners, env) can break a later file of
         // the same worker: restore it in afterEach.
         // spec/setup/quiet-peers.ts stops a peer SDK's background timer that would otherwise
-        // outlive the file that imported it.
+        // outlive the file that imported it; spec/setup/cpu-profile.ts logs each file's and
+        // test's CPU when TOOLRUN_SPEC_CPU names a file (docs/reliability.md, the CPU budget).
         test: { name: 'fast', include: ['spec/**/*.spec.ts'], exclude: SLOW_SPECS, isolate: false, setupFiles: ['spec/setup/quiet-peers.ts', 'spec/setup/cpu-profile.ts'] },
       },
       { extends: true, test: { name: 'slow', include: SLOW_SPECS } },
