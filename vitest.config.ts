@@ -9,7 +9,8 @@ import { defineConfig } from 'vitest/config';
  */
 const SLOW_SPECS = [
   // Child processes: the CLI as a program, MCP servers over stdio and HTTP, approval across
-  // processes, the shell tool and its sandbox, a process's exit and heap after 10,000 runs.
+  // processes, the shell tool and its sandbox, a process's exit and heap after 10,000 runs
+  // (`*.process.spec.ts`: any spec that starts node with tsx, about 1.3 s of CPU each).
   'spec/cli/main.spec.ts',
   'spec/cli/approval.spec.ts',
   'spec/cli/serve-mcp.spec.ts',
@@ -40,6 +41,9 @@ const SLOW_SPECS = [
   // Thousands of generated cases, and the benchmark's scenarios.
   'spec/property/**/*.spec.ts',
   'spec/bench/**/*.spec.ts',
+  // A rule checked at scale or over a whole corpus, where `npm test` keeps a smaller instance
+  // of the same check (M6 with 100,000 sources, H7 after 10,000 resumes, BFCL's 440 entries).
+  'spec/**/*.slow.spec.ts',
 ];
 
 export default defineConfig({
@@ -56,13 +60,14 @@ export default defineConfig({
       {
         extends: true,
         // isolate: false — a worker runs its files one after another in one module graph,
-        // instead of a fresh process importing lib/ and the SDKs again for each of 87 files:
-        // 40 s of CPU instead of 97 s (measured, see docs/decisions.md). So a spec that leaves
+        // instead of a fresh process importing lib/ and the SDKs again for each file: 40 s of
+        // CPU instead of 97 s (measured, see docs/decisions.md). So a spec that leaves
         // process-wide state changed (fake timers, listeners, env) can break a later file of
         // the same worker: restore it in afterEach.
         // spec/setup/quiet-peers.ts stops a peer SDK's background timer that would otherwise
-        // outlive the file that imported it.
-        test: { name: 'fast', include: ['spec/**/*.spec.ts'], exclude: SLOW_SPECS, isolate: false, setupFiles: ['spec/setup/quiet-peers.ts'] },
+        // outlive the file that imported it; spec/setup/cpu-profile.ts logs each file's and
+        // test's CPU when TOOLRUN_SPEC_CPU names a file (docs/reliability.md, the CPU budget).
+        test: { name: 'fast', include: ['spec/**/*.spec.ts'], exclude: SLOW_SPECS, isolate: false, setupFiles: ['spec/setup/quiet-peers.ts', 'spec/setup/cpu-profile.ts'] },
       },
       { extends: true, test: { name: 'slow', include: SLOW_SPECS } },
       {

@@ -271,3 +271,13 @@ describe("fromOpenAIAgentsTools hands invoke the model's own call item (issue 22
     expect(items).toEqual([{ type: 'function_call', callId: 'toolu_1', name: 'echo', arguments: '{"say":"x"}' }]);
   });
 });
+
+describe('the fast suite keeps the SDK quiet (spec/setup/quiet-peers.ts)', () => {
+  // The setup file replaces the SDK's trace processors through this key without importing the
+  // SDK. Fails if the SDK stops keeping its provider there: the setup would then leave the
+  // SDK's 5 s export loop running into later files, whose fake timers would count it.
+  it("the SDK, once imported, keeps its trace provider (with setProcessors) on globalThis under the key the setup reads", () => {
+    const provider = (globalThis as Record<symbol, unknown>)[Symbol.for('openai.agents.core.traceProvider')];
+    expect(typeof (provider as { setProcessors?: unknown } | undefined)?.setProcessors).toBe('function');
+  });
+});

@@ -1,6 +1,4 @@
 import { getEventListeners } from 'node:events';
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { delay } from 'abort-controller-x';
 import * as v from 'valibot';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -261,11 +259,13 @@ describe('with fake timers', () => {
       }
     });
 
-    it('leaves no listener after 10,000 runs on one long-lived signal', async () => {
+    // One listener leaked per run shows as 500 here; 10,000 runs with the heap measured are
+    // spec/core/resources.spec.ts (a child process, npm run test:slow).
+    it('leaves no listener after 500 runs on one long-lived signal', async () => {
       vi.useRealTimers();
       const controller = new AbortController();
       const quick = defineTool({ name: 'q', input: v.object({}), execute: () => 'ok' });
-      for (let i = 0; i < 10_000; i++) {
+      for (let i = 0; i < 500; i++) {
         await collect(runTools([{ id: 'x', name: 'q', arguments: {} }], { tools: [quick], signal: controller.signal, timeoutMs: 5_000 }));
       }
       expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
@@ -309,13 +309,6 @@ describe('A5 when the consumer stops, every running tool is aborted and every ge
     expect(cleaned.sort()).toEqual(['a', 'b']);
   });
 
-  // Hang guards only (a child process on a loaded machine can take long to start): fails if a
-  // run leaves a handle open, as the child then never exits.
-  it('lets the process exit on its own after a run (no open handle)', { timeout: 180_000 }, () => {
-    const script = fileURLToPath(new URL('../fixtures/exit-after-run.ts', import.meta.url));
-    const child = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 150_000 });
-    expect(child.stderr).toBe('');
-    expect(child.stdout.trim()).toBe('results: 3');
-    expect(child.status).toBe(0);
-  });
+  // That a process exits on its own after a run (no handle left open) is held by a child
+  // process: spec/core/abort.process.spec.ts (npm run test:slow).
 });

@@ -31,7 +31,8 @@ describe('BoundedEventStore (resumable SSE streams, issue 20.4)', () => {
   it('keeps at most maxEvents events and maxBytes of JSON, dropping the oldest; a dropped or unknown id is refused', async () => {
     const store = new BoundedEventStore({ maxEvents: 100, maxBytes: 5_000 });
     const first = await store.storeEvent('s', note(0));
-    for (let i = 1; i < 10_000; i++) {
+    // 1,000 events: ten times maxEvents (was 10,000: 0.4 s of CPU for the same check).
+    for (let i = 1; i < 1_000; i++) {
       await store.storeEvent('s', note(i));
       expect(store.size).toBeLessThanOrEqual(100);
       expect(store.bytes).toBeLessThanOrEqual(5_000);

@@ -114,10 +114,10 @@ async function operationsPerItem(merge: (sources: AsyncIterator<number>[]) => As
 }
 
 /** The check of M2: per-item work with 2,000 idle sources is that with 10, within one operation. */
-async function expectConstantPerItem(merge: (sources: AsyncIterator<number>[]) => AsyncIterable<unknown>): Promise<void> {
+async function expectConstantPerItem(merge: (sources: AsyncIterator<number>[]) => AsyncIterable<unknown>, idle = 2_000): Promise<void> {
   const few = await operationsPerItem(merge, 10);
-  const many = await operationsPerItem(merge, 2_000);
-  expect(many - few, `operations per item: ${few} with 10 idle sources, ${many} with 2,000`).toBeLessThan(1);
+  const many = await operationsPerItem(merge, idle);
+  expect(many - few, `operations per item: ${few} with 10 idle sources, ${many} with ${idle}`).toBeLessThan(1);
 }
 
 /** A merge that races every pending source per item, as ix's does: the check must catch it. */
@@ -143,12 +143,14 @@ describe('M2 cost per item does not depend on how many sources are active', () =
   });
 
   it('the check catches a Promise.race merge: a small one written here, and ix’s merge', async () => {
-    await expect(expectConstantPerItem(raceMerge)).rejects.toThrow(/operations per item/);
+    // 200 idle sources: a merge that touches every pending source per item already costs ~200
+    // operations more per item than with 10 (2,000 made this case 0.5 s of CPU).
+    await expect(expectConstantPerItem(raceMerge, 200)).rejects.toThrow(/operations per item/);
     const ix = (sources: AsyncIterator<number>[]): AsyncIterable<unknown> => {
       const [first, ...rest] = sources.map((s) => ({ [Symbol.asyncIterator]: () => s }));
       return ixMerge(first!, ...rest);
     };
-    await expect(expectConstantPerItem(ix)).rejects.toThrow(/operations per item/);
+    await expect(expectConstantPerItem(ix, 200)).rejects.toThrow(/operations per item/);
   });
 
   it('delivers one item with 20,000 stuck sources active without touching them', async () => {
@@ -322,10 +324,12 @@ describe('M5 cleanup: a throwing source closes the others; consumer exit and abo
 });
 
 describe('M6 works for 100,000 sources in one merge', () => {
-  // The limit is a hang guard for a CPU-bound case on a loaded machine, not a speed check.
-  it('merges 100,000 sources of 2 items each', { timeout: 180_000 }, async () => {
+  // The same merge at a tenth of the size; 100,000 sources (about 1.3 s of CPU) are
+  // spec/core/streams/merge.slow.spec.ts, in npm run test:slow. Fails if a finished source's
+  // return value is lost or counted twice.
+  it('merges 10,000 sources of 2 items each', async () => {
     function* sources() {
-      for (let i = 0; i < 100_000; i++) {
+      for (let i = 0; i < 10_000; i++) {
         yield (async function* () {
           yield i;
           return -i;
@@ -341,9 +345,9 @@ describe('M6 works for 100,000 sources in one merge', () => {
         sum += item.value;
       } else values++;
     }
-    expect(values).toBe(100_000);
-    expect(returns).toBe(100_000);
-    expect(sum).toBe(-((100_000 * 99_999) / 2));
+    expect(values).toBe(10_000);
+    expect(returns).toBe(10_000);
+    expect(sum).toBe(-((10_000 * 9_999) / 2));
   });
 });
 
