@@ -24,7 +24,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Tool } from '../core/tool.ts';
 import { BoundedEventStore, type EventStoreLimits } from './event-store.ts';
 import { DEFAULT_MAX_QUEUED_BYTES, NotificationPacer, type Outlet, type PacedMessage, type PacedSendOptions } from './pacer.ts';
-import { abortAllCalls, abortCall, createMcpServer, hostCancels, runningCallCount, stopCalls, type McpServerOptions } from './server.ts';
+import { abortAllCalls, abortCall, createMcpServer, hostCancels, runningCallCount, serveCall, stopCalls, type McpServerOptions } from './server.ts';
 import { SessionTable, type McpSessionLimits } from './sessions.ts';
 import { StdioServerTransport } from './stdio-server.ts';
 
@@ -230,7 +230,7 @@ async function serveStdio(server: Server, options: { maxQueuedBytes: number; max
   const send = (message: PacedMessage, sendOptions?: PacedSendOptions): Promise<void> => pacer.send(message, sendOptions);
   transport.send = send as StdioServerTransport['send'];
   transport.onerror = (error) => options.log(error.message);
-  takeOverCancellation(server, transport);
+  takeOverCancellation(server, transport, true);
   server.onclose = () => void (connected = 0);
   let closing: Promise<McpCloseSummary> | undefined;
   const served: ServedMcp = {
@@ -511,12 +511,14 @@ interface HookableTransport {
 /**
  * For a server made by `createMcpServer`: this host delivers its cancellations (see
  * `hostCancels`), so no call listens to a per-request signal of the SDK. A
- * `notifications/cancelled` aborts its call before the SDK sees it (the SDK then drops the
- * call's response, as the specification asks); the transport closing aborts every call.
+ * `notifications/cancelled` aborts its call before the SDK sees it (the call's response is
+ * then dropped, as the specification asks); the transport closing aborts every call. A plain
+ * JSON-RPC request ({@link isPlainRequest}) goes straight to the SDK's request entry; with
+ * `direct` (stdio), a `tools/call` is served by `serveCall`, past the SDK's request machinery.
  * `onmessage` is wrapped once the SDK set it (`connect`), hence the setter. Does nothing for
  * any other server.
  */
-function takeOverCancellation(server: Server, transport: HookableTransport): void {
+function takeOverCancellation(server: Server, transport: HookableTransport, direct = false): void {
   if (!hostCancels(server)) return;
   const closed = transport.onclose;
   transport.onclose = () => {
@@ -531,12 +533,13 @@ function takeOverCancellation(server: Server, transport: HookableTransport): voi
     const m = message as { method?: unknown; params?: { requestId?: unknown; reason?: unknown } };
     if (m.method === 'notifications/cancelled') {
       const id = m.params?.requestId;
-      if (typeof id === 'string' || typeof id === 'number') abortCall(server, id, typeof m.params?.reason === 'string' ? m.params.reason : 'cancelled by the client');
+      if (typeof id === 'string' || typeof id === 'number') abortCall(server, id, typeof m.params?.reason === 'string' ? m.params.reason : 'cancelled by the client', true);
     } else if (request !== undefined && deliver !== undefined && isPlainRequest(m)) {
       // Past the SDK's sorting of messages, which tries the message as a result and as an
       // error response first (two zod parses that fail, building their issues: about a
-      // quarter of a plain SDK server's CPU per call; issue 20), to the same request entry.
-      request.call(server, message, extra);
+      // quarter of a plain SDK server's CPU per call; issue 20), to the same request entry;
+      // over stdio, a `tools/call` past the SDK's request machinery too (serveCall).
+      if (!(direct && m.method === 'tools/call' && serveCall(server, m as { id: string | number }))) request.call(server, message, extra);
       return;
     }
     deliver?.(message, extra);
