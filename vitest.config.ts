@@ -22,6 +22,7 @@ const SLOW_SPECS = [
   'spec/mcp/serve.spec.ts',
   'spec/mcp/stdio.spec.ts',
   'spec/mcp/stdio-backpressure.spec.ts',
+  'spec/mcp/stdio-calls.spec.ts',
   'spec/extras/mcp.spec.ts',
   'spec/otel/mcp-trace.spec.ts',
   'spec/**/*.process.spec.ts',

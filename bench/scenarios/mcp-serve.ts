@@ -31,7 +31,14 @@ import { findRow, IMPL, type Row, type ScenarioName, type ScenarioOptions, type 
 export const MCP_SIZES = [1_000] as const;
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PROBE = join(ROOT, 'bench', 'mcp', 'probe.mjs');
-const WARMUP_CALLS = 300;
+/**
+ * Calls each server gets before anything is measured (10 in flight), per call of the largest
+ * measured run: 3,000 before runs of 1,000 (the smoke spec's runs of 20 get 60). Both servers' CPU per
+ * call keeps falling over their first few thousand calls (V8 compiling their hot paths: with
+ * 300, the first measured rounds of 1,000 calls cost 2-5× the later ones for both servers,
+ * docs/bench/findings.md), and the sequential rows, measured first, fell in that window.
+ */
+const WARMUP_PER_CALL = 3;
 const IMPLS = { toolrun: IMPL.toolrun, plain: 'plain SDK McpServer' } as const;
 type Impl = keyof typeof IMPLS;
 type Wire = 'stdio' | 'http';
@@ -117,6 +124,7 @@ async function measure(served: Served, n: number, inFlight: number): Promise<{ c
 async function mcpServe(name: ScenarioName, wire: Wire, budget: Budget, options: ScenarioOptions): Promise<ScenarioResult> {
   const sizes = options.sizes ?? MCP_SIZES;
   const runs = Math.max(1, budget.repeats);
+  const warmup = WARMUP_PER_CALL * Math.max(...sizes);
   const rows: Row[] = [];
   const servers = new Map<Impl, Served>();
   try {
@@ -124,7 +132,7 @@ async function mcpServe(name: ScenarioName, wire: Wire, budget: Budget, options:
       options.log?.(`${name}: starting ${IMPLS[impl]}`);
       const served = await start(impl, wire);
       servers.set(impl, served);
-      await measure(served, WARMUP_CALLS, 10);
+      await measure(served, warmup, 10);
     }
     for (const [series, inFlight] of [['sequential', 1], ['50 in flight', 50]] as const) {
       for (const n of sizes) {
@@ -182,7 +190,8 @@ async function mcpServe(name: ScenarioName, wire: Wire, budget: Budget, options:
     title: `MCP serving over ${wire === 'stdio' ? 'stdio' : 'Streamable HTTP'}: toolrun serve-mcp vs a plain SDK McpServer (one echo tool)`,
     description:
       `Each server in a child process of its own${wire === 'http' ? ', on 127.0.0.1' : ''}; one client in the bench process (the SDK's \`Client\`; over HTTP through \`connectMcpHttp\`) calls \`echo\` N times, ` +
-      'one at a time and with 50 in flight, after 300 warm-up calls. Server CPU per call is the server\'s own `process.cpuUsage()` before and after (read through a SIGUSR2 probe); ' +
+      `one at a time and with 50 in flight, after ${formatInt(warmup)} warm-up calls. ` +
+      'Server CPU per call is the server\'s own `process.cpuUsage()` before and after (read through a SIGUSR2 probe); ' +
       `latencies are the client's, per call; RSS is the server's after the run. Median of ${runs} alternating runs, range in brackets.`,
     chartLabel: 'server CPU ns per call',
     rows,

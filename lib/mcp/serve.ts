@@ -24,7 +24,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Tool } from '../core/tool.ts';
 import { BoundedEventStore, type EventStoreLimits } from './event-store.ts';
 import { DEFAULT_MAX_QUEUED_BYTES, NotificationPacer, type Outlet, type PacedMessage, type PacedSendOptions } from './pacer.ts';
-import { abortAllCalls, abortCall, createMcpServer, hostCancels, isCallRunning, runningCallCount, stopCalls, type McpServerOptions } from './server.ts';
+import { abortAllCalls, abortCall, createMcpServer, hostCancels, isCallRunning, runningCallCount, serveCall, stopCalls, type McpServerOptions } from './server.ts';
 import { SessionTable, type McpSessionLimits } from './sessions.ts';
 import { StdioServerTransport } from './stdio-server.ts';
 
@@ -250,26 +250,39 @@ async function serveStdio(server: Server, options: { maxQueuedBytes: number; max
   // would take the first call's place, which could then no longer be cancelled. The ids read
   // in this turn of the event loop count too (a call registers a few promise steps after it
   // was read, and one chunk of stdin holds many lines); nothing is kept longer than that.
-  // Calls over maxCalls are refused the same way (the calls read this turn count too).
+  // Calls over maxCalls are refused the same way: the calls read this turn that are not yet
+  // registered count too (a `tools/call` served directly registers at once and leaves this
+  // set at the next check; one that takes the SDK's path registers a few promise steps later).
   const readThisTurn = new Set<string | number>();
-  let callsThisTurn = 0;
-  takeOverCancellation(server, transport, (id, method) => {
-    const isCall = method === 'tools/call';
-    const refusal = isCallRunning(server, id) || readThisTurn.has(id) ? { code: INVALID_REQUEST, message: idInUse(id) } : isCall && runningCallCount(server) + callsThisTurn >= options.maxCalls ? { code: -32000, message: tooManyCalls(options.maxCalls) } : undefined;
-    if (refusal !== undefined) {
-      void send({ jsonrpc: '2.0', id, error: refusal }).catch(() => undefined);
-      return 'refused';
-    }
-    if (readThisTurn.size === 0) {
-      queueMicrotask(() => {
-        readThisTurn.clear();
-        callsThisTurn = 0;
-      });
-    }
-    readThisTurn.add(id);
-    if (isCall) callsThisTurn++;
-    return undefined;
-  });
+  const unregisteredCalls = new Set<string | number>();
+  takeOverCancellation(
+    server,
+    transport,
+    (id, method) => {
+      const isCall = method === 'tools/call';
+      for (const pending of unregisteredCalls) if (isCallRunning(server, pending)) unregisteredCalls.delete(pending);
+      const refusal =
+        isCallRunning(server, id) || readThisTurn.has(id)
+          ? { code: INVALID_REQUEST, message: idInUse(id) }
+          : isCall && runningCallCount(server) + unregisteredCalls.size >= options.maxCalls
+            ? { code: -32000, message: tooManyCalls(options.maxCalls) }
+            : undefined;
+      if (refusal !== undefined) {
+        void send({ jsonrpc: '2.0', id, error: refusal }).catch(() => undefined);
+        return 'refused';
+      }
+      if (readThisTurn.size === 0) {
+        queueMicrotask(() => {
+          readThisTurn.clear();
+          unregisteredCalls.clear();
+        });
+      }
+      readThisTurn.add(id);
+      if (isCall) unregisteredCalls.add(id);
+      return undefined;
+    },
+    true,
+  );
   server.onclose = () => void (connected = 0);
   let closing: Promise<McpCloseSummary> | undefined;
   const served: ServedMcp = {
@@ -594,12 +607,14 @@ interface HookableTransport {
 /**
  * For a server made by `createMcpServer`: this host delivers its cancellations (see
  * `hostCancels`), so no call listens to a per-request signal of the SDK. A
- * `notifications/cancelled` aborts its call before the SDK sees it (the SDK then drops the
- * call's response, as the specification asks); the transport closing aborts every call.
+ * `notifications/cancelled` aborts its call before the SDK sees it (the call's response is
+ * then dropped, as the specification asks); the transport closing aborts every call. A plain
+ * JSON-RPC request ({@link isPlainRequest}) goes straight to the SDK's request entry; with
+ * `direct` (stdio), a `tools/call` is served by `serveCall`, past the SDK's request machinery.
  * `onmessage` is wrapped once the SDK set it (`connect`), hence the setter. Does nothing for
  * any other server.
  */
-function takeOverCancellation(server: Server, transport: HookableTransport, guard?: RequestIdGuard): void {
+function takeOverCancellation(server: Server, transport: HookableTransport, guard?: RequestIdGuard, direct = false): void {
   if (!hostCancels(server)) return;
   const closed = transport.onclose;
   transport.onclose = () => {
@@ -607,14 +622,22 @@ function takeOverCancellation(server: Server, transport: HookableTransport, guar
     closed?.();
   };
   let deliver: ((message: never, extra?: never) => void) | undefined;
+  // The SDK's request entry (`Protocol._onrequest`, 1.x): what its own `onmessage` calls for a request.
+  const onRequest = (server as unknown as { _onrequest?: unknown })._onrequest;
+  const request = typeof onRequest === 'function' ? (onRequest as (message: never, extra?: never) => void) : undefined;
   const sniff = (message: never, extra?: never): void => {
     const m = message as { method?: unknown; id?: unknown; params?: { requestId?: unknown; reason?: unknown } };
     if (m.method === 'notifications/cancelled') {
       const id = m.params?.requestId;
-      if (typeof id === 'string' || typeof id === 'number') {
-        abortCall(server, id, typeof m.params?.reason === 'string' ? m.params.reason : 'cancelled by the client');
-      }
+      if (typeof id === 'string' || typeof id === 'number') abortCall(server, id, typeof m.params?.reason === 'string' ? m.params.reason : 'cancelled by the client', true);
     } else if (guard !== undefined && typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number') && guard(m.id, m.method) === 'refused') {
+      return;
+    } else if (request !== undefined && deliver !== undefined && isPlainRequest(m)) {
+      // Past the SDK's sorting of messages, which tries the message as a result and as an
+      // error response first (two zod parses that fail, building their issues: 12-14 µs in a
+      // tight loop on the loaded bench machine; issue 20), to the same request entry;
+      // over stdio, a `tools/call` past the SDK's request machinery too (serveCall).
+      if (!(direct && m.method === 'tools/call' && serveCall(server, m as { id: string | number }))) request.call(server, message, extra);
       return;
     }
     deliver?.(message, extra);
@@ -634,6 +657,32 @@ function takeOverCancellation(server: Server, transport: HookableTransport, guar
     },
   });
 }
+
+/**
+ * @internal True for a message the SDK (1.x) would take as a JSON-RPC request, checked without zod: only
+ * the keys `jsonrpc` ("2.0"), `id` (a string or a safe integer), `method` (a string) and
+ * `params` (absent, or an object whose `_meta`, if any, is an object with at most a string or
+ * integer `progressToken` and no related task). Every such message fails the SDK's strict
+ * result and error response schemas (it has a `method`) and passes its request schema, so
+ * the SDK would hand it to `_onrequest`. Anything else (false) takes the SDK's own way.
+ */
+export function isPlainRequest(m: Record<string, unknown>): boolean {
+  if (m.jsonrpc !== '2.0' || typeof m.method !== 'string') return false;
+  const id = m.id;
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return false;
+  for (const key in m) if (key !== 'jsonrpc' && key !== 'id' && key !== 'method' && key !== 'params') return false;
+  const params = m.params;
+  if (params === undefined) return true;
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return false;
+  const meta = (params as { _meta?: unknown })._meta;
+  if (meta === undefined) return true;
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return false;
+  const { progressToken } = meta as { progressToken?: unknown };
+  return (progressToken === undefined || typeof progressToken === 'string' || Number.isSafeInteger(progressToken)) && (meta as Record<string, unknown>)[RELATED_TASK_META_KEY] === undefined;
+}
+
+/** The `_meta` key of a request that belongs to a task (MCP tasks); such a request takes the SDK's own way. */
+const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task';
 
 /** Reads a request body of at most `max` bytes: its bytes and JSON (`undefined` when it is not JSON), or 'too large' (the rest is not read). */
 async function readBody(req: IncomingMessage, max: number): Promise<{ raw: Buffer; json: unknown } | 'too large'> {
