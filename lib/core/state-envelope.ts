@@ -102,7 +102,7 @@ function scanJson(text: string, limits: ScanLimits, what: string): void {
   let stringEnd = -1;
   let stringEscaped = false;
   let dataKey = false;
-  /** The next backslash at or after the string being read (`length` when none); -1 once passed. */
+  /** Where the next backslash is (`length`: none left); searched again once the scan is past it (-1: not searched yet). */
   let backslash = -1;
   const length = text.length;
   for (let i = 0; i < length; i++) {
