@@ -5,13 +5,12 @@
  *
  * @module
  */
-import * as v from 'valibot';
 import { standingDecision, type ResumeOptions, type ResumePlan, type StandingDecision, type ToolApprovalRequest, type ToolApprovalResponse } from './approval.ts';
 import { processClaims, type StateClaim } from './claims.ts';
 import { ResumeError } from './resume-error.ts';
 import { openStateBody } from './state-envelope.ts';
 import { canonicalJson, jsonCopy, toolDigests } from './state-json.ts';
-import { Body, LIMITS, type ReadState } from './state-schema.ts';
+import { Body, LIMITS, quickBody, type ReadState } from './state-schema.ts';
 import { describeValue, type Tool, type ToolCall, type ToolResultMessage } from './tool.ts';
 import { sanitizeTraceContext } from './tracing.ts';
 
@@ -103,7 +102,7 @@ async function checkResume(input: ResumeInput): Promise<ResumePlan> {
 /** Bounds, verifies (with a secret), parses and validates a state; every failure is a ResumeError. */
 async function parseState(given: unknown, secret: string | Uint8Array | undefined, maxChars: number): Promise<ReadState> {
   const hint = ' (it is a paused agent run: resume it with runAgent, not runTools)';
-  const state = await openStateBody(given, Body, { kind: 'toolrun/paused-batch', maxChars, secret, otherKindHint: hint });
+  const state = await openStateBody(given, Body, { kind: 'toolrun/paused-batch', maxChars, secret, otherKindHint: hint, quick: quickBody });
   checkConsistent(state);
   return state;
 }
@@ -167,18 +166,46 @@ function checkCalls(state: ReadState, calls: readonly ToolCall[]): void {
 
 /**
  * True when a call's arguments are those stored at the pause (JSON copies compared as
- * canonical JSON: key order does not matter). The stored arguments are the JSON copy of
- * the same value, so the same arguments give the same `JSON.stringify` text, and then the
- * same canonical text: that native comparison answers the common case; only different texts
- * (keys in another order, a value JSON cannot hold) are compared canonically.
+ * canonical JSON: key order does not matter). The common case is answered by walking the
+ * two values side by side ({@link sameData}); when that cannot tell, the stored arguments,
+ * being the JSON copy of the same value, give the same `JSON.stringify` text for the same
+ * arguments; only different texts (keys in another order, a value JSON cannot hold) are
+ * compared canonically.
  */
 function sameArguments(given: unknown, stored: unknown): boolean {
+  if (sameData(given, stored)) return true;
   try {
     if (JSON.stringify(given) === JSON.stringify(stored)) return true;
   } catch {
     // A value JSON.stringify cannot write (a BigInt, a cycle): jsonCopy describes it.
   }
   return canonicalJson(jsonCopy(given) ?? null) === canonicalJson(stored ?? null);
+}
+
+/**
+ * True when `given` is plain data — strings, finite numbers, booleans, `null`, arrays, and
+ * objects of `Object.prototype` (or none) without `toJSON` — equal to `stored` (parsed JSON),
+ * key order aside: then its JSON copy is `stored`. False when it is not, or not only, plain
+ * data (the caller then compares JSON texts). The walk follows `stored`, whose nesting the
+ * state's scan bounded, so a cycle in `given` cannot make it run on.
+ */
+function sameData(given: unknown, stored: unknown): boolean {
+  if (given === null || typeof given !== 'object') return typeof given === 'number' ? Number.isFinite(given) && given === stored : (typeof given === 'string' || typeof given === 'boolean' || given === null) && given === stored;
+  if (stored === null || typeof stored !== 'object' || (given as { toJSON?: unknown }).toJSON !== undefined) return false;
+  if (Array.isArray(given)) {
+    if (!Array.isArray(stored) || given.length !== stored.length) return false;
+    for (let i = 0; i < given.length; i++) if (!sameData(given[i], stored[i])) return false;
+    return true;
+  }
+  const proto: unknown = Object.getPrototypeOf(given);
+  if ((proto !== Object.prototype && proto !== null) || Array.isArray(stored)) return false;
+  let keys = 0;
+  for (const key in given) {
+    if (!Object.hasOwn(stored, key) || !sameData((given as Record<string, unknown>)[key], (stored as Record<string, unknown>)[key])) return false;
+    keys++;
+  }
+  for (const _key in stored) keys--;
+  return keys === 0;
 }
 
 /**

@@ -82,10 +82,13 @@ interface ScanLimits {
 /**
  * Refuses `text` (JSON) without parsing it when its nesting, keys, containers or values pass
  * `limits`, or when a key is a name a state never has: `__proto__` anywhere, `constructor`
- * or `prototype` outside free JSON values ({@link DATA_FIELDS}). One pass, string contents
- * skipped (with `indexOf` while they hold no escape); a key is compared only when its length could match a name, or it
- * has an escape (then decoded exactly, by `JSON.parse` of that one string). Text that is not
- * JSON passes if it stays within the limits: `JSON.parse` refuses it next.
+ * or `prototype` outside free JSON values ({@link DATA_FIELDS}). One pass: a string is
+ * skipped with `indexOf` to its closing quote, character by character only when it holds a
+ * backslash (known from the position of the next backslash in the text, itself found with
+ * `indexOf` and searched again only once passed: linear over the whole text). A key is
+ * compared only when its length could match a name (without copying it out), or it has an
+ * escape (then decoded exactly, by `JSON.parse` of that one string). Text that is not JSON
+ * passes if it stays within the limits: `JSON.parse` refuses it next.
  */
 function scanJson(text: string, limits: ScanLimits, what: string): void {
   let depth = 0;
@@ -94,26 +97,33 @@ function scanJson(text: string, limits: ScanLimits, what: string): void {
   let values = 0;
   /** Per depth: true inside a free JSON value (a container opened under a data field, or within one). */
   const inData: boolean[] = [false];
-  /** The last string token's quotes, and whether a key just named a data field. */
+  /** The last string token's quotes, whether it has an escape, and whether a key just named a data field. */
   let stringStart = -1;
   let stringEnd = -1;
+  let stringEscaped = false;
   let dataKey = false;
+  /** Where the next backslash is (`length`: none left); searched again once the scan is past it (-1: not searched yet). */
+  let backslash = -1;
   const length = text.length;
   for (let i = 0; i < length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22 /* " */) {
-      // To the closing quote. Fast path: the next quote, when no backslash stands before it;
-      // otherwise character by character, skipping what each backslash escapes (an
-      // escape-dense string would make the fast path search once per quote).
       let quote = text.indexOf('"', i + 1);
       if (quote < 0) return;
-      if (text.charCodeAt(quote - 1) === 0x5c /* \ */) {
-        for (quote = i + 1; quote < length; quote++) {
+      if (backslash <= i) {
+        backslash = text.indexOf('\\', i + 1);
+        if (backslash < 0) backslash = length;
+      }
+      stringEscaped = backslash < quote;
+      if (stringEscaped) {
+        // Character by character from the first backslash, skipping what each one escapes.
+        for (quote = backslash; quote < length; quote++) {
           const d = text.charCodeAt(quote);
-          if (d === 0x5c) quote++;
+          if (d === 0x5c /* \ */) quote++;
           else if (d === 0x22) break;
         }
         if (quote >= length) return;
+        backslash = -1;
       }
       stringStart = i;
       stringEnd = quote;
@@ -129,7 +139,7 @@ function scanJson(text: string, limits: ScanLimits, what: string): void {
       dataKey = false;
     } else if (c === 0x3a /* : */) {
       if (++keys > limits.keys) malformed(`${what} has more than ${limits.keys} keys`);
-      dataKey = checkKey(text, stringStart, stringEnd, inData[depth] === true, what);
+      dataKey = checkKey(text, stringStart, stringEnd, stringEscaped, inData[depth] === true, what);
     } else if (c === 0x2c /* , */) {
       if (++values > limits.values) malformed(`${what} has more than ${limits.values} values`);
       dataKey = false;
@@ -137,20 +147,17 @@ function scanJson(text: string, limits: ScanLimits, what: string): void {
   }
 }
 
+/** The names {@link checkKey} looks for: refused ones and data fields. */
+const KEY_NAMES = [POISON_KEY, ...OBJECT_NAMES, ...DATA_FIELDS];
+
 /**
- * The key between the quotes at `start` and `end`: refused when it is a name a state never
- * has there; true when it names a data field (its value is free JSON).
+ * The key between the quotes at `start` and `end` (`escaped`: it holds a backslash): refused
+ * when it is a name a state never has there; true when it names a data field (its value is
+ * free JSON).
  */
-function checkKey(text: string, start: number, end: number, inData: boolean, what: string): boolean {
+function checkKey(text: string, start: number, end: number, escaped: boolean, inData: boolean, what: string): boolean {
   if (start < 0) return false;
-  const chars = end - start - 1;
-  let escaped = false;
-  // Linear over all keys together: each key's characters are looked at once.
-  if (chars > 11) {
-    for (let k = start + 1; k < end && !escaped; k++) escaped = text.charCodeAt(k) === 0x5c;
-    if (!escaped) return false;
-  } else for (let k = start + 1; k < end && !escaped; k++) escaped = text.charCodeAt(k) === 0x5c;
-  let key: string;
+  let key: string | undefined;
   if (escaped) {
     try {
       key = JSON.parse(text.slice(start, end + 1)) as string;
@@ -158,8 +165,15 @@ function checkKey(text: string, start: number, end: number, inData: boolean, wha
       return false; // Not a JSON string: JSON.parse of the whole text refuses it.
     }
   } else {
-    if (chars !== 5 && chars !== 7 && chars !== 9 && chars !== 11) return false;
-    key = text.slice(start + 1, end);
+    // Compared in place: most keys have none of the names' lengths, the rest are not copied out.
+    const chars = end - start - 1;
+    for (const name of KEY_NAMES) {
+      if (name.length === chars && text.startsWith(name, start + 1)) {
+        key = name;
+        break;
+      }
+    }
+    if (key === undefined) return false;
   }
   if (key === POISON_KEY || (!inData && OBJECT_NAMES.has(key))) malformed(`${what} has a key named ${JSON.stringify(key)}, which a state never has`);
   return !inData && DATA_FIELDS.has(key);
@@ -296,11 +310,19 @@ function isWellFormed(text: string): boolean {
 
 /**
  * {@link openState}, then the body checked against `schema` (a valibot schema of the state's
- * kind): the one reader of `runTools`' and `runAgent`'s states. The first issue is the
+ * kind): the one reader of `runTools`' and `runAgent`'s states. `quick`, when given, is the
+ * same check written by hand (`state-schema.ts`' `quickBody`): its output is taken when it
+ * gives one, and valibot reads the body when it gives `undefined`. The first issue is the
  * `malformed` message, with its path. Throws a {@link ResumeError} and nothing else.
  */
-export async function openStateBody<S extends v.GenericSchema>(given: unknown, schema: S, options: OpenStateOptions): Promise<v.InferOutput<S>> {
+export async function openStateBody<S extends v.GenericSchema>(
+  given: unknown,
+  schema: S,
+  options: OpenStateOptions & { readonly quick?: (body: unknown) => v.InferOutput<S> | undefined },
+): Promise<v.InferOutput<S>> {
   const body = await openState(given, options);
+  const quick = options.quick?.(body);
+  if (quick !== undefined) return quick;
   const parsed = v.safeParse(schema, body);
   if (!parsed.success) {
     const issue = parsed.issues[0];
