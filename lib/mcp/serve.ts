@@ -21,10 +21,11 @@ import { createServer as createHttpServer, type IncomingMessage, type Server as 
 import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '../core/tool.ts';
 import { BoundedEventStore, type EventStoreLimits } from './event-store.ts';
 import { DEFAULT_MAX_QUEUED_BYTES, NotificationPacer, type Outlet, type PacedMessage, type PacedSendOptions } from './pacer.ts';
-import { abortAllCalls, abortCall, createMcpServer, hostCancels, isCallRunning, runningCallCount, stopCalls, type McpServerOptions } from './server.ts';
+import { abortAllCalls, abortCall, callSettled, createMcpServer, hostCancels, isCallRunning, runningCallCount, stopCalls, type McpServerOptions } from './server.ts';
 import { SessionTable, type McpSessionLimits } from './sessions.ts';
 import { StdioServerTransport } from './stdio-server.ts';
 
@@ -110,6 +111,12 @@ export interface McpServeStats {
   sessions: number;
   /** `tools/call` requests running now. */
   runningCalls: number;
+  /**
+   * Over Streamable HTTP, JSON-RPC requests whose POST is open, waiting for its answer; a
+   * request the client cancelled (`notifications/cancelled`) counts until its call has ended
+   * and the server has ended its stream. 0 over stdio.
+   */
+  pendingRequests: number;
   /** Bytes written to clients and not yet taken by their sockets (or stdout), over all sessions, plus held progress. */
   queuedBytes: number;
   /** Notifications not sent to a slow client: progress replaced by a newer one, others over the ceiling. */
@@ -280,6 +287,7 @@ async function serveStdio(server: Server, options: { maxQueuedBytes: number; max
     stats: () => ({
       sessions: connected,
       runningCalls: runningCallCount(server),
+      pendingRequests: 0,
       queuedBytes: stdout.writableLength + pacer.heldBytes,
       droppedNotifications: pacer.dropped,
       expiredSessions: 0,
@@ -317,6 +325,12 @@ interface Session {
   readonly open: Set<ServerResponse>;
   /** The GET stream's response, while open: where notifications unrelated to a request go. */
   stream: ServerResponse | undefined;
+  /** The session's event store (`undefined` when resumability is off). */
+  readonly store: BoundedEventStore | undefined;
+  /** Requests the client cancelled whose call has ended, with their POST's response, waiting for the other requests of that POST (a batch) to be answered before its stream ends. */
+  readonly ended: Map<string | number, ServerResponse>;
+  /** The SDK transport's own `send` (ours paces and counts). */
+  readonly sdkSend: StreamableHTTPServerTransport['send'];
   close(): Promise<void>;
 }
 
@@ -359,10 +373,12 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
 
   const openSession = (): Session => {
     const server = newServer();
+    const resumability = http.resumability;
+    const store = resumability === false ? undefined : new BoundedEventStore(resumability);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => table.add(id, session),
-      ...(http.resumability === false ? {} : { eventStore: new BoundedEventStore(http.resumability), retryInterval: http.resumability?.retryMs ?? 1_000 }),
+      ...(resumability === false ? {} : { eventStore: store!, retryInterval: resumability?.retryMs ?? 1_000 }),
     });
     const requests = new Map<string | number, ServerResponse>();
     const open = new Set<ServerResponse>();
@@ -379,9 +395,14 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       maxQueuedBytes,
     });
     transport.send = (message, options) => {
+      const { method, id } = message as PacedMessage;
+      if (method !== undefined || id === undefined) return pacer.send(message as PacedMessage, options);
       // Answered: its id is free again, and its POST closing no longer cancels anything.
-      if ((message as PacedMessage).method === undefined && (message as PacedMessage).id !== undefined) requests.delete((message as PacedMessage).id!);
-      return pacer.send(message as PacedMessage, options);
+      const res = requests.get(id);
+      requests.delete(id);
+      const sent = pacer.send(message as PacedMessage, options);
+      // The last answer of a batch whose other requests were cancelled: their stream can end now.
+      return session.ended.size === 0 || res === undefined ? sent : sent.finally(() => endCancelled(session, res));
     };
     let closed: Promise<void> | undefined;
     const session: Session = {
@@ -391,6 +412,9 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       requests,
       open,
       stream: undefined,
+      store,
+      ended: new Map(),
+      sdkSend: send,
       close: () =>
         (closed ??= (async () => {
           await stopCalls(server);
@@ -403,8 +427,44 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       droppedByClosed += pacer.dropped;
       pacer.dropped = 0;
     };
-    takeOverCancellation(server, transport);
+    takeOverCancellation(server, transport, undefined, (id) => {
+      // The SDK sends no response for a cancelled request (the specification: SHOULD NOT), so
+      // the stream of its POST would never end: it ends once the call has (its tool settled,
+      // or abandoned after the grace period), a turn later than the SDK dropped the result.
+      const res = requests.get(id);
+      if (res === undefined) return;
+      void callSettled(server, id).then(() =>
+        setImmediate(() => {
+          // Its POST may have closed meanwhile (its stream may have been resumed by a GET):
+          // it still ends, unless a new request took the id.
+          const now = requests.get(id);
+          if (now !== undefined && now !== res) return;
+          session.ended.set(id, res);
+          endCancelled(session, res);
+        }),
+      );
+    });
     return session;
+  };
+
+  /**
+   * Ends the streams of the session's cancelled requests that have ended (`session.ended`),
+   * of POST `res`, unless a request of that POST still waits for its answer. No response is written: the SDK transport closes the request's
+   * stream (`closeSSEStream`, the POST or a GET that resumed it), then is handed the store's
+   * end marker, which releases what it holds for the request; the store keeps an end event
+   * in its place, so that a resume of the stream ends at once (see `resumeEnded`).
+   */
+  const endCancelled = (session: Session, res: ServerResponse): void => {
+    for (const [id, other] of session.requests) if (other === res && !session.ended.has(id)) return;
+    for (const [id, of] of [...session.ended]) {
+      if (of !== res) continue;
+      session.ended.delete(id);
+      if (session.requests.get(id) === res) session.requests.delete(id);
+      session.transport.closeSSEStream(id);
+      // Straight to the SDK, not through the pacer: the stream is closed, nothing is written.
+      const marker: JSONRPCMessage = session.store?.endMarker(id) ?? { jsonrpc: '2.0', id, result: {} };
+      void session.sdkSend(marker).catch(() => undefined);
+    }
   };
 
   /** Follows one response of a session: while open it keeps the session busy; if it closes before it finished, its calls are aborted. */
@@ -453,6 +513,8 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       if (ids.length > 0 && session.requests.size + ids.length > maxCalls) return reply(res, 429, tooManyCalls(maxCalls));
       table.hold(sessionId);
       follow(res, session, ids);
+      const lastEventId = req.headers['last-event-id'];
+      if (req.method === 'GET' && typeof lastEventId === 'string' && session.store?.hasEnded(lastEventId)) return await resumeEnded(res, sessionId, session.store, lastEventId);
       if (req.method === 'GET') session.stream = res;
       return await session.transport.handleRequest(req, res, body);
     }
@@ -507,15 +569,17 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
     },
     stats() {
       let runningCalls = 0;
+      let pendingRequests = 0;
       let queuedBytes = 0;
       let dropped = droppedByClosed;
       for (const res of responses) queuedBytes += res.writableLength;
       for (const session of table.values()) {
         runningCalls += runningCallCount(session.server);
+        pendingRequests += session.requests.size;
         queuedBytes += session.pacer.heldBytes;
         dropped += session.pacer.dropped;
       }
-      return { sessions: table.size, runningCalls, queuedBytes, droppedNotifications: dropped, expiredSessions: table.expired, refusedSessions: table.refused, oversizedMessages: 0, droppedResponses: 0, readingPaused: false };
+      return { sessions: table.size, runningCalls, pendingRequests, queuedBytes, droppedNotifications: dropped, expiredSessions: table.expired, refusedSessions: table.refused, oversizedMessages: 0, droppedResponses: 0, readingPaused: false };
     },
     close() {
       closing ??= (async () => {
@@ -595,11 +659,12 @@ interface HookableTransport {
  * For a server made by `createMcpServer`: this host delivers its cancellations (see
  * `hostCancels`), so no call listens to a per-request signal of the SDK. A
  * `notifications/cancelled` aborts its call before the SDK sees it (the SDK then drops the
- * call's response, as the specification asks); the transport closing aborts every call.
+ * call's response, as the specification asks) and is told to `onCancelled`; the transport
+ * closing aborts every call.
  * `onmessage` is wrapped once the SDK set it (`connect`), hence the setter. Does nothing for
  * any other server.
  */
-function takeOverCancellation(server: Server, transport: HookableTransport, guard?: RequestIdGuard): void {
+function takeOverCancellation(server: Server, transport: HookableTransport, guard?: RequestIdGuard, onCancelled?: (id: string | number) => void): void {
   if (!hostCancels(server)) return;
   const closed = transport.onclose;
   transport.onclose = () => {
@@ -613,6 +678,7 @@ function takeOverCancellation(server: Server, transport: HookableTransport, guar
       const id = m.params?.requestId;
       if (typeof id === 'string' || typeof id === 'number') {
         abortCall(server, id, typeof m.params?.reason === 'string' ? m.params.reason : 'cancelled by the client');
+        onCancelled?.(id);
       }
     } else if (guard !== undefined && typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number') && guard(m.id, m.method) === 'refused') {
       return;
@@ -633,6 +699,27 @@ function takeOverCancellation(server: Server, transport: HookableTransport, guar
       setInner?.call(transport, handler === undefined ? undefined : sniff);
     },
   });
+}
+
+/**
+ * Answers a resume (`GET` with `Last-Event-ID`) of a stream that ended without a response (its
+ * request was cancelled, see `endCancelled`): what the store holds after that event, then the
+ * end, instead of the SDK's stream that would stay open for a response that never comes. With
+ * nothing to replay the answer is 204 No Content, the SSE specification's way to tell a client
+ * to stop reconnecting (a stream that merely ends would have the SDK's client, or an
+ * EventSource, reconnect at the retry interval for as long as it lives); with events, 200 and
+ * those events, and the client's next resume from the last of them gets the 204.
+ */
+async function resumeEnded(res: ServerResponse, sessionId: string, store: BoundedEventStore, lastEventId: string): Promise<void> {
+  let events = '';
+  await store.replayEventsAfter(lastEventId, {
+    send: (eventId, message) => {
+      events += `event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`;
+      return Promise.resolve();
+    },
+  });
+  if (events === '') return void res.writeHead(204, { 'mcp-session-id': sessionId }).end();
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'mcp-session-id': sessionId }).end(events);
 }
 
 /** Reads a request body of at most `max` bytes: its bytes and JSON (`undefined` when it is not JSON), or 'too large' (the rest is not read). */

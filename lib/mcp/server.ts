@@ -357,6 +357,15 @@ class ServedCalls {
     return true;
   }
 
+  /** Resolves once the call of `requestId` has settled (its result made, or given up on); at once when none runs. */
+  settled(requestId: string | number): Promise<void> {
+    const done = this.#byId.get(requestId)?.done;
+    return done === undefined ? Promise.resolve() : done.then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
   /** Aborts every call, now and later; resolves with how many were running once each has settled. */
   async stop(reason: unknown): Promise<number> {
     this.abortAll(reason);
@@ -388,6 +397,16 @@ export async function stopCalls(server: Server): Promise<number | undefined> {
  */
 export function abortCall(server: Server, requestId: string | number, reason: unknown): boolean {
   return runningCalls.get(server)?.abort(requestId, reason) ?? false;
+}
+
+/**
+ * @internal Resolves once the call of `requestId` on a server made by {@link createMcpServer}
+ * has settled: its tool ended or was abandoned after the grace period (contract A3). At once
+ * when no such call runs or the server is not one of ours. For serveMcp, which ends a
+ * cancelled call's stream only then (docs/decisions.md, "A cancelled call's stream").
+ */
+export function callSettled(server: Server, requestId: string | number): Promise<void> {
+  return runningCalls.get(server)?.settled(requestId) ?? Promise.resolve();
 }
 
 /**
