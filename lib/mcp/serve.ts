@@ -427,32 +427,40 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       droppedByClosed += pacer.dropped;
       pacer.dropped = 0;
     };
-    takeOverCancellation(server, transport, undefined, (id) => {
-      // The SDK sends no response for a cancelled request (the specification: SHOULD NOT), so
-      // the stream of its POST would never end: it ends once the call has (its tool settled,
-      // or abandoned after the grace period), a turn later than the SDK dropped the result.
-      const res = requests.get(id);
-      if (res === undefined) return;
-      void callSettled(server, id).then(() =>
-        setImmediate(() => {
-          // Its POST may have closed meanwhile (its stream may have been resumed by a GET):
-          // it still ends, unless a new request took the id.
-          const now = requests.get(id);
-          if (now !== undefined && now !== res) return;
-          session.ended.set(id, res);
-          endCancelled(session, res);
-        }),
-      );
-    });
+    takeOverCancellation(server, transport);
     return session;
   };
 
   /**
-   * Ends the streams of the session's cancelled requests that have ended (`session.ended`),
-   * of POST `res`, unless a request of that POST still waits for its answer. No response is written: the SDK transport closes the request's
-   * stream (`closeSSEStream`, the POST or a GET that resumed it), then is handed the store's
-   * end marker, which releases what it holds for the request; the store keeps an end event
-   * in its place, so that a resume of the stream ends at once (see `resumeEnded`).
+   * The client cancelled request `id` (`notifications/cancelled`, read from a POST before the
+   * SDK sees it). The SDK sends no response for it (the specification: SHOULD NOT), so the
+   * stream of its POST would never end: it ends once the call has (its tool settled, or was
+   * abandoned after the grace period), a turn of the event loop later than the SDK dropped
+   * the result. Only for a running call of a `createMcpServer` server (of any other server
+   * the end is not known).
+   */
+  const cancelled = (session: Session, id: string | number): void => {
+    const res = session.requests.get(id);
+    if (res === undefined || !isCallRunning(session.server, id)) return;
+    void callSettled(session.server, id).then(() =>
+      setImmediate(() => {
+        // Its POST may have closed meanwhile (a GET may have resumed its stream): it still
+        // ends, unless a new request took the id.
+        const now = session.requests.get(id);
+        if (now !== undefined && now !== res) return;
+        session.ended.set(id, res);
+        endCancelled(session, res);
+      }),
+    );
+  };
+
+  /**
+   * Ends the streams of the session's cancelled requests that have ended (`session.ended`)
+   * of POST `res`, unless a request of that POST still waits for its answer. No response is
+   * written: the SDK transport closes the request's stream (`closeSSEStream`: the POST's, or
+   * a GET's that resumed it), then is handed the store's end marker, which releases what it
+   * holds for the request; the store keeps an end event in its place, so that a resume of the
+   * stream ends at once (see `resumeEnded`).
    */
   const endCancelled = (session: Session, res: ServerResponse): void => {
     for (const [id, other] of session.requests) if (other === res && !session.ended.has(id)) return;
@@ -516,6 +524,7 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       const lastEventId = req.headers['last-event-id'];
       if (req.method === 'GET' && typeof lastEventId === 'string' && session.store?.hasEnded(lastEventId)) return await resumeEnded(res, sessionId, session.store, lastEventId);
       if (req.method === 'GET') session.stream = res;
+      for (const id of cancelledIds(body)) cancelled(session, id);
       return await session.transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST') return reply(res, 400, 'Bad Request: no Mcp-Session-Id header');
@@ -659,12 +668,11 @@ interface HookableTransport {
  * For a server made by `createMcpServer`: this host delivers its cancellations (see
  * `hostCancels`), so no call listens to a per-request signal of the SDK. A
  * `notifications/cancelled` aborts its call before the SDK sees it (the SDK then drops the
- * call's response, as the specification asks) and is told to `onCancelled`; the transport
- * closing aborts every call.
+ * call's response, as the specification asks); the transport closing aborts every call.
  * `onmessage` is wrapped once the SDK set it (`connect`), hence the setter. Does nothing for
  * any other server.
  */
-function takeOverCancellation(server: Server, transport: HookableTransport, guard?: RequestIdGuard, onCancelled?: (id: string | number) => void): void {
+function takeOverCancellation(server: Server, transport: HookableTransport, guard?: RequestIdGuard): void {
   if (!hostCancels(server)) return;
   const closed = transport.onclose;
   transport.onclose = () => {
@@ -678,7 +686,6 @@ function takeOverCancellation(server: Server, transport: HookableTransport, guar
       const id = m.params?.requestId;
       if (typeof id === 'string' || typeof id === 'number') {
         abortCall(server, id, typeof m.params?.reason === 'string' ? m.params.reason : 'cancelled by the client');
-        onCancelled?.(id);
       }
     } else if (guard !== undefined && typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number') && guard(m.id, m.method) === 'refused') {
       return;
@@ -756,6 +763,18 @@ function requestIds(body: unknown): (string | number)[] {
     if (typeof message !== 'object' || message === null) continue;
     const { id, method } = message as { id?: unknown; method?: unknown };
     if (typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')) ids.push(id);
+  }
+  return ids;
+}
+
+/** The request ids of the `notifications/cancelled` in a POST body (one message or a batch). */
+function cancelledIds(body: unknown): (string | number)[] {
+  const ids: (string | number)[] = [];
+  if (body === undefined) return ids;
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const { method, params } = (typeof message === 'object' && message !== null ? message : {}) as { method?: unknown; params?: { requestId?: unknown } };
+    const id = method === 'notifications/cancelled' && typeof params === 'object' && params !== null ? params.requestId : undefined;
+    if (typeof id === 'string' || typeof id === 'number') ids.push(id);
   }
   return ids;
 }
