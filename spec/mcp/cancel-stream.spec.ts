@@ -209,6 +209,37 @@ describe('serveMcp: a cancelled call leaves no stream open (issue 20, item 1)', 
     expect(responseIds(replay)).toEqual([2]);
     expect(replay).toContain('"text":"done late"');
   });
+
+  // Fails if a batch's stream ended when its cancelled request ended (the other request's
+  // response would never be written on it), or never ended after the last answer (hang guard).
+  it('a batch POST with a cancelled call and another: the stream ends after the other’s response, with no response for the cancelled one', { timeout: 30_000 }, async () => {
+    const { hold, counts } = holdTool();
+    const release = gate();
+    const slow = defineTool({
+      name: 'slow',
+      input: v.object({}),
+      async execute() {
+        await release.promise;
+        return 'done late';
+      },
+    });
+    const server = await served([hold, slow]);
+    const { url, headers } = await rawSession(server);
+    const callOf = (id: number, name: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
+    const post = await fetch(url, { method: 'POST', headers, body: JSON.stringify([callOf(1, 'hold'), callOf(2, 'slow')]) });
+    const body = post.text();
+    await until(() => counts.started === 1 && server.stats().runningCalls === 2);
+    (await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }) })).body?.cancel();
+    await until(() => counts.finished === 1 && server.stats().runningCalls === 1);
+    // The cancelled call has ended; the stream waits for the other request.
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(server.stats().pendingRequests).toBe(2);
+    release.open();
+    const text = await body;
+    expect(responseIds(text)).toEqual([2]);
+    expect(text).toContain('"text":"done late"');
+    await until(() => server.stats().pendingRequests === 0);
+  });
 });
 
 /** A raw session of protocol 2025-11-25 (priming events): initialize, then notifications/initialized. */
