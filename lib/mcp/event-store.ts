@@ -10,6 +10,13 @@
  * `maxBytes` of their JSON text, dropping the oldest first; a `Last-Event-ID` that was
  * dropped (or never given) is refused, and the client learns it cannot resume.
  *
+ * It also remembers which streams ended without a response: a request the client cancelled
+ * (`notifications/cancelled`) gets none (the specification: SHOULD NOT), so serveMcp ends its
+ * stream itself once the call has ended, and hands the SDK an {@link BoundedEventStore.endMarker}
+ * to release the request; the store keeps an empty end event in its place, and
+ * {@link BoundedEventStore.hasEnded} tells serveMcp that a resume of that stream has nothing
+ * more to wait for.
+ *
  * @module
  */
 import type { EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -23,7 +30,7 @@ export interface EventStoreLimits {
   maxBytes?: number;
 }
 
-/** One stored event. Invariant: `seq` strictly increases along the store's queue. */
+/** One stored event. Invariant: `seq` strictly increases along the store's queue; `json` is `''` only for an end event (its stream ended without a response). */
 interface StoredEvent {
   seq: number;
   streamId: string;
@@ -41,6 +48,8 @@ export class BoundedEventStore implements EventStore {
   #bytes = 0;
   /** The next event's number; event numbers are never reused. */
   #seq = 0;
+  /** The messages made by {@link endMarker} not yet stored. */
+  readonly #markers = new WeakSet<object>();
 
   constructor(limits: EventStoreLimits = {}) {
     this.#maxEvents = limits.maxEvents ?? 1_000;
@@ -57,9 +66,33 @@ export class BoundedEventStore implements EventStore {
     return this.#bytes;
   }
 
+  /**
+   * A response for `requestId` that is never kept nor replayed: given to the SDK transport's
+   * `send` after the request's stream was closed, it releases what the SDK holds for the
+   * request, and this store records that the stream ended (an end event, 0 bytes).
+   */
+  endMarker(requestId: string | number): JSONRPCMessage {
+    const marker: JSONRPCMessage = { jsonrpc: '2.0', id: requestId, result: {} };
+    this.#markers.add(marker);
+    return marker;
+  }
+
+  /** True when the stream of event `lastEventId` ended without a response after it (an end event follows it); false when it did not, or the event is not kept. */
+  hasEnded(lastEventId: string): boolean {
+    const at = this.#indexOf(lastEventId);
+    if (at === undefined) return false;
+    const streamId = this.#events[at]!.streamId;
+    for (let i = at + 1; i < this.#events.length; i++) {
+      const event = this.#events[i]!;
+      if (event.json === '' && event.streamId === streamId) return true;
+    }
+    return false;
+  }
+
   storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
     const seq = this.#seq++;
-    const json = JSON.stringify(message);
+    const ends = this.#markers.delete(message);
+    const json = ends ? '' : JSON.stringify(message);
     // A message bigger than the whole store is sent but not kept: its id then resumes nothing.
     if (json.length <= this.#maxBytes) {
       this.#events.push({ seq, streamId, json });
@@ -84,6 +117,8 @@ export class BoundedEventStore implements EventStore {
     // A snapshot: events stored while replaying go out on the stream itself.
     const after = this.#events.slice(this.#head).filter((event) => event.seq > last.seq && event.streamId === last.streamId);
     for (const event of after) {
+      // An end event marks where the stream ended; it carries no message.
+      if (event.json === '') continue;
       const message = JSON.parse(event.json) as JSONRPCMessage;
       // The priming event's empty message only marks a position; there is nothing to resend.
       if (Object.keys(message).length > 0) await send(`${event.streamId}.${event.seq}`, message);
@@ -93,6 +128,12 @@ export class BoundedEventStore implements EventStore {
 
   /** The kept event with this id (binary search by number: ids come from the client). */
   #find(eventId: string): StoredEvent | undefined {
+    const at = this.#indexOf(eventId);
+    return at === undefined ? undefined : this.#events[at];
+  }
+
+  /** The index in `#events` of the kept event with this id. */
+  #indexOf(eventId: string): number | undefined {
     if (typeof eventId !== 'string' || eventId.length > 200) return undefined;
     const dot = eventId.lastIndexOf('.');
     const seq = Number(eventId.slice(dot + 1));
@@ -102,7 +143,7 @@ export class BoundedEventStore implements EventStore {
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
       const event = this.#events[mid]!;
-      if (event.seq === seq) return event.streamId === eventId.slice(0, dot) ? event : undefined;
+      if (event.seq === seq) return event.streamId === eventId.slice(0, dot) ? mid : undefined;
       if (event.seq < seq) lo = mid + 1;
       else hi = mid - 1;
     }

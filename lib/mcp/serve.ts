@@ -21,10 +21,11 @@ import { createServer as createHttpServer, type IncomingMessage, type Server as 
 import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '../core/tool.ts';
 import { BoundedEventStore, type EventStoreLimits } from './event-store.ts';
 import { DEFAULT_MAX_QUEUED_BYTES, NotificationPacer, type Outlet, type PacedMessage, type PacedSendOptions } from './pacer.ts';
-import { abortAllCalls, abortCall, createMcpServer, hostCancels, isCallRunning, runningCallCount, serveCall, stopCalls, type McpServerOptions } from './server.ts';
+import { abortAllCalls, abortCall, callSettled, createMcpServer, hostCancels, isCallRunning, runningCallCount, serveCall, stopCalls, type McpServerOptions } from './server.ts';
 import { SessionTable, type McpSessionLimits } from './sessions.ts';
 import { StdioServerTransport } from './stdio-server.ts';
 
@@ -110,6 +111,12 @@ export interface McpServeStats {
   sessions: number;
   /** `tools/call` requests running now. */
   runningCalls: number;
+  /**
+   * Over Streamable HTTP, JSON-RPC requests whose POST is open, waiting for its answer; a
+   * request the client cancelled (`notifications/cancelled`) counts until its call has ended
+   * and the server has ended its stream. 0 over stdio.
+   */
+  pendingRequests: number;
   /** Bytes written to clients and not yet taken by their sockets (or stdout), over all sessions, plus held progress. */
   queuedBytes: number;
   /** Notifications not sent to a slow client: progress replaced by a newer one, others over the ceiling. */
@@ -293,6 +300,7 @@ async function serveStdio(server: Server, options: { maxQueuedBytes: number; max
     stats: () => ({
       sessions: connected,
       runningCalls: runningCallCount(server),
+      pendingRequests: 0,
       queuedBytes: stdout.writableLength + pacer.heldBytes,
       droppedNotifications: pacer.dropped,
       expiredSessions: 0,
@@ -330,6 +338,12 @@ interface Session {
   readonly open: Set<ServerResponse>;
   /** The GET stream's response, while open: where notifications unrelated to a request go. */
   stream: ServerResponse | undefined;
+  /** The session's event store (`undefined` when resumability is off). */
+  readonly store: BoundedEventStore | undefined;
+  /** Requests the client cancelled whose call has ended, with their POST's response, waiting for the other requests of that POST (a batch) to be answered before its stream ends. */
+  readonly ended: Map<string | number, ServerResponse>;
+  /** The SDK transport's own `send` (ours paces and counts). */
+  readonly sdkSend: StreamableHTTPServerTransport['send'];
   close(): Promise<void>;
 }
 
@@ -372,10 +386,12 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
 
   const openSession = (): Session => {
     const server = newServer();
+    const resumability = http.resumability;
+    const store = resumability === false ? undefined : new BoundedEventStore(resumability);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => table.add(id, session),
-      ...(http.resumability === false ? {} : { eventStore: new BoundedEventStore(http.resumability), retryInterval: http.resumability?.retryMs ?? 1_000 }),
+      ...(resumability === false ? {} : { eventStore: store!, retryInterval: resumability?.retryMs ?? 1_000 }),
     });
     const requests = new Map<string | number, ServerResponse>();
     const open = new Set<ServerResponse>();
@@ -392,9 +408,14 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       maxQueuedBytes,
     });
     transport.send = (message, options) => {
+      const { method, id } = message as PacedMessage;
+      if (method !== undefined || id === undefined) return pacer.send(message as PacedMessage, options);
       // Answered: its id is free again, and its POST closing no longer cancels anything.
-      if ((message as PacedMessage).method === undefined && (message as PacedMessage).id !== undefined) requests.delete((message as PacedMessage).id!);
-      return pacer.send(message as PacedMessage, options);
+      const res = requests.get(id);
+      requests.delete(id);
+      const sent = pacer.send(message as PacedMessage, options);
+      // The last answer of a batch whose other requests were cancelled: their stream can end now.
+      return session.ended.size === 0 || res === undefined ? sent : sent.finally(() => endCancelled(session, res));
     };
     let closed: Promise<void> | undefined;
     const session: Session = {
@@ -404,6 +425,9 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       requests,
       open,
       stream: undefined,
+      store,
+      ended: new Map(),
+      sdkSend: send,
       close: () =>
         (closed ??= (async () => {
           await stopCalls(server);
@@ -418,6 +442,50 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
     };
     takeOverCancellation(server, transport);
     return session;
+  };
+
+  /**
+   * The client cancelled request `id` (`notifications/cancelled`, read from a POST before the
+   * SDK sees it). The SDK sends no response for it (the specification: SHOULD NOT), so the
+   * stream of its POST would never end: it ends once the call has (its tool settled, or was
+   * abandoned after the grace period), a turn of the event loop later than the SDK dropped
+   * the result. Only for a running call of a `createMcpServer` server (of any other server
+   * the end is not known).
+   */
+  const cancelled = (session: Session, id: string | number): void => {
+    const res = session.requests.get(id);
+    if (res === undefined || !isCallRunning(session.server, id)) return;
+    void callSettled(session.server, id).then(() =>
+      setImmediate(() => {
+        // Its POST may have closed meanwhile (a GET may have resumed its stream): it still
+        // ends, unless a new request took the id.
+        const now = session.requests.get(id);
+        if (now !== undefined && now !== res) return;
+        session.ended.set(id, res);
+        endCancelled(session, res);
+      }),
+    );
+  };
+
+  /**
+   * Ends the streams of the session's cancelled requests that have ended (`session.ended`)
+   * of POST `res`, unless a request of that POST still waits for its answer. No response is
+   * written: the SDK transport closes the request's stream (`closeSSEStream`: the POST's, or
+   * a GET's that resumed it), then is handed the store's end marker, which releases what it
+   * holds for the request; the store keeps an end event in its place, so that a resume of the
+   * stream ends at once (see `resumeEnded`).
+   */
+  const endCancelled = (session: Session, res: ServerResponse): void => {
+    for (const [id, other] of session.requests) if (other === res && !session.ended.has(id)) return;
+    for (const [id, of] of [...session.ended]) {
+      if (of !== res) continue;
+      session.ended.delete(id);
+      if (session.requests.get(id) === res) session.requests.delete(id);
+      session.transport.closeSSEStream(id);
+      // Straight to the SDK, not through the pacer: the stream is closed, nothing is written.
+      const marker: JSONRPCMessage = session.store?.endMarker(id) ?? { jsonrpc: '2.0', id, result: {} };
+      void session.sdkSend(marker).catch(() => undefined);
+    }
   };
 
   /** Follows one response of a session: while open it keeps the session busy; if it closes before it finished, its calls are aborted. */
@@ -466,7 +534,10 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       if (ids.length > 0 && session.requests.size + ids.length > maxCalls) return reply(res, 429, tooManyCalls(maxCalls));
       table.hold(sessionId);
       follow(res, session, ids);
+      const lastEventId = req.headers['last-event-id'];
+      if (req.method === 'GET' && typeof lastEventId === 'string' && session.store?.hasEnded(lastEventId)) return await resumeEnded(res, sessionId, session.store, lastEventId);
       if (req.method === 'GET') session.stream = res;
+      for (const id of cancelledIds(body)) cancelled(session, id);
       return await session.transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST') return reply(res, 400, 'Bad Request: no Mcp-Session-Id header');
@@ -520,15 +591,17 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
     },
     stats() {
       let runningCalls = 0;
+      let pendingRequests = 0;
       let queuedBytes = 0;
       let dropped = droppedByClosed;
       for (const res of responses) queuedBytes += res.writableLength;
       for (const session of table.values()) {
         runningCalls += runningCallCount(session.server);
+        pendingRequests += session.requests.size;
         queuedBytes += session.pacer.heldBytes;
         dropped += session.pacer.dropped;
       }
-      return { sessions: table.size, runningCalls, queuedBytes, droppedNotifications: dropped, expiredSessions: table.expired, refusedSessions: table.refused, oversizedMessages: 0, droppedResponses: 0, readingPaused: false };
+      return { sessions: table.size, runningCalls, pendingRequests, queuedBytes, droppedNotifications: dropped, expiredSessions: table.expired, refusedSessions: table.refused, oversizedMessages: 0, droppedResponses: 0, readingPaused: false };
     },
     close() {
       closing ??= (async () => {
@@ -684,6 +757,27 @@ export function isPlainRequest(m: Record<string, unknown>): boolean {
 /** The `_meta` key of a request that belongs to a task (MCP tasks); such a request takes the SDK's own way. */
 const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task';
 
+/**
+ * Answers a resume (`GET` with `Last-Event-ID`) of a stream that ended without a response (its
+ * request was cancelled, see `endCancelled`): what the store holds after that event, then the
+ * end, instead of the SDK's stream that would stay open for a response that never comes. With
+ * nothing to replay the answer is 204 No Content, the SSE specification's way to tell a client
+ * to stop reconnecting (a stream that merely ends would have the SDK's client, or an
+ * EventSource, reconnect at the retry interval for as long as it lives); with events, 200 and
+ * those events, and the client's next resume from the last of them gets the 204.
+ */
+async function resumeEnded(res: ServerResponse, sessionId: string, store: BoundedEventStore, lastEventId: string): Promise<void> {
+  let events = '';
+  await store.replayEventsAfter(lastEventId, {
+    send: (eventId, message) => {
+      events += `event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`;
+      return Promise.resolve();
+    },
+  });
+  if (events === '') return void res.writeHead(204, { 'mcp-session-id': sessionId }).end();
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'mcp-session-id': sessionId }).end(events);
+}
+
 /** Reads a request body of at most `max` bytes: its bytes and JSON (`undefined` when it is not JSON), or 'too large' (the rest is not read). */
 async function readBody(req: IncomingMessage, max: number): Promise<{ raw: Buffer; json: unknown } | 'too large'> {
   if (Number(req.headers['content-length']) > max) return 'too large';
@@ -718,6 +812,18 @@ function requestIds(body: unknown): (string | number)[] {
     if (typeof message !== 'object' || message === null) continue;
     const { id, method } = message as { id?: unknown; method?: unknown };
     if (typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')) ids.push(id);
+  }
+  return ids;
+}
+
+/** The request ids of the `notifications/cancelled` in a POST body (one message or a batch). */
+function cancelledIds(body: unknown): (string | number)[] {
+  const ids: (string | number)[] = [];
+  if (body === undefined) return ids;
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const { method, params } = (typeof message === 'object' && message !== null ? message : {}) as { method?: unknown; params?: { requestId?: unknown } };
+    const id = method === 'notifications/cancelled' && typeof params === 'object' && params !== null ? params.requestId : undefined;
+    if (typeof id === 'string' || typeof id === 'number') ids.push(id);
   }
   return ids;
 }

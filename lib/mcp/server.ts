@@ -262,6 +262,15 @@ class ServedCalls {
     return this.#byId.has(requestId);
   }
 
+  /** Resolves once the call of `requestId` has settled (its result made, or given up on); at once when none runs. */
+  settled(requestId: string | number): Promise<void> {
+    const done = this.#byId.get(requestId)?.done;
+    return done === undefined ? Promise.resolve() : done.then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
   /** The handler of `tools/call`. */
   call(params: CallToolRequest['params'], extra: CallExtra): Promise<CallToolResult> {
     const requestId = extra.requestId;
@@ -486,6 +495,16 @@ export function isCallRunning(server: Server, requestId: string | number): boole
 /** @internal How many `tools/call` handlers of a server made by {@link createMcpServer} are running. */
 export function runningCallCount(server: Server): number {
   return runningCalls.get(server)?.size ?? 0;
+}
+
+/**
+ * @internal Resolves once the call of `requestId` on a server made by {@link createMcpServer}
+ * has settled: its tool ended or was abandoned after the grace period (contract A3). At once
+ * when no such call runs or the server is not one of ours. serveMcp ends a cancelled call's
+ * stream only then (docs/decisions.md, "A cancelled call's stream ends with its call").
+ */
+export function callSettled(server: Server, requestId: string | number): Promise<void> {
+  return runningCalls.get(server)?.settled(requestId) ?? Promise.resolve();
 }
 
 /** The structured value of a result: the explicit form's `details`, else the value returned. */

@@ -48,4 +48,28 @@ describe('BoundedEventStore (resumable SSE streams, issue 20.4)', () => {
     expect(bySize.bytes).toBeLessThanOrEqual(1_000);
     expect(bySize.size).toBeLessThan(1_000 / 60);
   });
+  // Fails if the end marker were kept or replayed as a response (the client would get one for
+  // a cancelled id), if hasEnded answered for another stream or an event after the end, or if
+  // end events escaped the maxEvents bound.
+  it('an end marker is kept as an end event of its stream: never replayed, and hasEnded says the stream ended after an event', async () => {
+    const store = new BoundedEventStore({ maxEvents: 4 });
+    const priming = await store.storeEvent('a', {} as JSONRPCMessage);
+    const a1 = await store.storeEvent('a', note(1));
+    const b1 = await store.storeEvent('b', note(2));
+    expect(store.hasEnded(priming)).toBe(false);
+    const end = await store.storeEvent('a', store.endMarker(7));
+    expect(store.hasEnded(priming)).toBe(true);
+    expect(store.hasEnded(a1)).toBe(true);
+    expect(store.hasEnded(b1)).toBe(false);
+    expect(store.hasEnded(end)).toBe(false);
+    expect(store.hasEnded('nope.1')).toBe(false);
+    expect(await replay(store, priming)).toEqual({ stream: 'a', sent: [[a1, note(1)]] });
+    // The same response object not made by endMarker is an ordinary event.
+    const plain: JSONRPCMessage = { jsonrpc: '2.0', id: 7, result: {} };
+    const kept = await store.storeEvent('b', plain);
+    expect(await replay(store, b1)).toEqual({ stream: 'b', sent: [[kept, plain]] });
+    for (let i = 0; i < 10; i++) await store.storeEvent('c', store.endMarker(i));
+    expect(store.size).toBe(4);
+    expect(store.bytes).toBe(0);
+  });
 });

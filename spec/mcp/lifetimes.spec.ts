@@ -222,7 +222,7 @@ describe('serveMcp: a call ends when its client is gone (issue 20, item 1)', () 
 describe('serveMcp: close() and SIGTERM finish whatever is in flight (issue 20, item 1)', () => {
   // Fails on the code before issue 20: close() waited for every POST of its servers, and the
   // POST of a cancelled call is never answered, so close() never resolved (test timeout).
-  it('close() with a cancelled call’s POST still open resolves, saying what it cut', async () => {
+  it('close() after a cancelled call (whose POST has ended by itself since) and with one more call running resolves, saying what it cut', async () => {
     const { hold, started, finished } = holdTool();
     const server = await serveMcp([hold], { http: { port: 0 }, log: () => {} });
     const url = server.url!;
