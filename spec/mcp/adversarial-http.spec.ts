@@ -5,11 +5,11 @@
  * defect found by attacking the server; each waits for events (a gate the tool opens, a
  * socket closing), never for time.
  */
-import { Agent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineTool, type Tool } from '../../lib/index.ts';
 import { serveMcp, type ServedMcp, type ServeMcpOptions } from '../../lib/mcp/index.ts';
+import { call, gate, initialize, messages, post, session, text, until } from './raw-http.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -20,69 +20,6 @@ async function served(tools: readonly Tool[], options: ServeMcpOptions = {}): Pr
   const server = await serveMcp(tools, { log: () => {}, ...options, http: { port: 0, ...options.http } });
   cleanups.push(() => server.close());
   return server;
-}
-
-function gate(): { promise: Promise<void>; open: () => void } {
-  let open!: () => void;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  return { promise, open };
-}
-
-/** One socket per request: closing a request's connection closes nothing else. */
-const agent = new Agent({ keepAlive: false });
-
-interface Raw {
-  req: ClientRequest;
-  response: Promise<IncomingMessage>;
-}
-
-function post(url: URL, message: unknown, sessionId?: string): Raw {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
-  if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
-  const req = httpRequest({ host: '127.0.0.1', port: url.port, path: url.pathname, method: 'POST', headers, agent });
-  const response = new Promise<IncomingMessage>((resolve, reject) => {
-    req.once('response', resolve);
-    req.once('error', reject);
-  });
-  req.end(JSON.stringify(message));
-  return { req, response };
-}
-
-async function text(res: IncomingMessage): Promise<string> {
-  let body = '';
-  res.setEncoding('utf8');
-  for await (const chunk of res) body += chunk as string;
-  return body;
-}
-
-/** The JSON-RPC messages of an SSE body (or a JSON one). */
-function messages(body: string): Record<string, unknown>[] {
-  if (body.startsWith('{')) return [JSON.parse(body) as Record<string, unknown>];
-  return body
-    .split('\n')
-    .filter((line) => line.startsWith('data: ') && line.length > 6)
-    .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
-}
-
-const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } } };
-
-async function session(url: URL): Promise<string> {
-  const res = await post(url, initialize).response;
-  const id = res.headers['mcp-session-id'];
-  await text(res);
-  if (typeof id !== 'string') throw new Error(`no session id (status ${res.statusCode})`);
-  (await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, id).response).resume();
-  return id;
-}
-
-function call(id: unknown, name: string, args: Record<string, unknown> = {}, meta?: Record<string, unknown>) {
-  return { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(meta === undefined ? {} : { _meta: meta }) } };
-}
-
-/** Waits (by turns of the event loop, a bounded number) until `done()`; a hang guard, not a timer. */
-async function until(done: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 100_000 && !done(); i++) await new Promise((resolve) => setImmediate(resolve));
-  if (!done()) throw new Error(`never: ${what}`);
 }
 
 /** A tool that runs until its signal aborts; counts starts and ends. */

@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { getEventListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { Agent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import * as v from 'valibot';
@@ -22,14 +22,9 @@ import { defineTool, type Tool } from '../../lib/index.ts';
 import { connectMcpHttp, serveMcp, type ServedMcp } from '../../lib/mcp/index.ts';
 import { SessionTable } from '../../lib/mcp/sessions.ts';
 import { isAlive } from '../mcp-servers.ts';
+import { agent, call, gate, initialize, messages, post, session, text, until } from './raw-http.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-
-function gate(): { promise: Promise<void>; open: () => void } {
-  let open!: () => void;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  return { promise, open };
-}
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -42,62 +37,7 @@ async function served(tools: readonly Tool[], options: Parameters<typeof serveMc
   return server;
 }
 
-/** One socket per request: closing a request's connection closes nothing else. */
-const agent = new Agent({ keepAlive: false });
-
-interface Raw {
-  req: ClientRequest;
-  response: Promise<IncomingMessage>;
-}
-
-/** A raw POST of one JSON-RPC message (or a batch) to the endpoint. */
-function post(url: URL, message: unknown, sessionId?: string): Raw {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-  if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
-  const req = httpRequest({ host: '127.0.0.1', port: url.port, path: url.pathname, method: 'POST', headers, agent });
-  const response = new Promise<IncomingMessage>((resolve, reject) => {
-    req.once('response', resolve);
-    req.once('error', reject);
-  });
-  req.end(JSON.stringify(message));
-  return { req, response };
-}
-
-async function text(res: IncomingMessage): Promise<string> {
-  let body = '';
-  res.setEncoding('utf8');
-  for await (const chunk of res) body += chunk as string;
-  return body;
-}
-
-/** The JSON-RPC messages of an SSE body (or a JSON one). */
-function messages(body: string): Record<string, unknown>[] {
-  if (body.startsWith('{')) return [JSON.parse(body) as Record<string, unknown>];
-  return body.split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
-}
-
-const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } } };
-
 /** Opens a session the raw way: initialize, then notifications/initialized. */
-async function session(url: URL): Promise<string> {
-  const res = await post(url, initialize).response;
-  const id = res.headers['mcp-session-id'];
-  await text(res);
-  if (typeof id !== 'string') throw new Error(`no session id (status ${res.statusCode})`);
-  (await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, id).response).resume();
-  return id;
-}
-
-function call(id: number, name: string, args: Record<string, unknown> = {}, progressToken?: number) {
-  return { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(progressToken === undefined ? {} : { _meta: { progressToken } }) } };
-}
-
-/** Waits (by turns of the event loop, a bounded number) until `done()`; a hang guard, not a timer. */
-async function until(done: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 100_000 && !done(); i++) await new Promise((resolve) => setImmediate(resolve));
-  if (!done()) throw new Error(`never: ${what}`);
-}
-
 /** A tool that waits for its signal; it reports its start, the abort reason and its finally. */
 function holdTool() {
   const started = gate();
@@ -260,7 +200,7 @@ describe('serveMcp: close() and SIGTERM finish whatever is in flight (issue 20, 
     const server = stdioServer();
     await server.write(`${JSON.stringify(initialize)}\n${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
     expect((await server.next()).id).toBe(0);
-    await server.write(`${JSON.stringify(call(1, 'hold', {}, 1))}\n`);
+    await server.write(`${JSON.stringify(call(1, 'hold', {}, { progressToken: 1 }))}\n`);
     expect(await server.next()).toMatchObject({ method: 'notifications/progress', params: { progressToken: 1, message: 'started' } });
     server.child.stdin.end();
     expect(await server.exited).toBe(0);
@@ -280,12 +220,12 @@ describe('serveMcp: close() and SIGTERM finish whatever is in flight (issue 20, 
     const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
     const url = new URL(/at (http:\S+)$/.exec(line)![1]!);
     const id = await session(url);
-    const cancelled = await post(url, call(1, 'hold', {}, 1), id).response;
+    const cancelled = await post(url, call(1, 'hold', {}, { progressToken: 1 }), id).response;
     // The first progress notification says the tool started ('started').
     cancelled.setEncoding('utf8');
     await once(cancelled, 'data');
     (await post(url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }, id).response).resume();
-    const running = await post(url, call(2, 'hold', {}, 2), id).response;
+    const running = await post(url, call(2, 'hold', {}, { progressToken: 2 }), id).response;
     running.setEncoding('utf8');
     await once(running, 'data');
     child.kill('SIGTERM');
@@ -317,7 +257,7 @@ describe('serveMcp: bounded memory per session (issue 20, item 2)', () => {
     const server = await served([flood], { maxQueuedBytes: ceiling });
     const url = server.url!;
     const id = await session(url);
-    const res = await post(url, call(1, 'flood', {}, 7), id).response;
+    const res = await post(url, call(1, 'flood', {}, { progressToken: 7 }), id).response;
     res.pause(); // the client does not read
     let maxQueued = 0;
     await until(() => {

@@ -1,0 +1,75 @@
+/**
+ * A raw Streamable HTTP client for the MCP server specs: `node:http` requests on 127.0.0.1,
+ * one socket per request (no keep-alive), so a spec can close one request's connection,
+ * reuse an id, or never read a response — what the SDK's `Client` will not do. Shared by
+ * lifetimes.spec.ts and adversarial-http.spec.ts; nothing here waits for time.
+ */
+import { Agent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+
+/** A promise a spec opens by hand. */
+export function gate(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+/** One socket per request: closing a request's connection closes nothing else. */
+export const agent = new Agent({ keepAlive: false });
+
+export interface Raw {
+  req: ClientRequest;
+  response: Promise<IncomingMessage>;
+}
+
+/** A raw POST of one JSON-RPC message (or a batch) to the endpoint, protocol 2025-06-18. */
+export function post(url: URL, message: unknown, sessionId?: string): Raw {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+  if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
+  const req = httpRequest({ host: '127.0.0.1', port: url.port, path: url.pathname, method: 'POST', headers, agent });
+  const response = new Promise<IncomingMessage>((resolve, reject) => {
+    req.once('response', resolve);
+    req.once('error', reject);
+  });
+  req.end(JSON.stringify(message));
+  return { req, response };
+}
+
+/** A response's whole body, as text. */
+export async function text(res: IncomingMessage): Promise<string> {
+  let body = '';
+  res.setEncoding('utf8');
+  for await (const chunk of res) body += chunk as string;
+  return body;
+}
+
+/** The JSON-RPC messages of an SSE body (empty `data:` lines, as in a priming event, skipped) or of a JSON one. */
+export function messages(body: string): Record<string, unknown>[] {
+  if (body.startsWith('{')) return [JSON.parse(body) as Record<string, unknown>];
+  return body
+    .split('\n')
+    .filter((line) => line.startsWith('data: ') && line.length > 6)
+    .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
+}
+
+export const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } } };
+
+/** Opens a session (initialize, then `notifications/initialized`); its `mcp-session-id`. */
+export async function session(url: URL): Promise<string> {
+  const res = await post(url, initialize).response;
+  const id = res.headers['mcp-session-id'];
+  await text(res);
+  if (typeof id !== 'string') throw new Error(`no session id (status ${res.statusCode})`);
+  (await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, id).response).resume();
+  return id;
+}
+
+/** A `tools/call` request; `meta` becomes its `_meta` (e.g. `{ progressToken: 1 }`). */
+export function call(id: unknown, name: string, args: Record<string, unknown> = {}, meta?: Record<string, unknown>) {
+  return { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(meta === undefined ? {} : { _meta: meta }) } };
+}
+
+/** Waits (by turns of the event loop, a bounded number) until `done()`; a hang guard, not a timer. */
+export async function until(done: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 100_000 && !done(); i++) await new Promise((resolve) => setImmediate(resolve));
+  if (!done()) throw new Error(`never: ${what}`);
+}
