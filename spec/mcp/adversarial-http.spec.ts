@@ -9,7 +9,7 @@ import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineTool, type Tool } from '../../lib/index.ts';
 import { serveMcp, type ServedMcp, type ServeMcpOptions } from '../../lib/mcp/index.ts';
-import { call, gate, initialize, messages, post, session, text, until } from './raw-http.ts';
+import { call, gate, messages, post, session, text, until } from './raw-http.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
