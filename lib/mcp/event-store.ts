@@ -50,6 +50,8 @@ export class BoundedEventStore implements EventStore {
   #seq = 0;
   /** The messages made by {@link endMarker} not yet stored. */
   readonly #markers = new WeakSet<object>();
+  /** The responses given to {@link endsStream} not yet stored. */
+  readonly #last = new WeakSet<object>();
 
   constructor(limits: EventStoreLimits = {}) {
     this.#maxEvents = limits.maxEvents ?? 1_000;
@@ -77,6 +79,15 @@ export class BoundedEventStore implements EventStore {
     return marker;
   }
 
+  /**
+   * Marks `response` as the last message of its stream: once stored, an end event follows it,
+   * so that a resume of that stream replays it and then ends ({@link hasEnded}). For a response
+   * whose POST closed before it came: the SDK would replay it and then hold the resume open.
+   */
+  endsStream(response: JSONRPCMessage): void {
+    this.#last.add(response);
+  }
+
   /** True when the stream of event `lastEventId` ended without a response after it (an end event follows it); false when it did not, or the event is not kept. */
   hasEnded(lastEventId: string): boolean {
     const at = this.#indexOf(lastEventId);
@@ -92,7 +103,13 @@ export class BoundedEventStore implements EventStore {
   storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
     const seq = this.#seq++;
     const ends = this.#markers.delete(message);
-    const json = ends ? '' : JSON.stringify(message);
+    this.#keep(seq, streamId, ends ? '' : JSON.stringify(message));
+    if (this.#last.delete(message)) this.#keep(this.#seq++, streamId, '');
+    return Promise.resolve(`${streamId}.${seq}`);
+  }
+
+  /** Keeps one event, dropping the oldest to stay within the bounds. */
+  #keep(seq: number, streamId: string, json: string): void {
     // A message bigger than the whole store is sent but not kept: its id then resumes nothing.
     if (json.length <= this.#maxBytes) {
       this.#events.push({ seq, streamId, json });
@@ -104,7 +121,6 @@ export class BoundedEventStore implements EventStore {
         this.#head = 0;
       }
     }
-    return Promise.resolve(`${streamId}.${seq}`);
   }
 
   getStreamIdForEventId(eventId: string): Promise<string | undefined> {

@@ -342,6 +342,8 @@ interface Session {
   readonly store: BoundedEventStore | undefined;
   /** Requests the client cancelled whose call has ended, with their POST's response, waiting for the other requests of that POST (a batch) to be answered before its stream ends. */
   readonly ended: Map<string | number, ServerResponse>;
+  /** Requests whose POST closed before they were answered, each with the list of its POST's requests then unanswered (one array per POST): the last of them answered ends the stream, for a resume. */
+  readonly orphans: Map<string | number, (string | number)[]>;
   /** The SDK transport's own `send` (ours paces and counts). */
   readonly sdkSend: StreamableHTTPServerTransport['send'];
   close(): Promise<void>;
@@ -413,6 +415,12 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       // Answered: its id is free again, and its POST closing no longer cancels anything.
       const res = requests.get(id);
       requests.delete(id);
+      const batch = res === undefined ? session.orphans.get(id) : undefined;
+      if (batch !== undefined) {
+        session.orphans.delete(id);
+        // The last answer of a POST that is gone: a resume replays it, then its stream ends.
+        if (!batch.some((other) => session.orphans.get(other) === batch)) store?.endsStream(message as JSONRPCMessage);
+      }
       const sent = pacer.send(message as PacedMessage, options);
       // The last answer of a batch whose other requests were cancelled: their stream can end now.
       return session.ended.size === 0 || res === undefined ? sent : sent.finally(() => endCancelled(session, res));
@@ -427,6 +435,7 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       stream: undefined,
       store,
       ended: new Map(),
+      orphans: new Map(),
       sdkSend: send,
       close: () =>
         (closed ??= (async () => {
@@ -453,6 +462,8 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
    * the end is not known).
    */
   const cancelled = (session: Session, id: string | number): void => {
+    // The SDK sends no response for a cancelled request: its answer ends no stream.
+    session.orphans.delete(id);
     const res = session.requests.get(id);
     if (res === undefined || !isCallRunning(session.server, id)) return;
     void callSettled(session.server, id).then(() =>
@@ -498,12 +509,13 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       // Held in the table by hold() or, for the initialize POST, by add().
       const sessionId = session.transport.sessionId;
       if (sessionId !== undefined) table.release(sessionId);
-      for (const id of ids) {
-        if (session.requests.get(id) !== res) continue;
+      const unanswered = ids.filter((id) => session.requests.get(id) === res);
+      for (const id of unanswered) {
         session.requests.delete(id);
-        // The client is gone before its answer: the call ends now (its tool's signal aborts).
-        if (!res.writableFinished) cancel(session, id);
+        session.orphans.set(id, unanswered);
       }
+      // The client is gone before its answer: the call ends now (its tool's signal aborts).
+      if (!res.writableFinished) for (const id of unanswered) cancel(session, id);
     });
   };
 
@@ -560,6 +572,8 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
     // A toolrun server: abort the call (its result still goes to the SDK, which then finds
     // no stream and forgets the request). Any other server: as if the client had cancelled.
     if (!abortCall(session.server, id, reason)) {
+      // The SDK sends no response for a cancelled request: nothing will end its stream.
+      session.orphans.delete(id);
       session.transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: reason.message } });
     }
   };
