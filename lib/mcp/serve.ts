@@ -342,8 +342,8 @@ interface Session {
   readonly store: BoundedEventStore | undefined;
   /** Requests the client cancelled whose call has ended, with their POST's response, waiting for the other requests of that POST (a batch) to be answered before its stream ends. */
   readonly ended: Map<string | number, ServerResponse>;
-  /** Requests whose POST closed before they were answered, each with the list of its POST's requests then unanswered (one array per POST): the last of them answered ends the stream, for a resume. */
-  readonly orphans: Map<string | number, (string | number)[]>;
+  /** Each request not yet answered (nor cancelled) with the ids of its POST (one array per POST, kept after the POST closed): the last of them answered ends that stream, for a resume. */
+  readonly batches: Map<string | number, readonly (string | number)[]>;
   /** The SDK transport's own `send` (ours paces and counts). */
   readonly sdkSend: StreamableHTTPServerTransport['send'];
   close(): Promise<void>;
@@ -415,11 +415,12 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       // Answered: its id is free again, and its POST closing no longer cancels anything.
       const res = requests.get(id);
       requests.delete(id);
-      const batch = res === undefined ? session.orphans.get(id) : undefined;
+      const batch = session.batches.get(id);
       if (batch !== undefined) {
-        session.orphans.delete(id);
-        // The last answer of a POST that is gone: a resume replays it, then its stream ends.
-        if (!batch.some((other) => session.orphans.get(other) === batch)) store?.endsStream(message as JSONRPCMessage);
+        session.batches.delete(id);
+        // The last answer of its POST: a resume of that stream replays up to it, then ends
+        // (the SDK alone would hold the resume open: nothing answers that request again).
+        if (batch.length === 1 || !batch.some((other) => session.batches.get(other) === batch)) store?.endsStream(message as JSONRPCMessage);
       }
       const sent = pacer.send(message as PacedMessage, options);
       // The last answer of a batch whose other requests were cancelled: their stream can end now.
@@ -435,7 +436,7 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       stream: undefined,
       store,
       ended: new Map(),
-      orphans: new Map(),
+      batches: new Map(),
       sdkSend: send,
       close: () =>
         (closed ??= (async () => {
@@ -463,7 +464,7 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
    */
   const cancelled = (session: Session, id: string | number): void => {
     // The SDK sends no response for a cancelled request: its answer ends no stream.
-    session.orphans.delete(id);
+    session.batches.delete(id);
     const res = session.requests.get(id);
     if (res === undefined || !isCallRunning(session.server, id)) return;
     void callSettled(session.server, id).then(() =>
@@ -502,20 +503,22 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
   /** Follows one response of a session: while open it keeps the session busy; if it closes before it finished, its calls are aborted. */
   const follow = (res: ServerResponse, session: Session, ids: readonly (string | number)[]): void => {
     session.open.add(res);
-    for (const id of ids) session.requests.set(id, res);
+    for (const id of ids) {
+      session.requests.set(id, res);
+      session.batches.set(id, ids);
+    }
     res.once('close', () => {
       session.open.delete(res);
       if (session.stream === res) session.stream = undefined;
       // Held in the table by hold() or, for the initialize POST, by add().
       const sessionId = session.transport.sessionId;
       if (sessionId !== undefined) table.release(sessionId);
-      const unanswered = ids.filter((id) => session.requests.get(id) === res);
-      for (const id of unanswered) {
+      for (const id of ids) {
+        if (session.requests.get(id) !== res) continue;
         session.requests.delete(id);
-        session.orphans.set(id, unanswered);
+        // The client is gone before its answer: the call ends now (its tool's signal aborts).
+        if (!res.writableFinished) cancel(session, id);
       }
-      // The client is gone before its answer: the call ends now (its tool's signal aborts).
-      if (!res.writableFinished) for (const id of unanswered) cancel(session, id);
     });
   };
 
@@ -572,8 +575,8 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
     // A toolrun server: abort the call (its result still goes to the SDK, which then finds
     // no stream and forgets the request). Any other server: as if the client had cancelled.
     if (!abortCall(session.server, id, reason)) {
-      // The SDK sends no response for a cancelled request: nothing will end its stream.
-      session.orphans.delete(id);
+      // The SDK sends no response for a cancelled request: its answer ends no stream.
+      session.batches.delete(id);
       session.transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: reason.message } });
     }
   };

@@ -61,7 +61,7 @@ describe('BoundedEventStore (resumable SSE streams, issue 20.4)', () => {
     expect(store.hasEnded(priming)).toBe(true);
     expect(store.hasEnded(a1)).toBe(true);
     expect(store.hasEnded(b1)).toBe(false);
-    expect(store.hasEnded(end)).toBe(false);
+    expect(store.hasEnded(end)).toBe(true); // the end itself: nothing more comes
     expect(store.hasEnded('nope.1')).toBe(false);
     expect(await replay(store, priming)).toEqual({ stream: 'a', sent: [[a1, note(1)]] });
     // The same response object not made by endMarker is an ordinary event.

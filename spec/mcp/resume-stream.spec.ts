@@ -134,6 +134,25 @@ describe('serveMcp: a resumed stream ends after its response (issue 20, item 1)'
     expect(server.stats().expiredSessions).toBe(1);
   });
 
+  // Fails without the fix: the POST was answered and ended, so the SDK has forgotten the
+  // request; it replays the stored response and then holds the GET open (hang guard).
+  it('a call answered on its POST, resumed from the priming event (a client that lost the answer in flight): the replayed response, then the end; from its id, 204', { timeout: 20_000 }, async () => {
+    const { slow, release } = gatedTool();
+    release();
+    const server = await served([slow]);
+    const { url, sessionId, headers } = await rawSession(server);
+    const post = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'slow', arguments: {} } }) });
+    const body = await post.text();
+    expect(responseIds(body)).toEqual([4]);
+    const primingId = /^id: (\S+)\n/m.exec(body)![1]!;
+    const resumed = await resume(url, sessionId, primingId);
+    expect(resumed.status).toBe(200);
+    const replay = await resumed.text(); // ends: read to its end
+    expect(responseIds(replay)).toEqual([4]);
+    const lastId = [...replay.matchAll(/^id: (\S+)$/gm)].at(-1)![1]!;
+    expect((await resume(url, sessionId, lastId)).status).toBe(204);
+  });
+
   // Fails without the fix: the SDK client's automatic resume gets the result, then its GET
   // never ends (`ended` stays false: hang guard).
   it('the SDK client, whose POST broke after the priming event, resumes by itself, gets the result, and its resumed GET ends', { timeout: 20_000 }, async () => {
