@@ -775,9 +775,10 @@ export function isPlainRequest(m: Record<string, unknown>): boolean {
 const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task';
 
 /**
- * Answers a resume (`GET` with `Last-Event-ID`) of a stream that ended without a response (its
- * request was cancelled, see `endCancelled`): what the store holds after that event, then the
- * end, instead of the SDK's stream that would stay open for a response that never comes. With
+ * Answers a resume (`GET` with `Last-Event-ID`) of a stream that has ended: without a response
+ * (its request was cancelled, see `endCancelled`), or with the last answer of its POST
+ * (`endsStream`): what the store holds after that event, then the end, instead of the SDK's
+ * stream that would stay open for a response that never comes. With
  * nothing to replay the answer is 204 No Content, the SSE specification's way to tell a client
  * to stop reconnecting (a stream that merely ends would have the SDK's client, or an
  * EventSource, reconnect at the retry interval for as long as it lives); with events, 200 and
