@@ -35,6 +35,8 @@ interface StoredEvent {
   seq: number;
   streamId: string;
   json: string;
+  /** Its stream ends with it: an end event, or the last response of its stream ({@link BoundedEventStore.endsStream}). */
+  ends: boolean;
 }
 
 /** @internal The bounded store; event ids are `<streamId>.<seq>`. */
@@ -50,6 +52,8 @@ export class BoundedEventStore implements EventStore {
   #seq = 0;
   /** The messages made by {@link endMarker} not yet stored. */
   readonly #markers = new WeakSet<object>();
+  /** The responses given to {@link endsStream} not yet stored. */
+  readonly #last = new WeakSet<object>();
 
   constructor(limits: EventStoreLimits = {}) {
     this.#maxEvents = limits.maxEvents ?? 1_000;
@@ -77,25 +81,37 @@ export class BoundedEventStore implements EventStore {
     return marker;
   }
 
-  /** True when the stream of event `lastEventId` ended without a response after it (an end event follows it); false when it did not, or the event is not kept. */
+  /**
+   * Marks `response` as the last message of its stream (the last answer of its POST): once
+   * stored, its stream has ended ({@link hasEnded}), so that a resume replays up to it and then
+   * ends; the SDK would replay it and then hold the resume open for an answer that never comes.
+   */
+  endsStream(response: JSONRPCMessage): void {
+    this.#last.add(response);
+  }
+
+  /** True when the stream of event `lastEventId` has ended: that event or one after it of the same stream is an end event or its last response; false when not, or the event is not kept. */
   hasEnded(lastEventId: string): boolean {
     const at = this.#indexOf(lastEventId);
     if (at === undefined) return false;
     const streamId = this.#events[at]!.streamId;
-    for (let i = at + 1; i < this.#events.length; i++) {
+    for (let i = at; i < this.#events.length; i++) {
       const event = this.#events[i]!;
-      if (event.json === '' && event.streamId === streamId) return true;
+      if (event.ends && event.streamId === streamId) return true;
     }
     return false;
   }
 
   storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
     const seq = this.#seq++;
-    const ends = this.#markers.delete(message);
-    const json = ends ? '' : JSON.stringify(message);
+    const marker = this.#markers.delete(message);
+    const last = this.#last.delete(message);
+    let json = marker ? '' : JSON.stringify(message);
     // A message bigger than the whole store is sent but not kept: its id then resumes nothing.
+    // A last response that big is kept as an end event: a resume of its stream ends.
+    if (json.length > this.#maxBytes && last) json = '';
     if (json.length <= this.#maxBytes) {
-      this.#events.push({ seq, streamId, json });
+      this.#events.push({ seq, streamId, json, ends: marker || last });
       this.#bytes += json.length;
       while (this.size > this.#maxEvents || this.#bytes > this.#maxBytes) this.#bytes -= this.#events[this.#head++]!.json.length;
       // Compact once the dropped prefix is as long as what is kept: amortized O(1) per event.

@@ -342,6 +342,8 @@ interface Session {
   readonly store: BoundedEventStore | undefined;
   /** Requests the client cancelled whose call has ended, with their POST's response, waiting for the other requests of that POST (a batch) to be answered before its stream ends. */
   readonly ended: Map<string | number, ServerResponse>;
+  /** Each request not yet answered (nor cancelled) with the ids of its POST (one array per POST, kept after the POST closed): the last of them answered ends that stream, for a resume. */
+  readonly batches: Map<string | number, readonly (string | number)[]>;
   /** The SDK transport's own `send` (ours paces and counts). */
   readonly sdkSend: StreamableHTTPServerTransport['send'];
   close(): Promise<void>;
@@ -413,6 +415,13 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       // Answered: its id is free again, and its POST closing no longer cancels anything.
       const res = requests.get(id);
       requests.delete(id);
+      const batch = session.batches.get(id);
+      if (batch !== undefined) {
+        session.batches.delete(id);
+        // The last answer of its POST: a resume of that stream replays up to it, then ends
+        // (the SDK alone would hold the resume open: nothing answers that request again).
+        if (batch.length === 1 || !batch.some((other) => session.batches.get(other) === batch)) store?.endsStream(message as JSONRPCMessage);
+      }
       const sent = pacer.send(message as PacedMessage, options);
       // The last answer of a batch whose other requests were cancelled: their stream can end now.
       return session.ended.size === 0 || res === undefined ? sent : sent.finally(() => endCancelled(session, res));
@@ -427,6 +436,7 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       stream: undefined,
       store,
       ended: new Map(),
+      batches: new Map(),
       sdkSend: send,
       close: () =>
         (closed ??= (async () => {
@@ -453,6 +463,8 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
    * the end is not known).
    */
   const cancelled = (session: Session, id: string | number): void => {
+    // The SDK sends no response for a cancelled request: its answer ends no stream.
+    session.batches.delete(id);
     const res = session.requests.get(id);
     if (res === undefined || !isCallRunning(session.server, id)) return;
     void callSettled(session.server, id).then(() =>
@@ -491,7 +503,10 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
   /** Follows one response of a session: while open it keeps the session busy; if it closes before it finished, its calls are aborted. */
   const follow = (res: ServerResponse, session: Session, ids: readonly (string | number)[]): void => {
     session.open.add(res);
-    for (const id of ids) session.requests.set(id, res);
+    for (const id of ids) {
+      session.requests.set(id, res);
+      session.batches.set(id, ids);
+    }
     res.once('close', () => {
       session.open.delete(res);
       if (session.stream === res) session.stream = undefined;
@@ -560,6 +575,8 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
     // A toolrun server: abort the call (its result still goes to the SDK, which then finds
     // no stream and forgets the request). Any other server: as if the client had cancelled.
     if (!abortCall(session.server, id, reason)) {
+      // The SDK sends no response for a cancelled request: its answer ends no stream.
+      session.batches.delete(id);
       session.transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: reason.message } });
     }
   };
@@ -758,9 +775,10 @@ export function isPlainRequest(m: Record<string, unknown>): boolean {
 const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task';
 
 /**
- * Answers a resume (`GET` with `Last-Event-ID`) of a stream that ended without a response (its
- * request was cancelled, see `endCancelled`): what the store holds after that event, then the
- * end, instead of the SDK's stream that would stay open for a response that never comes. With
+ * Answers a resume (`GET` with `Last-Event-ID`) of a stream that has ended: without a response
+ * (its request was cancelled, see `endCancelled`), or with the last answer of its POST
+ * (`endsStream`): what the store holds after that event, then the end, instead of the SDK's
+ * stream that would stay open for a response that never comes. With
  * nothing to replay the answer is 204 No Content, the SSE specification's way to tell a client
  * to stop reconnecting (a stream that merely ends would have the SDK's client, or an
  * EventSource, reconnect at the retry interval for as long as it lives); with events, 200 and

@@ -61,7 +61,7 @@ describe('BoundedEventStore (resumable SSE streams, issue 20.4)', () => {
     expect(store.hasEnded(priming)).toBe(true);
     expect(store.hasEnded(a1)).toBe(true);
     expect(store.hasEnded(b1)).toBe(false);
-    expect(store.hasEnded(end)).toBe(false);
+    expect(store.hasEnded(end)).toBe(true); // the end itself: nothing more comes
     expect(store.hasEnded('nope.1')).toBe(false);
     expect(await replay(store, priming)).toEqual({ stream: 'a', sent: [[a1, note(1)]] });
     // The same response object not made by endMarker is an ordinary event.
@@ -71,5 +71,25 @@ describe('BoundedEventStore (resumable SSE streams, issue 20.4)', () => {
     for (let i = 0; i < 10; i++) await store.storeEvent('c', store.endMarker(i));
     expect(store.size).toBe(4);
     expect(store.bytes).toBe(0);
+  });
+  // Fails if a response marked by endsStream were not followed by an end event (hasEnded false:
+  // the SDK would hold the resume open), were not replayed itself, or if the mark leaked to
+  // another message or stream.
+  it('a response marked by endsStream is kept and replayed, then its stream has ended', async () => {
+    const store = new BoundedEventStore();
+    const priming = await store.storeEvent('a', {} as JSONRPCMessage);
+    const b1 = await store.storeEvent('b', note(1));
+    const response: JSONRPCMessage = { jsonrpc: '2.0', id: 2, result: { content: [] } };
+    store.endsStream(response);
+    const kept = await store.storeEvent('a', response);
+    expect(store.hasEnded(priming)).toBe(true);
+    expect(store.hasEnded(kept)).toBe(true); // a resume from the response itself: 204
+    expect(store.hasEnded(b1)).toBe(false);
+    expect(await replay(store, priming)).toEqual({ stream: 'a', sent: [[kept, response]] });
+    expect(await replay(store, kept)).toEqual({ stream: 'a', sent: [] });
+    // Marked once: the same object stored again is an ordinary event.
+    const again = await store.storeEvent('b', response);
+    expect(store.hasEnded(b1)).toBe(false);
+    expect(await replay(store, b1)).toEqual({ stream: 'b', sent: [[again, response]] });
   });
 });
