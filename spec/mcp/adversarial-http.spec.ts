@@ -7,20 +7,16 @@
  */
 import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineTool, type Tool } from '../../lib/index.ts';
-import { serveMcp, type ServedMcp, type ServeMcpOptions } from '../../lib/mcp/index.ts';
-import { call, gate, messages, post, session, text, until } from './raw-http.ts';
+import { defineTool } from '../../lib/index.ts';
+import { serveMcp } from '../../lib/mcp/index.ts';
+import { call, gate, messages, post, servedWith, session, text, until } from './raw-http.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function served(tools: readonly Tool[], options: ServeMcpOptions = {}): Promise<ServedMcp> {
-  const server = await serveMcp(tools, { log: () => {}, ...options, http: { port: 0, ...options.http } });
-  cleanups.push(() => server.close());
-  return server;
-}
+const served = servedWith(cleanups);
 
 /** A tool that runs until its signal aborts; counts starts and ends. */
 function holdTool() {

@@ -15,25 +15,16 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineTool, type Tool } from '../../lib/index.ts';
-import { serveMcp, type ServedMcp, type ServeMcpOptions } from '../../lib/mcp/index.ts';
-
-function gate(): { promise: Promise<void>; open: () => void } {
-  let open!: () => void;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  return { promise, open };
-}
+import { defineTool } from '../../lib/index.ts';
+import type { ServedMcp } from '../../lib/mcp/index.ts';
+import { gate, servedWith } from './raw-http.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function served(tools: readonly Tool[], options: ServeMcpOptions = {}): Promise<ServedMcp> {
-  const server = await serveMcp(tools, { log: () => {}, ...options, http: { port: 0, ...options.http } });
-  cleanups.push(() => server.close());
-  return server;
-}
+const served = servedWith(cleanups);
 
 /** Resolves once `done()` holds, checking after each turn of the event loop; the test's timeout is the hang guard. */
 async function until(done: () => boolean): Promise<void> {

@@ -18,11 +18,11 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineTool, type Tool } from '../../lib/index.ts';
-import { connectMcpHttp, serveMcp, type ServedMcp } from '../../lib/mcp/index.ts';
+import { defineTool } from '../../lib/index.ts';
+import { connectMcpHttp, serveMcp } from '../../lib/mcp/index.ts';
 import { SessionTable } from '../../lib/mcp/sessions.ts';
 import { isAlive } from '../mcp-servers.ts';
-import { agent, call, gate, initialize, messages, post, session, text, until } from './raw-http.ts';
+import { agent, call, gate, initialize, messages, post, servedWith, session, text, until } from './raw-http.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -31,11 +31,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function served(tools: readonly Tool[], options: Parameters<typeof serveMcp>[1] = {}): Promise<ServedMcp> {
-  const server = await serveMcp(tools, { log: () => {}, ...options, http: { port: 0, ...options.http } });
-  cleanups.push(() => server.close());
-  return server;
-}
+const served = servedWith(cleanups);
 
 /** Opens a session the raw way: initialize, then notifications/initialized. */
 /** A tool that waits for its signal; it reports its start, the abort reason and its finally. */

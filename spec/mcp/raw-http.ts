@@ -2,9 +2,11 @@
  * A raw Streamable HTTP client for the MCP server specs: `node:http` requests on 127.0.0.1,
  * one socket per request (no keep-alive), so a spec can close one request's connection,
  * reuse an id, or never read a response — what the SDK's `Client` will not do. Shared by
- * lifetimes.spec.ts and adversarial-http.spec.ts; nothing here waits for time.
+ * the HTTP specs of this folder; nothing here waits for time.
  */
 import { Agent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import type { Tool } from '../../lib/index.ts';
+import { serveMcp, type ServedMcp, type ServeMcpOptions } from '../../lib/mcp/index.ts';
 
 /** A promise a spec opens by hand. */
 export function gate(): { promise: Promise<void>; open: () => void } {
@@ -72,4 +74,13 @@ export function call(id: unknown, name: string, args: Record<string, unknown> = 
 export async function until(done: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 100_000 && !done(); i++) await new Promise((resolve) => setImmediate(resolve));
   if (!done()) throw new Error(`never: ${what}`);
+}
+
+/** A `served(tools, options)` for one spec file: `serveMcp` on 127.0.0.1 (a free port, no log), closed by the file's `cleanups`. */
+export function servedWith(cleanups: (() => Promise<unknown>)[]): (tools: readonly Tool[], options?: ServeMcpOptions) => Promise<ServedMcp> {
+  return async (tools, options = {}) => {
+    const server = await serveMcp(tools, { log: () => {}, ...options, http: { port: 0, ...options.http } });
+    cleanups.push(() => server.close());
+    return server;
+  };
 }
