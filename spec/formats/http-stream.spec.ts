@@ -4,10 +4,12 @@
  * the official `@anthropic-ai/sdk` and `openai` clients read it (pointed at the server
  * with `baseURL`), the stream adapters turn it into calls and `runTools` runs them.
  *
- * What is asserted comes from timestamps the server and the tools write down — when each
- * event was written, when each tool started — never from sleeps: the first tool starts
- * after its call's last argument fragment was written and before the server wrote the
- * message's last event.
+ * What is asserted is an order, read from a logical clock ({@link stamp}: a counter, not
+ * the wall clock) that the server and the tools tick as things happen — when each event
+ * was written, when each tool started — never from sleeps or durations: the first tool
+ * starts after its call's last argument fragment was written and before the server wrote
+ * the message's last event. The server holds that last event until the tool's body has
+ * started (a gate), so the order holds however slow the machine is.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
@@ -28,6 +30,10 @@ import {
 import { corpusSkipNote, hasCorpus, readCorpusJson } from './corpus.ts';
 import { toSSE } from './stream-helpers.ts';
 
+/** A logical clock: each call returns the next number, so two stamps compare by which came first. */
+let clock = 0;
+const stamp = (): number => ++clock;
+
 /** Time between two events the server writes, in ms. */
 const GAP_MS = 50;
 
@@ -36,7 +42,7 @@ type Recorded = { event?: string; data: unknown };
 /** What the server serves next, and what it wrote when. */
 interface Script {
   events: Recorded[];
-  /** performance.now() when event i was written. */
+  /** The logical time ({@link stamp}) at which event i was written. */
   writtenAt: number[];
   /** The request body the client sent. */
   request?: unknown;
@@ -96,7 +102,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       return;
     }
     res.write(toSSE([event]));
-    current.writtenAt[i] = performance.now();
+    current.writtenAt[i] = stamp();
     i++;
     setTimeout(writeNext, GAP_MS);
   };
@@ -121,7 +127,7 @@ async function drive(run: AsyncGenerator<ToolEvent, ToolBatch, undefined>) {
   for (;;) {
     const step = await run.next();
     if (step.done === true) return { batch: step.value, events, startedAt };
-    if (step.value.type === 'tool_execution_start') startedAt[step.value.index] = performance.now();
+    if (step.value.type === 'tool_execution_start') startedAt[step.value.index] = stamp();
     events.push(step.value);
   }
 }
@@ -140,7 +146,7 @@ function lookupTools(names: string[]) {
       name,
       input: { type: 'object' },
       execute: (input, { index }) => {
-        bodyStartedAt[index] = performance.now();
+        bodyStartedAt[index] = stamp();
         void bodyStarted(index);
         starts.get(index)!();
         return `${name}(${JSON.stringify(input)})`;
