@@ -67,8 +67,8 @@ describe('serveMcp over HTTP: a request id already in use in the session', () =>
 
     // The client of the first call leaves: that call is aborted.
     first.req.destroy();
-    await until(() => counts.ended === 1, 'the first call ended');
-    await until(() => server.stats().runningCalls === 0, 'no call running');
+    await until(() => counts.ended === 1); // the first call ended
+    await until(() => server.stats().runningCalls === 0); // no call running
 
     // An id is free again once answered: a client that reuses ids one call after another still works.
     for (let i = 0; i < 2; i++) {
@@ -103,7 +103,7 @@ describe('serveMcp over HTTP: progress with a huge progressToken to a client tha
     const res = await post(url, call(1, 'flood', {}, { progressToken: token }), id).response;
     // Nothing is read until the call has ended.
     res.pause();
-    await until(() => server.stats().runningCalls === 0, 'the call ended');
+    await until(() => server.stats().runningCalls === 0); // the call ended
     const dropped = server.stats().droppedNotifications;
     const body = await text(res);
     const received = messages(body);
@@ -127,7 +127,7 @@ describe('serveMcp over HTTP: calls a client starts and never waits for', () => 
     const id = await session(url);
     const first = post(url, call(1, 'hold'), id);
     post(url, call(2, 'hold'), id);
-    await until(() => counts.started === 2, 'two calls running');
+    await until(() => counts.started === 2); // two calls running
     const third = await post(url, call(3, 'hold'), id).response;
     expect(third.statusCode).toBe(429);
     expect(JSON.parse(await text(third))).toEqual({
@@ -137,9 +137,9 @@ describe('serveMcp over HTTP: calls a client starts and never waits for', () => 
     });
     expect(counts.started).toBe(2);
     first.req.destroy();
-    await until(() => counts.ended === 1, 'the first call ended');
+    await until(() => counts.ended === 1); // the first call ended
     post(url, call(4, 'hold'), id);
-    await until(() => counts.started === 3, 'a new call started');
+    await until(() => counts.started === 3); // a new call started
   });
 
   it('maxCallsPerSession must be a positive integer', async () => {

@@ -17,7 +17,7 @@ import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineTool } from '../../lib/index.ts';
 import type { ServedMcp } from '../../lib/mcp/index.ts';
-import { gate, servedWith } from './raw-http.ts';
+import { gate, servedWith, until } from './raw-http.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -25,11 +25,6 @@ afterEach(async () => {
 });
 
 const served = servedWith(cleanups);
-
-/** Resolves once `done()` holds, checking after each turn of the event loop; the test's timeout is the hang guard. */
-async function until(done: () => boolean): Promise<void> {
-  while (!done()) await new Promise((resolve) => setImmediate(resolve));
-}
 
 /** A tool that reports its starts, waits for its signal, and reports the abort and its finally. */
 function holdTool() {

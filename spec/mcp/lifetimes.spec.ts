@@ -72,7 +72,7 @@ describe('serveMcp: a call ends when its client is gone (issue 20, item 1)', () 
     raw.response.catch(() => undefined);
     await finished.promise;
     expect(reasons).toEqual(['the MCP client closed the connection of this request']);
-    await until(() => server.stats().runningCalls === 0, 'the call ended');
+    await until(() => server.stats().runningCalls === 0); // the call ended
     expect(server.sessions).toBe(1);
     const next = messages(await text(await post(url, call(2, 'echo', { text: 'still here' }), id).response));
     expect(next).toEqual([{ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'echo: still here' }], isError: false } }]);
@@ -171,7 +171,7 @@ describe('serveMcp: close() and SIGTERM finish whatever is in flight (issue 20, 
     await finished.promise;
     const other = post(url, call(2, 'hold'), id); // one more call running when close() starts
     other.response.then((r) => r.resume(), () => undefined);
-    await until(() => server.stats().runningCalls === 1, 'the second call runs');
+    await until(() => server.stats().runningCalls === 1); // the second call runs
     expect(await server.close()).toEqual({ interruptedCalls: 1, closedSessions: 1, cutConnections: 0 });
     expect(server.sessions).toBe(0);
   });
@@ -258,8 +258,8 @@ describe('serveMcp: bounded memory per session (issue 20, item 2)', () => {
     let maxQueued = 0;
     await until(() => {
       maxQueued = Math.max(maxQueued, server.stats().queuedBytes);
-      return yielded === yields && server.stats().runningCalls === 0;
-    }, 'the tool yielded everything and its call ended');
+      return yielded === yields && server.stats().runningCalls === 0; // the tool yielded everything and its call ended
+    });
     const stats = server.stats();
     // The ceiling, plus the one message that crossed it and the held progress.
     expect(maxQueued).toBeLessThan(ceiling + 2 * (chunk.length + 1024));
