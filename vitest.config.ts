@@ -50,12 +50,22 @@ const SLOW_SPECS = [
 export default defineConfig({
   test: {
     testTimeout: 20_000,
+    // Transformed lib/ and spec/ modules are kept on disk (node_modules/.experimental-vitest-cache,
+    // keyed by each file's content, the config and the lockfile), so a run transforms only
+    // what changed: vitest's main process, which serves every module to the workers, spent
+    // 2.9-3.0 s of CPU on spec/core + formats + mcp without it and 1.0-1.2 s with a warm cache
+    // (a cold cache costs the same as none). docs/decisions.md, "The suite under stress".
+    experimental: { fsModuleCache: true },
     // Specs that spawn real processes or replay the corpus share 2 cores with the rest.
     pool: 'forks',
-    // Three workers on two cores: many specs wait on child processes, sockets and files, so a
-    // third worker fills those waits. Specs wait on gates, events and fake timers; a time
-    // limit is only a hang guard. Three end-to-end specs still order events against a real
-    // sleep in a child process or server, by a wide margin (docs/decisions.md, "The suite").
+    // Three workers on two cores: against 2 and 4, the least CPU for `npm test` and the
+    // shortest wall time under load (measured: docs/decisions.md, "The suite under stress").
+    // Set it here: `--maxWorkers` on the command line does not reach the projects. Specs wait
+    // on gates, events and fake timers; a time limit is only a hang guard. Two end-to-end specs
+    // of test:slow still race a real sleep, by a wide margin: spec/extras/mcp.spec.ts (an abort
+    // at step 2 of a 5 s, 50-step server operation stops it before step 50) and
+    // spec/cli/main.spec.ts (Ctrl+C at step 1 of the demo's shell call, 2 s of sleeps left,
+    // stops it before step 5).
     maxWorkers: 3,
     projects: [
       {

@@ -141,10 +141,14 @@ export async function interruptWhen(args: readonly string[], marker: string): Pr
   return { code, stdout, stderr };
 }
 
-/** A Writable that keeps everything written to it; `columns` makes it look like a terminal of that width. */
+/**
+ * A Writable that keeps everything written to it; `columns` makes it look like a terminal of
+ * that width, `rows` (when set) of that height (log-update reads 24 otherwise).
+ */
 export class FakeStream extends Writable {
   output = '';
   columns = 100;
+  rows?: number;
   override _write(chunk: Buffer | string, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     this.output += chunk.toString();
     callback();

@@ -225,8 +225,11 @@ describe('createRunView, TTY mode', () => {
   });
 
   it('persists the whole final frame, even when it is taller than the terminal', () => {
+    // A 6-row terminal and 10 calls: the frame is taller than the terminal at a tenth of the
+    // CPU of 30 calls on the default 24 rows (each event redraws every row).
     const stream = new FakeStream();
-    const many: ToolCall[] = Array.from({ length: 30 }, (_, i) => ({ id: `c${i}`, name: `tool_${i}`, arguments: {} }));
+    stream.rows = 6;
+    const many: ToolCall[] = Array.from({ length: 10 }, (_, i) => ({ id: `c${i}`, name: `tool_${i}`, arguments: {} }));
     const view = createRunView({ stream, tty: true, now: () => 0 });
     view.begin('tall', many);
     many.forEach((call, index) => view.event({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: {} }));
@@ -247,7 +250,7 @@ describe('createRunView, TTY mode', () => {
     view.end();
     view.close();
     const final = stripAnsi(stream.output.slice(before));
-    for (let i = 0; i < 30; i++) expect(final).toMatch(new RegExp(`✓ tool_${i} +0ms result ${i}\n`));
+    for (let i = 0; i < 10; i++) expect(final).toMatch(new RegExp(`✓ tool_${i} +0ms result ${i}\n`));
   });
 
   it('names an outcome other than ok/error next to the result text', () => {

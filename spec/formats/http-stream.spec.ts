@@ -34,8 +34,12 @@ import { toSSE } from './stream-helpers.ts';
 let clock = 0;
 const stamp = (): number => ++clock;
 
-/** Time between two events the server writes, in ms. */
-const GAP_MS = 50;
+/**
+ * Time between two events the server writes, in ms: each event goes out in its own write,
+ * as a model streams. No assertion depends on it (the orders are held by gates), so it is
+ * kept small: a larger gap only adds idle wall time to `npm test`.
+ */
+const GAP_MS = 5;
 
 type Recorded = { event?: string; data: unknown };
 
@@ -196,9 +200,15 @@ describe.skipIf(!hasCorpus)(`S4 over real HTTP: the official SDKs read a slow re
 
   it('@anthropic-ai/sdk messages.create({ stream: true }) with a signal: aborting mid-stream returns the aborted batch and closes the connection', async () => {
     const recorded = readCorpusJson('anthropic/openllmetry__anthropic_tools_streaming_legacy.json').interactions[0];
-    const s = serve(recorded.response.events);
-    const client = new Anthropic({ apiKey: 'test-key', baseURL: base, maxRetries: 0 });
     const controller = new AbortController();
+    // The last event waits until the server sees the connection close, so the stream is still
+    // open when the user aborts however slowly this process runs (ungated, a starved consumer
+    // could let the server write everything first). If the abort did not close the
+    // connection, the gate would never open and the spec would fail on its time limit.
+    let connectionClosed!: () => void;
+    const s = serve(recorded.response.events, { before: recorded.response.events.length - 1, open: new Promise<void>((resolve) => (connectionClosed = resolve)) });
+    void s.closed.then(connectionClosed);
+    const client = new Anthropic({ apiKey: 'test-key', baseURL: base, maxRetries: 0 });
     const params = recorded.request.body as Anthropic.MessageCreateParamsNonStreaming;
     const stream = await client.messages.create({ ...params, stream: true }, { signal: controller.signal });
     const { tools } = lookupTools(['get_weather', 'get_time']);

@@ -8,7 +8,7 @@ import { type } from 'arktype';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, runTools, type Tool, type ToolCall } from '../../lib/index.ts';
+import { defineTool, runTools, toolJsonSchema, type Tool, type ToolCall } from '../../lib/index.ts';
 import { collect, text } from '../helpers.ts';
 
 /** Runs three calls of `name`: valid, wrong in several places, empty. Returns [isError, text] per call. */
@@ -81,6 +81,26 @@ describe('Standard Schema inputs through runTools', () => {
       '- opts.units: opts.units must be "c" or "f" (was "k")',
     ]);
     expect(issues(empty[1])).toEqual(['- city: city must be a string (was missing)']);
+  });
+});
+
+// Every fast spec of arktype is in this file: importing arktype costs about 0.6 s of CPU in
+// each worker of `npm test` that loads it. These were in spec/formats/tool-definitions.spec.ts
+// and spec/core/define-tool-input.spec.ts, next to the valibot and zod cases.
+describe('arktype as a tool definition (toolJsonSchema, defineTool)', () => {
+  it('toolJsonSchema: via ~standard.jsonSchema, the input side, no $schema', () => {
+    const ark = toolJsonSchema({ name: 'a', input: type({ city: 'string', 'days?': 'number' }) });
+    expect(ark).toEqual({ type: 'object', properties: { city: { type: 'string' }, days: { type: 'number' } }, required: ['city'] });
+    expect(ark).not.toHaveProperty('$schema');
+  });
+
+  it("a Date: arktype's own converter does not throw, it writes {} (any value)", () => {
+    // Its validation still checks the Date; only the model's view is looser.
+    expect(toolJsonSchema({ name: 'when', input: type({ at: 'Date' }) })).toEqual({ type: 'object', properties: { at: {} }, required: ['at'] });
+  });
+
+  it('defineTool accepts an arktype schema (it converts to JSON Schema)', () => {
+    expect(defineTool({ name: 'k', input: type({ a: 'string' }), execute: () => 'ok' }).name).toBe('k');
   });
 });
 

@@ -8,7 +8,9 @@
  * its timer is a fake one that never fires, and the cases' "no timer left behind" check
  * (spec/cases/harness.ts) fails — only when the machine's load lines the two up. Replacing
  * the processors with none shuts the default one down and clears its timer; no spec uses
- * the SDK's own tracing (it would export to OpenAI's servers).
+ * the SDK's own tracing (it would export to OpenAI's servers). The fast specs now import the
+ * SDK's `@openai/agents-core`, which sets no default exporter (only `@openai/agents` does, at
+ * import), so no fast spec starts that loop today; this stays as the guard for one that does.
  *
  * The SDK is not imported here: that alone costs about 1 s of CPU in every worker, most of
  * which never run a file that needs it. Its trace provider lives on `globalThis` under
