@@ -273,13 +273,7 @@ export function checkRunToolsArguments(calls: unknown, options: unknown): assert
   if (calls === null || typeof calls !== 'object' || !(Symbol.iterator in calls || Symbol.asyncIterator in calls)) {
     throw new TypeError(`runTools: calls must be an array or an (async) iterable of tool calls, received ${describeValue(calls)}`);
   }
-  if (Array.isArray(calls)) {
-    // checkCall's test written out (per call, in every batch); checkCall says what is wrong.
-    for (let i = 0; i < calls.length; i++) {
-      const call: unknown = calls[i];
-      if (typeof call !== 'object' || call === null || typeof (call as ToolCall).name !== 'string' || typeof (call as ToolCall).id !== 'string') checkCall(call, i);
-    }
-  }
+  if (Array.isArray(calls)) for (let i = 0; i < calls.length; i++) checkCall(calls[i], i);
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`runTools: options must be an object with a tools array, received ${describeValue(options)}`);
   }
