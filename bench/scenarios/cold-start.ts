@@ -46,7 +46,7 @@ interface Trace {
  * tsdown.config.ts, the package's `.` entry alone, no declarations, no maps — and returns
  * the path of its entry. About a second; the real `dist/` is left alone.
  */
-async function buildLibrary(): Promise<string> {
+export async function buildLibrary(): Promise<string> {
   const [{ build }, { default: configs }] = await Promise.all([import('tsdown'), import('../../tsdown.config.ts')]);
   const library = (Array.isArray(configs) ? configs : [configs])[0] as Record<string, unknown>;
   await build({ ...library, config: false, cwd: ROOT, entry: { index: 'lib/index.ts' }, dts: false, sourcemap: false, outDir: BUILD_DIR, clean: true, logLevel: 'silent' });

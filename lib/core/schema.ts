@@ -73,36 +73,48 @@ export function isStandardSchema(schema: InputSchema): schema is StandardSchemaV
   return typeof std === 'object' && std !== null && typeof std.validate === 'function';
 }
 
-/** {@link isStandardSchema}, or the error that reading the schema threw (a getter, a revoked Proxy). */
-function standardSchemaOf(schema: InputSchema): StandardSchemaV1 | undefined | { unreadable: unknown } {
-  try {
-    return isStandardSchema(schema) ? schema : undefined;
-  } catch (error) {
-    return { unreadable: error };
-  }
-}
-
 /**
  * Validates parsed arguments against a tool's input schema. Returns the schema's output
  * (with defaults and transforms applied, for Standard Schema) or an error text listing one
  * line per issue with its dotted path, then the received arguments (contract P5).
- * Synchronous unless the Standard Schema's `validate` returns a promise.
+ * Synchronous unless the Standard Schema's `validate` returns a promise; the promise is
+ * then this function's own (a native `Promise`, which never rejects).
+ *
+ * A Standard Schema is recognized and its success read without a helper call (the plain
+ * path of every call; docs/bench/findings.md, "cold start, round 3"): a fresh process runs
+ * this in V8's interpreter, where each call costs.
  */
 export function validateArguments(
   schema: InputSchema,
   args: Record<string, unknown>,
   toolName: string,
 ): Checked<unknown> | Promise<Checked<unknown>> {
-  const standard = standardSchemaOf(schema);
-  if (standard !== undefined && 'unreadable' in standard) return schemaFailed(toolName, standard.unreadable);
+  let standard: StandardSchemaV1['~standard'] | undefined;
+  try {
+    // What isStandardSchema checks, read once: a getter or a revoked Proxy throws here.
+    const std = (schema as Partial<StandardSchemaV1>)['~standard'];
+    if (typeof std === 'object' && std !== null && typeof std.validate === 'function') standard = std;
+  } catch (error) {
+    return schemaFailed(toolName, error);
+  }
   if (standard !== undefined) {
     // The schema is foreign code: a transform or check may throw on the model's input
     // (`JSON.parse` of a bad string), and its result is read through the guarded reader.
     let result: unknown;
     try {
-      result = standard['~standard'].validate(args);
+      result = standard.validate(args);
     } catch (error) {
       return schemaFailed(toolName, error);
+    }
+    // The common answer, a success object (`{ value }`, not a thenable), is read here;
+    // anything else (issues, a promise, a malformed or unreadable result) by the readers below.
+    try {
+      if (typeof result === 'object' && result !== null) {
+        const r = result as { issues?: unknown; then?: unknown; value?: unknown };
+        if (r.issues === undefined && typeof r.then !== 'function' && 'value' in r) return { ok: true, value: r.value };
+      }
+    } catch {
+      // Read again below: the readers say what is wrong with it.
     }
     if (isPromiseLike(result)) {
       return Promise.resolve(result).then(

@@ -102,28 +102,54 @@ export function prepareToolCall(run: PrepareInput, record: CallRecord): Prepared
     return decidedByRun(record, outcomeText('rejected', text));
   }
   if (call.incomplete !== undefined) return decidedByRun(record, outcomeText('rejected', incompleteText(call)));
-  // Arguments that are already an object (Anthropic's, most callers') skip the parser.
+  // Arguments that are already an object (Anthropic's, most callers') skip the parser
+  // (isObjectRecord's test, written out: a revoked Proxy is not one, and the parser says so).
   let args: unknown = call.arguments;
-  if (!isObjectRecord(args)) {
+  let isObject = false;
+  if (typeof args === 'object' && args !== null) {
+    try {
+      isObject = !Array.isArray(args);
+    } catch {
+      // A revoked Proxy.
+    }
+  }
+  if (!isObject) {
     const parsed = parseArguments(args, name);
     if (!parsed.ok) return decidedByRun(record, outcomeText('rejected', parsed.message));
     args = parsed.value;
   }
-  if (tool.prepareArguments !== undefined) {
-    try {
-      args = tool.prepareArguments(args);
-    } catch (error) {
-      return fromThrow(outcomeText('rejected', `Tool "${name}" could not read its arguments: ${thrownText(error)}`), error);
-    }
-    if (isPromiseLike(args)) {
-      // Foreign code that may never settle: its wait ends when the run stops, as the hooks' do.
-      return abortable(run.signal, Promise.resolve(args)).then(
-        (value: unknown) => (run.stopped ? notRun(record.call) : validateAndAsk(run, record, tool, value)),
-        (error: unknown) => (run.stopped ? notRun(record.call) : fromThrow(outcomeText('rejected', `Tool "${name}" could not read its arguments: ${thrownText(error)}`), error)),
-      );
-    }
+  if (tool.prepareArguments !== undefined) return prepareWithShim(run, record, tool, args);
+  // The plain path, in one function: a fresh process runs it in V8's interpreter, where each
+  // call of a helper costs (docs/bench/findings.md, "cold start, round 3").
+  const checked = validateArguments(tool.input, args as Record<string, unknown>, name);
+  // validateArguments' only promise is its own (an async Standard Schema).
+  if (checked instanceof Promise) return afterAsyncValidation(run, record, tool, checked);
+  // Synchronous, on the model's own arguments: a failure is the run's decision (J5).
+  if (!checked.ok) return decidedByRun(record, outcomeText('rejected', checked.message));
+  record.args = checked.value;
+  const rule = tool.needsApproval;
+  // Nothing to ask: no pending approval of a resumed batch, no rule, no beforeToolCall.
+  if (record.approval === undefined && (rule === undefined || rule === false) && run.beforeToolCall === undefined) return undefined;
+  return validated(run, record, tool);
+}
+
+/** Prepare from `prepareArguments` on (a synchronous or asynchronous shim), then validation and approval. */
+function prepareWithShim(run: PrepareInput, record: CallRecord, tool: Tool, parsed: unknown): Prepared | Promise<Prepared> {
+  const name = record.call.name;
+  let args: unknown;
+  try {
+    args = tool.prepareArguments!(parsed);
+  } catch (error) {
+    return fromThrow(outcomeText('rejected', `Tool "${name}" could not read its arguments: ${thrownText(error)}`), error);
   }
-  return validateAndAsk(run, record, tool, args);
+  if (isPromiseLike(args)) {
+    // Foreign code that may never settle: its wait ends when the run stops, as the hooks' do.
+    return abortable(run.signal, Promise.resolve(args)).then(
+      (value: unknown) => (run.stopped ? notRun(record.call) : validateShimmed(run, record, tool, value)),
+      (error: unknown) => (run.stopped ? notRun(record.call) : fromThrow(outcomeText('rejected', `Tool "${name}" could not read its arguments: ${thrownText(error)}`), error)),
+    );
+  }
+  return validateShimmed(run, record, tool, args);
 }
 
 /**
@@ -140,27 +166,39 @@ function decidedByRun(record: CallRecord, outcome: Outcome): Outcome {
   return outcome;
 }
 
-function validateAndAsk(run: PrepareInput, record: CallRecord, tool: Tool, args: unknown): Prepared | Promise<Prepared> {
+/** Validation of what `prepareArguments` made (its failure is not the run's own decision, J5), then approval. */
+function validateShimmed(run: PrepareInput, record: CallRecord, tool: Tool, args: unknown): Prepared | Promise<Prepared> {
   const name = record.call.name;
   if (!isObjectRecord(args)) {
     return outcomeText('rejected', `Tool "${name}" could not read its arguments: prepareArguments returned a non-object.`);
   }
   const checked = validateArguments(tool.input, args, name);
-  if (isPromiseLike(checked)) {
-    // An async schema (a refinement that asks a server) may never settle: the wait ends
-    // when the run stops, and the call is answered "not run" like every call not started.
-    return abortable(run.signal, Promise.resolve(checked)).then(
-      (c) => (run.stopped ? notRun(record.call) : validated(run, record, tool, c)),
-      (error: unknown) => (run.stopped ? notRun(record.call) : fromThrow(outcomeText('rejected', `Tool "${name}" could not validate its arguments: ${thrownText(error)}`), error)),
-    );
-  }
-  // Synchronous, on the model's own arguments: a failure is the run's decision (J5).
-  return validated(run, record, tool, checked, tool.prepareArguments === undefined);
+  if (checked instanceof Promise) return afterAsyncValidation(run, record, tool, checked);
+  if (!checked.ok) return outcomeText('rejected', checked.message);
+  record.args = checked.value;
+  return validated(run, record, tool);
 }
 
-function validated(run: PrepareInput, record: CallRecord, tool: Tool, checked: Checked<unknown>, byRun = false): Prepared | Promise<Prepared> {
-  if (!checked.ok) return byRun ? decidedByRun(record, outcomeText('rejected', checked.message)) : outcomeText('rejected', checked.message);
-  record.args = checked.value;
+/**
+ * An async schema (a refinement that asks a server) may never settle: the wait ends when
+ * the run stops, and the call is answered "not run" like every call not started. Its
+ * failure is not the run's own decision (J5: its answer may differ between attempts).
+ */
+function afterAsyncValidation(run: PrepareInput, record: CallRecord, tool: Tool, checking: Promise<Checked<unknown>>): Promise<Prepared> {
+  const name = record.call.name;
+  return abortable(run.signal, checking).then(
+    (checked) => {
+      if (run.stopped) return notRun(record.call);
+      if (!checked.ok) return outcomeText('rejected', checked.message);
+      record.args = checked.value;
+      return validated(run, record, tool);
+    },
+    (error: unknown) => (run.stopped ? notRun(record.call) : fromThrow(outcomeText('rejected', `Tool "${name}" could not validate its arguments: ${thrownText(error)}`), error)),
+  );
+}
+
+/** After validation (`record.args` set): a pending approval of a resumed batch, the tool's rule, then `beforeToolCall`. */
+function validated(run: PrepareInput, record: CallRecord, tool: Tool): Prepared | Promise<Prepared> {
   // A call pending in a resumed batch: its rule or hook already asked (H1), the decision is the resume's.
   if (record.approval !== undefined) return resumedApproval(run, record, tool, record.approval);
   const rule = tool.needsApproval;
