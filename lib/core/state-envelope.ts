@@ -86,17 +86,19 @@ interface ScanLimits {
  * skipped with `indexOf` to its closing quote, character by character only when it holds a
  * backslash (known from the position of the next backslash in the text, itself found with
  * `indexOf` and searched again only once passed: linear over the whole text). A key is
- * compared only when its length could match a name (without copying it out), or it has an
- * escape (then decoded exactly, by `JSON.parse` of that one string). Text that is not JSON
- * passes if it stays within the limits: `JSON.parse` refuses it next.
+ * compared only when its length is one of the names' ({@link KEY_LENGTHS}; without copying
+ * it out), or it has an escape (then decoded exactly, by `JSON.parse` of that one string).
+ * Whether the scan is inside a free JSON value is one number, the depth where the outermost
+ * one opened. Text that is not JSON passes if it stays within the limits: `JSON.parse`
+ * refuses it next.
  */
 function scanJson(text: string, limits: ScanLimits, what: string): void {
   let depth = 0;
   let keys = 0;
   let containers = 0;
   let values = 0;
-  /** Per depth: true inside a free JSON value (a container opened under a data field, or within one). */
-  const inData: boolean[] = [false];
+  /** The depth of the outermost free JSON value the scan is in (a container opened under a data field); Infinity: none. */
+  let dataFrom = Infinity;
   /** The last string token's quotes, whether it has an escape, and whether a key just named a data field. */
   let stringStart = -1;
   let stringEnd = -1;
@@ -128,20 +130,20 @@ function scanJson(text: string, limits: ScanLimits, what: string): void {
       stringStart = i;
       stringEnd = quote;
       i = quote;
+    } else if (c === 0x3a /* : */) {
+      if (++keys > limits.keys) malformed(`${what} has more than ${limits.keys} keys`);
+      dataKey = (stringEscaped || KEY_LENGTHS.has(stringEnd - stringStart - 1)) && checkKey(text, stringStart, stringEnd, stringEscaped, depth >= dataFrom, what);
+    } else if (c === 0x2c /* , */) {
+      if (++values > limits.values) malformed(`${what} has more than ${limits.values} values`);
+      dataKey = false;
     } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
       if (++depth > limits.depth) malformed(`${what} is nested more than ${limits.depth} deep`);
       if (++containers > limits.containers) malformed(`${what} has more than ${limits.containers} objects and arrays`);
       if (++values > limits.values) malformed(`${what} has more than ${limits.values} values`);
-      inData[depth] = inData[depth - 1] === true || dataKey;
+      if (dataKey && depth < dataFrom) dataFrom = depth;
       dataKey = false;
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
-      depth--;
-      dataKey = false;
-    } else if (c === 0x3a /* : */) {
-      if (++keys > limits.keys) malformed(`${what} has more than ${limits.keys} keys`);
-      dataKey = checkKey(text, stringStart, stringEnd, stringEscaped, inData[depth] === true, what);
-    } else if (c === 0x2c /* , */) {
-      if (++values > limits.values) malformed(`${what} has more than ${limits.values} values`);
+      if (--depth < dataFrom) dataFrom = Infinity;
       dataKey = false;
     }
   }
@@ -149,6 +151,8 @@ function scanJson(text: string, limits: ScanLimits, what: string): void {
 
 /** The names {@link checkKey} looks for: refused ones and data fields. */
 const KEY_NAMES = [POISON_KEY, ...OBJECT_NAMES, ...DATA_FIELDS];
+/** Their lengths: a key of any other length (most of a state's) is not compared at all. */
+const KEY_LENGTHS = new Set(KEY_NAMES.map((name) => name.length));
 
 /**
  * The key between the quotes at `start` and `end` (`escaped`: it holds a backslash): refused
