@@ -86,8 +86,8 @@ interface ScanLimits {
  * skipped with `indexOf` to its closing quote, character by character only when it holds a
  * backslash (known from the position of the next backslash in the text, itself found with
  * `indexOf` and searched again only once passed: linear over the whole text). A key is
- * compared only when its length is one of the names' ({@link KEY_LENGTHS}; without copying
- * it out), or it has an escape (then decoded exactly, by `JSON.parse` of that one string).
+ * compared only when its length is one of the names' ({@link KEY_LENGTHS}), first by its first
+ * character, in place (without copying it out), or it has an escape (then decoded exactly, by `JSON.parse` of that one string).
  * Whether the scan is inside a free JSON value is one number, the depth where the outermost
  * one opened. Text that is not JSON passes if it stays within the limits: `JSON.parse`
  * refuses it next.
@@ -132,7 +132,7 @@ function scanJson(text: string, limits: ScanLimits, what: string): void {
       i = quote;
     } else if (c === 0x3a /* : */) {
       if (++keys > limits.keys) malformed(`${what} has more than ${limits.keys} keys`);
-      dataKey = (stringEscaped || KEY_LENGTHS.has(stringEnd - stringStart - 1)) && checkKey(text, stringStart, stringEnd, stringEscaped, depth >= dataFrom, what);
+      dataKey = (stringEscaped || keyLengthMatches(stringEnd - stringStart - 1)) && checkKey(text, stringStart, stringEnd, stringEscaped, depth >= dataFrom, what);
     } else if (c === 0x2c /* , */) {
       if (++values > limits.values) malformed(`${what} has more than ${limits.values} values`);
       dataKey = false;
@@ -151,8 +151,10 @@ function scanJson(text: string, limits: ScanLimits, what: string): void {
 
 /** The names {@link checkKey} looks for: refused ones and data fields. */
 const KEY_NAMES = [POISON_KEY, ...OBJECT_NAMES, ...DATA_FIELDS];
-/** Their lengths: a key of any other length (most of a state's) is not compared at all. */
-const KEY_LENGTHS = new Set(KEY_NAMES.map((name) => name.length));
+/** Their lengths, as bits of one number (all are below 32): a key of any other length (most of a state's) is not compared at all. */
+const KEY_LENGTHS = KEY_NAMES.reduce((bits, name) => bits | (1 << name.length), 0);
+/** True when a key of `chars` characters could be one of {@link KEY_NAMES}. */
+const keyLengthMatches = (chars: number): boolean => chars >= 0 && chars < 32 && ((KEY_LENGTHS >>> chars) & 1) === 1;
 
 /**
  * The key between the quotes at `start` and `end` (`escaped`: it holds a backslash): refused
@@ -172,7 +174,7 @@ function checkKey(text: string, start: number, end: number, escaped: boolean, in
     // Compared in place: most keys have none of the names' lengths, the rest are not copied out.
     const chars = end - start - 1;
     for (const name of KEY_NAMES) {
-      if (name.length === chars && text.startsWith(name, start + 1)) {
+      if (name.length === chars && text.charCodeAt(start + 1) === name.charCodeAt(0) && text.startsWith(name, start + 1)) {
         key = name;
         break;
       }
