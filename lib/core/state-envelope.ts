@@ -195,9 +195,21 @@ function quotedLength(text: string): number {
   return length;
 }
 
-/** The bytes a signature covers: the kind and version, a newline, then the payload as UTF-8. */
+/**
+ * The bytes a signature covers: the kind and version, a newline, then the payload as UTF-8.
+ * Encoded in two parts and copied together, not as one joined string: joining makes a
+ * string V8 must flatten (copy) before encoding it, which cost ~0.4 µs per call of a
+ * 1,000-call batch, more than encoding and copying the bytes (the parts split at the
+ * newline, a code point boundary, so the bytes are the same).
+ */
 function signedBytes(kind: StateKind, payload: string): Uint8Array<ArrayBuffer> {
-  return new TextEncoder().encode(`${kind}@${STATE_VERSION}\n${payload}`);
+  const encoder = new TextEncoder();
+  const head = encoder.encode(`${kind}@${STATE_VERSION}\n`);
+  const body = encoder.encode(payload);
+  const bytes = new Uint8Array(head.length + body.length);
+  bytes.set(head);
+  bytes.set(body, head.length);
+  return bytes;
 }
 
 /** An HMAC-SHA256 key for `secret` (its type, CryptoKey, is a DOM type name, left to inference). */

@@ -4,6 +4,7 @@
  * The resume in a second Node process is `approval.process.spec.ts`; the generated batches
  * are `spec/property/approval.property.spec.ts`.
  */
+import { createHmac } from 'node:crypto';
 import * as v from 'valibot';
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import {
@@ -802,6 +803,8 @@ describe('H9 a tampered state is refused; signing', () => {
 
     const signed = await pausedState({ signingSecret: secret });
     expect(signed.state.signature).toMatch(/^[0-9a-f]{64}$/);
+    // The HMAC is over exactly "kind@version\n" and the payload's UTF-8, as node:crypto computes it (fails if the signed bytes change).
+    expect(signed.state.signature).toBe(createHmac('sha256', secret).update(`toolrun/paused-batch@2\n${signed.state.payload}`, 'utf8').digest('hex'));
     // An edit that keeps the state well formed: a forged result for call 2.
     const forged = withBody(signed.state, (body) => ({
       ...body,
