@@ -8,6 +8,9 @@
  * it is checked before the body is parsed (no structure is built from an unsigned text when a
  * secret is set), and nothing has to be re-serialized in a canonical form to check it. A state
  * given as an object is four fields: it is read as it is, never stringified and parsed again.
+ * In the process that sealed it, the object itself also carries (in a `WeakMap`) the body
+ * its payload was written from: a resume from that object, its payload unchanged, reads
+ * that body instead of parsing the payload, after the same bounds, signature and scan.
  *
  * Every text is bounded before `JSON.parse` sees it: its length, then one linear scan that
  * counts nesting, keys, objects and arrays, and values (parsing cost grows with those, far
@@ -224,12 +227,25 @@ function hex(bytes: ArrayBuffer): string {
   return text;
 }
 
-/** The envelope of `body` (plain JSON), signed with `secret` when there is one. */
-export async function sealState<K extends StateKind>(kind: K, body: unknown, secret: string | Uint8Array | undefined): Promise<StateEnvelope<K>> {
+/**
+ * Bodies kept with the state objects {@link sealState} made, for a resume from that very
+ * object in this process: the payload they were written as, and the body. Weak: a body goes
+ * when the application lets go of its state object; taken (deleted) by the first reading.
+ */
+const keptBodies = new WeakMap<object, { readonly payload: string; readonly body: unknown }>();
+
+/**
+ * The envelope of `body` (plain JSON), signed with `secret` when there is one. With `keep`,
+ * the caller vouches that `body` is exactly what `JSON.parse` of its payload gives and that
+ * nothing else holds any part of it: it is kept with the envelope object, and a reading of
+ * that object whose payload is still this text takes it instead of parsing the text again.
+ */
+export async function sealState<K extends StateKind>(kind: K, body: unknown, secret: string | Uint8Array | undefined, keep = false): Promise<StateEnvelope<K>> {
   const payload = JSON.stringify(body);
-  if (secret === undefined) return { version: STATE_VERSION, kind, payload };
-  const signature = hex(await crypto.subtle.sign('HMAC', await hmacKey(secret), signedBytes(kind, payload)));
-  return { version: STATE_VERSION, kind, payload, signature };
+  const envelope: StateEnvelope<K> =
+    secret === undefined ? { version: STATE_VERSION, kind, payload } : { version: STATE_VERSION, kind, payload, signature: hex(await crypto.subtle.sign('HMAC', await hmacKey(secret), signedBytes(kind, payload))) };
+  if (keep) keptBodies.set(envelope, { payload, body });
+  return envelope;
 }
 
 /** What reading a state needs: the kind it must be, its bound, the secret (if any). */
@@ -310,6 +326,14 @@ async function openState(given: unknown, options: OpenStateOptions): Promise<unk
     if (!valid) throw new ResumeError('signature', 'resume.state has a signature that does not match its content and this signingSecret: it was changed, or signed with another secret');
   }
   scanJson(payload, PAYLOAD_LIMITS, 'resume.state.payload');
+  // The very object sealState made, its payload unchanged: the body it was made from is
+  // what parsing would give (every check of the text above has run all the same). Taken
+  // once: a second reading parses, and the body is handed to one resume only.
+  const kept = typeof given === 'string' ? undefined : keptBodies.get(envelope);
+  if (kept !== undefined && kept.payload === payload) {
+    keptBodies.delete(envelope);
+    return kept.body;
+  }
   let body: unknown;
   try {
     body = JSON.parse(payload);

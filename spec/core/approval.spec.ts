@@ -349,6 +349,29 @@ describe('H4 the state is JSON', () => {
     const resumed = await collect(runTools(calls, { tools, resume: { state: JSON.stringify(state), approvals: [{ approvalId: batch.paused!.requests[0]!.approvalId, approved: true }] } }));
     expect(resumed.batch.messages.map(text)).toEqual(['removed 1', 'read 2']);
   });
+  // The body kept with the state object for a resume in the same process (issue 23) must be
+  // exactly what parsing its payload gives. Fails if it shares a request or a message with
+  // what the application was handed (the first half), or if it is read although the object's
+  // payload was replaced (the second half).
+  it('H4: a resume from the state object in the process that paused reads the body its payload was written from, only while the payload is that text, sharing nothing the application was handed', async () => {
+    const { tools } = makeTools();
+    const calls = [call('a', 'read', { path: '0' }), call('b', 'remove', { path: '1' }), call('c', 'remove', { path: '2' })];
+    const first = await collect(runTools(calls, { tools }));
+    const paused = first.batch.paused!;
+    // The application edits what it was handed: the released message, a request (the event's and the batch's are one object).
+    (first.batch.messages[0]!.content[0] as { text: string }).text = 'changed';
+    (paused.requests[0]!.input as { path: string }).path = 'changed';
+    const again = await collect(runTools(calls, { tools, resume: { state: paused.state, approvals: [{ approvalId: paused.requests[1]!.approvalId, approved: true }] } }));
+    expect(again.batch.messages.map(text)).toEqual(['read 0']);
+    expect(again.batch.paused!.requests.map((r) => r.input)).toEqual([{ path: '1' }]);
+
+    const second = await collect(runTools(calls, { tools }));
+    const state = second.batch.paused!.state;
+    (state as { payload: string }).payload = state.payload.replace('read 0', 'edited 0');
+    const approvals = second.batch.paused!.requests.map((r) => ({ approvalId: r.approvalId, approved: true }));
+    const edited = await collect(runTools(calls, { tools, resume: { state, approvals } }));
+    expect(edited.batch.messages.map(text)).toEqual(['edited 0', 'removed 1', 'removed 2']);
+  });
 });
 
 describe('H5 resuming a paused batch', () => {
