@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { PausedBatch, PausedBatchBody, PausedCall, StandingDecision, ToolApprovalRequest } from './approval.ts';
+import { standingDecision, type PausedBatch, type PausedBatchBody, type PausedCall, type StandingDecision, type ToolApprovalRequest } from './approval.ts';
 import { sealState } from './state-envelope.ts';
 import { jsonCopy, messageCopy, toolDigests } from './state-json.ts';
 import type { Tool, ToolCall, ToolResultMessage } from './tool.ts';
@@ -33,19 +33,30 @@ export interface PauseParts {
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
-/** Builds (and signs, with a secret) the state of a batch that paused (H3, H4, H9). */
+/**
+ * Builds (and signs, with a secret) the state of a batch that paused (H3, H4, H9). The body
+ * is built of JSON copies only, shared with nothing the application holds (a request it was
+ * handed is copied, its input too): it is exactly what `JSON.parse` of the payload gives, so
+ * `sealState` keeps it with the state object for a resume from that object in this process
+ * (`state-envelope.ts`). Not kept when a call's `incomplete` is not a string (the body would
+ * hold the application's value; the payload is then parsed as usual).
+ */
 export async function pausedBatch(parts: PauseParts): Promise<PausedBatch> {
   const calls: PausedCall[] = [];
   const requests: ToolApprovalRequest[] = [];
+  let keep = true;
   parts.calls.forEach((raw, index) => {
     const call: ToolCall = { id: raw.id, name: raw.name };
     if (raw.arguments !== undefined) call.arguments = jsonCopy(raw.arguments);
-    if (raw.incomplete !== undefined) call.incomplete = raw.incomplete;
+    if (raw.incomplete !== undefined) {
+      call.incomplete = raw.incomplete;
+      if (typeof raw.incomplete !== 'string') keep = false;
+    }
     const message = index < parts.released.length ? parts.released[index] : parts.held.get(index);
     const request = parts.requests.get(index);
     if (message !== undefined) calls.push({ call, result: messageCopy(message) });
     else if (request !== undefined) {
-      calls.push({ call, request });
+      calls.push({ call, request: { ...request, input: jsonCopy(request.input) } });
       requests.push(request);
     } else calls.push({ call });
   });
@@ -58,7 +69,7 @@ export async function pausedBatch(parts: PauseParts): Promise<PausedBatch> {
     terminating: parts.terminating,
     blockTerminated: parts.blockTerminated,
     calls,
-    ...(parts.standing.size > 0 ? { standing: Object.fromEntries(parts.standing) } : {}),
+    ...(parts.standing.size > 0 ? { standing: Object.fromEntries([...parts.standing].map(([tool, d]) => [tool, standingDecision(d.approved, d.reason)])) } : {}),
   };
   // Plain strings in the signed body: the resumed run's trace links to (or continues) this one.
   const traceparent = parts.traceContext?.traceparent;
@@ -66,5 +77,5 @@ export async function pausedBatch(parts: PauseParts): Promise<PausedBatch> {
     const tracestate = parts.traceContext!.tracestate;
     body.traceContext = tracestate === undefined ? { traceparent } : { traceparent, tracestate };
   }
-  return { requests, state: await sealState('toolrun/paused-batch', body, parts.signingSecret) };
+  return { requests, state: await sealState('toolrun/paused-batch', body, parts.signingSecret, keep) };
 }

@@ -40,30 +40,22 @@ export async function readResume(input: ResumeInput): Promise<ResumePlan> {
 }
 
 async function checkResume(input: ResumeInput): Promise<ResumePlan> {
-  const state = await parseState(input.resume.state, input.signingSecret, input.maxChars);
+  const state = await openStateBody(input.resume.state, Body, { kind: 'toolrun/paused-batch', maxChars: input.maxChars, secret: input.signingSecret, otherKindHint: OTHER_KIND_HINT, quick: quickBody });
+  const { results, pending, byId } = readCalls(state);
   const now = Date.now();
   if (now >= state.expiresAt) {
     throw new ResumeError('expired', `this state (id ${state.id}) expired at ${new Date(state.expiresAt).toISOString()}, ${now - state.expiresAt} ms ago (stateTtlMs of the paused run); it can no longer be resumed`);
   }
   checkTools(state, await toolDigests(input.tools));
   checkCalls(state, input.calls);
-  const pending = new Map<number, { request: ToolApprovalRequest; decision: ToolApprovalResponse | undefined }>();
-  const byId = new Map<string, number>();
-  const results = new Map<number, ToolResultMessage>();
-  state.calls.forEach((entry, index) => {
-    if (entry.result !== undefined) results.set(index, entry.result as ToolResultMessage);
-    if (entry.request !== undefined) {
-      const request = entry.request as ToolApprovalRequest;
-      pending.set(index, { request, decision: undefined });
-      byId.set(request.approvalId, index);
-    }
-  });
   const approvals: unknown = input.resume.approvals ?? [];
   if (!Array.isArray(approvals)) throw new ResumeError('approval', `resume.approvals must be an array of { approvalId, approved }, received ${describeValue(approvals)}`);
-  const standing = new Map<string, StandingDecision>(Object.entries(state.standing ?? {}).map(([tool, d]) => [tool, standingDecision(d.approved, d.reason)]));
+  const standing = new Map<string, StandingDecision>();
+  if (state.standing !== undefined) for (const [tool, d] of Object.entries(state.standing)) standing.set(tool, standingDecision(d.approved, d.reason));
   /** The standing decisions this resume gives (H11), by tool name, with the index of the response that gave each. */
   const given = new Map<string, { decision: StandingDecision; at: number }>();
-  for (const [i, response] of (approvals as unknown[]).entries()) {
+  for (let i = 0; i < approvals.length; i++) {
+    const response: unknown = approvals[i];
     const id = typeof response === 'object' && response !== null ? (response as { approvalId?: unknown }).approvalId : undefined;
     const approved = typeof response === 'object' && response !== null ? (response as { approved?: unknown }).approved : undefined;
     const always = typeof response === 'object' && response !== null ? (response as { always?: unknown }).always : undefined;
@@ -89,9 +81,11 @@ async function checkResume(input: ResumeInput): Promise<ResumePlan> {
   }
   for (const [tool, { decision }] of given) standing.set(tool, decision);
   // A pending call with no decision of its own takes its tool's standing decision (H11).
-  for (const slot of pending.values()) {
-    const decision = slot.decision === undefined ? standing.get(slot.request.toolName) : undefined;
-    if (decision !== undefined) slot.decision = { approvalId: slot.request.approvalId, ...decision };
+  if (standing.size > 0) {
+    for (const slot of pending.values()) {
+      const decision = slot.decision === undefined ? standing.get(slot.request.toolName) : undefined;
+      if (decision !== undefined) slot.decision = { approvalId: slot.request.approvalId, ...decision };
+    }
   }
   await claim(state.id, state.expiresAt, input.resume.claim);
   // Only a context with non-zero ids is passed on (the schema checked its form).
@@ -99,45 +93,50 @@ async function checkResume(input: ResumeInput): Promise<ResumePlan> {
   return { released: state.released, terminating: state.terminating, blockTerminated: state.blockTerminated, results, pending, standing, traceContext };
 }
 
-/** Bounds, verifies (with a secret), parses and validates a state; every failure is a ResumeError. */
-async function parseState(given: unknown, secret: string | Uint8Array | undefined, maxChars: number): Promise<ReadState> {
-  const hint = ' (it is a paused agent run: resume it with runAgent, not runTools)';
-  const state = await openStateBody(given, Body, { kind: 'toolrun/paused-batch', maxChars, secret, otherKindHint: hint, quick: quickBody });
-  checkConsistent(state);
-  return state;
-}
+const OTHER_KIND_HINT = ' (it is a paused agent run: resume it with runAgent, not runTools)';
 
-/** The rules a state built by `pausedBatch` always keeps: a state that breaks one was edited. */
-function checkConsistent(state: ReadState): void {
+/** A pending request of the plan, with the decision the resume brings. */
+type PendingSlot = { request: ToolApprovalRequest; decision: ToolApprovalResponse | undefined };
+
+/**
+ * Checks the rules a state built by `pausedBatch` always keeps (a state that breaks one was
+ * edited: code `malformed`), and in the same pass over the calls collects what the plan
+ * needs: the stored results and the pending requests by index, the requests' indexes by
+ * approvalId (which also finds an approvalId given twice).
+ */
+function readCalls(state: ReadState): { results: Map<number, ToolResultMessage>; pending: Map<number, PendingSlot>; byId: Map<string, number> } {
   const calls = state.calls;
   const bad = (what: string): never => {
     throw new ResumeError('malformed', `resume.state is inconsistent: ${what}`);
   };
   if (Object.keys(state.tools).length > LIMITS.tools) bad(`it lists ${Object.keys(state.tools).length} tools, more than ${LIMITS.tools}`);
   if (state.released >= calls.length) bad(`released is ${state.released} for ${calls.length} calls (a paused batch has an unreleased call)`);
+  const results = new Map<number, ToolResultMessage>();
+  const pending = new Map<number, PendingSlot>();
+  const byId = new Map<string, number>();
   let ended = 0;
-  let pending = 0;
-  const ids = new Set<string>();
-  calls.forEach((entry, index) => {
-    const { call, result, request } = entry;
+  for (let index = 0; index < calls.length; index++) {
+    const { call, result, request } = calls[index]!;
     if (result !== undefined && request !== undefined) bad(`call ${index} has both a result and a request`);
     if (index < state.released && result === undefined) bad(`call ${index} is released but has no result`);
     if (index === state.released && result !== undefined) bad(`call ${index} has a result but was not released`);
     if (result !== undefined) {
       ended++;
       if (result.toolCallId !== call.id || result.toolName !== call.name) bad(`the result of call ${index} is not that call's`);
+      results.set(index, result as ToolResultMessage);
     }
     if (request !== undefined) {
-      pending++;
       if (request.index !== index || request.toolCallId !== call.id || request.toolName !== call.name) bad(`the request of call ${index} is not that call's`);
       if (!Object.hasOwn(state.tools, call.name)) bad(`call ${index} waits for approval for tool "${call.name}", which the state's tools do not list`);
-      if (ids.has(request.approvalId)) bad(`approvalId ${JSON.stringify(request.approvalId)} appears twice`);
-      ids.add(request.approvalId);
+      if (byId.has(request.approvalId)) bad(`approvalId ${JSON.stringify(request.approvalId)} appears twice`);
+      byId.set(request.approvalId, index);
+      pending.set(index, { request: request as ToolApprovalRequest, decision: undefined });
     }
-  });
-  if (pending === 0) bad('no call waits for approval');
+  }
+  if (pending.size === 0) bad('no call waits for approval');
   for (const name of Object.keys(state.standing ?? {})) if (!Object.hasOwn(state.tools, name)) bad(`a standing decision names tool "${name}", which the state's tools do not list`);
   if (state.terminating > ended) bad(`terminating is ${state.terminating} for ${ended} ended calls`);
+  return { results, pending, byId };
 }
 
 function checkTools(state: ReadState, digests: Record<string, string>): void {

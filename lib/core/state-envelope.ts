@@ -8,6 +8,9 @@
  * it is checked before the body is parsed (no structure is built from an unsigned text when a
  * secret is set), and nothing has to be re-serialized in a canonical form to check it. A state
  * given as an object is four fields: it is read as it is, never stringified and parsed again.
+ * In the process that sealed it, the object itself also carries (in a `WeakMap`) the body
+ * its payload was written from: a resume from that object, its payload unchanged, reads
+ * that body instead of parsing the payload, after the same bounds, signature and scan.
  *
  * Every text is bounded before `JSON.parse` sees it: its length, then one linear scan that
  * counts nesting, keys, objects and arrays, and values (parsing cost grows with those, far
@@ -86,17 +89,19 @@ interface ScanLimits {
  * skipped with `indexOf` to its closing quote, character by character only when it holds a
  * backslash (known from the position of the next backslash in the text, itself found with
  * `indexOf` and searched again only once passed: linear over the whole text). A key is
- * compared only when its length could match a name (without copying it out), or it has an
- * escape (then decoded exactly, by `JSON.parse` of that one string). Text that is not JSON
- * passes if it stays within the limits: `JSON.parse` refuses it next.
+ * compared only when its length is one of the names' ({@link KEY_LENGTHS}), first by its first
+ * character, in place (without copying it out), or it has an escape (then decoded exactly, by `JSON.parse` of that one string).
+ * Whether the scan is inside a free JSON value is one number, the depth where the outermost
+ * one opened. Text that is not JSON passes if it stays within the limits: `JSON.parse`
+ * refuses it next.
  */
 function scanJson(text: string, limits: ScanLimits, what: string): void {
   let depth = 0;
   let keys = 0;
   let containers = 0;
   let values = 0;
-  /** Per depth: true inside a free JSON value (a container opened under a data field, or within one). */
-  const inData: boolean[] = [false];
+  /** The depth of the outermost free JSON value the scan is in (a container opened under a data field); Infinity: none. */
+  let dataFrom = Infinity;
   /** The last string token's quotes, whether it has an escape, and whether a key just named a data field. */
   let stringStart = -1;
   let stringEnd = -1;
@@ -128,20 +133,20 @@ function scanJson(text: string, limits: ScanLimits, what: string): void {
       stringStart = i;
       stringEnd = quote;
       i = quote;
+    } else if (c === 0x3a /* : */) {
+      if (++keys > limits.keys) malformed(`${what} has more than ${limits.keys} keys`);
+      dataKey = (stringEscaped || keyLengthMatches(stringEnd - stringStart - 1)) && checkKey(text, stringStart, stringEnd, stringEscaped, depth >= dataFrom, what);
+    } else if (c === 0x2c /* , */) {
+      if (++values > limits.values) malformed(`${what} has more than ${limits.values} values`);
+      dataKey = false;
     } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
       if (++depth > limits.depth) malformed(`${what} is nested more than ${limits.depth} deep`);
       if (++containers > limits.containers) malformed(`${what} has more than ${limits.containers} objects and arrays`);
       if (++values > limits.values) malformed(`${what} has more than ${limits.values} values`);
-      inData[depth] = inData[depth - 1] === true || dataKey;
+      if (dataKey && depth < dataFrom) dataFrom = depth;
       dataKey = false;
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
-      depth--;
-      dataKey = false;
-    } else if (c === 0x3a /* : */) {
-      if (++keys > limits.keys) malformed(`${what} has more than ${limits.keys} keys`);
-      dataKey = checkKey(text, stringStart, stringEnd, stringEscaped, inData[depth] === true, what);
-    } else if (c === 0x2c /* , */) {
-      if (++values > limits.values) malformed(`${what} has more than ${limits.values} values`);
+      if (--depth < dataFrom) dataFrom = Infinity;
       dataKey = false;
     }
   }
@@ -149,6 +154,10 @@ function scanJson(text: string, limits: ScanLimits, what: string): void {
 
 /** The names {@link checkKey} looks for: refused ones and data fields. */
 const KEY_NAMES = [POISON_KEY, ...OBJECT_NAMES, ...DATA_FIELDS];
+/** Their lengths, as bits of one number (all are below 32): a key of any other length (most of a state's) is not compared at all. */
+const KEY_LENGTHS = KEY_NAMES.reduce((bits, name) => bits | (1 << name.length), 0);
+/** True when a key of `chars` characters could be one of {@link KEY_NAMES}. */
+const keyLengthMatches = (chars: number): boolean => chars >= 0 && chars < 32 && ((KEY_LENGTHS >>> chars) & 1) === 1;
 
 /**
  * The key between the quotes at `start` and `end` (`escaped`: it holds a backslash): refused
@@ -168,7 +177,7 @@ function checkKey(text: string, start: number, end: number, escaped: boolean, in
     // Compared in place: most keys have none of the names' lengths, the rest are not copied out.
     const chars = end - start - 1;
     for (const name of KEY_NAMES) {
-      if (name.length === chars && text.startsWith(name, start + 1)) {
+      if (name.length === chars && text.charCodeAt(start + 1) === name.charCodeAt(0) && text.startsWith(name, start + 1)) {
         key = name;
         break;
       }
@@ -189,9 +198,21 @@ function quotedLength(text: string): number {
   return length;
 }
 
-/** The bytes a signature covers: the kind and version, a newline, then the payload as UTF-8. */
+/**
+ * The bytes a signature covers: the kind and version, a newline, then the payload as UTF-8.
+ * Encoded in two parts and copied together, not as one joined string: joining makes a
+ * string V8 must flatten (copy) before encoding it, which cost ~0.4 µs per call of a
+ * 1,000-call batch, more than encoding and copying the bytes (the parts split at the
+ * newline, a code point boundary, so the bytes are the same).
+ */
 function signedBytes(kind: StateKind, payload: string): Uint8Array<ArrayBuffer> {
-  return new TextEncoder().encode(`${kind}@${STATE_VERSION}\n${payload}`);
+  const encoder = new TextEncoder();
+  const head = encoder.encode(`${kind}@${STATE_VERSION}\n`);
+  const body = encoder.encode(payload);
+  const bytes = new Uint8Array(head.length + body.length);
+  bytes.set(head);
+  bytes.set(body, head.length);
+  return bytes;
 }
 
 /** An HMAC-SHA256 key for `secret` (its type, CryptoKey, is a DOM type name, left to inference). */
@@ -206,12 +227,25 @@ function hex(bytes: ArrayBuffer): string {
   return text;
 }
 
-/** The envelope of `body` (plain JSON), signed with `secret` when there is one. */
-export async function sealState<K extends StateKind>(kind: K, body: unknown, secret: string | Uint8Array | undefined): Promise<StateEnvelope<K>> {
+/**
+ * Bodies kept with the state objects {@link sealState} made, for a resume from that very
+ * object in this process: the payload they were written as, and the body. Weak: a body goes
+ * when the application lets go of its state object; taken (deleted) by the first reading.
+ */
+const keptBodies = new WeakMap<object, { readonly payload: string; readonly body: unknown }>();
+
+/**
+ * The envelope of `body` (plain JSON), signed with `secret` when there is one. With `keep`,
+ * the caller vouches that `body` is exactly what `JSON.parse` of its payload gives and that
+ * nothing else holds any part of it: it is kept with the envelope object, and a reading of
+ * that object whose payload is still this text takes it instead of parsing the text again.
+ */
+export async function sealState<K extends StateKind>(kind: K, body: unknown, secret: string | Uint8Array | undefined, keep = false): Promise<StateEnvelope<K>> {
   const payload = JSON.stringify(body);
-  if (secret === undefined) return { version: STATE_VERSION, kind, payload };
-  const signature = hex(await crypto.subtle.sign('HMAC', await hmacKey(secret), signedBytes(kind, payload)));
-  return { version: STATE_VERSION, kind, payload, signature };
+  const envelope: StateEnvelope<K> =
+    secret === undefined ? { version: STATE_VERSION, kind, payload } : { version: STATE_VERSION, kind, payload, signature: hex(await crypto.subtle.sign('HMAC', await hmacKey(secret), signedBytes(kind, payload))) };
+  if (keep) keptBodies.set(envelope, { payload, body });
+  return envelope;
 }
 
 /** What reading a state needs: the kind it must be, its bound, the secret (if any). */
@@ -292,6 +326,14 @@ async function openState(given: unknown, options: OpenStateOptions): Promise<unk
     if (!valid) throw new ResumeError('signature', 'resume.state has a signature that does not match its content and this signingSecret: it was changed, or signed with another secret');
   }
   scanJson(payload, PAYLOAD_LIMITS, 'resume.state.payload');
+  // The very object sealState made, its payload unchanged: the body it was made from is
+  // what parsing would give (every check of the text above has run all the same). Taken
+  // once: a second reading parses, and the body is handed to one resume only.
+  const kept = typeof given === 'string' ? undefined : keptBodies.get(envelope);
+  if (kept !== undefined && kept.payload === payload) {
+    keptBodies.delete(envelope);
+    return kept.body;
+  }
   let body: unknown;
   try {
     body = JSON.parse(payload);

@@ -21,12 +21,12 @@ export function jsonCopy(value: unknown): unknown {
   }
 }
 
-/** The result message as JSON; `details`/`meta` JSON cannot hold are dropped (docs/decisions.md). */
+/** The result message as JSON, a copy sharing nothing with `message`; `details`/`meta` JSON cannot hold are dropped (docs/decisions.md). */
 export function messageCopy(message: ToolResultMessage): ToolResultMessage {
   try {
     return JSON.parse(JSON.stringify(message)) as ToolResultMessage;
   } catch {
-    return { role: 'tool', toolCallId: message.toolCallId, toolName: message.toolName, content: message.content, isError: message.isError };
+    return { role: 'tool', toolCallId: message.toolCallId, toolName: message.toolName, content: jsonCopy(message.content) as ToolResultMessage['content'], isError: message.isError };
   }
 }
 

@@ -2,7 +2,7 @@
  * The shape a paused batch's state body must have when it comes back (contract H8, H9): it
  * is attacker-controlled input, read with these valibot schemas and bounded by `LIMITS`.
  * `quickBody` is the same check written out by hand for speed: it accepts only what `Body`
- * accepts, with the same output, and leaves everything else to valibot.
+ * accepts (and outputs unchanged, as a value), and leaves everything else to valibot.
  *
  * @module
  */
@@ -105,6 +105,7 @@ type Fields = Record<string, unknown>;
 const isFields = (value: unknown): value is Fields => typeof value === 'object' && value !== null && !Array.isArray(value);
 const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 0;
 const isId = (value: unknown): value is string => typeof value === 'string' && value.length <= LIMITS.idChars;
+const isOptionalString = (value: unknown): boolean => value === undefined || typeof value === 'string';
 
 /** How many keys `fields` has (a parsed object has only its own, all enumerable). */
 function keyCount(fields: Fields): number {
@@ -114,172 +115,105 @@ function keyCount(fields: Fields): number {
 }
 
 /**
- * A valibot `record` of `fields` (the keys `isKey` accepts, each value read by `read`), or
- * `undefined`. The three keys valibot's records skip (`__proto__`, `constructor`, `prototype`)
- * are left to valibot: the state scan refuses them before this runs anyway.
+ * True when `fields` is an object valibot's `record` passes unchanged: every key `isKey`
+ * accepts, every value `isValue`. A record holding one of the three keys valibot's records
+ * skip (`__proto__`, `constructor`, `prototype`) is left to valibot, which drops them: the
+ * state scan refuses them before this runs anyway.
  */
-function recordOf<T>(fields: unknown, isKey: (key: string) => boolean, read: (value: unknown) => T | undefined): Record<string, T> | undefined {
-  if (!isFields(fields)) return undefined;
-  const out: Record<string, T> = {};
+function isRecordOf(fields: unknown, isKey: (key: string) => boolean, isValue: (value: unknown) => boolean): boolean {
+  if (!isFields(fields)) return false;
   for (const key in fields) {
-    if (key === '__proto__' || key === 'constructor' || key === 'prototype' || !isKey(key)) return undefined;
-    const value = read(fields[key]);
-    if (value === undefined) return undefined;
-    out[key] = value;
+    if (key === '__proto__' || key === 'constructor' || key === 'prototype' || !isKey(key) || !isValue(fields[key])) return false;
   }
-  return out;
+  return true;
 }
 
-/** A content block as `Content`'s variant outputs it: the member its `type` names, strict. */
-function blockOf(block: Fields): Fields | undefined {
+/** A content block `Content`'s variant accepts: the member its `type` names, strict. */
+function isBlock(block: unknown): boolean {
+  if (!isFields(block)) return false;
   const type = block.type;
   const n = keyCount(block);
-  if (type === 'text') return n === 2 && typeof block.text === 'string' ? { type, text: block.text } : undefined;
-  if (type === 'image' || type === 'audio') {
-    return n === 3 && typeof block.data === 'string' && typeof block.mimeType === 'string' ? { type, data: block.data, mimeType: block.mimeType } : undefined;
-  }
+  if (type === 'text') return n === 2 && typeof block.text === 'string';
+  if (type === 'image' || type === 'audio') return n === 3 && typeof block.data === 'string' && typeof block.mimeType === 'string';
   if (type === 'resource_link') {
     const { uri, name, title, description, mimeType, size } = block;
-    if (typeof uri !== 'string' || typeof name !== 'string') return undefined;
-    const out: Fields = { type, uri, name };
-    let known = 3;
-    if (title !== undefined) {
-      if (typeof title !== 'string') return undefined;
-      out.title = title;
-      known++;
-    }
-    if (description !== undefined) {
-      if (typeof description !== 'string') return undefined;
-      out.description = description;
-      known++;
-    }
-    if (mimeType !== undefined) {
-      if (typeof mimeType !== 'string') return undefined;
-      out.mimeType = mimeType;
-      known++;
-    }
-    if (size !== undefined) {
-      if (typeof size !== 'number') return undefined;
-      out.size = size;
-      known++;
-    }
-    return n === known ? out : undefined;
+    if (typeof uri !== 'string' || typeof name !== 'string' || !isOptionalString(title) || !isOptionalString(description) || !isOptionalString(mimeType)) return false;
+    if (size !== undefined && typeof size !== 'number') return false;
+    const known = 3 + (title !== undefined ? 1 : 0) + (description !== undefined ? 1 : 0) + (mimeType !== undefined ? 1 : 0) + (size !== undefined ? 1 : 0);
+    return n === known;
   }
   if (type === 'resource') {
     const resource = block.resource;
-    if (n !== 2 || !isFields(resource)) return undefined;
+    if (n !== 2 || !isFields(resource)) return false;
     const { uri, mimeType, text, blob } = resource;
     // The union's two members are strict: a text resource has no blob, a blob resource no text.
-    const body = text !== undefined ? 'text' : 'blob';
     const value = text !== undefined ? text : blob;
-    if (typeof uri !== 'string' || typeof value !== 'string') return undefined;
-    if (mimeType !== undefined && typeof mimeType !== 'string') return undefined;
-    if (keyCount(resource) !== (mimeType !== undefined ? 3 : 2)) return undefined;
-    return { type, resource: mimeType !== undefined ? { uri, mimeType, [body]: value } : { uri, [body]: value } };
+    if (typeof uri !== 'string' || typeof value !== 'string' || !isOptionalString(mimeType)) return false;
+    return keyCount(resource) === (mimeType !== undefined ? 3 : 2);
   }
-  return undefined;
+  return false;
 }
 
-function messageOf(message: unknown): Fields | undefined {
-  if (!isFields(message)) return undefined;
+function isMessage(message: unknown): boolean {
+  if (!isFields(message)) return false;
   const { role, toolCallId, toolName, content, isError, details, meta } = message;
-  if (role !== 'tool' || typeof toolCallId !== 'string' || typeof toolName !== 'string' || typeof isError !== 'boolean' || !Array.isArray(content)) return undefined;
-  const blocks: Fields[] = [];
-  for (const block of content as unknown[]) {
-    const read = isFields(block) ? blockOf(block) : undefined;
-    if (read === undefined) return undefined;
-    blocks.push(read);
-  }
-  const out: Fields = { role, toolCallId, toolName, content: blocks, isError };
-  let known = 5;
-  if (details !== undefined) {
-    out.details = details;
-    known++;
-  }
-  if (meta !== undefined) {
-    const read = recordOf(meta, () => true, (value) => value);
-    if (read === undefined) return undefined;
-    out.meta = read;
-    known++;
-  }
-  return keyCount(message) === known ? out : undefined;
+  if (role !== 'tool' || typeof toolCallId !== 'string' || typeof toolName !== 'string' || typeof isError !== 'boolean' || !Array.isArray(content)) return false;
+  for (const block of content as unknown[]) if (!isBlock(block)) return false;
+  if (meta !== undefined && !isRecordOf(meta, () => true, () => true)) return false;
+  return keyCount(message) === 5 + (details !== undefined ? 1 : 0) + (meta !== undefined ? 1 : 0);
 }
 
-function requestOf(request: unknown): Fields | undefined {
-  if (!isFields(request)) return undefined;
+function isRequest(request: unknown): boolean {
+  if (!isFields(request)) return false;
   const { approvalId, toolCallId, toolName, index, input, reason, source } = request;
-  if (!isId(approvalId) || approvalId.length < 1 || typeof toolCallId !== 'string' || typeof toolName !== 'string' || !isCount(index)) return undefined;
-  if (input === undefined || (source !== 'tool' && source !== 'hook')) return undefined;
-  if (reason !== undefined && typeof reason !== 'string') return undefined;
-  if (keyCount(request) !== (reason !== undefined ? 7 : 6)) return undefined;
-  return reason !== undefined ? { approvalId, toolCallId, toolName, index, input, reason, source } : { approvalId, toolCallId, toolName, index, input, source };
+  if (!isId(approvalId) || approvalId.length < 1 || typeof toolCallId !== 'string' || typeof toolName !== 'string' || !isCount(index)) return false;
+  if (input === undefined || (source !== 'tool' && source !== 'hook') || !isOptionalString(reason)) return false;
+  return keyCount(request) === (reason !== undefined ? 7 : 6);
 }
 
-function callOf(call: unknown): Fields | undefined {
-  if (!isFields(call)) return undefined;
+function isCall(call: unknown): boolean {
+  if (!isFields(call)) return false;
   const { id, name, arguments: args, incomplete } = call;
-  if (typeof id !== 'string' || typeof name !== 'string') return undefined;
-  const out: Fields = { id, name };
-  let known = 2;
-  if (args !== undefined) {
-    out.arguments = args;
-    known++;
-  }
-  if (incomplete !== undefined) {
-    if (typeof incomplete !== 'string') return undefined;
-    out.incomplete = incomplete;
-    known++;
-  }
-  return keyCount(call) === known ? out : undefined;
+  if (typeof id !== 'string' || typeof name !== 'string' || !isOptionalString(incomplete)) return false;
+  return keyCount(call) === 2 + (args !== undefined ? 1 : 0) + (incomplete !== undefined ? 1 : 0);
 }
 
-function entryOf(entry: unknown): Fields | undefined {
-  if (!isFields(entry)) return undefined;
-  const call = callOf(entry.call);
-  if (call === undefined) return undefined;
-  const out: Fields = { call };
-  let known = 1;
-  if (entry.result !== undefined) {
-    const result = messageOf(entry.result);
-    if (result === undefined) return undefined;
-    out.result = result;
-    known++;
-  }
-  if (entry.request !== undefined) {
-    const request = requestOf(entry.request);
-    if (request === undefined) return undefined;
-    out.request = request;
-    known++;
-  }
-  return keyCount(entry) === known ? out : undefined;
+function isEntry(entry: unknown): boolean {
+  if (!isFields(entry) || !isCall(entry.call)) return false;
+  const { result, request } = entry;
+  if (result !== undefined && !isMessage(result)) return false;
+  if (request !== undefined && !isRequest(request)) return false;
+  return keyCount(entry) === 1 + (result !== undefined ? 1 : 0) + (request !== undefined ? 1 : 0);
 }
 
-function standingOf(decision: unknown): Fields | undefined {
-  if (!isFields(decision) || typeof decision.approved !== 'boolean') return undefined;
+const isDigest = (digest: unknown): boolean => typeof digest === 'string' && DIGEST.test(digest);
+
+function isStanding(decision: unknown): boolean {
+  if (!isFields(decision) || typeof decision.approved !== 'boolean') return false;
   const reason = decision.reason;
-  if (reason !== undefined && typeof reason !== 'string') return undefined;
-  if (keyCount(decision) !== (reason !== undefined ? 2 : 1)) return undefined;
-  return reason !== undefined ? { approved: decision.approved, reason } : { approved: decision.approved };
+  return isOptionalString(reason) && keyCount(decision) === (reason !== undefined ? 2 : 1);
 }
 
-function traceContextOf(context: unknown): Fields | undefined {
-  if (!isFields(context)) return undefined;
+function isTraceContext(context: unknown): boolean {
+  if (!isFields(context)) return false;
   const { traceparent, tracestate } = context;
-  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent)) return undefined;
-  if (tracestate === undefined) return keyCount(context) === 1 ? { traceparent } : undefined;
-  if (typeof tracestate !== 'string' || tracestate.length > TRACESTATE_CHARS || !TRACESTATE.test(tracestate)) return undefined;
-  return keyCount(context) === 2 ? { traceparent, tracestate } : undefined;
+  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent)) return false;
+  if (tracestate === undefined) return keyCount(context) === 1;
+  if (typeof tracestate !== 'string' || tracestate.length > TRACESTATE_CHARS || !TRACESTATE.test(tracestate)) return false;
+  return keyCount(context) === 2;
 }
 
 /**
- * What `v.parse(Body, body)` returns, for a body `Body` accepts that this check can read;
+ * `body` itself when `Body` accepts it and would output it unchanged as a value (valibot
+ * builds a copy with each object's keys in its schema's order; this check copies nothing);
  * otherwise `undefined`, and the caller asks valibot, which then decides (and names the
- * first issue). The same checks as `Body`, written out by hand: valibot builds a dataset
- * per value and an output object per object, ~2–4 µs per call of a paused batch, most of a
- * resume's reading (docs/bench/findings.md, issue 23). Never more lenient than `Body`,
- * with the same output, key order included (each object is built in its schema's order, as
- * valibot builds it): spec/property/state-body.property.spec.ts compares the two on valid
- * and mutated bodies. `body` is `JSON.parse` output: no `undefined`, no getters.
+ * first issue). The same checks as `Body`, written out by hand: valibot builds a dataset per
+ * value and an output object per object, ~2–4 µs per call of a paused batch, most of a
+ * resume's reading (docs/bench/findings.md, issue 23). Never more lenient than `Body`:
+ * spec/property/state-body.property.spec.ts compares the two on valid and mutated bodies.
+ * `body` is `JSON.parse` output, owned by the caller alone: no `undefined`, no getters, and
+ * nobody else holds it, so it is handed on without a copy (its keys in the order of the
+ * text, which is the order `pause.ts` wrote them in).
  */
 export function quickBody(body: unknown): ReadState | undefined {
   if (!isFields(body)) return undefined;
@@ -288,27 +222,9 @@ export function quickBody(body: unknown): ReadState | undefined {
   if (typeof expiresAt !== 'number' || !Number.isSafeInteger(expiresAt) || expiresAt < 1) return undefined;
   if (!isCount(released) || !isCount(terminating) || typeof blockTerminated !== 'boolean') return undefined;
   if (!Array.isArray(calls) || calls.length > LIMITS.calls) return undefined;
-  const readTools = recordOf(tools, isId, (digest) => (typeof digest === 'string' && DIGEST.test(digest) ? digest : undefined));
-  if (readTools === undefined) return undefined;
-  const readCalls: Fields[] = [];
-  for (const entry of calls as unknown[]) {
-    const read = entryOf(entry);
-    if (read === undefined) return undefined;
-    readCalls.push(read);
-  }
-  const out: Fields = { id, expiresAt, tools: readTools, released, terminating, blockTerminated, calls: readCalls };
-  let known = 7;
-  if (standing !== undefined) {
-    const read = recordOf(standing, isId, standingOf);
-    if (read === undefined) return undefined;
-    out.standing = read;
-    known++;
-  }
-  if (traceContext !== undefined) {
-    const read = traceContextOf(traceContext);
-    if (read === undefined) return undefined;
-    out.traceContext = read;
-    known++;
-  }
-  return keyCount(body) === known ? (out as ReadState) : undefined;
+  if (!isRecordOf(tools, isId, isDigest)) return undefined;
+  for (const entry of calls as unknown[]) if (!isEntry(entry)) return undefined;
+  if (standing !== undefined && !isRecordOf(standing, isId, isStanding)) return undefined;
+  if (traceContext !== undefined && !isTraceContext(traceContext)) return undefined;
+  return keyCount(body) === 7 + (standing !== undefined ? 1 : 0) + (traceContext !== undefined ? 1 : 0) ? (body as ReadState) : undefined;
 }

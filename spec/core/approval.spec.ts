@@ -4,6 +4,7 @@
  * The resume in a second Node process is `approval.process.spec.ts`; the generated batches
  * are `spec/property/approval.property.spec.ts`.
  */
+import { createHmac } from 'node:crypto';
 import * as v from 'valibot';
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import {
@@ -347,6 +348,29 @@ describe('H4 the state is JSON', () => {
     expect(Object.keys(state).sort()).toEqual(['kind', 'payload', 'version']);
     const resumed = await collect(runTools(calls, { tools, resume: { state: JSON.stringify(state), approvals: [{ approvalId: batch.paused!.requests[0]!.approvalId, approved: true }] } }));
     expect(resumed.batch.messages.map(text)).toEqual(['removed 1', 'read 2']);
+  });
+  // The body kept with the state object for a resume in the same process (issue 23) must be
+  // exactly what parsing its payload gives. Fails if it shares a request or a message with
+  // what the application was handed (the first half), or if it is read although the object's
+  // payload was replaced (the second half).
+  it('H4: a resume from the state object in the process that paused reads the body its payload was written from, only while the payload is that text, sharing nothing the application was handed', async () => {
+    const { tools } = makeTools();
+    const calls = [call('a', 'read', { path: '0' }), call('b', 'remove', { path: '1' }), call('c', 'remove', { path: '2' })];
+    const first = await collect(runTools(calls, { tools }));
+    const paused = first.batch.paused!;
+    // The application edits what it was handed: the released message, a request (the event's and the batch's are one object).
+    (first.batch.messages[0]!.content[0] as { text: string }).text = 'changed';
+    (paused.requests[0]!.input as { path: string }).path = 'changed';
+    const again = await collect(runTools(calls, { tools, resume: { state: paused.state, approvals: [{ approvalId: paused.requests[1]!.approvalId, approved: true }] } }));
+    expect(again.batch.messages.map(text)).toEqual(['read 0']);
+    expect(again.batch.paused!.requests.map((r) => r.input)).toEqual([{ path: '1' }]);
+
+    const second = await collect(runTools(calls, { tools }));
+    const state = second.batch.paused!.state;
+    (state as { payload: string }).payload = state.payload.replace('read 0', 'edited 0');
+    const approvals = second.batch.paused!.requests.map((r) => ({ approvalId: r.approvalId, approved: true }));
+    const edited = await collect(runTools(calls, { tools, resume: { state, approvals } }));
+    expect(edited.batch.messages.map(text)).toEqual(['edited 0', 'removed 1', 'removed 2']);
   });
 });
 
@@ -802,6 +826,8 @@ describe('H9 a tampered state is refused; signing', () => {
 
     const signed = await pausedState({ signingSecret: secret });
     expect(signed.state.signature).toMatch(/^[0-9a-f]{64}$/);
+    // The HMAC is over exactly "kind@version\n" and the payload's UTF-8, as node:crypto computes it (fails if the signed bytes change).
+    expect(signed.state.signature).toBe(createHmac('sha256', secret).update(`toolrun/paused-batch@2\n${signed.state.payload}`, 'utf8').digest('hex'));
     // An edit that keeps the state well formed: a forged result for call 2.
     const forged = withBody(signed.state, (body) => ({
       ...body,

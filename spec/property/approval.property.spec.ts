@@ -7,8 +7,10 @@
  *
  * Each case runs twice. The reference run answers every request in process with `approve`.
  * The paused run has no `approve`: each time the batch pauses, its state goes through
- * `JSON.stringify`/`JSON.parse` (sometimes signed, sometimes as text) and is resumed with the
- * decisions that are due. The two must give the same final `messages`, the `tool_result`
+ * `JSON.stringify`/`JSON.parse` (sometimes signed, sometimes as text) — or, sometimes, is
+ * given back as the very object the batch returned, whose body was kept in this process
+ * (fails if that body differs from its payload's parse anywhere it is read) — and is resumed
+ * with the decisions that are due. The two must give the same final `messages`, the `tool_result`
  * events of all the paused runs together must be those messages in call order, no call may
  * execute twice (counted per call across every run), the same calls must execute, and every
  * hook must run as often per call as in the reference (at most once). A second resume of a
@@ -68,6 +70,8 @@ interface Scenario {
   decisions: { tool: Decision; hook: Decision }[];
   signed: boolean;
   asText: boolean;
+  /** Not as text: the state object the batch returned itself, not its JSON copy. */
+  sameObject: boolean;
   /** The hook and the reference's approve answer with a promise. */
   asyncHooks: boolean;
   /** The first run reads its calls from an async iterable (S4). */
@@ -84,6 +88,7 @@ const scenario: fc.Arbitrary<Scenario> = fc.integer({ min: 1, max: 8 }).chain((c
     decisions: fc.array(fc.record({ tool: decision, hook: decision }), { minLength: count, maxLength: count }),
     signed: fc.boolean(),
     asText: fc.boolean(),
+    sameObject: fc.boolean(),
     asyncHooks: fc.boolean(),
     streamed: fc.boolean(),
   }),
@@ -250,7 +255,7 @@ async function runScenario(sc: Scenario): Promise<void> {
     );
     expect(await unknown).toBe('approval');
     expect(JSON.stringify([...counts.executed])).toBe(executedBefore);
-    resume = { state: sc.asText ? text : copy, approvals };
+    resume = { state: sc.asText ? text : sc.sameObject ? state : copy, approvals };
     // The same state resumed twice: the second is refused (checked after the first below).
     const previous = resume;
     const next = await drain(runTools(calls, { ...optionsFor(sc, counts), ...(sc.signed ? { signingSecret: SECRET } : {}), resume: { ...previous, claim } }));
@@ -261,7 +266,8 @@ async function runScenario(sc: Scenario): Promise<void> {
       finalBatch = next.batch;
       break;
     }
-    resume = { state: sc.asText ? JSON.stringify(next.batch.paused.state) : (JSON.parse(JSON.stringify(next.batch.paused.state)) as PausedBatchState), approvals: [] };
+    const nextState = next.batch.paused.state;
+    resume = { state: sc.asText ? JSON.stringify(nextState) : sc.sameObject ? nextState : (JSON.parse(JSON.stringify(nextState)) as PausedBatchState), approvals: [] };
     // Those still pending are answered on the next round when due.
     for (const request of next.batch.paused.requests) {
       const key = `${request.index}:${request.source}`;
