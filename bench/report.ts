@@ -48,10 +48,12 @@ function formatValue(row: Row): string {
   return formatNum(row.value);
 }
 
+/** The row's range; in a result of several runs, a row measured in one run only keeps its round medians, and says so. */
 function formatRange(row: Row): string {
   if (row.lo === undefined || row.hi === undefined || row.value === null) return '';
   const f = row.unit.startsWith('events/s') ? formatInt : formatNum;
-  return `${f(row.lo)} … ${f(row.hi)}`;
+  const oneRun = row.runs !== undefined && row.runs.filter((v) => v !== null).length < 2;
+  return `${f(row.lo)} … ${f(row.hi)}${oneRun ? ' (rounds, 1 run)' : ''}`;
 }
 
 /** The table of one scenario as a header and string cells. */
@@ -59,7 +61,8 @@ function tableCells(result: ScenarioResult): { header: string[]; cells: string[]
   const extra: string[] = [];
   for (const r of result.rows) for (const k of Object.keys(r.cols)) if (!extra.includes(k)) extra.push(k);
   const units = [...new Set(result.rows.map((r) => r.unit))];
-  const header = ['series', result.xLabel ?? 'N', 'implementation', units.length === 1 ? units[0]! : 'value', 'range (round medians)', 'samples', ...extra, 'note'];
+  const rangeHeader = result.runs !== undefined && result.runs > 1 ? `range (${result.runs} runs)` : 'range (round medians)';
+  const header = ['series', result.xLabel ?? 'N', 'implementation', units.length === 1 ? units[0]! : 'value', rangeHeader, 'samples', ...extra, 'note'];
   const cells = result.rows.map((r) => [
     r.series,
     formatInt(r.n),
@@ -155,7 +158,8 @@ export function renderMarkdown(store: Store): string {
   out.push('');
   out.push(
     [
-      '- **Timing** uses [mitata](https://github.com/evanwashere/mitata) 1.0.34 (`measure`: warm-up, sampling to a time budget, outlier trimming). Every sample is one whole batch, timed by the bench (mitata\'s manual mode) so that pi-agent-core can be timed over its own window. Each comparison is **interleaved in one process**: several rounds, each measuring every implementation once in an order rotated per round; the value is the **median of the round medians**, and the range column gives the lowest and highest round median. No figure comes from a single run.',
+      '- **Timing** uses [mitata](https://github.com/evanwashere/mitata) 1.0.34 (`measure`: warm-up, sampling to a time budget, outlier trimming). Every sample is one whole batch (or a block of batches), timed by the bench (mitata\'s manual mode) so that pi-agent-core can be timed over its own window. Each comparison is **interleaved in one process**: several rounds, each measuring every implementation once in an order rotated per round; a run\'s value is the **median of the round medians**.',
+      '- **Several runs, each a fresh process.** The scenarios whose targets are CPU ratios measured in one process (`overhead`, `resume`) run in K fresh processes, one after the other (`--runs K`, default 3): a value is the **median of the runs\' values**, a ratio the median of the per-run ratios (each between implementations of the same process), the range column the lowest and highest run, and a target is judged on the median over the runs, its range over the runs given beside it; `bench/results.json` keeps every run\'s value. Later runs measure only the series the targets read, so a row marked `(rounds, 1 run)` comes from one run, its range from that run\'s round medians. In the other scenarios the range column gives the lowest and highest round median, or process, as the section says (`cold-start` and the MCP scenarios already run fresh processes of their own). No figure comes from a single measurement.',
       '- **CPU time, wall time alongside.** The figure that the ratios and targets use is the process\'s CPU time (`process.cpuUsage()`, all threads, µs resolution) over the batch: on this shared 2-core machine other jobs often keep the load above 4, and wall time then mostly measures waiting for a core (the same batch swung 2–3× in wall time and under 1.5× in CPU time). The wall-time median is in its own column; on an idle machine the two agree within the gc helper threads\' share.',
       '- **No forced gc before a measurement.** On Node 20, allocation-heavy code runs several times slower right after a forced full gc (a 1,000-call toolrun batch went 5.7 → 35 ms, pi-agent-core 16 → 41 ms), so the timings are taken in a warmed, steady state; the gc cost of each implementation\'s own garbage is inside its figure.',
       '- **Memory, latency and abort** are measured by hand (full gcs and `heapUsed`; timestamps at each event), repeated and interleaved the same way; the value is a median.',
@@ -170,7 +174,7 @@ export function renderMarkdown(store: Store): string {
   if (present.length > 0) {
     out.push('## Targets');
     out.push('');
-    out.push('Checked against the tables below by the bench itself. Where one is missed, [bench/findings.md](bench/findings.md) gives the profile: what in toolrun (or in Node 20) limits it, and what change would fix it.');
+    out.push('Checked against the tables below by the bench itself, on the median over the runs where a scenario ran several times. Where one is missed, [bench/findings.md](bench/findings.md) gives the profile: what in toolrun (or in Node 20) limits it, and what change would fix it.');
     out.push('');
     out.push('| scenario | target | measured | met |');
     out.push('| --- | --- | --- | --- |');

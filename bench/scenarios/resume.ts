@@ -110,7 +110,7 @@ function resumeTargets(rows: readonly Row[]): Target[] {
     if (plain?.value == null || r?.value == null) out.push({ target, measured: 'not measured in this run', met: null });
     else {
       const x = r.value / plain.value;
-      out.push({ target, measured: `${formatNum(r.value)} vs ${formatNum(plain.value)} µs/call: ${formatRatio(x)}`, met: x <= 3 });
+      out.push({ target, measured: `${formatNum(r.value)} vs ${formatNum(plain.value)} µs/call: ${formatRatio(x)}`, met: x <= 3, x, bound: { op: '<=', limit: 3 } });
     }
   }
   return out;
