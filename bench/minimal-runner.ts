@@ -15,8 +15,8 @@
  *   message); ends in completion order, results in call order, each result released as
  *   soon as every earlier call has ended; a value the body yields becomes a
  *   `tool_execution_update`;
- * - hands the events out as an async iterator (an async generator), consumed with
- *   `for await`.
+ * - hands the events out as an async iterator (an async generator), which the bench drains
+ *   with the same `next()` loop as toolrun's (`for await` works the same way).
  *
  * What it leaves out: hooks, approval, timeouts, abort and AbortSignals, concurrency
  * limits, a journal, tracing, checks of the run's arguments and of the tool's output (the

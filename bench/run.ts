@@ -143,6 +143,8 @@ async function main(): Promise<void> {
       targetsOnly: args.targetsOnly,
     });
     writeFileSync(args.resultFile, JSON.stringify(result));
+    const cpu = process.cpuUsage();
+    process.stderr.write(`  … ${name}: this run took ${formatMs(nowMs())} wall, ${formatMs((cpu.user + cpu.system) / 1e3)} CPU (the process's, tsx start-up included)\n`);
     return;
   }
   const peers = await loadPeers();

@@ -146,13 +146,14 @@ function combineTarget(perRun: readonly (Target | undefined)[]): Target {
   const x = median(measured);
   const mid = medianIndex(xs);
   const met = bound.op === '>=' ? x >= bound.limit : x <= bound.limit;
-  const range = measured.length >= 2 ? `, range ${formatRatio(Math.min(...measured))} … ${formatRatio(Math.max(...measured))}` : '';
+  // Two decimals: the figure is judged against a bound (3.0× can be 3.04, a miss of ≤ 3).
+  const range = measured.length >= 2 ? `, range ${Math.min(...measured).toFixed(2)}× … ${Math.max(...measured).toFixed(2)}×` : '';
   return {
     ...base,
     x,
     met,
     runs: xs,
-    measured: `${formatRatio(x)}, median of ${measured.length} runs${range}; ${measured.length % 2 === 1 ? 'the median run' : 'the lower middle run'}: ${perRun[mid]!.measured}`,
+    measured: `${x.toFixed(2)}×, median of ${measured.length} runs${range}; ${measured.length % 2 === 1 ? 'the median run' : 'the lower middle run'}: ${perRun[mid]!.measured}`,
   };
 }
 

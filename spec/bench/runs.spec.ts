@@ -74,7 +74,7 @@ describe('combineRuns: the median over runs, the range over runs, every run kept
     expect(t.x).toBe(4.6);
     expect(t.met).toBe(false);
     expect(t.runs).toEqual([5.4, 4.1, 4.6]);
-    expect(t.measured).toContain('median of 3 runs, range 4.1× … 5.4×');
+    expect(t.measured).toContain('4.60×, median of 3 runs, range 4.10× … 5.40×');
     expect(t.measured).toContain('the median run: 4.6× less');
   });
 
