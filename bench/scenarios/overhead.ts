@@ -104,7 +104,7 @@ export async function overhead(budget: Budget, options: ScenarioOptions = {}): P
       '`toolrun` runs with `maxConcurrency: Infinity`, like pi-agent-core and the floor; `toolrun (maxConcurrency 10)` is its default. ' +
       'The floor is the same bodies under a bare `Promise.all` (or a `for` loop), without events or validation. ' +
       'The `minimal runner` (parallel series; `bench/minimal-runner.ts`, a bench reference, not a product) runs the same bodies, validates the arguments with the same valibot schema, ' +
-      'and hands out the same three events per call with toolrun\'s fields (`tool_execution_start`, `tool_execution_end` in completion order, `tool_result` with the result message in call order) as an async iterator, drained with the same \`next()\` loop as toolrun; ' +
+      'and hands out the same three events per call with toolrun\'s fields (`tool_execution_start`, `tool_execution_end` in completion order, `tool_result` with the result message in call order) as an async iterator, drained with the same `next()` loop as toolrun; ' +
       'no hooks, approval, timeouts, abort or output checks. `× minimal` is what toolrun costs over the event protocol itself. ' +
       `Each sample is a block of batches back to back (${formatInt(BLOCK_CALLS)} calls, at least one batch): CPU over the block, garbage collection included, divided by the batches. ` +
       'Value: median CPU µs per call (wall time alongside); ratios are of CPU time, against the same series\' floor, minimal runner and pi-agent-core.',
