@@ -35,7 +35,6 @@ export async function overhead(budget: Budget, options: ScenarioOptions = {}): P
   // The targets read the headline series at N = 10 and 1,000 only.
   const series = options.targetsOnly === true ? all.filter((s) => s.name === HEADLINE) : all;
   const measured = options.targetsOnly === true ? sizes.filter((n) => (TARGET_SIZES as readonly number[]).includes(n)) : sizes;
-  const rounds = roundsOf(budget);
   for (const { name: seriesName, mode, body } of series) {
     const tool = toolrunTool(body);
     const minimal = minimalTool(body);
@@ -57,7 +56,7 @@ export async function overhead(budget: Budget, options: ScenarioOptions = {}): P
         const batch = makePiBatch(peers, n, body);
         cases.push({ name: IMPL.pi, run: inBlocks(block, () => runPi(peers, batch, { mode })) });
       }
-      const timings = await compare(cases, rounds);
+      const timings = await compare(cases, budget);
       const floorName = mode === 'parallel' ? IMPL.floor : IMPL.floorSeq;
       const floor = timings.get(floorName);
       const pi = timings.get(IMPL.pi);
@@ -112,16 +111,6 @@ export async function overhead(budget: Budget, options: ScenarioOptions = {}): P
     rows,
     targets: overheadTargets(rows),
   };
-}
-
-/**
- * This scenario's rounds: twice as many as the budget's, half as long, at least 2 samples
- * each. A sample here is a block of batches (up to 40 ms of toolrun at N = 1,000), so the
- * budget's 3 rounds of 100 ms gave 3 samples a round, and one bad round of 3 moved the
- * median; 6 rounds of 50 ms cost about the same and give the median twice the rounds.
- */
-function roundsOf(budget: Budget): Budget {
-  return { ...budget, rounds: budget.rounds * 2, roundMs: budget.roundMs / 2, minSamples: Math.max(1, budget.minSamples - 1) };
 }
 
 function ratio(t: Timing, base: Timing | { error: string } | undefined): string {
