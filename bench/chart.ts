@@ -16,9 +16,16 @@ const HEIGHT = 360;
 
 /** The Vega spec of `result`'s chart (exported for the spec, which checks its data). */
 export function chartSpec(result: ScenarioResult): { spec: Record<string, unknown>; points: number } {
-  const values = result.rows
-    .filter((r) => r.chart !== null && Number.isFinite(r.chart) && r.chart > 0)
-    .map((r) => ({ n: r.n, y: r.chart, impl: r.impl, series: r.series, ours: r.impl.startsWith('toolrun') }));
+  // A dense curve (cold-start: every k) replaces the rows' points: lines without a symbol per
+  // point, y in µs with plain numbers on the axis, reference lines dashed.
+  const dense = result.curve !== undefined && result.curve.length > 0;
+  const values = dense
+    ? result
+        .curve!.filter((p) => Number.isFinite(p.y) && p.y > 0)
+        .map((p) => ({ n: p.x, y: p.y, impl: p.impl, series: '', ours: p.impl.startsWith('toolrun'), reference: p.reference === true }))
+    : result.rows
+        .filter((r) => r.chart !== null && Number.isFinite(r.chart) && r.chart > 0)
+        .map((r) => ({ n: r.n, y: r.chart, impl: r.impl, series: r.series, ours: r.impl.startsWith('toolrun'), reference: false }));
   const manySeries = new Set(values.map((v) => v.series)).size > 1;
   const spec = {
     $schema: 'https://vega.github.io/schema/vega/v6.json',
@@ -42,7 +49,7 @@ export function chartSpec(result: ScenarioResult): { spec: Record<string, unknow
     ],
     axes: [
       { orient: 'bottom', scale: 'x', title: result.xLabel ?? 'N', grid: true, format: '~s' },
-      { orient: 'left', scale: 'y', title: result.chartLabel, grid: true, format: '~s' },
+      { orient: 'left', scale: 'y', title: result.chartLabel, grid: true, format: dense ? ',~r' : '~s' },
     ],
     legends: [
       { stroke: 'color', title: 'implementation', orient: 'right', symbolType: 'stroke', labelLimit: 320 },
@@ -62,20 +69,21 @@ export function chartSpec(result: ScenarioResult): { spec: Record<string, unknow
                 x: { scale: 'x', field: 'n' },
                 y: { scale: 'y', field: 'y' },
                 stroke: { scale: 'color', field: 'impl' },
-                strokeDash: { scale: 'dash', field: 'series' },
-                strokeWidth: { signal: 'datum.ours ? 3 : 1.5' },
+                ...(dense ? { strokeDash: { signal: 'datum.reference ? [6, 4] : [1, 0]' } } : { strokeDash: { scale: 'dash', field: 'series' } }),
+                strokeWidth: { signal: 'datum.ours ? 3 : datum.reference ? 1.25 : 1.5' },
               },
             },
           },
           {
             type: 'symbol',
             from: { data: 'line' },
+            ...(dense ? { interactive: false } : {}),
             encode: {
               enter: {
                 x: { scale: 'x', field: 'n' },
                 y: { scale: 'y', field: 'y' },
                 fill: { scale: 'color', field: 'impl' },
-                size: { value: 24 },
+                size: { value: dense ? 0 : 24 },
                 tooltip: { signal: "datum.impl + ' · ' + datum.series + ': N=' + datum.n + ', ' + format(datum.y, '.3~s')" },
               },
             },

@@ -104,7 +104,7 @@ export interface Budget {
   gc: boolean;
 }
 
-/** The default budget of `npm run bench` (under 3 minutes for every scenario on 2 cores). */
+/** The default budget of `npm run bench` (every scenario in about 4 minutes on a quiet 2-core machine, `overhead` and `resume` in 3 runs each). */
 export const DEFAULT_BUDGET: Budget = { rounds: 3, roundMs: 100, minSamples: 3, capMs: 500, repeats: 3, gc: false };
 /** `--full`: the large sizes, more patience for the slow peers. */
 export const FULL_BUDGET: Budget = { rounds: 5, roundMs: 300, minSamples: 5, capMs: 5_000, repeats: 5, gc: false };

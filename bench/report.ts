@@ -48,10 +48,12 @@ function formatValue(row: Row): string {
   return formatNum(row.value);
 }
 
+/** The row's range; in a result of several runs, a row measured in one run only keeps its round medians, and says so. */
 function formatRange(row: Row): string {
   if (row.lo === undefined || row.hi === undefined || row.value === null) return '';
   const f = row.unit.startsWith('events/s') ? formatInt : formatNum;
-  return `${f(row.lo)} … ${f(row.hi)}`;
+  const oneRun = row.runs !== undefined && row.runs.filter((v) => v !== null).length < 2;
+  return `${f(row.lo)} … ${f(row.hi)}${oneRun ? ' (rounds, 1 run)' : ''}`;
 }
 
 /** The table of one scenario as a header and string cells. */
@@ -59,7 +61,8 @@ function tableCells(result: ScenarioResult): { header: string[]; cells: string[]
   const extra: string[] = [];
   for (const r of result.rows) for (const k of Object.keys(r.cols)) if (!extra.includes(k)) extra.push(k);
   const units = [...new Set(result.rows.map((r) => r.unit))];
-  const header = ['series', result.xLabel ?? 'N', 'implementation', units.length === 1 ? units[0]! : 'value', 'range (round medians)', 'samples', ...extra, 'note'];
+  const rangeHeader = result.runs !== undefined && result.runs > 1 ? `range (${result.runs} runs)` : 'range (round medians)';
+  const header = ['series', result.xLabel ?? 'N', 'implementation', units.length === 1 ? units[0]! : 'value', rangeHeader, 'samples', ...extra, 'note'];
   const cells = result.rows.map((r) => [
     r.series,
     formatInt(r.n),
@@ -145,7 +148,7 @@ export function renderMarkdown(store: Store): string {
   out.push('');
   out.push(
     'toolrun against the runtimes and merge combinators a user would pick instead, all in one process. ' +
-      'This file is written by `npm run bench` (every scenario at sizes that finish in under three minutes on 2 cores, once the peers are installed), ' +
+      'This file is written by `npm run bench` (every scenario at sizes that finish in about four minutes on a quiet 2-core machine, once the peers are installed), ' +
       '`npm run bench -- overhead scaling` (only the named scenarios; the others keep their last tables) and ' +
       '`npm run bench -- --full` (the large sizes). The tables, charts and `bench/results.json` are regenerated together; ' +
       'each section says when, where and with which command it was measured.',
@@ -155,13 +158,14 @@ export function renderMarkdown(store: Store): string {
   out.push('');
   out.push(
     [
-      '- **Timing** uses [mitata](https://github.com/evanwashere/mitata) 1.0.34 (`measure`: warm-up, sampling to a time budget, outlier trimming). Every sample is one whole batch, timed by the bench (mitata\'s manual mode) so that pi-agent-core can be timed over its own window. Each comparison is **interleaved in one process**: several rounds, each measuring every implementation once in an order rotated per round; the value is the **median of the round medians**, and the range column gives the lowest and highest round median. No figure comes from a single run.',
+      '- **Timing** uses [mitata](https://github.com/evanwashere/mitata) 1.0.34 (`measure`: warm-up, sampling to a time budget, outlier trimming). Every sample is one whole batch (or a block of batches), timed by the bench (mitata\'s manual mode) so that pi-agent-core can be timed over its own window. Each comparison is **interleaved in one process**: several rounds, each measuring every implementation once in an order rotated per round; a run\'s value is the **median of the round medians**.',
+      '- **Several runs, each a fresh process.** The scenarios whose targets are CPU ratios measured in one process (`overhead`, `resume`) run in K fresh processes, one after the other (`--runs K`, default 3): a value is the **median of the runs\' values**, a ratio the median of the per-run ratios (each between implementations of the same process), the range column the lowest and highest run, and a target is judged on the median over the runs, its range over the runs given beside it; `bench/results.json` keeps every run\'s value. Later runs measure only the series the targets read, so a row marked `(rounds, 1 run)` comes from one run, its range from that run\'s round medians. In the other scenarios the range column gives the lowest and highest round median, or process, as the section says (`cold-start` and the MCP scenarios already run fresh processes of their own). No figure comes from a single measurement.',
       '- **CPU time, wall time alongside.** The figure that the ratios and targets use is the process\'s CPU time (`process.cpuUsage()`, all threads, µs resolution) over the batch: on this shared 2-core machine other jobs often keep the load above 4, and wall time then mostly measures waiting for a core (the same batch swung 2–3× in wall time and under 1.5× in CPU time). The wall-time median is in its own column; on an idle machine the two agree within the gc helper threads\' share.',
       '- **No forced gc before a measurement.** On Node 20, allocation-heavy code runs several times slower right after a forced full gc (a 1,000-call toolrun batch went 5.7 → 35 ms, pi-agent-core 16 → 41 ms), so the timings are taken in a warmed, steady state; the gc cost of each implementation\'s own garbage is inside its figure.',
       '- **Memory, latency and abort** are measured by hand (full gcs and `heapUsed`; timestamps at each event), repeated and interleaved the same way; the value is a median.',
       '- **Ratios** compare medians measured in the same interleaved rounds.',
       '- The machine is shared and noisy (2 cores): read ratios more than absolute values, and expect ±30 % between runs.',
-      '- **Peers** (pinned in `bench/package.json`, installed into `bench/node_modules` by `npm run bench`, never dependencies of toolrun): `@mariozechner/pi-agent-core` 0.73.1 driven through `runAgentLoop` with a fake stream function and `shouldStopAfterTurn: () => true`, timed from its first `tool_execution_start` to `turn_end`; ix `merge` 7.0.0 (a dependency of toolrun); `it-merge` 3.0.15; `Repeater.merge` from `@repeaterjs/repeater` 3.1.0; a `Promise.race`-over-pending-`next()` merge written in the bench as the textbook baseline; and the **floor**: the same tool bodies (async generators) under a bare `Promise.all`, with no events and no validation.',
+      '- **Peers** (pinned in `bench/package.json`, installed into `bench/node_modules` by `npm run bench`, never dependencies of toolrun): `@mariozechner/pi-agent-core` 0.73.1 driven through `runAgentLoop` with a fake stream function and `shouldStopAfterTurn: () => true`, timed from its first `tool_execution_start` to `turn_end`; ix `merge` 7.0.0 (a dependency of toolrun); `it-merge` 3.0.15; `Repeater.merge` from `@repeaterjs/repeater` 3.1.0; a `Promise.race`-over-pending-`next()` merge written in the bench as the textbook baseline; the **floor**: the same tool bodies (async generators) under a bare `Promise.all`, with no events and no validation; and, in `overhead`, the **minimal runner** (`bench/minimal-runner.ts`, a bench reference, not a product): the same bodies and valibot schema and the same three events per call in the same order, with nothing else, to show what the event protocol itself costs.',
       '- **Charts** (`docs/bench/*.svg`, log–log) are rendered with [Vega](https://vega.github.io/vega/) 6.4.0 in Node, headless, with no browser.',
     ].join('\n'),
   );
@@ -170,7 +174,7 @@ export function renderMarkdown(store: Store): string {
   if (present.length > 0) {
     out.push('## Targets');
     out.push('');
-    out.push('Checked against the tables below by the bench itself. Where one is missed, [bench/findings.md](bench/findings.md) gives the profile: what in toolrun (or in Node 20) limits it, and what change would fix it.');
+    out.push('Checked against the tables below by the bench itself, on the median over the runs where a scenario ran several times. Where one is missed, [bench/findings.md](bench/findings.md) gives the profile: what in toolrun (or in Node 20) limits it, and what change would fix it.');
     out.push('');
     out.push('| scenario | target | measured | met |');
     out.push('| --- | --- | --- | --- |');

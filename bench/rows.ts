@@ -23,9 +23,19 @@ export interface Row {
   unit: string;
   /** The headline figure (a median); `null` when this implementation did not run here. */
   value: number | null;
-  /** Lowest and highest of the medians it is the median of (same unit), when there are several. */
+  /**
+   * Lowest and highest of the medians it is the median of (same unit), when there are
+   * several: the runs' values when the row comes from several runs ({@link Row.runs}), else
+   * the round medians of its one run.
+   */
   lo?: number;
   hi?: number;
+  /**
+   * The value of each run, in run order (`null`: not measured in that run), when the scenario
+   * ran in several fresh processes (`npm run bench -- --runs K`, bench/runs.ts); `value` is
+   * their median. Absent for a scenario run once.
+   */
+  runs?: (number | null)[];
   /** How many measurements `value` summarizes. */
   samples?: number;
   /** What the chart plots (log scale): ns per item, or bytes per call for `memory`. */
@@ -42,6 +52,12 @@ export interface Target {
   measured: string;
   /** `null` when the sizes needed were not run (e.g. a filtered or smoke run). */
   met: boolean | null;
+  /** The figure the target judges (a ratio), when measured; what several runs are combined on. */
+  x?: number;
+  /** What `x` must be: at least (`>=`) or at most (`<=`) `limit`. Set together with `x`. */
+  bound?: { op: '>=' | '<='; limit: number };
+  /** `x` of each run, in run order (`null`: not measured in that run), when the scenario ran in several processes; `x` is their median. */
+  runs?: (number | null)[];
 }
 
 /** What one scenario produced. */
@@ -56,6 +72,14 @@ export interface ScenarioResult {
   xLabel?: string;
   rows: Row[];
   targets: Target[];
+  /**
+   * A dense curve for the chart instead of the rows' points (`cold-start`: every k from 1 to
+   * the batches run, where the table keeps k = 1, 2, 3, 5, 10…). `y` in µs; a series marked
+   * `reference` is drawn dashed and thin (a target line, not an implementation).
+   */
+  curve?: { impl: string; x: number; y: number; reference?: boolean }[];
+  /** How many fresh processes the figures are the median of (bench/runs.ts); absent: one run, in the bench's own process. */
+  runs?: number;
 }
 
 /** Options every scenario function takes. */
@@ -64,6 +88,12 @@ export interface ScenarioOptions {
   sizes?: readonly number[];
   /** Progress message sink (the terminal); silent when absent. */
   log?: (line: string) => void;
+  /**
+   * Measure only the series the targets read: set for the second and later runs of a
+   * scenario run several times (bench/runs.ts), so that the repeats cost less. A scenario may
+   * ignore it (then every run measures everything).
+   */
+  targetsOnly?: boolean;
 }
 
 /** The implementation names used across scenarios (one spelling everywhere). */
@@ -72,6 +102,7 @@ export const IMPL = {
   toolrunDefault: 'toolrun (maxConcurrency 10)',
   floor: 'floor (Promise.all)',
   floorSeq: 'floor (for…await)',
+  minimal: 'minimal runner',
   pi: 'pi-agent-core 0.73.1',
   merge: 'toolrun mergeGenerators',
   ix: 'ix merge 7.0.0',

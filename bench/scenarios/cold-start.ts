@@ -186,12 +186,27 @@ export async function coldStart(budget: Budget, options: ScenarioOptions & { run
       '`batch k` is the k-th batch alone. The module import is not timed; pi-agent-core is timed from its first `tool_execution_start` to `turn_end`. ' +
       '`first batch, wall` is the first batch\'s latency (wall time). toolrun runs as the package build makes it (the library built with its tsdown configuration, without declarations); ' +
       '`import, CPU (wall)` is `import \'toolrun\'` of that build in a plain `node` process, its dependencies included (median over one process per round). ' +
-      'The chart is the curve: CPU per call over the first k batches, against k.',
-    chartLabel: 'ns per call, first k batches',
+      'The chart is the curve at every k from 1 to the last batch: CPU µs per call over the first k batches, against k, with pi-agent-core\'s curve halved (dashed) as the line toolrun\'s must stay under for the 2× target.',
+    chartLabel: 'CPU µs per call over the first k batches',
     xLabel: 'k (batches)',
     rows,
     targets: coldTargets(rows, batches, pi),
+    curve: curve(impls.filter((i) => !failed.has(i.name)).map((i) => i.name), batches, cumulative, pi),
   };
+}
+
+/**
+ * The chart's curve: for every k from 1 to `batches`, each implementation's CPU µs per call
+ * over the first k batches (median over its processes), and pi-agent-core's halved as the
+ * line toolrun must stay under (the 2× target).
+ */
+function curve(names: readonly string[], batches: number, cumulative: (name: string, k: number) => number[], pi: string | undefined): NonNullable<ScenarioResult['curve']> {
+  const out: NonNullable<ScenarioResult['curve']> = [];
+  for (const name of names) for (let k = 1; k <= batches; k++) out.push({ impl: name, x: k, y: median(cumulative(name, k)) / 1e3 });
+  if (pi !== undefined && names.includes(pi)) {
+    for (let k = 1; k <= batches; k++) out.push({ impl: 'pi-agent-core ÷ 2 (the 2× target)', x: k, y: median(cumulative(pi, k)) / 2e3, reference: true });
+  }
+  return out;
 }
 
 function coldTargets(rows: readonly Row[], batches: number, pi: string | undefined): Target[] {

@@ -27,10 +27,20 @@ export interface ScenarioEntry {
   run: (budget: Budget, options?: ScenarioOptions) => Promise<ScenarioResult>;
   sizes: readonly number[];
   fullSizes: readonly number[];
+  /**
+   * Run it in several fresh processes and report medians over them (bench/runs.ts;
+   * `--runs K`, default {@link DEFAULT_RUNS}): set for the scenarios whose targets are CPU
+   * ratios measured in one process. `cold-start` and the MCP scenarios are not: each of
+   * their figures already is a median over fresh processes of their own.
+   */
+  repeated?: boolean;
 }
 
+/** Fresh processes per repeated scenario when `--runs` is not given. */
+export const DEFAULT_RUNS = 3;
+
 export const SCENARIOS: Record<ScenarioName, ScenarioEntry> = {
-  overhead: { run: overhead, sizes: OVERHEAD_SIZES, fullSizes: OVERHEAD_SIZES },
+  overhead: { run: overhead, sizes: OVERHEAD_SIZES, fullSizes: OVERHEAD_SIZES, repeated: true },
   progress: { run: progress, sizes: PROGRESS_SIZES, fullSizes: [...PROGRESS_SIZES, 10_000] },
   scaling: { run: scaling, sizes: SCALING_SIZES, fullSizes: SCALING_SIZES },
   'release-latency': { run: releaseLatency, sizes: RELEASE_SIZES, fullSizes: [...RELEASE_SIZES, 5_000] },
@@ -40,6 +50,9 @@ export const SCENARIOS: Record<ScenarioName, ScenarioEntry> = {
   'mcp-stdio': { run: mcpStdio, sizes: MCP_SIZES, fullSizes: [10_000] },
   'mcp-http': { run: mcpHttp, sizes: MCP_SIZES, fullSizes: [10_000] },
   'cold-start': { run: coldStart, sizes: COLD_START_SIZES, fullSizes: [1_000] },
-  resume: { run: resume, sizes: RESUME_SIZES, fullSizes: [10, ...RESUME_SIZES] },
+  resume: { run: resume, sizes: RESUME_SIZES, fullSizes: [10, ...RESUME_SIZES], repeated: true },
   journal: { run: journal, sizes: JOURNAL_SIZES, fullSizes: [100, ...JOURNAL_SIZES, 10_000] },
 };
+
+/** The scenarios run in several fresh processes (`repeated`). */
+export const REPEATED = (Object.keys(SCENARIOS) as ScenarioName[]).filter((n) => SCENARIOS[n].repeated === true);

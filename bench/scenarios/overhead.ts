@@ -7,7 +7,7 @@
 import { compare, formatInt, formatNum, formatRatio, type Budget, type Case, type Timing } from '../harness.ts';
 import { loadPeers } from '../peers.ts';
 import { findRow, IMPL, type Row, type ScenarioOptions, type ScenarioResult, type Target } from '../rows.ts';
-import { inBlocks, makeCalls, makePiBatch, runFloorParallel, runFloorSequential, runPi, runToolrun, toolrunTool, WORKLOADS } from '../workload.ts';
+import { inBlocks, makeCalls, makePiBatch, minimalTool, runFloorParallel, runFloorSequential, runMinimal, runPi, runToolrun, toolrunTool, WORKLOADS } from '../workload.ts';
 
 export const OVERHEAD_SIZES = [10, 100, 1_000, 10_000] as const;
 
@@ -15,6 +15,9 @@ export const OVERHEAD_SIZES = [10, 100, 1_000, 10_000] as const;
 const HEADLINE = 'parallel';
 /** The same with tools returning the string `'ok'`. */
 const PLAIN = "parallel, returns 'ok'";
+
+/** The sizes the targets read (the headline series at these N). */
+const TARGET_SIZES = [10, 1_000] as const;
 
 /** Calls per measured block: a sample is `BLOCK_CALLS / N` batches back to back (at least one). */
 const BLOCK_CALLS = 10_000;
@@ -24,20 +27,25 @@ export async function overhead(budget: Budget, options: ScenarioOptions = {}): P
   const sizes = options.sizes ?? OVERHEAD_SIZES;
   const peers = await loadPeers();
   const rows: Row[] = [];
-  const series = [
+  const all = [
     { name: HEADLINE, mode: 'parallel', body: WORKLOADS[0].body },
     { name: PLAIN, mode: 'parallel', body: WORKLOADS[1].body },
     { name: 'sequential', mode: 'sequential', body: WORKLOADS[0].body },
   ] as const;
+  // The targets read the headline series at N = 10 and 1,000 only.
+  const series = options.targetsOnly === true ? all.filter((s) => s.name === HEADLINE) : all;
+  const measured = options.targetsOnly === true ? sizes.filter((n) => (TARGET_SIZES as readonly number[]).includes(n)) : sizes;
   for (const { name: seriesName, mode, body } of series) {
     const tool = toolrunTool(body);
-    for (const n of sizes) {
+    const minimal = minimalTool(body);
+    for (const n of measured) {
       options.log?.(`overhead ${seriesName} N=${formatInt(n)}`);
       const calls = makeCalls(n);
       const block = Math.max(1, Math.round(BLOCK_CALLS / n));
       const cases: Case[] = [];
       if (mode === 'parallel') {
         cases.push({ name: IMPL.floor, run: inBlocks(block, () => runFloorParallel(calls, body)) });
+        cases.push({ name: IMPL.minimal, run: inBlocks(block, () => runMinimal(calls, minimal)) });
         cases.push({ name: IMPL.toolrun, run: inBlocks(block, () => runToolrun(calls, { tools: [tool], maxConcurrency: Infinity })) });
         if (seriesName === HEADLINE) cases.push({ name: IMPL.toolrunDefault, run: inBlocks(block, () => runToolrun(calls, { tools: [tool] })) });
       } else {
@@ -52,6 +60,7 @@ export async function overhead(budget: Budget, options: ScenarioOptions = {}): P
       const floorName = mode === 'parallel' ? IMPL.floor : IMPL.floorSeq;
       const floor = timings.get(floorName);
       const pi = timings.get(IMPL.pi);
+      const min = timings.get(IMPL.minimal);
       for (const c of cases) {
         const t = timings.get(c.name);
         if (t === undefined) continue;
@@ -74,9 +83,10 @@ export async function overhead(budget: Budget, options: ScenarioOptions = {}): P
             'wall µs/call': formatNum(t.wall / n / 1e3),
             'per batch': `${formatNum(t.median / 1e6)} ms`,
             '× floor': ratio(t, floor),
+            '× minimal': ratio(t, min),
             '× pi-agent-core': ratio(t, pi),
           },
-          ...(c.name === IMPL.pi ? { note: 'timed from first tool_execution_start to turn_end' } : {}),
+          ...(c.name === IMPL.pi ? { note: 'timed from first tool_execution_start to turn_end' } : c.name === IMPL.minimal ? { note: 'bench reference, not a product (bench/minimal-runner.ts)' } : {}),
         });
       }
     }
@@ -92,8 +102,11 @@ export async function overhead(budget: Budget, options: ScenarioOptions = {}): P
       'pi-agent-core validates against a TypeBox schema (after `structuredClone`) and emits its own events. ' +
       '`toolrun` runs with `maxConcurrency: Infinity`, like pi-agent-core and the floor; `toolrun (maxConcurrency 10)` is its default. ' +
       'The floor is the same bodies under a bare `Promise.all` (or a `for` loop), without events or validation. ' +
+      'The `minimal runner` (parallel series; `bench/minimal-runner.ts`, a bench reference, not a product) runs the same bodies, validates the arguments with the same valibot schema, ' +
+      'and hands out the same three events per call with toolrun\'s fields (`tool_execution_start`, `tool_execution_end` in completion order, `tool_result` with the result message in call order) as an async iterator, drained with the same `next()` loop as toolrun; ' +
+      'no hooks, approval, timeouts, abort or output checks. `× minimal` is what toolrun costs over the event protocol itself. ' +
       `Each sample is a block of batches back to back (${formatInt(BLOCK_CALLS)} calls, at least one batch): CPU over the block, garbage collection included, divided by the batches. ` +
-      'Value: median CPU µs per call (wall time alongside); ratios are of CPU time, against the same series\' floor and pi-agent-core.',
+      'Value: median CPU µs per call (wall time alongside); ratios are of CPU time, against the same series\' floor, minimal runner and pi-agent-core.',
     chartLabel: 'ns per call',
     rows,
     targets: overheadTargets(rows),
@@ -116,6 +129,8 @@ function overheadTargets(rows: Row[]): Target[] {
       target: 'overhead, N = 1,000 parallel, { content, details }: at least 5× less CPU per call than pi-agent-core 0.73.1',
       measured: `toolrun ${formatNum(tr.value)} µs/call, pi-agent-core ${formatNum(pi.value)} µs/call: ${formatRatio(x)} less`,
       met: x >= 5,
+      x,
+      bound: { op: '>=', limit: 5 },
     });
   } else {
     out.push({ target: 'overhead, N = 1,000 parallel, { content, details }: at least 5× less CPU per call than pi-agent-core 0.73.1', measured: 'not measured in this run', met: null });
@@ -126,6 +141,8 @@ function overheadTargets(rows: Row[]): Target[] {
       target: 'overhead, N = 1,000 parallel, { content, details }: within 2× of the bare floor (CPU over blocks of batches)',
       measured: `toolrun ${formatNum(tr.value)} µs/call, floor ${formatNum(floor.value)} µs/call: ${formatRatio(x)}`,
       met: x <= 2,
+      x,
+      bound: { op: '<=', limit: 2 },
     });
   } else {
     out.push({ target: 'overhead, N = 1,000 parallel, { content, details }: within 2× of the bare floor (CPU over blocks of batches)', measured: 'not measured in this run', met: null });
@@ -135,7 +152,13 @@ function overheadTargets(rows: Row[]): Target[] {
   const target10 = 'overhead, N = 10 parallel, { content, details }: at least 3× less CPU per call than pi-agent-core 0.73.1';
   if (tr10?.value != null && pi10?.value != null) {
     const x = pi10.value / tr10.value;
-    out.push({ target: target10, measured: `toolrun ${formatNum(tr10.value)} µs/call, pi-agent-core ${formatNum(pi10.value)} µs/call: ${formatRatio(x)} less`, met: x >= 3 });
+    out.push({
+      target: target10,
+      measured: `toolrun ${formatNum(tr10.value)} µs/call, pi-agent-core ${formatNum(pi10.value)} µs/call: ${formatRatio(x)} less`,
+      met: x >= 3,
+      x,
+      bound: { op: '>=', limit: 3 },
+    });
   } else {
     out.push({ target: target10, measured: 'not measured in this run', met: null });
   }

@@ -84,6 +84,27 @@ describe('bench scenarios run at their smallest size and return well-formed rows
     }, 120_000);
   }
 
+  it('overhead has the minimal runner next to the floor in both parallel series, and toolrun\'s × minimal', () => {
+    // Fails if the reference row or its ratio column is dropped from the overhead scenario.
+    const result = results.get('overhead');
+    expect(result).toBeDefined();
+    for (const series of ['parallel', "parallel, returns 'ok'"]) {
+      const minimal = result!.rows.find((r) => r.series === series && r.impl === IMPL.minimal);
+      expect(minimal?.value, `${series}: minimal runner`).not.toBeNull();
+      const ours = result!.rows.find((r) => r.series === series && r.impl === IMPL.toolrun);
+      expect(ours?.cols['× minimal']).toMatch(/×$/);
+    }
+  });
+
+  it('cold-start charts a dense curve: every k for each implementation', () => {
+    // Fails if the chart goes back to the table's few points (k = 1, 2, 3, 5…), or loses an implementation.
+    const result = results.get('cold-start');
+    expect(result?.curve).toBeDefined();
+    const impls = new Set(result!.rows.filter((r) => r.value !== null).map((r) => r.impl));
+    for (const impl of impls) expect(result!.curve!.filter((p) => p.impl === impl).map((p) => p.x)).toEqual([1, 2, 3]);
+    expect(chartSpec(result!).points).toBe(result!.curve!.length);
+  });
+
   it('renders docs/benchmarks.md from the results, with one section per scenario', () => {
     const meta = runMeta('npm run bench', false);
     const md = renderMarkdown({
