@@ -273,7 +273,7 @@ export function checkRunToolsArguments(calls: unknown, options: unknown): assert
   if (calls === null || typeof calls !== 'object' || !(Symbol.iterator in calls || Symbol.asyncIterator in calls)) {
     throw new TypeError(`runTools: calls must be an array or an (async) iterable of tool calls, received ${describeValue(calls)}`);
   }
-  if (Array.isArray(calls)) calls.forEach((call, i) => checkCall(call, i));
+  if (Array.isArray(calls)) for (let i = 0; i < calls.length; i++) checkCall(calls[i], i);
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`runTools: options must be an object with a tools array, received ${describeValue(options)}`);
   }

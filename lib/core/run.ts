@@ -521,7 +521,9 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       );
       return;
     }
-    this.#afterPrepare(record, prepared);
+    // The plain call (prepared at once, may run, no journal entry, not exclusive) goes straight to stage 2.
+    if (prepared === undefined && record.journal === undefined && this.#exclusive !== record) this.#execute(record);
+    else this.#afterPrepare(record, prepared);
   }
 
   #afterPrepare(record: CallRecord, prepared: Prepared | typeof REPLAYED): void {
@@ -565,7 +567,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     }
     if (!record.advance(CallState.Running)) return;
     record.enter(this);
-    record.startTimeout();
+    if (record.timeoutMs !== undefined) record.startTimeout();
     if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, true);
     const trace = record.trace;
     const started = trace === undefined ? executeToolCall(record) : trace.run(executeToolCall, record);

@@ -55,6 +55,8 @@ const callerMistakes: [string, unknown, Record<string, unknown>, RegExp, RegExp]
   ['a call whose name is a number', [good[0], { id: 'c2', name: 7 }], {}, /calls\[1\]\.name must be a string/, /number 7/],
   ['a call without an id', [{ name: 'lookup', arguments: {} }], {}, /calls\[0\]\.id must be a string/, /received undefined/],
   ['a call that is null', [good[0], null], {}, /calls\[1\] must be a tool call object/, /null/],
+  // A hole is a missing call, not a skipped one: fails if the check walks the array with forEach (which skips holes; the run then threw a bare TypeError from its first next()).
+  ['a hole in a sparse array of calls', [good[0], , good[0]], {}, /calls\[1\] must be a tool call object/, /undefined/],
   ['options.tools missing', good, { tools: undefined }, /options\.tools must be an array/, /undefined/],
   ['options.tools not an array', good, { tools: 'lookup' }, /options\.tools must be an array/, /string "lookup"/],
   ['duplicate tool names', good, { tools: [badTool({ name: 'dup' }), badTool({ name: 'dup' })] }, /two tools named "dup"/, /at 0 and 1/],
