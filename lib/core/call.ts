@@ -3,7 +3,9 @@
  * out to its `tool_result`. It is also the call's cancellation scope (a child of the run's):
  * its signal, its time limit and its grace period live on the same object, so a call costs
  * one record, not a record plus a scope. It is also its tool's merge slot (streams/merge.ts):
- * the steps of a generator or promise tool are queued as the record itself.
+ * the steps of a generator or promise tool are queued as the record itself. What only some
+ * calls need (an approval request, a trace, a journal entry, a pull mark) lives on a side
+ * object made when the first of them is set (`CallRecord.extras`).
  *
  * @module
  */
@@ -68,8 +70,6 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
   next: MergeSlot<CallRecord | undefined> | undefined = undefined;
   iterator: AsyncIterator<unknown, unknown, undefined> | undefined = undefined;
   settler: Settler<CallRecord | undefined> | undefined = undefined;
-  /** The tool's pull mark (M3), made on its first update and queued again after each later one; `undefined` for a tool that never yielded. */
-  pullMark: PullMark<CallRecord | undefined> | undefined = undefined;
   /**
    * What had aborted the call's signal when its tool settled (`undefined`: nothing, it ended
    * on its own). Noted when the tool settles, not when its record is taken: the consumer
@@ -78,14 +78,14 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
   stoppedBy: AbortCause | undefined;
   /** Whether the run had stopped (abort, consumer exit) when the tool settled or was abandoned (decides `afterToolCall`, P3). */
   runStoppedFirst = false;
-  /** The request of a call that needs approval, from the moment it is asked for until it is answered (H1, H3); `undefined` for most calls. */
-  approval: ToolApprovalRequest | undefined;
   /** The result message, from the call's end to its release (O2); a call ahead of a gap keeps it while the reorder buffer holds the call (release.ts). */
   message: ToolResultMessage | undefined;
-  /** The call's trace, from its hand-out to its end; `undefined` when the run is not traced (contract T1). */
-  trace: TracedCall | undefined = undefined;
-  /** The call's journal entry, from its hand-out on; `undefined` when the run has no journal (J1), and for a call the run answered without handing it out. */
-  journal: JournaledCall | undefined = undefined;
+  /**
+   * The fields few calls need (an approval, a trace, a journal entry, a pull mark), made on
+   * the first one set: a plain call carries one field for the four. Read them through the
+   * accessors below; the run's hot path reads `extras` itself (one load, no call).
+   */
+  extras: CallExtras | undefined = undefined;
   /**
    * When the record was made, in epoch ms (`Date.now()`): the call's hand-out, the moment
    * its `tool_execution_start` is emitted (`ToolExecutionEndEvent.startedAt`, contract O7).
@@ -100,6 +100,38 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
     readonly owner: CallOwner,
   ) {
     super(graceMs);
+  }
+
+  /** The request of a call that needs approval, from the moment it is asked for until it is answered (H1, H3); `undefined` for most calls. */
+  get approval(): ToolApprovalRequest | undefined {
+    return this.extras?.approval;
+  }
+  set approval(request: ToolApprovalRequest | undefined) {
+    if (request !== undefined || this.extras !== undefined) (this.extras ??= new CallExtras()).approval = request;
+  }
+
+  /** The call's trace, from its hand-out to its end; `undefined` when the run is not traced (contract T1). */
+  get trace(): TracedCall | undefined {
+    return this.extras?.trace;
+  }
+  set trace(trace: TracedCall | undefined) {
+    if (trace !== undefined || this.extras !== undefined) (this.extras ??= new CallExtras()).trace = trace;
+  }
+
+  /** The call's journal entry, from its hand-out on; `undefined` when the run has no journal (J1), and for a call the run answered without handing it out. */
+  get journal(): JournaledCall | undefined {
+    return this.extras?.journal;
+  }
+  set journal(journaled: JournaledCall | undefined) {
+    if (journaled !== undefined || this.extras !== undefined) (this.extras ??= new CallExtras()).journal = journaled;
+  }
+
+  /** The tool's pull mark (M3), made on its first update and queued again after each later one; `undefined` for a tool that never yielded. */
+  get pullMark(): PullMark<CallRecord | undefined> | undefined {
+    return this.extras?.pullMark;
+  }
+  set pullMark(mark: PullMark<CallRecord | undefined> | undefined) {
+    if (mark !== undefined || this.extras !== undefined) (this.extras ??= new CallExtras()).pullMark = mark;
   }
 
   /** Where the call is (read only: {@link advance} is the one writer). */
@@ -136,6 +168,14 @@ export class CallRecord extends CancelScope implements MergeSlot<CallRecord | un
   protected override onAbandon(): void {
     this.owner.abandoned(this);
   }
+}
+
+/** The rarely set fields of a {@link CallRecord}; see `CallRecord.extras`. */
+class CallExtras {
+  approval: ToolApprovalRequest | undefined = undefined;
+  trace: TracedCall | undefined = undefined;
+  journal: JournaledCall | undefined = undefined;
+  pullMark: PullMark<CallRecord | undefined> | undefined = undefined;
 }
 
 /** The `ToolContext` a tool receives: its call's fields, and a `signal` made when the tool first reads it. */

@@ -273,7 +273,17 @@ export function checkRunToolsArguments(calls: unknown, options: unknown): assert
   if (calls === null || typeof calls !== 'object' || !(Symbol.iterator in calls || Symbol.asyncIterator in calls)) {
     throw new TypeError(`runTools: calls must be an array or an (async) iterable of tool calls, received ${describeValue(calls)}`);
   }
-  if (Array.isArray(calls)) for (let i = 0; i < calls.length; i++) checkCall(calls[i], i);
+  if (Array.isArray(calls)) {
+    // forEach, not a loop: this function runs once per batch, so a loop here would stay in
+    // baseline code, where the callback, called for every call, is optimized at once
+    // (docs/bench/findings.md, round 3). forEach skips holes: the count finds one.
+    let checked = 0;
+    calls.forEach((call, i) => {
+      checkCall(call, i);
+      checked++;
+    });
+    if (checked !== calls.length) for (let i = 0; i < calls.length; i++) if (!(i in calls)) checkCall(undefined, i);
+  }
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`runTools: options must be an object with a tools array, received ${describeValue(options)}`);
   }

@@ -511,7 +511,10 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
     if (this.#trace !== undefined) record.trace = this.#trace.startCall({ toolCallId: call.id, toolName: call.name, index, tool });
     // Traced: prepare (prepareArguments, an async schema, beforeToolCall) runs in the call's span.
-    const prepared = record.trace !== undefined ? record.trace.run(prepareInSpan, record) : record.journal === undefined ? prepareToolCall(this, record) : prepareJournaled(this, record);
+    // A plain call has no extras (no trace, no journal entry): one load decides.
+    const extras = record.extras;
+    const prepared =
+      extras === undefined ? prepareToolCall(this, record) : extras.trace !== undefined ? extras.trace.run(prepareInSpan, record) : extras.journal === undefined ? prepareToolCall(this, record) : prepareJournaled(this, record);
     if (isPromiseLike(prepared)) {
       this.#preparing = record;
       prepared.then(
@@ -521,7 +524,9 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       );
       return;
     }
-    this.#afterPrepare(record, prepared);
+    // The plain call (prepared at once, may run, no journal entry, not exclusive) goes straight to stage 2.
+    if (prepared === undefined && record.extras?.journal === undefined && this.#exclusive !== record) this.#execute(record);
+    else this.#afterPrepare(record, prepared);
   }
 
   #afterPrepare(record: CallRecord, prepared: Prepared | typeof REPLAYED): void {
@@ -565,9 +570,9 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     }
     if (!record.advance(CallState.Running)) return;
     record.enter(this);
-    record.startTimeout();
+    if (record.timeoutMs !== undefined) record.startTimeout();
     if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, true);
-    const trace = record.trace;
+    const trace = record.extras?.trace;
     const started = trace === undefined ? executeToolCall(record) : trace.run(executeToolCall, record);
     if (started instanceof Outcome) this.#finalize(record, started);
     // Traced: every next() and return() of the tool runs in the call's span, across its suspensions.
@@ -674,10 +679,13 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     const end = toolExecutionEndEvent(record, result, isError, kind, thrown);
     if (replayed) end.replayed = true;
     this.outbox.push(end);
-    if (record.trace !== undefined) record.trace.end(kind, isError, result, thrown?.value);
-    const journaled = record.journal;
-    // J3: what is committed is what the call's end and result events carry.
-    if (journaled !== undefined && !replayed) journaled.result = result.terminate === undefined ? { message, outcome: kind } : { message, outcome: kind, terminate: result.terminate };
+    const extras = record.extras;
+    if (extras !== undefined) {
+      if (extras.trace !== undefined) extras.trace.end(kind, isError, result, thrown?.value);
+      const journaled = extras.journal;
+      // J3: what is committed is what the call's end and result events carry.
+      if (journaled !== undefined && !replayed) journaled.result = result.terminate === undefined ? { message, outcome: kind } : { message, outcome: kind, terminate: result.terminate };
+    }
     this.#release(record, message);
   }
 

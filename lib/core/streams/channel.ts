@@ -120,19 +120,29 @@ export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined
     if (waiting !== undefined) {
       this.#waiting = this.#rejectWaiting = undefined;
       waiting({ done: false, value });
-    } else {
-      this.#enqueue(value);
-      if (this.#wake !== undefined) this.notify();
+      return this.#wantsMore();
     }
-    return this.#wantsMore();
+    // The common case, written out (a queue that is not full, nobody waiting): runTools
+    // pushes four items per call through here.
+    const slots = this.#slots;
+    const size = this.#size;
+    if (size === slots.length) this.#enqueue(value);
+    else {
+      slots[(this.#head + size) & (slots.length - 1)] = value;
+      this.#size = size + 1;
+    }
+    if (this.#wake !== undefined) this.notify();
+    return this.#size < this.#highWaterMark;
   }
 
   /** Takes the oldest buffered value, or `undefined` when none waits (the `take()` consumer). */
   take(): T | undefined {
     if (this.#size === 0) return undefined;
-    const value = this.#slots[this.#head] as T;
-    this.#slots[this.#head] = undefined; // let go of the value now
-    this.#head = (this.#head + 1) & (this.#slots.length - 1);
+    const slots = this.#slots;
+    const head = this.#head;
+    const value = slots[head] as T;
+    slots[head] = undefined; // let go of the value now
+    this.#head = (head + 1) & (slots.length - 1);
     this.#size--;
     if (this.#readyWaiters.length > 0 && this.#wantsMore()) this.#releaseProducers();
     return value;

@@ -121,7 +121,7 @@ export class ReorderBuffer<T> {
         this.#frontier++;
       }
     }
-    return this.readyCount;
+    return this.#readyTail - this.#readyHead;
   }
 
   /** Takes the next value in index order, or `undefined` when it has not arrived yet. */
