@@ -95,10 +95,10 @@ export function prepareToolCall(run: PrepareInput, record: CallRecord): Prepared
     const available = run.toolNames;
     const text =
       available === ''
-        ? `${name === '' ? 'The tool call has no tool name' : `No tool named "${name}"`}. No tools are available in this turn: answer without calling a tool.`
+        ? `${name === '' ? 'The tool call has no tool name' : `No tool named ${quotedName(name)}`}. No tools are available in this turn: answer without calling a tool.`
         : name === ''
           ? `The tool call has no tool name. Available tools: ${available}. Call one of these by name.`
-          : `No tool named "${name}". Available tools: ${available}. Call one of these instead.`;
+          : `No tool named ${quotedName(name)}. Available tools: ${available}. Call one of these instead.`;
     return decidedByRun(record, outcomeText('rejected', text));
   }
   if (call.incomplete !== undefined) return decidedByRun(record, outcomeText('rejected', incompleteText(call)));
@@ -407,4 +407,17 @@ function journalDecision(
   return abortable(run.signal, Promise.resolve(settled)).then(next, (error: unknown) =>
     run.stopped ? notRun(record.call) : run.journalFailed(record, 'decide', error),
   );
+}
+
+/** How many characters of an unknown tool name the error text repeats. */
+const NAME_SHOWN = 100;
+
+/**
+ * An unknown tool name as the error text quotes it: in JSON's double quotes and escapes, so
+ * no control character the model sent is written raw into the text (a terminal, a log line),
+ * and cut to {@link NAME_SHOWN} characters with "…": the model chose the name, and a
+ * megabyte-long one must not come back to it (and to the next request) in full.
+ */
+function quotedName(name: string): string {
+  return JSON.stringify(name.length > NAME_SHOWN ? `${name.slice(0, NAME_SHOWN)}…` : name);
 }

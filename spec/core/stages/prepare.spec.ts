@@ -130,6 +130,17 @@ describe('P5 error text the model can act on', () => {
     expect((await resultText({ name: '', arguments: {} })).text).toMatch(/no tool name\. Available tools: lookup, status, grep_items/);
   });
 
+  it('unknown tool: the name is quoted with JSON escapes and cut to 100 characters', async () => {
+    // Fails if the name is written raw (the escape sequence reaches the text) or in full.
+    const hostile = `x\u001b[2J\n"${'y'.repeat(100_000)}`;
+    const r = await resultText({ name: hostile, arguments: {} });
+    expect(r.isError).toBe(true);
+    expect(r.text).not.toMatch(/[\u0000-\u001f]/);
+    expect(r.text.startsWith(String.raw`No tool named "x\u001b[2J\n\"yyy`)).toBe(true);
+    expect(r.text).toContain('y…". Available tools: lookup, status, grep_items.');
+    expect(r.text.length).toBeLessThan(250);
+  });
+
   it('invalid JSON: says so, with the parser message and the raw text', async () => {
     const r = await resultText({ name: 'lookup', arguments: '{"{"q":"x"}' });
     expect(r.isError).toBe(true);
