@@ -7,7 +7,7 @@
  */
 
 /** The named scenarios, in the order `npm run bench` runs them. */
-export const SCENARIO_NAMES = ['overhead', 'progress', 'scaling', 'release-latency', 'memory', 'abort', 'stream-start', 'mcp-stdio', 'mcp-http', 'cold-start', 'resume', 'journal'] as const;
+export const SCENARIO_NAMES = ['overhead', 'progress', 'scaling', 'release-latency', 'memory', 'abort', 'stream-start', 'mcp-stdio', 'mcp-http', 'cold-start', 'resume', 'journal', 'tracing'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
 /** One table row: one implementation at one size. */
@@ -52,11 +52,11 @@ export interface Target {
   measured: string;
   /** `null` when the sizes needed were not run (e.g. a filtered or smoke run). */
   met: boolean | null;
-  /** The figure the target judges (a ratio), when measured; what several runs are combined on. */
+  /** The figure the target judges (a ratio, or a difference such as `tracing`'s µs per call), when measured; what several runs are combined on. */
   x?: number;
   /** What `x` must be: at least (`>=`) or at most (`<=`) `limit`. Set together with `x`. */
   bound?: { op: '>=' | '<='; limit: number };
-  /** `x` of each run, in run order (`null`: not measured in that run), when the scenario ran in several processes; `x` is their median. */
+  /** `x` of each run (or round of processes, `tracing`), in run order (`null`: not measured in that run), when the scenario ran in several processes; `x` is their median. */
   runs?: (number | null)[];
 }
 

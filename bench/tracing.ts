@@ -23,26 +23,43 @@
  * median of the round medians, CPU time). Printed per variant and size: the median of the per-process medians,
  * in µs per call, and their lowest and highest.
  *
+ * `npm run bench`'s `tracing` scenario (bench/scenarios/tracing.ts) runs the same child
+ * processes through {@link tracingProcess}, for `off` and `on, API only` only, and judges the
+ * issue 23 target on them; this script stays the manual tool with every variant.
+ *
  * @module
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as v from 'valibot';
-import { compare, DEFAULT_BUDGET } from './harness.ts';
+import { compare, DEFAULT_BUDGET, median, type Budget } from './harness.ts';
 
-const VARIANTS = ['off', 'on, API only', 'on, SDK', 'baseline'] as const;
-type Variant = (typeof VARIANTS)[number];
+/** The variants, each timed in processes of its own (the module comment says what each is). */
+export const TRACING_VARIANTS = ['off', 'on, API only', 'on, SDK', 'baseline'] as const;
+export type TracingVariant = (typeof TRACING_VARIANTS)[number];
 const SIZES = [10, 1_000] as const;
+/** Calls run before a size is timed, so that no variant is timed while it is being compiled. */
+const WARMUP_CALLS = 200_000;
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+const SCRIPT = fileURLToPath(import.meta.url);
 
 interface LibLike {
   defineTool(definition: object): unknown;
   runTools(calls: readonly object[], options: object): AsyncGenerator<unknown, unknown, undefined>;
 }
 
+/** What one child process is told: `--child <variant> --sizes 10,1000 --warmup 200000 --budget <json> [--baseline <folder>]`. */
+interface ChildArgs {
+  variant: TracingVariant;
+  sizes: readonly number[];
+  warmupCalls: number;
+  budget: Budget;
+  baseline: string | undefined;
+}
+
 /** One process: times every size for `variant`; prints one JSON line `{ [n]: ns per batch (median) }`. */
-async function child(variant: Variant, baseline: string | undefined): Promise<void> {
+async function child({ variant, sizes, warmupCalls, budget, baseline }: ChildArgs): Promise<void> {
   const libDir = variant === 'baseline' ? join(resolve(baseline!), 'lib') : join(ROOT, 'lib');
   const lib = (await import(pathToFileURL(join(libDir, 'index.ts')).href)) as LibLike;
   let tracing: unknown;
@@ -69,25 +86,54 @@ async function child(variant: Variant, baseline: string | undefined): Promise<vo
   const options: Record<string, unknown> = { tools: [tool], maxConcurrency: Infinity };
   if (tracing !== undefined) options.tracing = tracing;
   const out: Record<number, number> = {};
-  for (const n of SIZES) {
+  for (const n of sizes) {
     const calls = Array.from({ length: n }, (_, i) => ({ id: `call_${i}`, name: 'work', arguments: { i } }));
     const run = async (): Promise<void> => {
       const gen = lib.runTools(calls, options);
       while ((await gen.next()).done !== true);
     };
-    // Warmed up first (the same 200,000 calls at every size), so that no variant is timed while it is being compiled.
-    for (let i = 0; i < 200_000 / n; i++) await run();
-    const timing = (await compare([{ name: variant, run }], DEFAULT_BUDGET)).get(variant)!;
+    // Warmed up first (the same number of calls at every size), so that no variant is timed while it is being compiled.
+    for (let i = 0; i < warmupCalls / n; i++) await run();
+    const timing = (await compare([{ name: variant, run }], budget)).get(variant)!;
     if ('error' in timing) throw new Error(timing.error);
     out[n] = timing.median;
   }
   console.log(JSON.stringify(out));
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+/** Options of {@link tracingProcess}. */
+export interface TracingProcessOptions {
+  /** Calls per batch to time, each in turn. @default [10, 1000] */
+  sizes?: readonly number[];
+  /** The harness budget of the child's `compare`. @default DEFAULT_BUDGET */
+  budget?: Budget;
+  /** Calls run (in batches of the size) before each size is timed. @default 200000 */
+  warmupCalls?: number;
+  /** The folder holding the `lib/` the `baseline` variant runs. */
+  baseline?: string;
+}
+
+/**
+ * Runs one fresh process of `variant` (`node --expose-gc --import tsx bench/tracing.ts --child …`)
+ * and resolves to its median CPU ns per batch, by batch size; rejects with the end of its
+ * stderr when it fails.
+ */
+export function tracingProcess(variant: TracingVariant, options: TracingProcessOptions = {}): Promise<Record<number, number>> {
+  const args = ['--expose-gc', '--import', 'tsx', SCRIPT, '--child', variant];
+  args.push('--sizes', (options.sizes ?? SIZES).join(','), '--warmup', String(options.warmupCalls ?? WARMUP_CALLS), '--budget', JSON.stringify(options.budget ?? DEFAULT_BUDGET));
+  if (options.baseline !== undefined) args.push('--baseline', options.baseline);
+  const proc = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((done, fail) => {
+    let out = '';
+    let err = '';
+    proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    proc.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    proc.on('error', fail);
+    proc.on('close', (code) => {
+      if (code !== 0) fail(new Error(`tracing child "${variant}" exited ${String(code)}: ${err.trim().split('\n').slice(-3).join(' ')}`));
+      else done(JSON.parse(out.trim().split('\n').at(-1)!) as Record<number, number>);
+    });
+  });
 }
 
 /** The variants named in a comma-separated list; a name may hold a comma itself (`on, API only`). */
@@ -96,33 +142,32 @@ function variantList(text: string): string[] {
   let pending = '';
   for (const piece of text.split(',')) {
     pending = pending === '' ? piece.trim() : `${pending}, ${piece.trim()}`;
-    if ((VARIANTS as readonly string[]).includes(pending)) {
+    if ((TRACING_VARIANTS as readonly string[]).includes(pending)) {
       names.push(pending);
       pending = '';
     }
   }
-  if (pending !== '') throw new Error(`--only: unknown variant ${JSON.stringify(pending)} (variants: ${VARIANTS.join('; ')})`);
+  if (pending !== '') throw new Error(`--only: unknown variant ${JSON.stringify(pending)} (variants: ${TRACING_VARIANTS.join('; ')})`);
   return names;
 }
 
-function main(argv: readonly string[]): void {
-  const runsAt = argv.indexOf('--runs');
-  const runs = runsAt >= 0 ? Number(argv[runsAt + 1]) : 7;
-  const baselineAt = argv.indexOf('--baseline');
-  const baseline = baselineAt >= 0 ? argv[baselineAt + 1] : undefined;
-  const onlyAt = argv.indexOf('--only');
-  const only = onlyAt >= 0 ? variantList(argv[onlyAt + 1]!) : undefined;
-  const variants = VARIANTS.filter((name) => (name !== 'baseline' || baseline !== undefined) && (only === undefined || only.includes(name)));
-  const results = new Map<Variant, Record<number, number>[]>(variants.map((name) => [name, []]));
+function flag(argv: readonly string[], name: string): string | undefined {
+  const at = argv.indexOf(name);
+  return at >= 0 ? argv[at + 1] : undefined;
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  const runs = Number(flag(argv, '--runs') ?? 7);
+  const baseline = flag(argv, '--baseline');
+  const onlyText = flag(argv, '--only');
+  const only = onlyText !== undefined ? variantList(onlyText) : undefined;
+  const variants = TRACING_VARIANTS.filter((name) => (name !== 'baseline' || baseline !== undefined) && (only === undefined || only.includes(name)));
+  const results = new Map<TracingVariant, Record<number, number>[]>(variants.map((name) => [name, []]));
   for (let r = 0; r < runs; r++) {
     for (const variant of variants) {
-      const args = ['--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--child', variant];
-      if (baseline !== undefined) args.push('--baseline', baseline);
-      const done = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8' });
-      if (done.status !== 0) throw new Error(`${variant} failed (${done.status}): ${done.stderr}`);
-      const line = done.stdout.trim().split('\n').at(-1)!;
-      results.get(variant)!.push(JSON.parse(line) as Record<number, number>);
-      process.stderr.write(`run ${r + 1}/${runs} ${variant}: ${line}\n`);
+      const line = await tracingProcess(variant, baseline !== undefined ? { baseline } : {});
+      results.get(variant)!.push(line);
+      process.stderr.write(`run ${r + 1}/${runs} ${variant}: ${JSON.stringify(line)}\n`);
     }
   }
   console.log(`| variant | N | µs/call (CPU, median of ${runs} processes) | range (per-process medians) |`);
@@ -135,10 +180,19 @@ function main(argv: readonly string[]): void {
   }
 }
 
-const childAt = process.argv.indexOf('--child');
-if (childAt >= 0) {
-  const baselineAt = process.argv.indexOf('--baseline');
-  await child(process.argv[childAt + 1] as Variant, baselineAt >= 0 ? process.argv[baselineAt + 1] : undefined);
-} else {
-  main(process.argv.slice(2));
+// Run as a script (the manual tool, or a child process); imported (the bench scenario), do nothing.
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === SCRIPT) {
+  const argv = process.argv.slice(2);
+  const variant = flag(argv, '--child');
+  if (variant !== undefined) {
+    await child({
+      variant: variant as TracingVariant,
+      sizes: (flag(argv, '--sizes') ?? SIZES.join(',')).split(',').map(Number),
+      warmupCalls: Number(flag(argv, '--warmup') ?? WARMUP_CALLS),
+      budget: flag(argv, '--budget') !== undefined ? (JSON.parse(flag(argv, '--budget')!) as Budget) : DEFAULT_BUDGET,
+      baseline: flag(argv, '--baseline'),
+    });
+  } else {
+    await main(argv);
+  }
 }

@@ -19,8 +19,9 @@ import { releaseLatency, RELEASE_SIZES } from './release-latency.ts';
 import { resume, RESUME_SIZES } from './resume.ts';
 import { scaling, SCALING_SIZES } from './scaling.ts';
 import { streamStart, STREAM_START_SIZES } from './stream-start.ts';
+import { tracing, TRACING_SIZES } from './tracing.ts';
 
-export { abort, coldStart, journal, mcpHttp, mcpStdio, memory, overhead, progress, releaseLatency, resume, scaling, streamStart };
+export { abort, coldStart, journal, mcpHttp, mcpStdio, memory, overhead, progress, releaseLatency, resume, scaling, streamStart, tracing };
 
 /** A scenario function and its sizes in a default run and in a `--full` run. */
 export interface ScenarioEntry {
@@ -30,7 +31,7 @@ export interface ScenarioEntry {
   /**
    * Run it in several fresh processes and report medians over them (bench/runs.ts;
    * `--runs K`, default {@link DEFAULT_RUNS}): set for the scenarios whose targets are CPU
-   * ratios measured in one process. `cold-start` and the MCP scenarios are not: each of
+   * ratios measured in one process. `cold-start`, `tracing` and the MCP scenarios are not: each of
    * their figures already is a median over fresh processes of their own.
    */
   repeated?: boolean;
@@ -52,6 +53,7 @@ export const SCENARIOS: Record<ScenarioName, ScenarioEntry> = {
   'cold-start': { run: coldStart, sizes: COLD_START_SIZES, fullSizes: [1_000] },
   resume: { run: resume, sizes: RESUME_SIZES, fullSizes: [10, ...RESUME_SIZES], repeated: true },
   journal: { run: journal, sizes: JOURNAL_SIZES, fullSizes: [100, ...JOURNAL_SIZES, 10_000] },
+  tracing: { run: tracing, sizes: TRACING_SIZES, fullSizes: TRACING_SIZES },
 };
 
 /** The scenarios run in several fresh processes (`repeated`). */

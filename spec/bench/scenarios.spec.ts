@@ -12,7 +12,7 @@ import { SMOKE_BUDGET } from '../../bench/harness.ts';
 import { loadPeers, peersInstalled } from '../../bench/peers.ts';
 import { markdownTable, renderMarkdown, runMeta, textTable } from '../../bench/report.ts';
 import { IMPL, SCENARIO_NAMES, type Row, type ScenarioName, type ScenarioResult } from '../../bench/rows.ts';
-import { abort, coldStart, journal, mcpHttp, mcpStdio, memory, overhead, progress, releaseLatency, resume, scaling, streamStart } from '../../bench/scenarios/index.ts';
+import { abort, coldStart, journal, mcpHttp, mcpStdio, memory, overhead, progress, releaseLatency, resume, scaling, streamStart, tracing } from '../../bench/scenarios/index.ts';
 
 /** Each scenario at its smallest size (tinier still for the slow ones). */
 const RUN: Record<ScenarioName, () => Promise<ScenarioResult>> = {
@@ -29,6 +29,8 @@ const RUN: Record<ScenarioName, () => Promise<ScenarioResult>> = {
   resume: () => resume(SMOKE_BUDGET, { sizes: [10] }),
   // Starts a throwaway PostgreSQL and DBOS in this process for its DBOS rows (a few seconds).
   journal: () => journal(SMOKE_BUDGET, { sizes: [10], dbosCalls: 5, dbosRuns: 1 }),
+  // Two child processes (one per variant), each warmed up by 2,000 calls only: both sizes, so that the target has a figure.
+  tracing: () => tracing(SMOKE_BUDGET, { sizes: [10, 1_000], runs: 1, warmupCalls: 2_000 }),
 };
 
 /** The implementation that stands for toolrun in each scenario's series (`resume` has only toolrun rows, named `toolrun: <variant>`). */
@@ -103,6 +105,32 @@ describe('bench scenarios run at their smallest size and return well-formed rows
     const impls = new Set(result!.rows.filter((r) => r.value !== null).map((r) => r.impl));
     for (const impl of impls) expect(result!.curve!.filter((p) => p.impl === impl).map((p) => p.x)).toEqual([1, 2, 3]);
     expect(chartSpec(result!).points).toBe(result!.curve!.length);
+  });
+
+  it('tracing: off and on with the API alone at N = 10 and 1,000, in processes of their own, and the +0.3 µs/call target judged on N = 1,000', () => {
+    // Fails if a variant or a size goes missing, if a row's figure is not the per-process
+    // one, or if the target is not judged (no figure, no bound, or `met` not what the bound says).
+    const result = results.get('tracing')!;
+    const rows = result.rows.map((r) => [r.impl, r.n]);
+    expect(rows).toEqual([
+      ['toolrun: tracing off', 10],
+      ['toolrun: tracing on, API only', 10],
+      ['toolrun: tracing off', 1_000],
+      ['toolrun: tracing on, API only', 1_000],
+    ]);
+    for (const row of result.rows) {
+      expect(row.unit).toBe('µs/call (CPU)');
+      expect(row.runs).toEqual([row.value]);
+    }
+    expect(result.targets).toHaveLength(1);
+    const [target] = result.targets;
+    expect(target!.target).toContain('+0.3 µs per call over tracing off, N = 1,000');
+    expect(target!.bound).toEqual({ op: '<=', limit: 0.3 });
+    const on = result.rows[3]!.value!;
+    const off = result.rows[2]!.value!;
+    expect(target!.x).toBeCloseTo(on - off, 9);
+    expect(target!.runs).toEqual([target!.x]);
+    expect(target!.met).toBe(target!.x! <= 0.3);
   });
 
   it('renders docs/benchmarks.md from the results, with one section per scenario', () => {
