@@ -148,7 +148,7 @@ export function renderMarkdown(store: Store): string {
   out.push('');
   out.push(
     'toolrun against the runtimes and merge combinators a user would pick instead, all in one process. ' +
-      'This file is written by `npm run bench` (every scenario at sizes that finish in about four minutes on a quiet 2-core machine, once the peers are installed), ' +
+      'This file is written by `npm run bench` (every scenario at sizes that finish in about five minutes on a quiet 2-core machine, once the peers are installed), ' +
       '`npm run bench -- overhead scaling` (only the named scenarios; the others keep their last tables) and ' +
       '`npm run bench -- --full` (the large sizes). The tables, charts and `bench/results.json` are regenerated together; ' +
       'each section says when, where and with which command it was measured.',

@@ -3,7 +3,7 @@
  * `docs/benchmarks.md`, `docs/bench/results.json` and `docs/bench/<scenario>.svg`.
  *
  * ```
- * npm run bench                          every scenario, default sizes (about 4 minutes on a quiet 2-core machine; `journal` starts a PostgreSQL)
+ * npm run bench                          every scenario, default sizes (about 5 minutes on a quiet 2-core machine; `journal` starts a PostgreSQL)
  * npm run bench -- overhead scaling      only these scenarios (the report keeps the others' last tables)
  * npm run bench -- --full                the large sizes (tens of minutes)
  * npm run bench -- --no-write            print only; leave docs/ alone
