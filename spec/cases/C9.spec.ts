@@ -20,6 +20,7 @@ describe('C9 Abort must stop the actual work, and the result must say so honestl
       { id: 'c1', name: 'run_command', arguments: '{"cmd":"long"}' },
       { id: 'c2', name: 'run_command', arguments: '{"cmd":"stubborn"}' },
     ];
+    // Every time in this case is the fake clock's (vi.useFakeTimers in beforeEach): no real time is measured.
     const t0 = Date.now();
     const now = clockFrom(t0);
     const probe = { ticks1: 0, ticks2: 0, killedAt: -1, c2ReturnedAt: -1 };

@@ -5,20 +5,11 @@
  */
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { defineTool, ResumeError, runTools, type ToolCall } from '../../lib/index.ts';
-import { withBody } from '../fixtures/approval/state.ts';
+import { defineTool, runTools, type ToolCall } from '../../lib/index.ts';
+import { rejection, withBody } from '../fixtures/approval/state.ts';
 import { collect } from '../helpers.ts';
 
 const call = (id: string, name: string, args: unknown = {}): ToolCall => ({ id, name, arguments: args });
-
-async function rejection(run: AsyncGenerator<unknown, unknown, undefined>): Promise<ResumeError> {
-  const error = await run.next().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ResumeError);
-  return error as ResumeError;
-}
 
 describe('H7 a state resumes once', () => {
   // Fails with the 10,000-id memory of issue 14 (the oldest id was forgotten first): the

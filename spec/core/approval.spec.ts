@@ -20,7 +20,7 @@ import {
   type ToolCall,
   type ToolEvent,
 } from '../../lib/index.ts';
-import { bodyOf, withBody } from '../fixtures/approval/state.ts';
+import { bodyOf, rejection, withBody } from '../fixtures/approval/state.ts';
 import { collect, expectRunInvariants, gate, ofType, settle, text } from '../helpers.ts';
 
 /** Tools that count their executions per call id. */
@@ -71,15 +71,6 @@ const call = (id: string, name: string, args: unknown = {}): ToolCall => ({ id, 
 /** Runs to the end, answering every request with `decide` in process: the reference run (H5). */
 async function reference(calls: ToolCall[], options: Omit<RunToolsOptions, 'approve'>, decide: (index: number) => boolean) {
   return collect(runTools(calls, { ...options, approve: (r) => ({ approvalId: r.approvalId, approved: decide(r.index), reason: 'Not now.' }) }));
-}
-
-async function rejection(run: AsyncGenerator<unknown, unknown, undefined>): Promise<ResumeError> {
-  const error = await run.next().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ResumeError);
-  return error as ResumeError;
 }
 
 afterEach(() => {
@@ -621,7 +612,9 @@ describe('H7 a state resumes once', () => {
     const { tools } = makeTools();
     expect(() => runTools([], { tools, signingSecret: 's', resume: { state: '{}' } })).toThrow('runTools: options.resume.claim is required with options.signingSecret');
     expect(() => runTools([], { tools, resume: { state: '{}', claim: 'yes' as never } })).toThrow('runTools: options.resume.claim must be a function, received string "yes"');
+    // A fixed fake clock: expiry is moved by setSystemTime, never by real time passing.
     vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-12-01T12:00:00Z'));
     const claim = inMemoryClaim();
     const expiresAt = Date.now() + 1_000;
     expect(claim('first', { expiresAt })).toBe(true);
