@@ -122,17 +122,9 @@ export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined
       waiting({ done: false, value });
       return this.#wantsMore();
     }
-    // The common case, written out (a queue that is not full, nobody waiting): runTools
-    // pushes four items per call through here.
-    const slots = this.#slots;
-    const size = this.#size;
-    if (size === slots.length) this.#enqueue(value);
-    else {
-      slots[(this.#head + size) & (slots.length - 1)] = value;
-      this.#size = size + 1;
-    }
+    this.#enqueue(value);
     if (this.#wake !== undefined) this.notify();
-    return this.#size < this.#highWaterMark;
+    return this.#wantsMore();
   }
 
   /** Takes the oldest buffered value, or `undefined` when none waits (the `take()` consumer). */
