@@ -13,7 +13,7 @@ import type { AbortCause } from '../abort.ts';
 import { CallContext, type CallRecord } from '../call.ts';
 import { textContent, type ContentBlock, type ToolResult } from '../tool.ts';
 import { Problem, readToolOutput } from './foreign.ts';
-import { isPromiseLike, thrownText } from '../guards.ts';
+import { isAsyncIterator, isPromiseLike, thrownText } from '../guards.ts';
 import { Outcome, outcomeText, thrownDetails } from './outcome.ts';
 
 /**
@@ -28,17 +28,7 @@ export function executeToolCall(record: CallRecord): AsyncIterator<unknown, unkn
   } catch (error) {
     return thrownOutcome(record, error);
   }
-  // isAsyncIterator, written out (every call's tool output is tested here): an async
-  // generator is merged as it is, a promise as a one-step iterator, anything else is the result.
-  if (typeof output === 'object' && output !== null) {
-    let iterator = false;
-    try {
-      iterator = typeof (output as AsyncIterator<unknown>).next === 'function' && Symbol.asyncIterator in output;
-    } catch {
-      // A revoked Proxy: not an iterator; the result reader reports it.
-    }
-    if (iterator) return output as AsyncIterator<unknown, unknown, undefined>;
-  }
+  if (isAsyncIterator(output)) return output;
   if (isPromiseLike(output)) return new OneStep(output);
   return returnedOutcome(record, output);
 }

@@ -46,17 +46,8 @@ export function readToolOutput(output: unknown): ToolResult | Problem {
     if (typeof output === 'object' && output !== null) {
       const content: unknown = (output as { content?: unknown }).content;
       if (Array.isArray(content)) {
-        // readContent, written out: every call's result comes this way (one call fewer per call).
-        const blocks: ContentBlock[] = new Array<ContentBlock>(content.length);
-        try {
-          for (let i = 0; i < content.length; i++) {
-            const block = readContentBlock(content[i]);
-            if (typeof block === 'string') return new Problem(`content[${i}] is ${block}`);
-            blocks[i] = block;
-          }
-        } catch (error) {
-          return new Problem(`reading its content threw (${thrownText(error)})`);
-        }
+        const blocks = readContent(content);
+        if (blocks instanceof Problem) return blocks;
         const result: ToolResult = { content: blocks };
         const details: unknown = (output as { details?: unknown }).details;
         if (details !== undefined) result.details = details;
@@ -76,7 +67,7 @@ export function readToolOutput(output: unknown): ToolResult | Problem {
   return { content: [{ type: 'text', text }], details: output };
 }
 
-/** Checks and copies a content array, block by block by the one rule of `readContentBlock`; a {@link Problem} says what is wrong (no result wrapper). `readToolOutput` has the same loop written out. */
+/** Checks and copies a content array, block by block by the one rule of `readContentBlock`; a {@link Problem} says what is wrong (no result wrapper). */
 function readContent(content: unknown): ContentBlock[] | Problem {
   try {
     if (!Array.isArray(content)) return new Problem(`content must be an array of content blocks, got ${typeName(content)}`);

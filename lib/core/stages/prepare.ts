@@ -102,18 +102,9 @@ export function prepareToolCall(run: PrepareInput, record: CallRecord): Prepared
     return decidedByRun(record, outcomeText('rejected', text));
   }
   if (call.incomplete !== undefined) return decidedByRun(record, outcomeText('rejected', incompleteText(call)));
-  // Arguments that are already an object (Anthropic's, most callers') skip the parser
-  // (isObjectRecord's test, written out: a revoked Proxy is not one, and the parser says so).
+  // Arguments that are already an object (Anthropic's, most callers') skip the parser.
   let args: unknown = call.arguments;
-  let isObject = false;
-  if (typeof args === 'object' && args !== null) {
-    try {
-      isObject = !Array.isArray(args);
-    } catch {
-      // A revoked Proxy.
-    }
-  }
-  if (!isObject) {
+  if (!isObjectRecord(args)) {
     const parsed = parseArguments(args, name);
     if (!parsed.ok) return decidedByRun(record, outcomeText('rejected', parsed.message));
     args = parsed.value;
