@@ -122,7 +122,10 @@ export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined
       waiting({ done: false, value });
       return this.#wantsMore();
     }
-    this.#enqueue(value);
+    // Queued at the ring's tail (runTools pushes four items per call through here).
+    if (this.#size === this.#slots.length) this.#grow();
+    this.#slots[(this.#head + this.#size) & (this.#slots.length - 1)] = value;
+    this.#size++;
     if (this.#wake !== undefined) this.notify();
     return this.#wantsMore();
   }
@@ -224,21 +227,17 @@ export class Channel<T> implements AsyncIterableIterator<T, undefined, undefined
     return this;
   }
 
-  #enqueue(value: T): void {
+  /** Doubles the ring (when it is full), unwrapping the values in order. */
+  #grow(): void {
     const capacity = this.#slots.length;
-    if (this.#size === capacity) {
-      // Full: double the ring, unwrapping the values in order.
-      const grown = new Array<T | undefined>(capacity * 2);
-      for (let i = 0; i < this.#size; i++) grown[i] = this.#slots[(this.#head + i) & (capacity - 1)];
-      this.#slots = grown;
-      this.#head = 0;
-    }
-    this.#slots[(this.#head + this.#size) & (this.#slots.length - 1)] = value;
-    this.#size++;
+    const grown = new Array<T | undefined>(capacity * 2);
+    for (let i = 0; i < this.#size; i++) grown[i] = this.#slots[(this.#head + i) & (capacity - 1)];
+    this.#slots = grown;
+    this.#head = 0;
   }
 
   #wantsMore(): boolean {
-    return this.size < this.#highWaterMark || (this.size === 0 && this.#waiting !== undefined);
+    return this.#size < this.#highWaterMark || (this.#size === 0 && this.#waiting !== undefined);
   }
 
   #releaseProducers(): void {
