@@ -16,8 +16,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineTool } from '../../lib/index.ts';
-import type { ServedMcp } from '../../lib/mcp/index.ts';
-import { gate, servedWith, until } from './raw-http.ts';
+import { gatedTool, rawSession, responseIds, servedWith, until } from './raw-http.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -47,11 +46,6 @@ function holdTool() {
   return { hold, counts };
 }
 
-/** The ids of the JSON-RPC responses in an SSE (or JSON) body. */
-function responseIds(body: string): unknown[] {
-  const lines = body.startsWith('{') ? [body] : body.split('\n').filter((line) => line.startsWith('data: ') && line.length > 6).map((line) => line.slice(6));
-  return lines.map((line) => JSON.parse(line) as { id?: unknown; method?: unknown }).filter((m) => m.method === undefined && m.id !== undefined).map((m) => m.id);
-}
 
 /**
  * A `fetch` for the SDK's client that records what crosses the wire: the ids of the responses
@@ -159,15 +153,7 @@ describe('serveMcp: a cancelled call leaves no stream open (issue 20, item 1)', 
   // resume would end without its result), or if the POST fix broke resumption.
   it('in the same session, a call that was not cancelled and lost its stream still resumes and gets its result', { timeout: 30_000 }, async () => {
     const { hold, counts } = holdTool();
-    const release = gate();
-    const slow = defineTool({
-      name: 'slow',
-      input: v.object({}),
-      async execute() {
-        await release.promise;
-        return 'done late';
-      },
-    });
+    const { slow, release } = gatedTool();
     const server = await served([hold, slow]);
     const { url, sessionId, headers } = await rawSession(server);
     const callOf = (id: number, name: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
@@ -184,7 +170,7 @@ describe('serveMcp: a cancelled call leaves no stream open (issue 20, item 1)', 
     while (!/^id: (\S+)\n/m.test(body)) body += new TextDecoder().decode((await reader.read()).value);
     const primingId = /^id: (\S+)\n/m.exec(body)![1]!;
     abort.abort();
-    release.open();
+    release();
     await until(() => server.stats().runningCalls === 0);
     const resumed = await fetch(url, { method: 'GET', headers: { accept: 'text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25', 'last-event-id': primingId } });
     expect(resumed.status).toBe(200);
@@ -200,15 +186,7 @@ describe('serveMcp: a cancelled call leaves no stream open (issue 20, item 1)', 
   // response would never be written on it), or never ended after the last answer (hang guard).
   it('a batch POST with a cancelled call and another: the stream ends after the other’s response, with no response for the cancelled one', { timeout: 30_000 }, async () => {
     const { hold, counts } = holdTool();
-    const release = gate();
-    const slow = defineTool({
-      name: 'slow',
-      input: v.object({}),
-      async execute() {
-        await release.promise;
-        return 'done late';
-      },
-    });
+    const { slow, release } = gatedTool();
     const server = await served([hold, slow]);
     const { url, headers } = await rawSession(server);
     const callOf = (id: number, name: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
@@ -220,7 +198,7 @@ describe('serveMcp: a cancelled call leaves no stream open (issue 20, item 1)', 
     // The cancelled call has ended; the stream waits for the other request.
     for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
     expect(server.stats().pendingRequests).toBe(2);
-    release.open();
+    release();
     const text = await body;
     expect(responseIds(text)).toEqual([2]);
     expect(text).toContain('"text":"done late"');
@@ -228,14 +206,3 @@ describe('serveMcp: a cancelled call leaves no stream open (issue 20, item 1)', 
   });
 });
 
-/** A raw session of protocol 2025-11-25 (priming events): initialize, then notifications/initialized. */
-async function rawSession(server: ServedMcp): Promise<{ url: URL; sessionId: string; headers: Record<string, string> }> {
-  const url = server.url!;
-  const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-  const init = await fetch(url, { method: 'POST', headers: base, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }) });
-  const sessionId = init.headers.get('mcp-session-id')!;
-  await init.text();
-  const headers = { ...base, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' };
-  await (await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
-  return { url, sessionId, headers };
-}

@@ -5,7 +5,8 @@
  * the HTTP specs of this folder; nothing here waits for time.
  */
 import { Agent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
-import type { Tool } from '../../lib/index.ts';
+import * as v from 'valibot';
+import { defineTool, type Tool } from '../../lib/index.ts';
 import { serveMcp, type ServedMcp, type ServeMcpOptions } from '../../lib/mcp/index.ts';
 
 /** A promise a spec opens by hand. */
@@ -86,4 +87,40 @@ export function servedWith(cleanups: (() => Promise<unknown>)[]): (tools: readon
     cleanups.push(() => server.close());
     return server;
   };
+}
+
+/** A raw session of protocol 2025-11-25 (priming events): initialize, then notifications/initialized. */
+export async function rawSession(server: ServedMcp): Promise<{ url: URL; sessionId: string; headers: Record<string, string> }> {
+  const url = server.url!;
+  const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const init = await fetch(url, { method: 'POST', headers: base, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }) });
+  const sessionId = init.headers.get('mcp-session-id')!;
+  await init.text();
+  const headers = { ...base, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' };
+  await (await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+  return { url, sessionId, headers };
+}
+
+/** The ids of the JSON-RPC responses in an SSE (or JSON) body. */
+export function responseIds(body: string): unknown[] {
+  const lines = body.startsWith('{') ? [body] : body.split('\n').filter((line) => line.startsWith('data: ') && line.length > 6).map((line) => line.slice(6));
+  return lines.map((line) => JSON.parse(line) as { id?: unknown; method?: unknown }).filter((m) => m.method === undefined && m.id !== undefined).map((m) => m.id);
+}
+
+/** A tool that waits for `release` (it ignores its signal), counting its ends. */
+export function gatedTool() {
+  let open!: () => void;
+  const released = new Promise<void>((resolve) => (open = resolve));
+  const counts = { started: 0, finished: 0 };
+  const slow = defineTool({
+    name: 'slow',
+    input: v.object({}),
+    async execute() {
+      counts.started++;
+      await released;
+      counts.finished++;
+      return 'done late';
+    },
+  });
+  return { slow, counts, release: open };
 }

@@ -12,11 +12,8 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineTool } from '../../lib/index.ts';
-import type { ServedMcp } from '../../lib/mcp/index.ts';
-import { servedWith, until } from './raw-http.ts';
+import { gatedTool, rawSession, responseIds, servedWith, until } from './raw-http.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -25,41 +22,8 @@ afterEach(async () => {
 
 const served = servedWith(cleanups);
 
-/** A tool that waits for `release` (it ignores its signal), counting its ends. */
-function gatedTool() {
-  let open!: () => void;
-  const released = new Promise<void>((resolve) => (open = resolve));
-  const counts = { started: 0, finished: 0 };
-  const slow = defineTool({
-    name: 'slow',
-    input: v.object({}),
-    async execute() {
-      counts.started++;
-      await released;
-      counts.finished++;
-      return 'done late';
-    },
-  });
-  return { slow, counts, release: open };
-}
 
-/** The ids of the JSON-RPC responses in an SSE body. */
-function responseIds(body: string): unknown[] {
-  const lines = body.split('\n').filter((line) => line.startsWith('data: ') && line.length > 6).map((line) => line.slice(6));
-  return lines.map((line) => JSON.parse(line) as { id?: unknown; method?: unknown }).filter((m) => m.method === undefined && m.id !== undefined).map((m) => m.id);
-}
 
-/** A raw session of protocol 2025-11-25 (priming events): initialize, then notifications/initialized. */
-async function rawSession(server: ServedMcp): Promise<{ url: URL; sessionId: string; headers: Record<string, string> }> {
-  const url = server.url!;
-  const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-  const init = await fetch(url, { method: 'POST', headers: base, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }) });
-  const sessionId = init.headers.get('mcp-session-id')!;
-  await init.text();
-  const headers = { ...base, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' };
-  await (await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
-  return { url, sessionId, headers };
-}
 
 /** POSTs call `id` and breaks its connection after the priming event; returns the priming event's id. */
 async function callThenBreak(url: URL, headers: Record<string, string>, id: number): Promise<string> {
