@@ -1,6 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { merge as ixMerge } from 'ix/asynciterable';
 import { describe, expect, it } from 'vitest';
+import { mergeManySources } from './many-sources.ts';
 import { MergeEngine, mergeGenerators, Step, type MergeItem } from '../../../lib/core/streams/merge.ts';
 import { gate, settle } from '../../helpers.ts';
 
@@ -328,23 +329,7 @@ describe('M6 works for 100,000 sources in one merge', () => {
   // spec/core/streams/merge.slow.spec.ts, in npm run test:slow. Fails if a finished source's
   // return value is lost or counted twice.
   it('merges 10,000 sources of 2 items each', async () => {
-    function* sources() {
-      for (let i = 0; i < 10_000; i++) {
-        yield (async function* () {
-          yield i;
-          return -i;
-        })();
-      }
-    }
-    let values = 0;
-    let returns = 0;
-    let sum = 0;
-    for await (const item of mergeGenerators(sources())) {
-      if (item.done) {
-        returns++;
-        sum += item.value;
-      } else values++;
-    }
+    const { values, returns, sum } = await mergeManySources(10_000);
     expect(values).toBe(10_000);
     expect(returns).toBe(10_000);
     expect(sum).toBe(-((10_000 * 9_999) / 2));
