@@ -23,7 +23,7 @@ export type { ReadFileDetails, ReadFileInput, ReadFileTool, ReadFileToolOptions 
 export { RegExpTimeoutError, matchLines, safeRegExpTest } from './safe-regexp.ts';
 export type { LineMatch, SafeRegExpOptions } from './safe-regexp.ts';
 export { SANDBOX_HIDDEN_PATHS, SANDBOX_SYSTEM_PATHS, shellSandboxStatus } from './sandbox.ts';
-export type { ShellSandboxOptions, ShellSandboxStatus } from './sandbox.ts';
+export type { SandboxLimit, ShellSandboxOptions, ShellSandboxStatus } from './sandbox.ts';
 export { DEFAULT_SHELL_ENV, SHELL_CALL_ENV, shellInput, shellTool } from './shell.ts';
 export type { ShellDetails, ShellInput, ShellKillReason, ShellProgress, ShellTool, ShellToolOptions } from './shell.ts';
 

@@ -12,7 +12,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { accessSync, constants, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs';
+import { accessSync, chownSync, constants, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { emitWarning } from '../core/platform.ts';
 import { describeValue } from '../core/tool.ts';
@@ -65,6 +65,38 @@ export interface ShellSandboxOptions {
    * @default 1024
    */
   maxProcesses?: number;
+  /**
+   * The most memory the command may use, in bytes, all its processes together. Enforced with
+   * a memory cgroup (`memory.max`, or `memory.limit_in_bytes` on cgroup v1) where the host
+   * lets this process create one, which counts the page cache and the files in `/tmp` too,
+   * and ends the largest process with the kernel's OOM killer; else with `RLIMIT_DATA` per
+   * process (`prlimit`), where an allocation past it fails (`MemoryError`, `Cannot allocate
+   * memory`); {@link shellSandboxStatus} says which (`memoryLimit`). The result says when the
+   * bound was reached.
+   * @default 1073741824 (1 GiB)
+   * @example `{ maxMemoryBytes: 4 * 1024 ** 3 }` for a build that needs 4 GiB
+   */
+  maxMemoryBytes?: number;
+  /**
+   * The size of the command's private `/tmp` (a tmpfs), in bytes; a write past it fails with
+   * `No space left on device`, and the result says that `/tmp` is full. With a memory cgroup,
+   * what `/tmp` holds counts towards {@link maxMemoryBytes} too.
+   * @default 268435456 (256 MiB)
+   * @example `{ tmpSizeBytes: 1024 ** 3 }`
+   */
+  tmpSizeBytes?: number;
+  /**
+   * The host user and group the command runs as, when this process is root (ignored
+   * otherwise: an unprivileged host user cannot switch). By default a root host runs the
+   * command as the owner of the workspace (`cwd`) when that owner is not root, so that it can
+   * write the workspace and what it writes belongs to that owner; a workspace owned by root
+   * leaves the command as root without capabilities (see docs/sandbox.md). The workspace and
+   * `writePaths` must be writable for this user, and every parent directory of them
+   * searchable.
+   * @default the owner of cwd (root host), else this process's user
+   * @example `{ runAs: { uid: 1000, gid: 1000 } }`
+   */
+  runAs?: { uid: number; gid: number };
   /**
    * The bubblewrap executable.
    * @default the first `bwrap` on the host's `PATH`, else `/usr/bin/bwrap`
@@ -125,12 +157,14 @@ export const SANDBOX_TMP = '/tmp';
  * - `available: true`: `processLimit` is `'cgroup'` (a `pids.max` per command), `'rlimit'`
  *   (`RLIMIT_NPROC` inside the sandbox's user namespace) or `'none'` (root without a
  *   writable pids cgroup: a fork bomb is stopped only by the call's timeout or abort, which
- *   kill the whole PID namespace);
+ *   kill the whole PID namespace); `memoryLimit` is `'cgroup'` (a memory cgroup per
+ *   command), `'rlimit'` (`RLIMIT_DATA` per process) or `'none'` (no `prlimit`: only the
+ *   call's timeout stops a memory bomb);
  * - `available: false`: `reason` says why, for the operator (it may name host paths; the
  *   model is told only that the sandbox is unavailable).
  */
 export type ShellSandboxStatus =
-  | { available: true; bwrapPath: string; processLimit: 'cgroup' | 'rlimit' | 'none' }
+  | { available: true; bwrapPath: string; processLimit: 'cgroup' | 'rlimit' | 'none'; memoryLimit: 'cgroup' | 'rlimit' | 'none' }
   | { available: false; reason: string };
 
 /**
@@ -189,7 +223,12 @@ async function probe(bwrap: string): Promise<ShellSandboxStatus> {
     const detail = stderr.trim().split('\n')[0]?.slice(0, 300) || `exit code ${String(code)}`;
     return { available: false, reason: `bubblewrap could not create a sandbox here (${detail}); user namespaces may be disabled` };
   }
-  return { available: true, bwrapPath: bwrap, processLimit: pidsCgroupRoot() !== undefined ? 'cgroup' : isRoot() || !hasPrlimit() ? 'none' : 'rlimit' };
+  return {
+    available: true,
+    bwrapPath: bwrap,
+    processLimit: cgroupRoot('pids') !== undefined ? 'cgroup' : isRoot() || !hasPrlimit() ? 'none' : 'rlimit',
+    memoryLimit: cgroupRoot('memory') !== undefined ? 'cgroup' : hasPrlimit() ? 'rlimit' : 'none',
+  };
 }
 
 /** Runs the trial sandbox; no timer (it runs `true`), so nothing outlives a call that awaits it. */
@@ -224,31 +263,110 @@ export function warnSandboxUnavailable(reason: string): void {
  */
 const NAMESPACE_ARGS = ['--die-with-parent', '--new-session', '--unshare-all', '--cap-drop', 'ALL'];
 
-/** How one command is started: the program, its arguments, and what to undo after it ended. */
+/** A bound of the sandbox a command can reach: named as `ShellDetails.limitsReached` names it. */
+export type SandboxLimit = 'processes' | 'memory' | 'tmp';
+
+/** What the sandbox saw of one command once it ended. */
+export interface SandboxReport {
+  /** The bounds the command reached (in this order: processes, memory, tmp). */
+  limitsReached: SandboxLimit[];
+  /** The most memory the command's cgroup held at once, in bytes; `null` without a memory cgroup. */
+  memoryPeakBytes: number | null;
+}
+
+/** How one command is started: the program, its arguments, its host user, and what to read and undo after it ended. */
 export interface SandboxedSpawn {
   file: string;
   args: string[];
-  /** Removes the command's cgroup, if one was made; bounded retries while its last processes are reaped. */
-  release(): Promise<void>;
+  /** The host user and group to spawn as (root host only), or undefined to stay this process's. */
+  user: { uid: number; gid: number } | undefined;
+  /**
+   * Reads which bounds the command reached (cgroup counters, else the command's own error
+   * messages in `output`) and removes its cgroups; bounded retries while its last processes
+   * are reaped. Call once the output closed; later calls return the same report.
+   */
+  finish(output: string): Promise<SandboxReport>;
+}
+
+/**
+ * One bound of the sandbox: how the result names it, and how a command reaching it shows:
+ * a cgroup counter where there is a cgroup, else the messages programs print when the
+ * kernel refuses (a fork under `RLIMIT_NPROC`, an allocation under `RLIMIT_DATA`, a write to
+ * a full tmpfs). One table, so that every bound is reported the same way.
+ */
+interface Bound {
+  limit: SandboxLimit;
+  /** The messages that show the bound was reached when no cgroup counts it. */
+  messages: RegExp;
+  /** The result's line for the model: the bound, the option that sets it, what to do. */
+  line(sandbox: ShellSandbox): string;
+}
+
+const BOUNDS: readonly Bound[] = [
+  {
+    limit: 'processes',
+    messages: /Cannot fork|fork: Resource temporarily unavailable|can't fork/,
+    line: (sandbox) => `[the sandbox's process bound was reached: at most ${sandbox.maxProcesses} processes and threads at once (sandbox.maxProcesses), so a fork failed; run fewer at once]`,
+  },
+  {
+    limit: 'memory',
+    messages: /MemoryError|Cannot allocate memory|out of memory|std::bad_alloc/i,
+    line: (sandbox) =>
+      `[the sandbox's memory bound was reached: at most ${formatBytes(sandbox.maxMemoryBytes)} for the whole command (sandbox.maxMemoryBytes), ` +
+      'so a process was killed or an allocation failed; use less memory (smaller inputs, streaming, fewer parallel jobs)]',
+  },
+  {
+    limit: 'tmp',
+    messages: /No space left on device/,
+    line: (sandbox) => `[/tmp may be full: the sandbox's /tmp holds at most ${formatBytes(sandbox.tmpSizeBytes)} (sandbox.tmpSizeBytes); write large files to the workspace instead]`,
+  },
+];
+
+/** The result's lines for the bounds a command reached, in {@link BOUNDS} order. */
+export function describeLimits(sandbox: ShellSandbox, limits: readonly SandboxLimit[]): string[] {
+  return BOUNDS.filter((bound) => limits.includes(bound.limit)).map((bound) => bound.line(sandbox));
+}
+
+function formatBytes(bytes: number): string {
+  for (const [unit, size] of [
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const) {
+    if (bytes >= size) return `${Number((bytes / size).toFixed(1))} ${unit}`;
+  }
+  return `${bytes} bytes`;
 }
 
 /** The policy of one `shell` tool, turned into bwrap arguments per command. */
 export class ShellSandbox {
   readonly bwrap: string;
-  readonly #maxProcesses: number;
+  readonly maxProcesses: number;
+  readonly maxMemoryBytes: number;
+  readonly tmpSizeBytes: number;
+  readonly #runAs: { uid: number; gid: number } | undefined;
+  readonly #cwd: string;
   readonly #policyArgs: string[];
 
   constructor(options: ShellSandboxOptions, cwd: string) {
     this.bwrap = options.bwrapPath ?? findBwrap();
-    this.#maxProcesses = options.maxProcesses ?? 1024;
-    if (!Number.isInteger(this.#maxProcesses) || this.#maxProcesses < 8) {
+    this.maxProcesses = options.maxProcesses ?? 1024;
+    if (!Number.isInteger(this.maxProcesses) || this.maxProcesses < 8) {
       throw new RangeError(`shellTool: options.sandbox.maxProcesses must be an integer >= 8, received ${describeValue(options.maxProcesses)}`);
     }
+    this.maxMemoryBytes = checkBytes('maxMemoryBytes', options.maxMemoryBytes, 1024 ** 3, 16 * 1024 ** 2);
+    this.tmpSizeBytes = checkBytes('tmpSizeBytes', options.tmpSizeBytes, 256 * 1024 ** 2, 1024 ** 2);
+    const runAs = options.runAs;
+    if (runAs !== undefined && (typeof runAs !== 'object' || runAs === null || !isId(runAs.uid) || !isId(runAs.gid))) {
+      throw new RangeError(`shellTool: options.sandbox.runAs must be { uid, gid } with integers >= 0, received ${describeValue(runAs)}`);
+    }
+    this.#runAs = runAs === undefined ? undefined : { uid: runAs.uid, gid: runAs.gid };
+    this.#cwd = cwd;
     const network = options.network ?? 'none';
     if (network !== 'none' && network !== 'host') {
       throw new RangeError(`shellTool: options.sandbox.network must be 'none' or 'host', received ${describeValue(network)}`);
     }
-    this.#policyArgs = policyArgs(options, network, cwd);
+    this.#policyArgs = policyArgs(options, network, cwd, this.tmpSizeBytes);
   }
 
   /** Whether it can start here (cached per process). */
@@ -257,27 +375,73 @@ export class ShellSandbox {
   }
 
   /**
-   * The program and arguments that run `/bin/sh -c command` in the sandbox. With a cgroup,
-   * a host `/bin/sh` first moves itself into the command's cgroup and then becomes bwrap
-   * (`exec`), so every process of the sandbox is counted from its first fork.
+   * The program and arguments that run `/bin/sh -c command` in the sandbox. With cgroups,
+   * a host `/bin/sh` first moves itself into the command's cgroups and then becomes bwrap
+   * (`exec`), so every process of the sandbox is counted from its first fork. A bound
+   * without a cgroup is an rlimit set by `prlimit` inside the sandbox.
    */
   spawnFor(command: string): SandboxedSpawn {
-    const inner = ['/bin/sh', '-c', command];
-    const cgroup = makeCgroup(this.#maxProcesses);
-    if (cgroup !== undefined) {
-      return {
-        file: '/bin/sh',
-        args: ['-c', 'echo $$ > "$0" || exit 125; exec "$@"', path.join(cgroup, 'cgroup.procs'), this.bwrap, ...this.#policyArgs, '--', ...inner],
-        release: () => removeCgroup(cgroup),
-      };
-    }
+    const user = this.#user();
+    const commandIsRoot = user === undefined ? isRoot() : user.uid === 0;
+    const cgroups = makeCgroups(this.maxProcesses, this.maxMemoryBytes, user);
+    const rlimits: string[] = [];
     // RLIMIT_NPROC set inside the new user namespace counts only that namespace's processes; uid 0 is exempt, so root gets no bound here.
-    const limited = isRoot() || !hasPrlimit() ? inner : [PRLIMIT, `--nproc=${this.#maxProcesses}`, '--', ...inner];
-    return { file: this.bwrap, args: [...this.#policyArgs, '--', ...limited], release: () => Promise.resolve() };
+    if (cgroups.pids === undefined && !commandIsRoot) rlimits.push(`--nproc=${this.maxProcesses}`);
+    if (cgroups.memory === undefined) rlimits.push(`--data=${this.maxMemoryBytes}`);
+    const inner = ['/bin/sh', '-c', command];
+    const limited = rlimits.length === 0 || !hasPrlimit() ? inner : [PRLIMIT, ...rlimits, '--', ...inner];
+    const bwrapArgs = [...this.#policyArgs, '--', ...limited];
+    const dirs = [...new Set([cgroups.pids, cgroups.memory].filter((dir) => dir !== undefined))];
+    let report: Promise<SandboxReport> | undefined;
+    const finish = (output: string): Promise<SandboxReport> => (report ??= finishCgroups(cgroups, dirs, output));
+    if (dirs.length === 0) return { file: this.bwrap, args: bwrapArgs, user, finish };
+    return {
+      file: '/bin/sh',
+      args: ['-c', JOIN_CGROUPS, 'toolrun-sandbox', String(dirs.length), ...dirs.map((dir) => path.join(dir, 'cgroup.procs')), this.bwrap, ...bwrapArgs],
+      user,
+      finish,
+    };
+  }
+
+  /** The host user to spawn as: `runAs`, else (root host) the workspace's owner when it is not root. */
+  #user(): { uid: number; gid: number } | undefined {
+    if (!isRoot()) return undefined;
+    if (this.#runAs !== undefined) return this.#runAs;
+    try {
+      const stat = statSync(this.#cwd);
+      return stat.uid === 0 ? undefined : { uid: stat.uid, gid: stat.gid };
+    } catch {
+      return undefined; // the missing workspace is reported by the caller
+    }
   }
 }
 
-function policyArgs(options: ShellSandboxOptions, network: 'none' | 'host', cwd: string): string[] {
+/** `$1` cgroup.procs paths follow; the shell writes its pid into each, then becomes the rest of its arguments. */
+const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"';
+
+function isId(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < 2 ** 32 - 1;
+}
+
+function checkBytes(name: string, value: number | undefined, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    throw new RangeError(`shellTool: options.sandbox.${name} must be an integer number of bytes >= ${min}, received ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/**
+ * The parts of `/proc` that change the host, not the command: the kernel's settings
+ * (`/proc/sys`: `kernel.core_pattern` or `kernel.modprobe` would run a program as the host's
+ * root), the magic SysRq key, interrupt and bus settings, binary formats. A command that is
+ * the host's root inside its user namespace passes their permission checks without any
+ * capability, so they are bound read-only over the sandbox's own `/proc`. bwrap itself covers
+ * `/proc/irq` and `/proc/bus` the same way; listing them again costs nothing.
+ */
+const PROC_READ_ONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs/binfmt_misc', '/proc/sys/fs/binfmt_misc'];
+
+function policyArgs(options: ShellSandboxOptions, network: 'none' | 'host', cwd: string, tmpSizeBytes: number): string[] {
   const args = [...NAMESPACE_ARGS, '--hostname', 'sandbox'];
   if (network === 'host') args.push('--share-net');
   for (const entry of options.systemPaths ?? SANDBOX_SYSTEM_PATHS) {
@@ -287,7 +451,9 @@ function policyArgs(options: ShellSandboxOptions, network: 'none' | 'host', cwd:
     else args.push('--ro-bind-try', where, where);
   }
   // Before the extra paths: one under /tmp must stay visible above the private /tmp.
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', SANDBOX_TMP);
+  args.push('--proc', '/proc');
+  for (const entry of PROC_READ_ONLY) args.push('--ro-bind-try', entry, entry);
+  args.push('--dev', '/dev', '--size', String(tmpSizeBytes), '--tmpfs', SANDBOX_TMP);
   for (const entry of options.readPaths ?? []) args.push('--ro-bind-try', path.resolve(entry), path.resolve(entry));
   if (network === 'host') {
     // /etc/resolv.conf is often a link into /run (systemd-resolved): name lookups need its target.
@@ -368,17 +534,26 @@ function isRoot(): boolean {
   return process.getuid?.() === 0;
 }
 
-let cgroupRoot: string | null | undefined;
+type Controller = 'pids' | 'memory';
+
+/** The file that bounds each controller, on cgroup v2 and v1. */
+const LIMIT_FILE: Record<Controller, { v2: string; v1: string }> = {
+  pids: { v2: 'pids.max', v1: 'pids.max' },
+  memory: { v2: 'memory.max', v1: 'memory.limit_in_bytes' },
+};
+
+const roots = new Map<Controller, { dir: string; v2: boolean } | null>();
 
 /**
- * This process's own directory in the pids cgroup controller, if this process may create
- * children there with a `pids.max` (checked once by making and removing one); else
- * undefined. cgroup v1 (`pids` hierarchy) or v2 (`pids` enabled for the children of this
- * process's cgroup, as a delegated subtree has it).
+ * This process's own directory in the `controller` cgroup hierarchy, if this process may
+ * create children there with a limit (checked once per controller by making and removing
+ * one); else undefined. cgroup v1 (a hierarchy of its own per controller) or v2 (the
+ * controller enabled for the children of this process's cgroup, as a delegated subtree has it).
  */
-function pidsCgroupRoot(): string | undefined {
-  if (cgroupRoot !== undefined) return cgroupRoot ?? undefined;
-  cgroupRoot = null;
+function cgroupRoot(controller: Controller): { dir: string; v2: boolean } | undefined {
+  const known = roots.get(controller);
+  if (known !== undefined) return known ?? undefined;
+  roots.set(controller, null);
   if (process.platform !== 'linux') return undefined;
   try {
     const own = readFileSync('/proc/self/cgroup', 'utf8').split('\n');
@@ -390,9 +565,10 @@ function pidsCgroupRoot(): string | undefined {
       const mountPoint = fields[4];
       if (mountRoot === undefined || mountPoint === undefined) continue;
       let relative: string | undefined;
-      if (fsType === 'cgroup' && superOptions?.split(',').includes('pids')) {
-        relative = own.map((entry) => entry.split(':')).find((parts) => parts[1]?.split(',').includes('pids'))?.[2];
-      } else if (fsType === 'cgroup2') {
+      const v2 = fsType === 'cgroup2';
+      if (fsType === 'cgroup' && superOptions?.split(',').includes(controller)) {
+        relative = own.map((entry) => entry.split(':')).find((parts) => parts[1]?.split(',').includes(controller))?.[2];
+      } else if (v2) {
         relative = own.find((entry) => entry.startsWith('0::'))?.slice(3);
       }
       if (relative === undefined || !relative.startsWith(mountRoot)) continue;
@@ -400,11 +576,12 @@ function pidsCgroupRoot(): string | undefined {
       const trial = path.join(dir, `toolrun-probe-${randomUUID()}`);
       try {
         mkdirSync(trial);
-        writeFileSync(path.join(trial, 'pids.max'), '8');
-        cgroupRoot = dir;
-        return dir;
+        writeFileSync(path.join(trial, LIMIT_FILE[controller][v2 ? 'v2' : 'v1']), controller === 'pids' ? '8' : String(64 * 1024 ** 2));
+        const root = { dir, v2 };
+        roots.set(controller, root);
+        return root;
       } catch {
-        // not writable, or pids not enabled below this cgroup (v2)
+        // not writable, or the controller not enabled below this cgroup (v2)
       } finally {
         try {
           rmdirSync(trial);
@@ -419,30 +596,111 @@ function pidsCgroupRoot(): string | undefined {
   return undefined;
 }
 
-/** A new cgroup with `pids.max = max` for one command, or undefined when none can be made. */
-function makeCgroup(max: number): string | undefined {
-  const root = pidsCgroupRoot();
-  if (root === undefined) return undefined;
-  const dir = path.join(root, `toolrun-shell-${randomUUID()}`);
-  try {
-    mkdirSync(dir);
-    writeFileSync(path.join(dir, 'pids.max'), String(max));
-    return dir;
-  } catch {
+/** The command's cgroups: one per controller (on cgroup v2 both are the same directory), where they could be made. */
+interface CommandCgroups {
+  pids?: string;
+  memory?: string;
+  /** Whether the memory cgroup is a v2 one (its counters are named differently). */
+  memoryV2?: boolean;
+}
+
+/**
+ * New cgroups for one command, bounded to `maxProcesses` and `maxMemoryBytes`; a controller
+ * whose cgroup cannot be made is left out (the caller falls back to an rlimit). For a
+ * command run as another host user, its `cgroup.procs` files are given to that user, so
+ * that the joining shell (already that user) may move itself in.
+ */
+function makeCgroups(maxProcesses: number, maxMemoryBytes: number, user: { uid: number; gid: number } | undefined): CommandCgroups {
+  const out: CommandCgroups = {};
+  const made = new Map<string, string>();
+  for (const [controller, value] of [
+    ['pids', String(maxProcesses)],
+    ['memory', String(maxMemoryBytes)],
+  ] as const) {
+    const root = cgroupRoot(controller);
+    if (root === undefined) continue;
+    let dir = made.get(root.dir);
     try {
-      rmdirSync(dir);
+      if (dir === undefined) {
+        dir = path.join(root.dir, `toolrun-shell-${randomUUID()}`);
+        mkdirSync(dir);
+        made.set(root.dir, dir);
+        if (user !== undefined) chownSync(path.join(dir, 'cgroup.procs'), user.uid, user.gid);
+      }
+      writeFileSync(path.join(dir, LIMIT_FILE[controller][root.v2 ? 'v2' : 'v1']), value);
+      // No swap past the bound either (cgroup v1 counts memory and swap together here; absent without swap accounting).
+      if (controller === 'memory' && root.v2) tryWrite(path.join(dir, 'memory.swap.max'), '0');
+      if (controller === 'memory' && !root.v2) tryWrite(path.join(dir, 'memory.memsw.limit_in_bytes'), value);
+      out[controller] = dir;
+      if (controller === 'memory') out.memoryV2 = root.v2;
     } catch {
-      // was not made
+      if (dir !== undefined && out.pids !== dir) {
+        removeNow(dir);
+        made.delete(root.dir);
+      }
     }
-    return undefined;
+  }
+  return out;
+}
+
+function tryWrite(file: string, value: string): void {
+  try {
+    writeFileSync(file, value);
+  } catch {
+    // not offered by this kernel
+  }
+}
+
+function removeNow(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // was not made, or still busy
+  }
+}
+
+/** Reads a `key value` line of a cgroup file such as `memory.events` or `pids.events`; 0 when absent. */
+function counter(file: string, key: string): number {
+  try {
+    const line = readFileSync(file, 'utf8')
+      .split('\n')
+      .find((entry) => entry.startsWith(`${key} `));
+    return line === undefined ? 0 : Number(line.slice(key.length + 1)) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+function readNumber(file: string): number | null {
+  try {
+    const value = Number(readFileSync(file, 'utf8').trim());
+    return Number.isFinite(value) ? value : null;
+  } catch {
+    return null;
   }
 }
 
 /**
- * Removes a command's cgroup once it is empty. By the time the command's output has closed,
- * the PID namespace is gone (its init reaps every member before it exits), so the first try
- * normally succeeds; a few short retries cover a process still being torn down.
+ * The report of one command (see {@link BOUNDS}), then its cgroups removed once empty. By
+ * the time the command's output has closed, the PID namespace is gone (its init reaps every
+ * member before it exits), so the first removal normally succeeds; a few short retries
+ * cover a process still being torn down.
  */
+async function finishCgroups(cgroups: CommandCgroups, dirs: string[], output: string): Promise<SandboxReport> {
+  const counted: Partial<Record<SandboxLimit, boolean>> = {};
+  if (cgroups.pids !== undefined) counted.processes = counter(path.join(cgroups.pids, 'pids.events'), 'max') > 0;
+  let memoryPeakBytes: number | null = null;
+  if (cgroups.memory !== undefined) {
+    const dir = cgroups.memory;
+    // Killed for memory, not merely at the bound: reaching it while writing files only makes the kernel drop cached pages.
+    counted.memory = counter(path.join(dir, cgroups.memoryV2 ? 'memory.events' : 'memory.oom_control'), 'oom_kill') > 0;
+    memoryPeakBytes = readNumber(path.join(dir, cgroups.memoryV2 ? 'memory.peak' : 'memory.max_usage_in_bytes'));
+  }
+  const limitsReached = BOUNDS.filter((bound) => counted[bound.limit] ?? bound.messages.test(output)).map((bound) => bound.limit);
+  for (const dir of dirs) await removeCgroup(dir);
+  return { limitsReached, memoryPeakBytes };
+}
+
 async function removeCgroup(dir: string): Promise<void> {
   for (let attempt = 0; attempt < 20; attempt++) {
     try {

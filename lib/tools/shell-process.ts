@@ -93,6 +93,7 @@ export class ShellProcess {
       env: { ...options.env, [SHELL_CALL_ENV]: this.callId },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...options.launch?.user,
     });
     if (process.platform === 'linux' && this.child.pid !== undefined) {
       this.#shellStart = Number(readProc(this.child.pid)?.start ?? 0);

@@ -10,8 +10,8 @@ import path from 'node:path';
 import * as v from 'valibot';
 import { describeValue } from '../core/tool.ts';
 import type { Tool, ToolResult } from '../core/tool.ts';
-import { SANDBOX_TMP, ShellSandbox, warnSandboxUnavailable } from './sandbox.ts';
-import type { SandboxedSpawn, ShellSandboxOptions } from './sandbox.ts';
+import { describeLimits, SANDBOX_TMP, ShellSandbox, warnSandboxUnavailable } from './sandbox.ts';
+import type { SandboxedSpawn, SandboxLimit, SandboxReport, ShellSandboxOptions } from './sandbox.ts';
 import { ShellProcess, type ShellKillReason, type ShellProgress } from './shell-process.ts';
 
 export { SHELL_CALL_ENV } from './shell-kill.ts';
@@ -161,6 +161,16 @@ export interface ShellDetails {
    * stays empty.
    */
   survivors: number[];
+  /**
+   * The sandbox's bounds the command reached: `'processes'` (`sandbox.maxProcesses`),
+   * `'memory'` (`sandbox.maxMemoryBytes`), `'tmp'` (`sandbox.tmpSizeBytes`). From the cgroup's
+   * counters where the bound is a cgroup (certain), else from the messages the command printed
+   * (`Cannot fork`, `MemoryError`, `Cannot allocate memory`, `No space left on device`, in the
+   * kept output). The result text has one line per bound. Empty unsandboxed.
+   */
+  limitsReached: SandboxLimit[];
+  /** The most memory the command held at once, in bytes (its memory cgroup's peak); `null` without a memory cgroup or unsandboxed. */
+  memoryPeakBytes: number | null;
 }
 
 /** The input a `shell` call takes. */
@@ -312,7 +322,9 @@ export function shellTool(options: ShellToolOptions = {}): ShellTool {
         if (proc.spawnError !== undefined) {
           throw new Error(`shell: could not start /bin/sh in ${cwd}: ${proc.spawnError.message}`);
         }
-        return buildResult(proc, { durationMs, limitMs, killGraceMs, exitDrainMs, reason: signal.reason });
+        const report = await launch?.finish(proc.output.render().text);
+        const limitLines = sandbox === undefined || report === undefined ? [] : describeLimits(sandbox, report.limitsReached);
+        return buildResult(proc, { durationMs, limitMs, killGraceMs, exitDrainMs, reason: signal.reason, report, limitLines });
       } finally {
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
@@ -323,7 +335,7 @@ export function shellTool(options: ShellToolOptions = {}): ShellTool {
           await proc.closed;
         }
         await proc.killDone;
-        await launch?.release();
+        await launch?.finish('');
       }
     },
   });
@@ -358,7 +370,15 @@ function checkNumber(name: string, value: number, min: number, integer = false):
 
 function buildResult(
   proc: ShellProcess,
-  info: { durationMs: number; limitMs: number | undefined; killGraceMs: number; exitDrainMs: number; reason: unknown },
+  info: {
+    durationMs: number;
+    limitMs: number | undefined;
+    killGraceMs: number;
+    exitDrainMs: number;
+    reason: unknown;
+    report: SandboxReport | undefined;
+    limitLines: string[];
+  },
 ): ToolResult<ShellDetails> {
   const rendered = proc.output.render();
   let text = rendered.text === '' ? '(no output)\n' : rendered.text;
@@ -381,6 +401,7 @@ function buildResult(
       `\n[${proc.survivors.length} process${proc.survivors.length === 1 ? '' : 'es'} the command started could not be ` +
       'killed and may still be running]';
   }
+  for (const line of info.limitLines) text += `\n${line}`;
   if (proc.outputAbandoned && reason === undefined) {
     text +=
       `\n[the shell exited, but a process it started in the background kept its output open; stopped reading after ` +
@@ -399,6 +420,8 @@ function buildResult(
       truncatedBytes: rendered.truncatedBytes,
       outputBytes: rendered.totalBytes,
       durationMs: info.durationMs,
+      limitsReached: info.report?.limitsReached ?? [],
+      memoryPeakBytes: info.report?.memoryPeakBytes ?? null,
     },
   };
 }
