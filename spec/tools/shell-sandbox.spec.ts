@@ -6,9 +6,10 @@
  * changes (and that the spec would fail without it).
  */
 import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, chown, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -27,6 +28,7 @@ import { asGenerator, callProcesses, contextFor, drain, pollUntil, tempDir, text
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
+const execFileAsync = promisify(execFile);
 
 async function runShell(command: string, options: { cwd: string; sandbox?: ShellSandboxOptions | false; timeoutMs?: number }): Promise<ToolResult<ShellDetails>> {
   const tool = shellTool(options);
@@ -199,18 +201,24 @@ describe('shellTool sandbox (issue 19 item 2)', () => {
     if (status.available && status.processLimit === 'none') context.skip();
     const workspace = await tempDir();
     const tool = shellTool({ cwd: workspace, timeoutMs: 30_000, maxOutputBytes: 4096, sandbox: { maxProcesses: 64 } });
-    const gen = asGenerator<ShellProgress, ToolResult<ShellDetails>>(
-      tool.execute({ command: 'echo $TOOLRUN_SHELL_CALL > .call; b() { b | b & }; b; sleep 1; echo bomb-done > done.txt' }, contextFor('shell')),
-    );
+    // Event-driven, whatever the load: the bomb runs in a subshell whose stderr goes to a file,
+    // and the main shell waits, forking nothing (dash exits when one of its own forks fails),
+    // until the first refused fork is written there; only builtins follow.
+    const command =
+      'echo $TOOLRUN_SHELL_CALL > .call; : > bomb.err; (b() { b | b & }; b) 2>bomb.err; ' +
+      'until [ -s bomb.err ]; do :; done; read -r first < bomb.err; echo "first: $first"; echo bomb-done > done.txt';
+    const gen = asGenerator<ShellProgress, ToolResult<ShellDetails>>(tool.execute({ command }, contextFor('shell')));
     const { result } = await drain(gen);
     const text = textOf(result);
-    // Fails without a bound: no fork would fail (and the machine would be flooded).
-    expect(text).toMatch(/Cannot fork|Resource temporarily unavailable/);
+    // Fails without a bound: no fork would fail, the loop would spin until the timeout kills it.
+    expect(text).toMatch(/^first: .*(Cannot fork|Resource temporarily unavailable)/m);
+    expect(result.details?.limitsReached).toContain('processes');
+    expect(text).toContain("[the sandbox's process bound was reached: at most 64 processes and threads at once (sandbox.maxProcesses)");
     // The shell itself got to its end (a file, not the output: the bomb's failures may go on
     // printing until the namespace ends, and the middle of the output is cut).
     expect(await readFile(path.join(workspace, 'done.txt'), 'utf8')).toBe('bomb-done\n');
-    expect(text).toMatch(/\[exit code 0\]$/);
-    expect(result.details).toMatchObject({ killed: false, sandboxed: true, survivors: [] });
+    expect(text).toMatch(/\[exit code 0\]\n/);
+    expect(result.details).toMatchObject({ killed: false, sandboxed: true, survivors: [], exitCode: 0 });
     const callId = (await readFile(path.join(workspace, '.call'), 'utf8')).trim();
     await pollUntil(() => callProcesses(callId).size === 0, 'the bomb processes to be gone');
   });
@@ -273,6 +281,151 @@ describe('shellTool sandbox (issue 19 item 2)', () => {
 
   it('rejects bad sandbox options at creation', () => {
     expect(() => shellTool({ sandbox: { maxProcesses: 0 } })).toThrow('options.sandbox.maxProcesses must be an integer >= 8, received number 0');
+    expect(() => shellTool({ sandbox: { maxMemoryBytes: -1 } })).toThrow('options.sandbox.maxMemoryBytes must be an integer number of bytes >= 16777216, received number -1');
+    expect(() => shellTool({ sandbox: { maxMemoryBytes: '1G' as never } })).toThrow('options.sandbox.maxMemoryBytes must be an integer number of bytes');
+    expect(() => shellTool({ sandbox: { tmpSizeBytes: 1.5 } })).toThrow('options.sandbox.tmpSizeBytes must be an integer number of bytes >= 1048576');
+    expect(() => shellTool({ sandbox: { runAs: { uid: -1, gid: 0 } } })).toThrow('options.sandbox.runAs must be { uid, gid } with integers >= 0');
+    expect(() => shellTool({ sandbox: { runAs: null as never } })).toThrow('options.sandbox.runAs must be { uid, gid }');
     expect(() => shellTool({ sandbox: { network: 'all' as never } })).toThrow("options.sandbox.network must be 'none' or 'host'");
   });
 });
+
+/** `/proc` entries that change the host, and what the specs check on them (never writing a new value). */
+const SYSCTLS = ['kernel/core_pattern', 'kernel/modprobe', 'kernel/printk_ratelimit', 'vm/drop_caches', 'kernel/sysrq'];
+/**
+ * Prints `writable <path>` for any file under the host-changing parts of /proc (and /sys) that
+ * the command may write (`find -writable` asks access(2), which sees read-only mounts), then
+ * writes each readable setting's *current* value back and prints `wrote <name>` on success,
+ * then the capability sets and no_new_privs.
+ */
+const ESCAPE_COMMAND =
+  'for d in /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus /proc/fs /sys; do [ -e "$d" ] && find "$d" -xdev -writable -type f 2>/dev/null | head -n 3 | sed "s/^/writable /"; done; ' +
+  `for f in ${SYSCTLS.join(' ')}; do [ -w /proc/sys/$f ] && echo "w-ok $f"; if [ -r /proc/sys/$f ]; then v=$(cat /proc/sys/$f); printf '%s\\n' "$v" > /proc/sys/$f 2>/dev/null && echo "wrote $f"; fi; done; ` +
+  'grep -E "^(Cap(Eff|Prm|Bnd|Amb)|NoNewPrivs|Uid):" /proc/self/status; echo escape-done';
+
+/** The host's current values of {@link SYSCTLS} (the readable ones). */
+async function hostSysctls(): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const name of SYSCTLS) {
+    try {
+      out[name] = await readFile(`/proc/sys/${name}`, 'utf8');
+    } catch {
+      // write-only (drop_caches) or absent
+    }
+  }
+  return out;
+}
+
+function expectNoEscape(text: string, uid: string): void {
+  expect(text).toContain('escape-done');
+  expect(text).not.toMatch(/^writable /m);
+  expect(text).not.toMatch(/^w-ok /m);
+  expect(text).not.toMatch(/^wrote /m);
+  for (const set of ['CapEff', 'CapPrm', 'CapBnd', 'CapAmb']) expect(text).toMatch(new RegExp(`^${set}:\\s+0+$`, 'm'));
+  expect(text).toMatch(/^NoNewPrivs:\s+1$/m);
+  expect(text).toMatch(new RegExp(`^Uid:\\s+${uid}\\s`, 'm'));
+}
+
+const isRootHost = process.getuid?.() === 0;
+const hasSetpriv = existsSync('/usr/bin/setpriv');
+
+describe("shellTool sandbox: the host's kernel and memory are out of a command's reach", () => {
+  it("as root: no write under /proc/sys, sysrq-trigger, /proc/irq, /proc/bus, binfmt_misc, /sys; no capabilities, no_new_privs; the host's settings unchanged", { timeout: 60_000 }, async (context) => {
+    if (!isRootHost) context.skip('this process is not root: the root-host case runs in CI, which runs as root');
+    const workspace = await tempDir(); // owned by root: the command stays the host's root, without capabilities
+    const before = await hostSysctls();
+    const text = textOf(await runShell(ESCAPE_COMMAND, { cwd: workspace, sandbox: { readPaths: ['/sys'] } }));
+    expectNoEscape(text, '0');
+    expect(await hostSysctls()).toEqual(before);
+    // Control, without writing anything: unsandboxed root may write them (the spec can fail).
+    const plain = textOf(await runShell('[ -w /proc/sys/kernel/core_pattern ] && echo "w-ok core_pattern"', { cwd: workspace, sandbox: false }));
+    expect(plain).toMatch(/^w-ok core_pattern$/m);
+  });
+
+  it('as root, a workspace owned by an unprivileged user: the command runs as that user, writes the workspace, and its files belong to it', { timeout: 60_000 }, async (context) => {
+    if (!isRootHost) context.skip('this process is not root: only root switches users');
+    const workspace = await tempDir();
+    await chown(workspace, 65534, 65534);
+    const before = await hostSysctls();
+    const text = textOf(await runShell(`${ESCAPE_COMMAND}; echo made > made.txt; echo "made=$?"`, { cwd: workspace }));
+    expectNoEscape(text, '65534');
+    expect(text).toMatch(/^made=0$/m);
+    expect((await stat(path.join(workspace, 'made.txt'))).uid).toBe(65534);
+    expect(await hostSysctls()).toEqual(before);
+    // runAs chooses the user; a workspace it cannot write is reported by the command itself.
+    const other = await tempDir();
+    await chmod(other, 0o755);
+    const denied = textOf(await runShell('id -u; echo x > x.txt', { cwd: other, sandbox: { runAs: { uid: 65534, gid: 65534 } } }));
+    expect(denied).toMatch(/^65534$/m);
+    expect(denied).toMatch(/Permission denied/);
+    expect(existsSync(path.join(other, 'x.txt'))).toBe(false);
+  });
+
+  it('as an unprivileged host user (setpriv --reuid=65534): the same escapes fail', { timeout: 120_000 }, async (context) => {
+    if (!isRootHost || !hasSetpriv) context.skip('needs root and /usr/bin/setpriv to start a host process as uid 65534');
+    const workspace = await tempDir();
+    await chown(workspace, 65534, 65534);
+    const before = await hostSysctls();
+    const { stdout } = await execFileAsync(
+      '/usr/bin/setpriv',
+      ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import', 'tsx', path.join(here, 'fixtures/shell-host.ts'), workspace, 'on', ESCAPE_COMMAND],
+      { cwd: repoRoot, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+    );
+    const text = textOf((JSON.parse(stdout) as { result: ToolResult<ShellDetails> }).result);
+    expectNoEscape(text, '65534');
+    expect(await hostSysctls()).toEqual(before);
+  });
+
+  it('a 6 GiB allocation ends with a result naming the memory bound, and the host never lends it more than the bound plus a margin', { timeout: 120_000 }, async (context) => {
+    if (!existsSync('/usr/bin/python3')) context.skip('no /usr/bin/python3 on this host');
+    const workspace = await tempDir();
+    const status = await shellSandboxStatus();
+    const sampler = memorySampler();
+    const result = await runShell('/usr/bin/python3 -c "bytearray(6 * 1024**3)"; echo "python=$?"', { cwd: workspace, timeoutMs: 100_000 });
+    const lowest = sampler.stop();
+    const text = textOf(result);
+    expect(result.details?.killed).toBe(false); // ended by the bound, not by the timeout
+    expect(text).toMatch(/^python=(1|137)$/m); // MemoryError (RLIMIT_DATA) or killed by the cgroup's OOM killer
+    expect(result.details?.limitsReached).toEqual(['memory']);
+    expect(text).toContain("[the sandbox's memory bound was reached: at most 1 GiB for the whole command (sandbox.maxMemoryBytes)");
+    if (status.available && status.memoryLimit === 'cgroup') expect(result.details?.memoryPeakBytes).toBeLessThanOrEqual(1024 ** 3);
+    // MemAvailable sampled every 20 ms: it may drop by the bound, not by 6 GiB (a 1 GiB margin for the rest of the machine).
+    expect(sampler.baseline - lowest).toBeLessThan(2 * 1024 ** 3);
+  });
+
+  it('a 3 GiB write into /tmp ends at its size bound with a result naming it; both bounds are options', { timeout: 120_000 }, async () => {
+    const workspace = await tempDir();
+    const result = await runShell('dd if=/dev/zero of=/tmp/big bs=1M count=3072 2>&1 | head -n 1; wc -c < /tmp/big', { cwd: workspace, timeoutMs: 100_000 });
+    const text = textOf(result);
+    expect(text).toContain('No space left on device');
+    expect(text).toMatch(/^268435456$/m);
+    expect(result.details?.limitsReached).toContain('tmp');
+    expect(text).toContain("[/tmp may be full: the sandbox's /tmp holds at most 256 MiB (sandbox.tmpSizeBytes)");
+    const small = await runShell('dd if=/dev/zero of=/tmp/big bs=1M count=8 2>&1 | head -n 1; wc -c < /tmp/big', { cwd: workspace, sandbox: { tmpSizeBytes: 2 * 1024 ** 2 } });
+    expect(textOf(small)).toMatch(/^2097152$/m);
+    expect(textOf(small)).toContain('at most 2 MiB (sandbox.tmpSizeBytes)');
+    if (existsSync('/usr/bin/python3')) {
+      const tight = await runShell('/usr/bin/python3 -c "bytearray(256 * 1024**2)"; echo "python=$?"', { cwd: workspace, sandbox: { maxMemoryBytes: 64 * 1024 ** 2 } });
+      expect(textOf(tight)).toMatch(/^python=(1|137)$/m);
+      expect(textOf(tight)).toContain('at most 64 MiB for the whole command (sandbox.maxMemoryBytes)');
+      const roomy = await runShell('/usr/bin/python3 -c "bytearray(256 * 1024**2)"; echo "python=$?"', { cwd: workspace, sandbox: { maxMemoryBytes: 1024 ** 3 } });
+      expect(textOf(roomy)).toMatch(/^python=0$/m);
+      expect(roomy.details?.limitsReached).toEqual([]);
+    }
+  });
+});
+
+/** Samples the host's MemAvailable every 20 ms until stopped; returns the lowest value seen. */
+function memorySampler(): { baseline: number; stop(): number } {
+  const read = (): number => Number(/^MemAvailable:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1] ?? 0) * 1024;
+  const baseline = read();
+  let lowest = baseline;
+  const timer = setInterval(() => (lowest = Math.min(lowest, read())), 20);
+  return {
+    baseline,
+    stop: () => {
+      clearInterval(timer);
+      return Math.min(lowest, read());
+    },
+  };
+}
