@@ -312,7 +312,7 @@ const BOUNDS: readonly Bound[] = [
     limit: 'memory',
     messages: /MemoryError|Cannot allocate memory|out of memory|std::bad_alloc/i,
     line: (sandbox) =>
-      `[the sandbox's memory bound was reached: at most ${formatBytes(sandbox.maxMemoryBytes)} for the whole command (sandbox.maxMemoryBytes), ` +
+      `[the sandbox's memory bound was reached: at most ${formatBytes(sandbox.maxMemoryBytes)} (sandbox.maxMemoryBytes), ` +
       'so a process was killed or an allocation failed; use less memory (smaller inputs, streaming, fewer parallel jobs)]',
   },
   {
@@ -390,10 +390,14 @@ export class ShellSandbox {
     if (cgroups.memory === undefined) rlimits.push(`--data=${this.maxMemoryBytes}`);
     const inner = ['/bin/sh', '-c', command];
     const limited = rlimits.length === 0 || !hasPrlimit() ? inner : [PRLIMIT, ...rlimits, '--', ...inner];
+    // A bound shows in the command's messages only where an rlimit enforces it (and /tmp, always a tmpfs size).
+    const byMessage = new Set<SandboxLimit>(['tmp']);
+    if (limited !== inner && rlimits.some((limit) => limit.startsWith('--nproc'))) byMessage.add('processes');
+    if (limited !== inner && cgroups.memory === undefined) byMessage.add('memory');
     const bwrapArgs = [...this.#policyArgs, '--', ...limited];
     const dirs = [...new Set([cgroups.pids, cgroups.memory].filter((dir) => dir !== undefined))];
     let report: Promise<SandboxReport> | undefined;
-    const finish = (output: string): Promise<SandboxReport> => (report ??= finishCgroups(cgroups, dirs, output));
+    const finish = (output: string): Promise<SandboxReport> => (report ??= finishCgroups(cgroups, dirs, output, byMessage));
     if (dirs.length === 0) return { file: this.bwrap, args: bwrapArgs, user, finish };
     return {
       file: '/bin/sh',
@@ -686,7 +690,7 @@ function readNumber(file: string): number | null {
  * member before it exits), so the first removal normally succeeds; a few short retries
  * cover a process still being torn down.
  */
-async function finishCgroups(cgroups: CommandCgroups, dirs: string[], output: string): Promise<SandboxReport> {
+async function finishCgroups(cgroups: CommandCgroups, dirs: string[], output: string, byMessage: ReadonlySet<SandboxLimit>): Promise<SandboxReport> {
   const counted: Partial<Record<SandboxLimit, boolean>> = {};
   if (cgroups.pids !== undefined) counted.processes = counter(path.join(cgroups.pids, 'pids.events'), 'max') > 0;
   let memoryPeakBytes: number | null = null;
@@ -696,7 +700,7 @@ async function finishCgroups(cgroups: CommandCgroups, dirs: string[], output: st
     counted.memory = counter(path.join(dir, cgroups.memoryV2 ? 'memory.events' : 'memory.oom_control'), 'oom_kill') > 0;
     memoryPeakBytes = readNumber(path.join(dir, cgroups.memoryV2 ? 'memory.peak' : 'memory.max_usage_in_bytes'));
   }
-  const limitsReached = BOUNDS.filter((bound) => counted[bound.limit] ?? bound.messages.test(output)).map((bound) => bound.limit);
+  const limitsReached = BOUNDS.filter((bound) => counted[bound.limit] ?? (byMessage.has(bound.limit) && bound.messages.test(output))).map((bound) => bound.limit);
   for (const dir of dirs) await removeCgroup(dir);
   return { limitsReached, memoryPeakBytes };
 }

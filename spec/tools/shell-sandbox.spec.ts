@@ -387,7 +387,7 @@ describe("shellTool sandbox: the host's kernel and memory are out of a command's
     expect(result.details?.killed).toBe(false); // ended by the bound, not by the timeout
     expect(text).toMatch(/^python=(1|137)$/m); // MemoryError (RLIMIT_DATA) or killed by the cgroup's OOM killer
     expect(result.details?.limitsReached).toEqual(['memory']);
-    expect(text).toContain("[the sandbox's memory bound was reached: at most 1 GiB for the whole command (sandbox.maxMemoryBytes)");
+    expect(text).toContain("[the sandbox's memory bound was reached: at most 1 GiB (sandbox.maxMemoryBytes)");
     if (status.available && status.memoryLimit === 'cgroup') expect(result.details?.memoryPeakBytes).toBeLessThanOrEqual(1024 ** 3);
     // MemAvailable sampled every 20 ms: it may drop by the bound, not by 6 GiB (a 1 GiB margin for the rest of the machine).
     expect(sampler.baseline - lowest).toBeLessThan(2 * 1024 ** 3);
@@ -407,7 +407,7 @@ describe("shellTool sandbox: the host's kernel and memory are out of a command's
     if (existsSync('/usr/bin/python3')) {
       const tight = await runShell('/usr/bin/python3 -c "bytearray(256 * 1024**2)"; echo "python=$?"', { cwd: workspace, sandbox: { maxMemoryBytes: 64 * 1024 ** 2 } });
       expect(textOf(tight)).toMatch(/^python=(1|137)$/m);
-      expect(textOf(tight)).toContain('at most 64 MiB for the whole command (sandbox.maxMemoryBytes)');
+      expect(textOf(tight)).toContain('at most 64 MiB (sandbox.maxMemoryBytes)');
       const roomy = await runShell('/usr/bin/python3 -c "bytearray(256 * 1024**2)"; echo "python=$?"', { cwd: workspace, sandbox: { maxMemoryBytes: 1024 ** 3 } });
       expect(textOf(roomy)).toMatch(/^python=0$/m);
       expect(roomy.details?.limitsReached).toEqual([]);
