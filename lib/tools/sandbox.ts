@@ -2,8 +2,10 @@
  * The OS sandbox the `shell` tool runs its commands in: bubblewrap (`bwrap`, Linux), driven
  * directly. Each command gets new user, PID, mount, network, IPC, UTS and cgroup namespaces,
  * its own `/proc`, the system directories read-only with known secret files hidden, the
- * workspace writable, a private `/tmp`, no capabilities, and (where the host allows it) a
- * bound on its number of processes.
+ * workspace writable, a private `/tmp` of bounded size, no capabilities, the host-changing
+ * parts of `/proc` read-only, and bounds on its processes and memory (cgroups where the host
+ * allows them, else rlimits). On a root host it runs as the workspace's owner where that is
+ * not root. What it stops and what it cannot: docs/sandbox.md.
  *
  * Why bwrap and not a runtime around it, and how each part of the policy was chosen:
  * docs/decisions.md, "The shell in an OS sandbox".
@@ -327,7 +329,8 @@ export function describeLimits(sandbox: ShellSandbox, limits: readonly SandboxLi
   return BOUNDS.filter((bound) => limits.includes(bound.limit)).map((bound) => bound.line(sandbox));
 }
 
-function formatBytes(bytes: number): string {
+/** `bytes` in the largest binary unit it reaches, e.g. `1 GiB`, `256 MiB`. */
+export function formatBytes(bytes: number): string {
   for (const [unit, size] of [
     ['GiB', 1024 ** 3],
     ['MiB', 1024 ** 2],

@@ -10,7 +10,7 @@ import path from 'node:path';
 import * as v from 'valibot';
 import { describeValue } from '../core/tool.ts';
 import type { Tool, ToolResult } from '../core/tool.ts';
-import { describeLimits, SANDBOX_TMP, ShellSandbox, warnSandboxUnavailable } from './sandbox.ts';
+import { describeLimits, formatBytes as formatLimit, SANDBOX_TMP, ShellSandbox, warnSandboxUnavailable } from './sandbox.ts';
 import type { SandboxedSpawn, SandboxLimit, SandboxReport, ShellSandboxOptions } from './sandbox.ts';
 import { ShellProcess, type ShellKillReason, type ShellProgress } from './shell-process.ts';
 
@@ -71,7 +71,8 @@ export interface ShellToolOptions {
   /**
    * The OS sandbox every command runs in (Linux, bubblewrap): its own PID namespace and
    * `/proc`, no network, the system directories read-only with secret files hidden, writes
-   * only to `cwd` and a private `/tmp`, a bound on processes. Options change that policy
+   * only to `cwd` and a private `/tmp` (256 MiB), bounds on processes (1,024) and memory
+   * (1 GiB), the kernel's settings read-only. Options change that policy
    * ({@link ShellSandboxOptions}); `false` runs commands directly on the host, as the host
    * user, seeing everything that user sees. Where the sandbox cannot start (no bubblewrap,
    * no user namespaces, macOS, Windows) every call is refused with an error result saying
@@ -267,7 +268,8 @@ export function shellTool(options: ShellToolOptions = {}): ShellTool {
     sandbox === undefined
       ? ''
       : `It runs in a sandbox: files outside ${cwd} are read-only or absent, the temp directory is private and empty at each call, ` +
-        `${options.sandbox !== false && options.sandbox?.network === 'host' ? '' : 'there is no network, '}and background processes end with the command. `;
+        `${options.sandbox !== false && options.sandbox?.network === 'host' ? '' : 'there is no network, '}memory is limited to ${formatLimit(sandbox.maxMemoryBytes)} ` +
+        `and /tmp to ${formatLimit(sandbox.tmpSizeBytes)}, and background processes end with the command. `;
 
   return defineTool<typeof shellInput, ShellProgress, ToolResult<ShellDetails>, 'shell'>({
     name: 'shell',
