@@ -23,9 +23,9 @@
  * @module
  */
 /** Most continuous microtask-only work, in ms, before pulls wait for a macrotask turn. */
-export const TURN_BUDGET_MS = 5;
+const TURN_BUDGET_MS = 5;
 /** Pulls between two readings of the clock. */
-export const CHECK_EVERY = 16;
+const CHECK_EVERY = 16;
 
 type Schedule = (callback: () => void) => void;
 
