@@ -11,6 +11,7 @@
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { defineTool, mergeGenerators, runTools, type ToolBatch, type ToolEvent } from '../../lib/index.ts';
+import { text as textOf } from '../helpers.ts';
 
 /** Wall time after which a loop stops reading: far beyond any timeout here, far below vitest's. */
 const GIVE_UP_MS = 10_000;
@@ -40,7 +41,6 @@ function consumerTimer(ms = 50) {
   return timer;
 }
 
-const textOf = (message: { content: readonly { type: string; text?: string }[] }): string => message.content.map((b) => b.text ?? '').join('');
 
 /** Reads `run` with `for await`, giving up after GIVE_UP_MS; the batch, or `undefined` when it gave up. */
 async function bounded(run: AsyncGenerator<ToolEvent, ToolBatch, undefined>, onEvent: (event: ToolEvent) => void = () => {}) {

@@ -10,6 +10,7 @@ import { from } from 'ix/asynciterable';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { callTool, defineTool, pipeEvents, runTools, withTimeout, type ToolBatch } from '../../lib/index.ts';
+import { text as textOf } from '../helpers.ts';
 
 const GIVE_UP_MS = 10_000;
 
@@ -22,7 +23,6 @@ const spin = defineTool({
   },
 });
 
-const textOf = (message: { content: readonly { type: string; text?: string }[] }): string => message.content.map((b) => b.text ?? '').join('');
 
 async function settleBounded(run: AsyncGenerator<unknown, ToolBatch, undefined>): Promise<ToolBatch | 'gave up'> {
   const started = Date.now();
