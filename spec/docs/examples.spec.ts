@@ -60,6 +60,7 @@ const PRELUDE: Record<string, string> = {
 
 /** Lines (as regular expressions) that a program must print, by its label. */
 const EXPECTED_OUTPUT: Record<string, RegExp[]> = {
+  'docs/guide.md § 4. Cancellation and time': [/^small: 168 primes below 1000$/m, /^huge: Tool "count_primes" timed out after 500 ms/m],
   'docs/guide.md § 11. Durable batches: the journal': [/^e1 ok replayed$/m, /^e2 interrupted answered now$/m, /^ann \(key memory:0\), bob \(key memory:1\)$/m],
   'docs/guide.md § 10. Tracing with OpenTelemetry': [
     /a: the service joined the trace/,

@@ -36,6 +36,7 @@ export async function runScenario() {
     await batchWithProgress(check);
     await abortMidBatch(check);
     await perCallTimeout(check);
+    await spinningGenerator(check);
   } catch (error) {
     check('scenario', false, `threw: ${error && error.stack ? error.stack : String(error)}`);
   }
@@ -185,4 +186,32 @@ async function perCallTimeout(check) {
     outcome === 'timed_out' && textOf(batch.messages[0]).includes('Tool "hang" timed out after 30 ms') && textOf(batch.messages[1]) === 'sibling done',
     `${outcome}: ${batch.messages.map(textOf).join(' | ')}`,
   );
+}
+
+/**
+ * A generator yielding in a tight loop still meets its timeout, and a timer of the page or
+ * process fires meanwhile (A7): the core's turn clock reaches the host's macrotask
+ * (`setImmediate`, else `MessageChannel`, else `setTimeout`). The tool gives up by itself after
+ * 20 s of wall time, so a regression fails instead of hanging the runtime.
+ */
+async function spinningGenerator(check) {
+  let yields = 0;
+  let yieldsWhenTimerFired = -1;
+  const spin = defineTool({
+    name: 'spin',
+    input: { type: 'object' },
+    timeoutMs: 100,
+    async *execute() {
+      const started = Date.now();
+      for (;;) {
+        yield ++yields;
+        if (yields % 1024 === 0 && Date.now() - started > 20_000) return 'gave up';
+      }
+    },
+  });
+  setTimeout(() => (yieldsWhenTimerFired = yields), 20);
+  const { batch } = await consume(runTools([{ id: 's0', name: 'spin', arguments: {} }], { tools: [spin], abortGraceMs: 20 }));
+  const text = textOf(batch.messages[0]);
+  check('A7 a spinning generator ends at its timeout', text.includes('Tool "spin" timed out after 100 ms'), text);
+  check('A7 a host timer fires while it spins', yieldsWhenTimerFired > 0 && yields > yieldsWhenTimerFired, `timer saw ${yieldsWhenTimerFired} of ${yields} yields`);
 }

@@ -18,6 +18,7 @@
  * @module
  */
 import { Channel } from './channel.ts';
+import { turnClock } from './turn.ts';
 
 /** One item of a merged stream: a value a source yielded, or (`done: true`) its return value. */
 export type MergeItem<Y, R> =
@@ -185,10 +186,18 @@ export class MergeEngine<T = unknown> {
     this.pull(slot);
   }
 
-  /** Asks a source for its next step (after the consumer took the previous one: M3). */
+  /**
+   * Asks a source for its next step (after the consumer took the previous one: M3). After
+   * too long without a macrotask turn the step waits for one, so timers keep firing (A7,
+   * turn.ts).
+   */
   pull(slot: MergeSlot<T>): void {
     const iterator = slot.iterator;
     if (iterator === undefined) return;
+    if (turnClock.tick()) {
+      turnClock.later(() => this.pull(slot));
+      return;
+    }
     const settler = slot.settler!;
     try {
       const step = iterator.next();

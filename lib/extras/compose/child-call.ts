@@ -11,6 +11,7 @@
 import { CancelScope, ScopeState, timeoutReason } from '../../core/abort.ts';
 import { DEFAULTS } from '../../core/defaults.ts';
 import { closeWithoutWaiting } from '../../core/streams/merge.ts';
+import { turnClock } from '../../core/streams/turn.ts';
 import { describeValue, type Tool, type ToolContext } from '../../core/tool.ts';
 import { isAsyncIterator } from '../../core/guards.ts';
 
@@ -141,6 +142,8 @@ export async function* invoke<I, P, O>(
     }
     iterator = output as AsyncIterator<P, O, undefined>;
     for (;;) {
+      // A child that never awaits a timer or I/O must not stop its own timeout, or any timer (A7).
+      if (turnClock.tick()) await turnClock.turn();
       // Progress yielded during the grace after an abort is still forwarded, as the runtime does.
       const step = await link.wait(iterator.next());
       if (step.done === true) {
