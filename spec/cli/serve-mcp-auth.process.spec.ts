@@ -5,6 +5,9 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../lib/cli/main.ts';
 import { connectMcpHttp } from '../../lib/mcp/index.ts';
@@ -73,6 +76,25 @@ describe('Z7 toolrun serve-mcp --http requires a bearer token by default', () =>
     const open = await start(['--no-auth'], { ...process.env, TOOLRUN_MCP_TOKEN: token });
     expect(open.stderr()).toMatch(/^toolrun: no authorization \(--no-auth\): any local user or process can call these tools at /);
     expect((await fetch(open.url, { method: 'POST', headers, body: initialize })).status).toBe(200);
+  });
+
+  it('Z7 toolrun mcp <url> sends TOOLRUN_MCP_TOKEN: with it the calls run; without it, one line saying the server refused the token, exit 2', async () => {
+    const token = 'mcp-client-token-0123456789-abcdef';
+    const { url } = await start([], { ...process.env, TOOLRUN_MCP_TOKEN: token });
+    const dir = await mkdtemp(join(tmpdir(), 'toolrun-mcp-url-'));
+    try {
+      const calls = join(dir, 'calls.json');
+      await writeFile(calls, JSON.stringify([{ name: 'echo', arguments: { text: 'over http' } }]));
+      const io = memoryIo({ env: { TOOLRUN_MCP_TOKEN: token } });
+      expect(await main(['mcp', '--calls', calls, url.href], io), io.err()).toBe(0);
+      expect(io.out()).toMatch(/1 result, 0 errors/);
+      expect(io.out() + io.err()).not.toContain(token);
+      const without = memoryIo({ env: {} });
+      expect(await main(['mcp', '--calls', calls, url.href], without)).toBe(2);
+      expect(without.err()).toMatch(/it refused the bearer token \(none sent: set TOOLRUN_MCP_TOKEN\)/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('Z7 --no-auth off loopback, without --http, and a malformed TOOLRUN_MCP_TOKEN: one line, exit 2, nothing served', async () => {
