@@ -11,8 +11,10 @@
  * its own (`Mcp-Session-Id`, a random UUID) with its own {@link createMcpServer} `Server`;
  * `DELETE` ends a session. Requests for an unknown session get 404, as the specification
  * says, so a client learns that the server restarted. On a loopback address, a request whose
- * `Host` or `Origin` names another host is refused with 403 (DNS rebinding protection, which
- * the specification requires of local servers).
+ * `Host` names another host is refused with 403, and on any address one whose `Origin` is
+ * not the endpoint's own nor in `allowedOrigins` (DNS rebinding protection, which the
+ * specification requires). With `http.auth`, every request needs a bearer token its verifier
+ * accepts, and a session serves only the principal that opened it (lib/mcp/auth.ts).
  *
  * @module
  */
