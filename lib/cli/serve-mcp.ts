@@ -39,7 +39,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { assertToolShape, type Tool } from '../core/tool.ts';
 import { staticTokenVerifier } from '../mcp/auth.ts';
-import { serveMcp } from '../mcp/serve.ts';
+import { isLoopback, serveMcp } from '../mcp/serve.ts';
 import { CliInputError } from './errors.ts';
 import { READY_MADE_TOOL_NAMES, readyMadeTools } from './ready-made-tools.ts';
 
@@ -116,7 +116,7 @@ export async function serveMcpCommand(argv: readonly string[], io: ServeMcpIo): 
   if (values.workspace !== undefined && values.tools === undefined) throw new CliInputError('serve-mcp: --workspace applies with --tools only');
   if (values.host !== undefined && values.http === undefined) throw new CliInputError('serve-mcp: --host applies with --http only');
   if (values['no-auth'] === true && values.http === undefined) throw new CliInputError('serve-mcp: --no-auth applies with --http only (stdio has no port to protect)');
-  if (values['no-auth'] === true && !isLoopbackHost(values.host ?? '127.0.0.1')) {
+  if (values['no-auth'] === true && !isLoopback(values.host ?? '127.0.0.1')) {
     throw new CliInputError(`serve-mcp: --no-auth is refused on ${values.host}, which is not a loopback address: anyone on the network could call the tools; drop --no-auth (clients send the token), or bind 127.0.0.1`);
   }
   const port = values.http === undefined ? undefined : whole(values.http, '--http', 65_535);
@@ -269,9 +269,4 @@ function whole(text: string, option: string, max: number): number {
   const n = Number(text);
   if (!/^\d+$/.test(text) || n > max) throw new CliInputError(`serve-mcp: ${option} must be a whole number from 0 to ${max}, received "${text}"`);
   return n;
-}
-
-function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }

@@ -909,7 +909,8 @@ function reply(res: ServerResponse, status: number, message: string, code = -320
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
-function isLoopback(host: string): boolean {
+/** @internal True for a loopback host name or address (`localhost`, `127.x.x.x`, `::1`, bracketed or not). */
+export function isLoopback(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
