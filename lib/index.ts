@@ -27,6 +27,7 @@ export type {
 } from './core/tool.ts';
 export { NO_CLIENT } from './core/tool-client.ts';
 export type {
+  ToolCallerAuth,
   ToolClient,
   ToolElicitRequest,
   ToolElicitResult,

@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // `npm run test:conformance`: the server scenarios of the official MCP conformance suite
 // (@modelcontextprotocol/conformance, pinned in devDependencies) against
-// `toolrun serve-mcp --http 0 spec/mcp/conformance/tools.ts`, and, with --compare, against a
+// `toolrun serve-mcp --http 0 --no-auth spec/mcp/conformance/tools.ts`, and, with --compare, against a
 // plain SDK McpServer serving the same tool functions (spec/mcp/conformance/sdk-server.ts).
-// Every server listens on 127.0.0.1 only, on a free port.
+// Every server listens on 127.0.0.1 only, on a free port. toolrun's runs with --no-auth: the
+// suite's server client (an SDK StreamableHTTPClientTransport without requestInit, and raw
+// undici requests) has no option to send an Authorization header, so with the CLI's default
+// bearer token every scenario would stop at 401. Authorization is held by spec/mcp/auth.spec.ts.
 //
 // The suite needs Node >= 22 (fs.globSync). Under an older Node this script installs the
 // pinned Node 22 binary package of the npm registry (node-<platform>-<arch>, the package the
@@ -133,7 +136,7 @@ function runSuite(node, url) {
 
 const started = Date.now();
 const node = node22();
-const targets = [['toolrun', ['--import', 'tsx', 'lib/cli/main.ts', 'serve-mcp', '--http', '0', 'spec/mcp/conformance/tools.ts']]];
+const targets = [['toolrun', ['--import', 'tsx', 'lib/cli/main.ts', 'serve-mcp', '--http', '0', '--no-auth', 'spec/mcp/conformance/tools.ts']]];
 if (compare) targets.push(['plain SDK McpServer', ['--import', 'tsx', 'spec/mcp/conformance/sdk-server.ts']]);
 const runs = [];
 for (const [label, args] of targets) {
@@ -170,12 +173,18 @@ if (write) {
     '# MCP conformance: server scenarios',
     '',
     `The server scenarios of \`@modelcontextprotocol/conformance\` ${suite} (\`--suite all\`: the active suite and the two pending ones, json-schema-2020-12 and server-sse-polling), run by`,
-    '`node scripts/conformance.mjs --compare --write` against `toolrun serve-mcp --http 0 spec/mcp/conformance/tools.ts`',
+    '`node scripts/conformance.mjs --compare --write` against `toolrun serve-mcp --http 0 --no-auth spec/mcp/conformance/tools.ts`',
     'and against a plain SDK `McpServer` serving the same tool functions (`spec/mcp/conformance/sdk-server.ts`: no',
     'toolrun runtime, tools without a client, resumability off). A scenario passes when none of its checks fails',
     '(warnings do not fail it: the suite\'s own rule). "In scope": the scenarios about a tool server; resources,',
     'prompts and completion are not a tool runtime\'s job (docs/tools.md). CI (`.ci/run`) runs `npm run test:conformance`,',
     'which fails when an in-scope scenario fails for toolrun.',
+    '',
+    'Authorization is off for these runs (`--no-auth`, on 127.0.0.1): the suite\'s server scenarios connect with an SDK',
+    '`StreamableHTTPClientTransport` given no headers and with raw requests, and it has no option to send an `Authorization`',
+    'header, so against the default `serve-mcp --http` (a bearer token required) every scenario would end at 401. The bearer',
+    'token, the Protected Resource Metadata, 403 `insufficient_scope`, sessions bound to their principal and the `Origin` rule',
+    'are held by spec/mcp/auth.spec.ts and spec/cli/serve-mcp-auth.process.spec.ts (contract Z1-Z7).',
     '',
     ...lines,
     '',

@@ -562,7 +562,7 @@ await checkAsync('npx toolrun mcp -- toolrun serve-mcp --tools shell,read_file,g
   assert(/^5 results, 1 error$/m.test(out), `unexpected summary:\n${out}`);
 });
 
-await checkAsync('toolrun serve-mcp --http 0 <a module of the user\'s own>, reached by an SDK client; the same port again: one line, exit 2; SIGTERM: exit 0', async () => {
+await checkAsync('toolrun serve-mcp --http 0 <a module of the user\'s own>, reached by an SDK client with the TOOLRUN_MCP_TOKEN bearer token (401 without it); the same port again: one line, exit 2; SIGTERM: exit 0', async () => {
   writeFileSync(
     join(app, 'my-tools.mjs'),
     `import { defineTool } from 'toolrun';
@@ -584,7 +584,7 @@ export const add = defineTool({
 import { Client } from '${sdk('client/index.js')}';
 import { StreamableHTTPClientTransport } from '${sdk('client/streamableHttp.js')}';
 const client = new Client({ name: 'package-check', version: '1.0.0' });
-await client.connect(new StreamableHTTPClientTransport(new URL(process.argv[2])));
+await client.connect(new StreamableHTTPClientTransport(new URL(process.argv[2]), { requestInit: { headers: { authorization: 'Bearer ' + process.argv[3] } } }));
 const { tools } = await client.listTools();
 assert.deepEqual(tools.map((tool) => tool.name), ['add']);
 const progress = [];
@@ -596,7 +596,8 @@ await client.close();
 console.log('ok');
 `,
   );
-  const server = spawn(toolrunBin, ['serve-mcp', '--http', '0', 'my-tools.mjs'], { cwd: app });
+  const token = 'package-check-token-0123456789';
+  const server = spawn(toolrunBin, ['serve-mcp', '--http', '0', 'my-tools.mjs'], { cwd: app, env: { ...process.env, TOOLRUN_MCP_TOKEN: token } });
   let printed = '';
   server.stdout.on('data', (chunk) => (printed += chunk));
   server.stderr.on('data', (chunk) => (printed += chunk));
@@ -611,7 +612,10 @@ console.log('ok');
     }
     const url = / at (http:\/\/\S+)\n/.exec(printed)[1];
     assert(printed.startsWith('toolrun: serving 1 tool (add) at http://127.0.0.1:'), printed);
-    const client = await runAsync('node', [join(work, 'sdk-client.mjs'), url], work);
+    const refused = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}' });
+    assert(refused.status === 401 && /resource_metadata=/.test(refused.headers.get('www-authenticate') ?? ''), `without a token: ${refused.status} ${refused.headers.get('www-authenticate')}`);
+    await refused.text();
+    const client = await runAsync('node', [join(work, 'sdk-client.mjs'), url, token], work);
     assert(client.status === 0 && client.output.trim() === 'ok', `SDK client: ${client.output}`);
     const busy = await runAsync('npx', ['toolrun', 'serve-mcp', '--http', new URL(url).port, 'my-tools.mjs'], app);
     assert(busy.status === 2, `the same port again exited with ${busy.status}: ${busy.output}`);

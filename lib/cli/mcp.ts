@@ -4,7 +4,10 @@
  *
  * 1. `<command> [args...]` is started as an MCP server over stdio (the MCP SDK's
  *    `StdioClientTransport`; the server gets the SDK's default environment — HOME, LOGNAME,
- *    PATH, SHELL, TERM, USER — plus the variables named with `--env`).
+ *    PATH, SHELL, TERM, USER — plus the variables named with `--env`). When the command
+ *    line is one `http://` or `https://` URL, the Streamable HTTP server there is used
+ *    instead, with `Authorization: Bearer $TOOLRUN_MCP_TOKEN` when that variable is set and
+ *    not empty (what `toolrun serve-mcp --http` asks for; the token is never printed).
  * 2. Its tools are listed (name and first line of the description) and turned into toolrun
  *    tools by `mcpTools`.
  * 3. The message: the calls in `--calls <file>` when given; otherwise one call per tool the
@@ -31,6 +34,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolBatch } from '../core/events.ts';
 import { fromAnthropic } from '../formats/anthropic.ts';
@@ -46,9 +50,11 @@ import { isObjectRecord } from '../core/guards.ts';
 
 /** The text of `toolrun mcp --help`. */
 const MCP_USAGE = `usage: toolrun mcp [options] [--] <command> [args...]
+       toolrun mcp [options] <http://host:port/mcp>
 
-Starts <command> as an MCP server over stdio, lists its tools, and runs one assistant
-message of tool calls against them, live.
+Starts <command> as an MCP server over stdio (or connects to the Streamable HTTP server at
+the URL, sending TOOLRUN_MCP_TOKEN as its bearer token when set), lists its tools, and runs
+one assistant message of tool calls against them, live.
 
 The message: the calls in --calls <file>, or else one call per tool the server marks
 read-only (annotations.readOnlyHint), with example arguments derived from its input schema.
@@ -87,6 +93,16 @@ export interface McpCommandLine {
 
 /** Default of `--timeout`, in ms. */
 const DEFAULT_TIMEOUT_MS = 15_000;
+
+/** The server's URL when the command line is one `http://` or `https://` URL (a Streamable HTTP server), else `undefined` (a command to start). */
+function serverUrl(line: McpCommandLine): URL | undefined {
+  if (line.args.length > 0 || !/^https?:\/\//i.test(line.command)) return undefined;
+  try {
+    return new URL(line.command);
+  } catch {
+    throw new CliInputError(`mcp: '${line.command}' is not a valid URL`);
+  }
+}
 
 /**
  * Parses the arguments after `mcp`: options first, then the server's command line verbatim.
@@ -182,12 +198,19 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
 
   const shown = [line.command, ...line.args].join(' ');
   const stderrTail: string[] = [];
-  const transport = new StdioClientTransport({ command: line.command, args: line.args, env: { ...getDefaultEnvironment(), ...line.env }, stderr: 'pipe' });
-  transport.stderr?.on('data', (chunk: Buffer) => {
-    stderrTail.push(...chunk.toString('utf8').split('\n').filter((l) => l.trim() !== ''));
-    stderrTail.splice(0, Math.max(0, stderrTail.length - 5));
-  });
-  const exit = watchExit(transport);
+  const url = serverUrl(line);
+  const token = url === undefined ? undefined : (options.env ?? process.env).TOOLRUN_MCP_TOKEN;
+  const transport =
+    url === undefined
+      ? new StdioClientTransport({ command: line.command, args: line.args, env: { ...getDefaultEnvironment(), ...line.env }, stderr: 'pipe' })
+      : new StreamableHTTPClientTransport(url, token === undefined || token === '' ? {} : { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  if (transport instanceof StdioClientTransport) {
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      stderrTail.push(...chunk.toString('utf8').split('\n').filter((l) => l.trim() !== ''));
+      stderrTail.splice(0, Math.max(0, stderrTail.length - 5));
+    });
+  }
+  const exit = transport instanceof StdioClientTransport ? watchExit(transport) : () => undefined;
   const client = new Client({ name: 'toolrun', version: '0.1.0' });
   /** Why the server could not be used, as one line: what happened, how it exited, the end of its stderr, what to try. */
   const failure = (what: string, error: unknown): CliInputError => {
@@ -195,7 +218,9 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
     let why: string;
     if (isTimeout(error)) why = `it did not answer ${what} within ${line.timeoutMs} ms (a slow server may need more: --timeout <ms>)`;
     else if (exited !== undefined) why = `it exited before answering ${what} (${exited})`;
-    else why = error instanceof Error ? error.message : String(error);
+    else if (url !== undefined && /\b401\b|needs Authorization: Bearer|bearer token is not valid/.test(String(error))) {
+      why = `it refused the bearer token (${token === undefined || token === '' ? 'none sent: set TOOLRUN_MCP_TOKEN' : 'TOOLRUN_MCP_TOKEN is not its token'})`;
+    } else why = error instanceof Error ? error.message : String(error);
     const tail =
       stderrTail.length > 0 ? `; its stderr ends: ${stderrTail.join(' | ')}` : exited !== undefined || isTimeout(error) ? '; it wrote nothing on stderr' : '';
     return new CliInputError(`mcp: could not use '${shown}' as an MCP server: ${why}${tail}`);

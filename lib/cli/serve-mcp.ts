@@ -13,6 +13,10 @@
  *
  * Over stdio, stdout carries the protocol: the one line saying what is served goes to stderr.
  * Over HTTP it goes to stdout: `toolrun: serving N tools (a, b) at http://127.0.0.1:PORT/mcp`.
+ * Over HTTP every request needs `Authorization: Bearer <token>`: `TOOLRUN_MCP_TOKEN` when it
+ * is set and not empty, else a random one made at start and printed once on stderr with the
+ * URL (compared in constant time, `staticTokenVerifier`). `--no-auth` turns that off, and is
+ * refused unless the address is a loopback one.
  * SIGINT or SIGTERM closes the server (running calls are cancelled, their `finally` blocks
  * run, within the grace period whatever is in flight), says on stderr what it cut
  * (`toolrun: stopped: 2 calls interrupted, 3 sessions closed, 0 connections cut`), and the
@@ -27,13 +31,15 @@
  *
  * @module
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { assertToolShape, type Tool } from '../core/tool.ts';
-import { serveMcp } from '../mcp/serve.ts';
+import { staticTokenVerifier } from '../mcp/auth.ts';
+import { isLoopback, serveMcp } from '../mcp/serve.ts';
 import { CliInputError } from './errors.ts';
 import { READY_MADE_TOOL_NAMES, readyMadeTools } from './ready-made-tools.ts';
 
@@ -56,6 +62,10 @@ options:
                       address is printed: http://<host>:<port>/mcp
   --host <address>    the address to bind with --http (default: 127.0.0.1); any other
                       than a loopback address exposes the tools to the network
+  --no-auth           with --http on a loopback address: no bearer token (any local
+                      user or process can then call the tools); by default every request
+                      needs Authorization: Bearer <token>, the token being
+                      TOOLRUN_MCP_TOKEN, or one made at start and printed on stderr
   --timeout <ms>      per-call time limit for tools that set none (default: 300000,
                       5 minutes; 0: no limit)
   -h, --help          show this text
@@ -72,6 +82,8 @@ export const DEFAULT_SERVE_TIMEOUT_MS = 5 * 60 * 1000;
 export interface ServeMcpIo {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
+  /** Where `TOOLRUN_MCP_TOKEN` is read from. @default process.env */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -85,7 +97,7 @@ export async function serveMcpCommand(argv: readonly string[], io: ServeMcpIo): 
   try {
     parsed = parseArgs({
       args: [...argv],
-      options: { http: { type: 'string' }, host: { type: 'string' }, timeout: { type: 'string' }, tools: { type: 'string' }, workspace: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: { http: { type: 'string' }, host: { type: 'string' }, 'no-auth': { type: 'boolean' }, timeout: { type: 'string' }, tools: { type: 'string' }, workspace: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
       allowPositionals: true,
       strict: true,
     });
@@ -93,6 +105,7 @@ export async function serveMcpCommand(argv: readonly string[], io: ServeMcpIo): 
     throw new CliInputError(`serve-mcp: ${(error as Error).message.split(/\.\s/)[0]} (see toolrun serve-mcp --help)`);
   }
   const { values, positionals } = parsed;
+  const environment = io.env ?? process.env;
   if (values.help === true) {
     io.stdout.write(SERVE_MCP_USAGE);
     return 0;
@@ -102,7 +115,16 @@ export async function serveMcpCommand(argv: readonly string[], io: ServeMcpIo): 
   }
   if (values.workspace !== undefined && values.tools === undefined) throw new CliInputError('serve-mcp: --workspace applies with --tools only');
   if (values.host !== undefined && values.http === undefined) throw new CliInputError('serve-mcp: --host applies with --http only');
+  if (values['no-auth'] === true && values.http === undefined) throw new CliInputError('serve-mcp: --no-auth applies with --http only (stdio has no port to protect)');
+  if (values['no-auth'] === true && !isLoopback(values.host ?? '127.0.0.1')) {
+    throw new CliInputError(`serve-mcp: --no-auth is refused on ${values.host}, which is not a loopback address: anyone on the network could call the tools; drop --no-auth (clients send the token), or bind 127.0.0.1`);
+  }
   const port = values.http === undefined ? undefined : whole(values.http, '--http', 65_535);
+  const given = environment.TOOLRUN_MCP_TOKEN;
+  if (given !== undefined && given !== '' && !/^[A-Za-z0-9\-._~+/]{16,}=*$/.test(given)) {
+    throw new CliInputError('serve-mcp: TOOLRUN_MCP_TOKEN must be at least 16 characters of letters, digits and -._~+/ (a bearer token); unset it to get one made at start');
+  }
+  const token = port === undefined || values['no-auth'] === true ? undefined : given !== undefined && given !== '' ? { value: given, made: false } : { value: randomBytes(32).toString('base64url'), made: true };
   const timeout = values.timeout === undefined ? DEFAULT_SERVE_TIMEOUT_MS : whole(values.timeout, '--timeout', Number.MAX_SAFE_INTEGER);
   const timeoutMs = timeout === 0 ? undefined : timeout;
   const readyMade = values.tools === undefined ? undefined : await readyMadeTools(values.tools, { workspace: values.workspace });
@@ -119,7 +141,7 @@ export async function serveMcpCommand(argv: readonly string[], io: ServeMcpIo): 
       serverInfo: { name: 'toolrun', version: '0.1.0' },
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
       ...(readyMade === undefined ? {} : { perTool: readyMade.perTool }),
-      ...(port === undefined ? {} : { http: { port, host } }),
+      ...(port === undefined ? {} : { http: { port, host, ...(token === undefined ? {} : { auth: { verifyToken: staticTokenVerifier(token.value, { clientId: 'toolrun-serve-mcp' }) } }) } }),
     });
   } catch (error) {
     throw listenError(error, host, port) ?? error;
@@ -127,7 +149,13 @@ export async function serveMcpCommand(argv: readonly string[], io: ServeMcpIo): 
   const where = readyMade === undefined ? '' : ` in ${readyMade.workspace}`;
   const what = `serving ${tools.length} tool${tools.length === 1 ? '' : 's'} (${tools.map((t) => t.name).join(', ')})${where}`;
   if (served.url === undefined) io.stderr.write(`toolrun: ${what} over stdio\n`);
-  else io.stdout.write(`toolrun: ${what} at ${served.url.href}\n`);
+  else {
+    io.stdout.write(`toolrun: ${what} at ${served.url.href}\n`);
+    // The token only on stderr, and only the one made here: one set in TOOLRUN_MCP_TOKEN is the user's already.
+    if (token === undefined) io.stderr.write(`toolrun: no authorization (--no-auth): any local user or process can call these tools at ${served.url.href}\n`);
+    else if (token.made) io.stderr.write(`toolrun: clients of ${served.url.href} must send Authorization: Bearer ${token.value} (set TOOLRUN_MCP_TOKEN to choose the token)\n`);
+    else io.stderr.write(`toolrun: clients of ${served.url.href} must send Authorization: Bearer <the token in TOOLRUN_MCP_TOKEN>\n`);
+  }
 
   await new Promise<void>((done) => {
     const stop = (): void => {

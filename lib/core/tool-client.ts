@@ -62,6 +62,25 @@ export interface ToolElicitResult {
 }
 
 /**
+ * Who a served call runs for: what the MCP server's token verifier made of the request's
+ * bearer token (the SDK's `AuthInfo`), without the token itself, so that a tool cannot pass
+ * the client's token on to another service (the MCP authorization specification forbids
+ * token passthrough).
+ */
+export interface ToolCallerAuth {
+  /** The OAuth client the token was issued to (a static token's: the `clientId` its verifier names). */
+  readonly clientId: string;
+  /** The token's scopes. */
+  readonly scopes: readonly string[];
+  /** When the token expires, in seconds since the epoch; `undefined` when the verifier did not say. */
+  readonly expiresAt?: number | undefined;
+  /** The resource (RFC 8707) the token was issued for, when the verifier said. */
+  readonly resource?: URL | undefined;
+  /** What else the verifier attached (a user's subject, a tenant…). */
+  readonly extra?: Readonly<Record<string, unknown>> | undefined;
+}
+
+/**
  * The client a call runs for (`ToolContext.client`).
  *
  * `log` never throws and never waits. `sample` and `elicit` reject with an `Error` saying
@@ -82,6 +101,12 @@ export interface ToolElicitResult {
  * ```
  */
 export interface ToolClient {
+  /**
+   * The caller as the MCP server authenticated it (`serveMcp` with `http.auth`); `undefined`
+   * in process, over stdio, or on a server without authorization. Use it to decide what this
+   * caller may do (`auth.scopes.includes('files:write')`).
+   */
+  readonly auth?: ToolCallerAuth | undefined;
   /** True when {@link sample} can reach a model (the MCP client declared `sampling`). */
   readonly canSample: boolean;
   /** True when {@link elicit} can reach a user (the MCP client declared `elicitation`, form mode). */
@@ -123,6 +148,7 @@ export const NO_CLIENT: ToolClient = Object.freeze({
  */
 export function callClient(client: ToolClient, signal: () => AbortSignal): ToolClient {
   return {
+    auth: client.auth,
     canSample: client.canSample,
     canElicit: client.canElicit,
     log: (level, data, logger) => client.log(level, data, logger),

@@ -17,7 +17,7 @@ import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import { readContentBlock } from '../core/content.ts';
 import type { ToolApprovalHandler } from '../core/approval.ts';
 import { jsonText } from './content.ts';
-import type { ToolClient, ToolElicitRequest, ToolElicitResult, ToolLogLevel, ToolSampleRequest, ToolSampleResult } from '../core/tool-client.ts';
+import type { ToolCallerAuth, ToolClient, ToolElicitRequest, ToolElicitResult, ToolLogLevel, ToolSampleRequest, ToolSampleResult } from '../core/tool-client.ts';
 
 /** Severity of each level, lowest first (the order of MCP's `LoggingLevel`). */
 const SEVERITY: { readonly [level in ToolLogLevel]: number } = { debug: 0, info: 1, notice: 2, warning: 3, error: 4, critical: 5, alert: 6, emergency: 7 };
@@ -52,9 +52,14 @@ export class McpCallClient implements ToolClient {
   readonly #sendNotification: (notification: ServerNotification) => Promise<void>;
   readonly #logging: McpLogging;
   readonly #toolName: string;
+  readonly auth: ToolCallerAuth | undefined;
 
-  /** @param toolName - the default `logger` of log lines. */
-  constructor(server: Server, requestId: string | number, sendNotification: (notification: ServerNotification) => Promise<void>, logging: McpLogging, toolName: string) {
+  /**
+   * @param toolName - the default `logger` of log lines.
+   * @param auth - who the request came from, as serveMcp's token verifier said (without the token).
+   */
+  constructor(server: Server, requestId: string | number, sendNotification: (notification: ServerNotification) => Promise<void>, logging: McpLogging, toolName: string, auth?: ToolCallerAuth) {
+    this.auth = auth;
     this.#server = server;
     this.#requestId = requestId;
     this.#sendNotification = sendNotification;

@@ -22,6 +22,7 @@
  * @module
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CancelScope } from '../core/abort.ts';
 
@@ -29,8 +30,19 @@ import { CancelScope } from '../core/abort.ts';
 export interface ConnectMcpHttpOptions {
   /** The `clientInfo` sent in `initialize`. @default { name: 'toolrun', version: '0.0.0' } */
   clientInfo?: { name: string; version: string };
-  /** Extra HTTP headers for every request (e.g. `Authorization`). @default none */
+  /** Extra HTTP headers for every request. @default none */
   headers?: Record<string, string>;
+  /**
+   * A bearer token for a server with authorization (`serveMcp` with `http.auth`, `toolrun
+   * serve-mcp --http`): sent as `Authorization: Bearer <token>` on every request. A server
+   * that refuses it makes `connectMcpHttp` reject with the SDK's error, which carries the
+   * server's reason (`the bearer token is not valid`). For OAuth with token refresh, pass
+   * the SDK's `authProvider` instead.
+   * @default none
+   */
+  token?: string;
+  /** The SDK's OAuth client provider (`OAuthClientProvider`), for servers whose tokens come from an authorization server; see the SDK's `auth()` flow. @default none */
+  authProvider?: OAuthClientProvider;
   /** Called with every transport error before the client reacts to it. @default none */
   onerror?: (error: Error) => void;
 }
@@ -44,11 +56,12 @@ export interface ConnectMcpHttpOptions {
  *
  * @param url - the endpoint, e.g. `served.url` of `serveMcp`.
  * @returns the connected client; close it when done.
- * @throws what `Client.connect` throws: the server is unreachable, or not an MCP server.
+ * @throws TypeError for a malformed `token`; what `Client.connect` throws: the server is
+ *   unreachable, not an MCP server, or refused the token (HTTP 401 / 403, with its reason).
  *
  * @example
  * ```ts
- * const client = await connectMcpHttp(new URL('http://127.0.0.1:3000/mcp'));
+ * const client = await connectMcpHttp(new URL('http://127.0.0.1:3000/mcp'), { token: process.env.TOOLRUN_MCP_TOKEN });
  * try {
  *   const tools = await mcpTools(client);
  *   for await (const event of runTools(calls, { tools })) { … }
@@ -58,7 +71,15 @@ export interface ConnectMcpHttpOptions {
  * ```
  */
 export async function connectMcpHttp(url: URL, options: ConnectMcpHttpOptions = {}): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(url, { fetch: scopedFetch(), ...(options.headers === undefined ? {} : { requestInit: { headers: options.headers } }) });
+  if (options.token !== undefined && (typeof options.token !== 'string' || !/^[A-Za-z0-9\-._~+/]+=*$/.test(options.token))) {
+    throw new TypeError('connectMcpHttp: options.token must be a non-empty bearer token (letters, digits, -._~+/ and trailing =)');
+  }
+  const headers = { ...options.headers, ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }) };
+  const transport = new StreamableHTTPClientTransport(url, {
+    fetch: scopedFetch(),
+    ...(Object.keys(headers).length === 0 ? {} : { requestInit: { headers } }),
+    ...(options.authProvider === undefined ? {} : { authProvider: options.authProvider }),
+  });
   const client = new Client(options.clientInfo ?? { name: 'toolrun', version: '0.0.0' });
   client.onerror = (error) => {
     options.onerror?.(error);

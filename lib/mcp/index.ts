@@ -22,6 +22,8 @@ export { serveHttp, serveMcp } from './serve.ts';
 export type { McpCloseSummary, McpHttpOptions, McpServeStats, ServedMcp, ServeMcpOptions } from './serve.ts';
 export type { EventStoreLimits } from './event-store.ts';
 export type { McpSessionLimits } from './sessions.ts';
+export { staticTokenVerifier } from './auth.ts';
+export type { AuthInfo, McpHttpAuth, McpTokenVerifier } from './auth.ts';
 export { connectMcpHttp } from './client.ts';
 export type { ConnectMcpHttpOptions } from './client.ts';
 export { McpStdioTransport } from './stdio.ts';

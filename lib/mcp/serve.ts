@@ -11,8 +11,10 @@
  * its own (`Mcp-Session-Id`, a random UUID) with its own {@link createMcpServer} `Server`;
  * `DELETE` ends a session. Requests for an unknown session get 404, as the specification
  * says, so a client learns that the server restarted. On a loopback address, a request whose
- * `Host` or `Origin` names another host is refused with 403 (DNS rebinding protection, which
- * the specification requires of local servers).
+ * `Host` names another host is refused with 403, and on any address one whose `Origin` is
+ * not the endpoint's own nor in `allowedOrigins` (DNS rebinding protection, which the
+ * specification requires). With `http.auth`, every request needs a bearer token its verifier
+ * accepts, and a session serves only the principal that opened it (lib/mcp/auth.ts).
  *
  * @module
  */
@@ -23,6 +25,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '../core/tool.ts';
+import { authorize, endpointAuth, type EndpointAuth, type McpHttpAuth } from './auth.ts';
 import { BoundedEventStore, type EventStoreLimits } from './event-store.ts';
 import { DEFAULT_MAX_QUEUED_BYTES, NotificationPacer, type Outlet, type PacedMessage, type PacedSendOptions } from './pacer.ts';
 import { abortAllCalls, abortCall, callSettled, createMcpServer, hostCancels, isCallRunning, runningCallCount, serveCall, stopCalls, type McpServerOptions } from './server.ts';
@@ -37,6 +40,29 @@ export interface McpHttpOptions extends McpSessionLimits {
   host?: string;
   /** The endpoint's path. @default '/mcp' */
   path?: string;
+  /**
+   * Authorization (MCP specification, "Basic → Authorization": the server is an OAuth 2.1
+   * resource server): every request to the endpoint needs `Authorization: Bearer <token>`
+   * that `auth.verifyToken` accepts. No token or a bad one: 401 with
+   * `WWW-Authenticate: Bearer …, resource_metadata="<url>"`; a malformed header (not
+   * `Bearer <b64token>`, over 8,192 characters): 400 `invalid_request`; a token without a
+   * required scope: 403 `insufficient_scope`. The Protected Resource Metadata (RFC 9728) is
+   * served at `/.well-known/oauth-protected-resource` and `/.well-known/oauth-protected-resource<path>`.
+   * A session belongs to the principal that opened it. The tools see the caller as
+   * `context.client.auth` (without the token). See {@link McpHttpAuth}, `staticTokenVerifier`.
+   * @default none: anyone who reaches the port can call every tool (bind to loopback only)
+   */
+  auth?: McpHttpAuth;
+  /**
+   * The `Origin` values accepted besides the endpoint's own (its URL's origin, and on a
+   * loopback address `http://localhost:<port>`, `http://127.0.0.1:<port>`, `http://[::1]:<port>`).
+   * A request with any other `Origin` (a web page of another site, or of another port on
+   * this machine) gets 403: the MCP specification requires servers to check it (DNS
+   * rebinding). A request without `Origin` (not from a browser) is not refused for it.
+   * Exact strings: scheme, host and port, no path (`'https://app.example.com'`).
+   * @default []
+   */
+  allowedOrigins?: readonly string[];
   /**
    * Resumable SSE streams (MCP specification 2025-06-18, "Transports → Resumability and
    * redelivery"; SEP-1699 polling, 2025-11-25): each session keeps the messages written to
@@ -346,6 +372,8 @@ interface Session {
   readonly batches: Map<string | number, readonly (string | number)[]>;
   /** The SDK transport's own `send` (ours paces and counts). */
   readonly sdkSend: StreamableHTTPServerTransport['send'];
+  /** Who opened it (`auth.principal`), when the endpoint has authorization: only that principal may use it. */
+  readonly principal: string | undefined;
   close(): Promise<void>;
 }
 
@@ -378,6 +406,12 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
   const closeGraceMs = http.closeGraceMs ?? 100;
   const maxCalls = checkMaxCalls(http.maxCallsPerSession);
   const loopback = isLoopback(host);
+  const allowedOrigins = new Set(http.allowedOrigins ?? []);
+  if (http.auth !== undefined) endpointAuth(http.auth, new URL(`http://127.0.0.1${path}`));
+  /** The endpoint's authorization, once its URL is known (set right after `listen`). */
+  let guard: EndpointAuth | undefined;
+  /** The origins a request may come from (set right after `listen`). */
+  let ownOrigins: ReadonlySet<string> = new Set();
   /** `Host` and `Origin` values already judged (a client sends the same on every request); bounded: cleared when full. */
   const seenHosts = new Map<string, boolean>();
   const table = new SessionTable<Session>(http, http.clock);
@@ -386,7 +420,7 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
   let closing: Promise<McpCloseSummary> | undefined;
   let droppedByClosed = 0;
 
-  const openSession = (): Session => {
+  const openSession = (principal: string | undefined): Session => {
     const server = newServer();
     const resumability = http.resumability;
     const store = resumability === false ? undefined : new BoundedEventStore(resumability);
@@ -438,6 +472,7 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       ended: new Map(),
       batches: new Map(),
       sdkSend: send,
+      principal,
       close: () =>
         (closed ??= (async () => {
           await stopCalls(server);
@@ -524,9 +559,27 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const pathname = pathOf(req.url);
+    if (guard !== undefined && guard.metadataPaths.includes(pathname) && (req.method === 'GET' || req.method === 'HEAD')) {
+      // Public by design (RFC 9728): it names no secret; any origin may read it.
+      return void res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=3600', 'access-control-allow-origin': '*' }).end(req.method === 'HEAD' ? undefined : guard.metadata);
+    }
     if (pathname !== path) return reply(res, 404, `no MCP endpoint at ${new URL(req.url ?? '/', 'http://localhost').pathname}; it is ${path}`);
-    if (loopback && !fromLoopback(req, seenHosts)) return reply(res, 403, 'Host or Origin is not a loopback address');
+    if (loopback && !hostIsLoopback(req, seenHosts)) return reply(res, 403, 'Host is not a loopback address');
+    const origin = req.headers.origin;
+    if (origin !== undefined && !ownOrigins.has(origin) && !allowedOrigins.has(origin)) return reply(res, 403, `Origin ${JSON.stringify(origin.slice(0, 200))} is not allowed: only the endpoint's own origin and http.allowedOrigins may call it`);
     if (closing !== undefined) return reply(res, 503, 'the server is shutting down');
+    let principal: string | undefined;
+    if (guard !== undefined) {
+      const verdict = await authorize(req, guard, Date.now);
+      if (!verdict.ok) {
+        // The body is not read: unread, Node drains or drops it with the connection.
+        res.writeHead(verdict.status, verdict.headers).end(verdict.body);
+        return;
+      }
+      principal = verdict.principal;
+      // Where the SDK's HTTP transport reads it from, to hand it to the request handlers (`extra.authInfo`).
+      (req as IncomingMessage & { auth?: unknown }).auth = verdict.auth;
+    }
     let body: unknown;
     let ids: (string | number)[] = [];
     if (req.method === 'POST') {
@@ -541,7 +594,9 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
       const session = table.get(sessionId);
-      if (session === undefined) return reply(res, 404, 'Session not found', -32001);
+      // Another principal's session is answered as an unknown one: its id opens nothing, and
+      // the answer does not tell whether such a session exists.
+      if (session === undefined || session.principal !== principal) return reply(res, 404, 'Session not found', -32001);
       // Before the SDK sees it: there the second request of an id takes the first's stream,
       // whose POST then never gets its answer, and its call can no longer be cancelled.
       const taken = idTaken(ids, session.requests);
@@ -562,7 +617,7 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
       table.refused++;
       return reply(res, 503, `too many MCP sessions: ${table.max} are open (maxSessions); close one (DELETE) or wait until one has been idle for ${table.idleMs} ms`);
     }
-    const session = openSession();
+    const session = openSession(principal);
     follow(res, session, ids);
     await session.server.connect(session.transport);
     await session.transport.handleRequest(req, res, body);
@@ -601,8 +656,11 @@ export async function serveHttp(newServer: () => Server, http: McpHttpOptions): 
   sweeper?.unref();
   const address = httpServer.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = new URL(`http://${shownHost}:${address.port}${path}`);
+  ownOrigins = new Set([url.origin, ...(loopback ? ['localhost', '127.0.0.1', '[::1]'].map((name) => `http://${name}:${address.port}`) : [])]);
+  if (http.auth !== undefined) guard = endpointAuth(http.auth, url);
   return {
-    url: new URL(`http://${shownHost}:${address.port}${path}`),
+    url,
     get sessions() {
       return table.size;
     },
@@ -851,17 +909,16 @@ function reply(res: ServerResponse, status: number, message: string, code = -320
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
-function isLoopback(host: string): boolean {
+/** @internal True for a loopback host name or address (`localhost`, `127.x.x.x`, `::1`, bracketed or not). */
+export function isLoopback(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
-/** True when the `Host` header, and the `Origin` header if sent, name a loopback host. `seen` caches the verdicts (at most 64). */
-function fromLoopback(req: IncomingMessage, seen: Map<string, boolean>): boolean {
+/** True when the `Host` header names a loopback host. `seen` caches the verdicts (at most 64). */
+function hostIsLoopback(req: IncomingMessage, seen: Map<string, boolean>): boolean {
   const hostHeader = req.headers.host;
-  if (hostHeader === undefined || !judged(seen, `h ${hostHeader}`, () => isLoopback(hostName(`http://${hostHeader}`)))) return false;
-  const origin = req.headers.origin;
-  return origin === undefined || origin === 'null' ? origin === undefined : judged(seen, `o ${origin}`, () => isLoopback(hostName(origin)));
+  return hostHeader !== undefined && judged(seen, `h ${hostHeader}`, () => isLoopback(hostName(`http://${hostHeader}`)));
 }
 
 function judged(seen: Map<string, boolean>, key: string, judge: () => boolean): boolean {

@@ -22,6 +22,7 @@
  *
  * @module
  */
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
@@ -41,6 +42,7 @@ import { validateArguments } from '../core/schema.ts';
 import { sanitizeTraceContext, type RunTracing } from '../core/tracing.ts';
 import { assertToolShape, describeValue, type InputSchema, type Tool, type ToolCall } from '../core/tool.ts';
 import { inputJsonSchema, toolJsonSchema } from '../core/json-schema.ts';
+import type { ToolCallerAuth } from '../core/tool-client.ts';
 import { approvalByElicitation, McpCallClient, type McpLogging } from './client-requests.ts';
 import { jsonText, toMcpContent } from './content.ts';
 
@@ -194,6 +196,8 @@ type CallExtra = {
   signal: AbortSignal;
   _meta?: { progressToken?: string | number | undefined; [key: string]: unknown } | undefined;
   sendNotification: (notification: ServerNotification) => Promise<void>;
+  /** What serveMcp's token verifier said of the request (the SDK hands on the HTTP request's `auth`). */
+  authInfo?: AuthInfo | undefined;
 };
 
 /** One running `tools/call`: its scope, and the promise of its result once the handler started. */
@@ -300,7 +304,7 @@ class ServedCalls {
       const outputSchema = perTool !== undefined && tool !== undefined && Object.hasOwn(perTool, name) ? perTool[name]!.output : undefined;
       const call: ToolCall = { id: `mcp-${String(extra.requestId)}`, name, arguments: params.arguments ?? {} };
       // The client's features (log, sample, elicit), for this request.
-      const client = new McpCallClient(this.#server, extra.requestId, extra.sendNotification, this.logging, name);
+      const client = new McpCallClient(this.#server, extra.requestId, extra.sendNotification, this.logging, name, callerAuth(extra.authInfo));
       const runOptions: RunToolsOptions = { ...this.#base, client };
       // The value the tool returned, for structuredContent: taken by a wrapper of this request's own.
       let returned: { value: unknown } | undefined;
@@ -505,6 +509,13 @@ export function runningCallCount(server: Server): number {
  */
 export function callSettled(server: Server, requestId: string | number): Promise<void> {
   return runningCalls.get(server)?.settled(requestId) ?? Promise.resolve();
+}
+
+/** The caller's `AuthInfo` as a tool sees it: a copy without the token (never handed to a tool). */
+function callerAuth(info: AuthInfo | undefined): ToolCallerAuth | undefined {
+  if (info === undefined) return undefined;
+  const { clientId, scopes, expiresAt, resource, extra } = info;
+  return Object.freeze({ clientId, scopes: Object.freeze([...scopes]), expiresAt, resource, extra });
 }
 
 /** The structured value of a result: the explicit form's `details`, else the value returned. */

@@ -23,7 +23,7 @@ async function serve(args: readonly string[]): Promise<{ url: URL; stop: () => P
   const stderr = new PassThrough();
   stderr.resume();
   const line = new Promise<string>((resolve) => stdout.once('data', (chunk: Buffer) => resolve(chunk.toString())));
-  const exited = serveMcpCommand(['--http', '0', ...args, 'spec/fixtures/mcp/served-tools.ts'], { stdout, stderr });
+  const exited = serveMcpCommand(['--http', '0', '--no-auth', ...args, 'spec/fixtures/mcp/served-tools.ts'], { stdout, stderr });
   const url = new URL(/(http:\/\/\S+)/.exec(await line)![1]!);
   return {
     url,

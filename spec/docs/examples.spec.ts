@@ -106,6 +106,7 @@ const EXPECTED_OUTPUT: Record<string, RegExp[]> = {
   'docs/guide.md § 9. Approvals across requests (2)': [/^call_a approval-requested, call_b approval-requested$/m, /^call_a output-denied, call_b output-available$/m],
   'docs/tools.md § 3. Tools from an MCP server': [/^\d+ tools, e\.g\. fs_/m, /^call_0 ok: one$/m, /^call_1 ok: two$/m],
   'docs/tools.md § 7. Serving tools over MCP': [/^serving at http:\/\/…\/mcp$/m, /^call_1 ok: liftoff$/m, /^call_2 ok: \{"quotient":2\.5\}$/m, /^call_3 error: RangeError: cannot divide by zero$/m, /^structuredContent: \{"quotient":3\}$/m],
+  'docs/tools.md § Protecting the endpoint: a bearer token': [/^without a token: 401$/m, /^ada with mcp:tools$/m],
   'docs/tools.md § What a served tool can ask of its client': [/^log info: asking for a name$/m, /^hello Ada$/m, /^A person denied this call to tool "wipe", so it was not run\./m],
 };
 

@@ -205,7 +205,7 @@ describe('serveMcp: close() and SIGTERM finish whatever is in flight (issue 20, 
 
   // Fails if SIGTERM left the process running (the test's timeout), or if it exited without the summary.
   it('SIGTERM to `toolrun serve-mcp --http` with a cancelled call’s POST open: exits 0 and says what it cut', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'lib/cli/main.ts', 'serve-mcp', '--http', '0', 'spec/fixtures/mcp/served-tools.ts'], { cwd: repoRoot });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'lib/cli/main.ts', 'serve-mcp', '--http', '0', '--no-auth', 'spec/fixtures/mcp/served-tools.ts'], { cwd: repoRoot });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     cleanups.push(async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

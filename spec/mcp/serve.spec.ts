@@ -427,9 +427,9 @@ async function collect(run: AsyncGenerator<ToolEvent, ToolBatch, undefined>): Pr
   }
 }
 
-/** `toolrun serve-mcp` as a child process, with its printed address. */
+/** `toolrun serve-mcp` as a child process, with its printed address (`--no-auth` over HTTP: these specs are about lifetimes; its token: spec/cli/serve-mcp-auth.process.spec.ts). */
 async function startCli(args: readonly string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: URL; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'lib/cli/main.ts', 'serve-mcp', ...args, 'spec/fixtures/mcp/served-tools.ts'], { cwd: repoRoot });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'lib/cli/main.ts', 'serve-mcp', ...args, ...(args.includes('--http') ? ['--no-auth'] : []), 'spec/fixtures/mcp/served-tools.ts'], { cwd: repoRoot });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   cleanups.push(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
