@@ -102,6 +102,7 @@ export const IMPL = {
   toolrunDefault: 'toolrun (maxConcurrency 10)',
   floor: 'floor (Promise.all)',
   floorSeq: 'floor (for…await)',
+  floorValidated: 'floor + validation (Promise.all)',
   minimal: 'minimal runner',
   pi: 'pi-agent-core 0.73.1',
   merge: 'toolrun mergeGenerators',

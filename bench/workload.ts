@@ -6,8 +6,12 @@
  * - the minimal runner (bench/minimal-runner.ts): the same bodies and schema, the same three
  *   events in the same order, drained like toolrun; no hooks, timeouts or abort. A
  *   reference for what the event protocol itself costs.
- * - floor: the bodies driven by a bare `Promise.all` (or a `for` loop in sequential mode):
- *   no events, no validation, no result messages. Nothing can run the same bodies cheaper.
+ * - floor (no validation): the bodies driven by a bare `Promise.all` (or a `for` loop in
+ *   sequential mode): no events, no validation, no result messages. Nothing can run the same
+ *   bodies cheaper. "The floor" alone always means this one.
+ * - floor + validation: the same, each call's arguments first checked with the valibot
+ *   schema toolrun and the minimal runner use (`v.safeParse`): what validation adds to the
+ *   floor, with still no events and no result messages.
  * - pi-agent-core 0.73.1: its `executeToolCalls` is not exported, so `runAgentLoop` is
  *   driven with a fake `streamFn` that answers one assistant message holding the N
  *   `toolCall` blocks, and `shouldStopAfterTurn: () => true`. The time reported is its own
@@ -165,6 +169,21 @@ export async function runMinimal(calls: readonly ToolCall[], tool: MinimalTool<{
 export async function runFloorParallel(calls: readonly ToolCall[], body: Body, signal: AbortSignal = neverAborted): Promise<void> {
   const ctx: BodyContext = { signal };
   await Promise.all(calls.map((c) => drain(body(c.arguments as { i: number }, ctx))));
+}
+
+/**
+ * The floor + validation, in parallel: each call's arguments checked with the same valibot
+ * schema as toolrun's tool (an invalid call is skipped), then every body awaited with
+ * `Promise.all`.
+ */
+export async function runFloorValidatedParallel(calls: readonly ToolCall[], body: Body, signal: AbortSignal = neverAborted): Promise<void> {
+  const ctx: BodyContext = { signal };
+  const runs: Promise<unknown>[] = [];
+  for (const c of calls) {
+    const parsed = v.safeParse(argsSchema, c.arguments);
+    if (parsed.success) runs.push(drain(body(parsed.output, ctx)));
+  }
+  await Promise.all(runs);
 }
 
 /** The floor in sequence: one body after the other. */

@@ -61,7 +61,7 @@ export async function progress(budget: Budget, options: ScenarioOptions & { ks?:
     description:
       'N calls whose body yields K values and returns. `runTools K=…`: the bodies as toolrun tools (each value becomes a ' +
       '`tool_execution_update` event), as pi-agent-core tools (an adapter passes each value to `onUpdate`), and under the ' +
-      'bare `Promise.all` floor, which drains them with no events. `merge K=…`: the N generators merged by `mergeGenerators` ' +
+      'floor (no validation): a bare `Promise.all` that drains them with no events. `merge K=…`: the N generators merged by `mergeGenerators` ' +
       'and by each merge peer, drained by the consumer. Value: progress events (or merged items) per CPU second, N·K divided ' +
       'by the median CPU time of a batch (wall alongside); the chart shows CPU ns per event. Peers whose cost per item grows with N are not run where ' +
       'their predicted run time exceeds the cap; the row says so.',

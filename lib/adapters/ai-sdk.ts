@@ -467,6 +467,10 @@ export interface AISDKTool<Input = unknown, Progress = unknown, Details = unknow
    * it accepts any value, because `runTools` validates with the tool's own schema (P5).
    */
   inputSchema: StandardSchemaV1<Input, Input> & StandardJSONSchemaV1<Input, Input>;
+  /**
+   * Runs the toolrun tool for one AI SDK tool call: yields the tool's progress as
+   * preliminary outputs and its result last (the AI SDK takes the last value as the output).
+   */
   execute: (input: Input, options: { toolCallId: string; abortSignal?: AbortSignal }) => AsyncGenerator<AISDKToolOutput<Progress, Details>, void, undefined>;
   /** Declared as a method (its parameter compared bivariantly), so the set also reads back through {@link fromAISDKTools}. */
   toModelOutput(options: { toolCallId: string; input: Input; output: AISDKToolOutput<Progress, Details> }): AISDKModelOutput<V>;

@@ -22,6 +22,10 @@ export interface LangChainToolLike {
    * or a JSON Schema object.
    */
   readonly schema?: unknown;
+  /**
+   * Runs the tool: toolrun calls it as `invoke({ type: 'tool_call', id, name, args }, { ...config, signal })`
+   * ({@link fromLangChainTools} says what the value it resolves to becomes).
+   */
   invoke(input: unknown, config?: unknown): Promise<unknown>;
 }
 
@@ -56,7 +60,17 @@ export interface FromLangChainToolsOptions {
  * ```
  */
 export type FromLangChainTool<P> = P extends { readonly name: infer N extends string }
-  ? Tool<P extends { readonly func: (input: infer I, ...rest: never[]) => unknown } ? I : unknown, never, ToolResult<unknown>, N>
+  ? Tool<
+      P extends {
+        /** The input type, read from the tool's function. */
+        readonly func: (input: infer I, ...rest: never[]) => unknown;
+      }
+        ? I
+        : unknown,
+      never,
+      ToolResult<unknown>,
+      N
+    >
   : never;
 
 /**

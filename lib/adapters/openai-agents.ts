@@ -49,9 +49,21 @@ export interface FromOpenAIAgentsToolsOptions {
  */
 export type FromOpenAIAgentsTool<P> = P extends { readonly type: 'function'; readonly name: infer N extends string }
   ? Tool<
-      P extends { readonly needsApproval?: (runContext: never, input: infer I, ...rest: never[]) => unknown } ? I : unknown,
+      P extends {
+        /** The parameters' type, read from the SDK's `needsApproval`. */
+        readonly needsApproval?: (runContext: never, input: infer I, ...rest: never[]) => unknown;
+      }
+        ? I
+        : unknown,
       never,
-      ToolResult<P extends { readonly invoke?: (...args: never[]) => Promise<infer R> } ? R : unknown>,
+      ToolResult<
+        P extends {
+          /** What the SDK's `invoke` resolves to: the result's `details`. */
+          readonly invoke?: (...args: never[]) => Promise<infer R>;
+        }
+          ? R
+          : unknown
+      >,
       N
     >
   : never;

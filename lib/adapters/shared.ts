@@ -18,7 +18,10 @@ import { withJsonSchema } from '../schemas/with-json-schema.ts';
  * a foreign SDK's function with narrower parameter types (its own input and context types)
  * fits, without `any` in the shape. toolrun only calls it with the SDK's own values.
  */
-export type ForeignFunction<A extends unknown[], R> = { call(...args: A): R }['call'];
+export type ForeignFunction<A extends unknown[], R> = {
+  /** The function itself: a method, so that its parameters compare bivariantly. */
+  call(...args: A): R;
+}['call'];
 
 /**
  * Refuses the `approve` option the adapters took before issue 19: the peer's rule is now the

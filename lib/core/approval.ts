@@ -143,7 +143,7 @@ export interface PausedCall {
 }
 
 /**
- * The body of a paused batch's state, the JSON text in {@link PausedBatchState.payload}.
+ * The body of a paused batch's state, the JSON text in the `payload` of its {@link PausedBatchState}.
  * Read it for display only (what ran before the pause); a resume reads it itself.
  */
 export interface PausedBatchBody {

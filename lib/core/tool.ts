@@ -388,6 +388,7 @@ export interface ToolDefinition<S extends InputSchema, Progress, Output, Name ex
   executionMode?: 'parallel' | 'sequential';
   /** A number of ms, or a function of the validated input (see {@link Tool.timeoutMs}). */
   timeoutMs?: number | ((input: InferInput<S>) => number);
+  /** A shim for old argument shapes, run before validation (see {@link Tool.prepareArguments}). */
   prepareArguments?: (args: unknown) => unknown;
   /** `true`, or a function of the validated input (see {@link Tool.needsApproval}). @default false */
   needsApproval?: boolean | ((input: InferInput<S>, context: NeedsApprovalContext) => boolean | Promise<boolean>);

@@ -114,7 +114,17 @@ export interface RunTracing {
 
 /** One batch's trace (a span, for OpenTelemetry). */
 export interface BatchTrace {
+  /**
+   * Starts the trace of one call (a child span of the batch's), when the call is handed out,
+   * before its hooks and its tool run. Called once per call, in call order. A throw, or a
+   * value that is not a {@link CallTrace}, leaves that call untraced; the call still runs
+   * (tracing never changes a result).
+   */
   startCall(call: CallTraceStart): CallTrace;
+  /**
+   * Ends the batch's trace, once, when the batch ends: completed, paused for approval, left
+   * by its consumer, or failed ({@link BatchTraceEnd.outcome}). A throw is ignored.
+   */
   end(end: BatchTraceEnd): void;
   /**
    * The W3C trace context headers of the batch's span, read once when the batch pauses
@@ -374,7 +384,7 @@ const TRACESTATE = /^[\x20-\x7e]*$/;
  * The W3C trace context of untrusted headers (an MCP request's `_meta`, a caller's value):
  * `{ traceparent, tracestate? }` when `traceparent` is a well-formed version-00 header with
  * non-zero ids, else `undefined`. `tracestate` is kept only when it is printable ASCII of at
- * most {@link MAX_TRACESTATE_LENGTH} characters. Nothing else is copied.
+ * most `MAX_TRACESTATE_LENGTH` (512) characters. Nothing else is copied.
  *
  * @example
  * ```ts

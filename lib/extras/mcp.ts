@@ -83,7 +83,9 @@ export interface McpCallToolResult {
 
 /** The request options {@link mcpTools} passes to `callTool` (a subset of the SDK's `RequestOptions`). */
 export interface McpRequestOptions {
+  /** The call's AbortSignal: aborting it cancels the request (`notifications/cancelled`). */
   signal?: AbortSignal;
+  /** Called for each `notifications/progress` of the call; each becomes one `tool_execution_update`. */
   onprogress?: (progress: { progress: number; total?: number | undefined; message?: string | undefined }) => void;
   timeout?: number;
   resetTimeoutOnProgress?: boolean;
@@ -94,10 +96,19 @@ export interface McpRequestOptions {
  * `@modelcontextprotocol/sdk` satisfies it; so can a test double.
  */
 export interface McpClientLike {
+  /**
+   * One page of the server's tools (`tools/list`); {@link mcpTools} asks again with
+   * `nextCursor` until a page has none. `options.signal` aborts the request.
+   */
   listTools(
     params?: { cursor?: string },
     options?: { signal?: AbortSignal },
   ): Promise<{ readonly tools: readonly McpToolInfo[]; readonly nextCursor?: string | undefined }>;
+  /**
+   * Calls one tool (`tools/call`) with the model's arguments. `options` carries the run's
+   * AbortSignal, the progress callback and the request timeout ({@link McpRequestOptions});
+   * a throw becomes the call's error result.
+   */
   callTool(
     params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
     resultSchema?: undefined,

@@ -22,7 +22,7 @@
 import type { EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
-/** Bounds of one session's {@link BoundedEventStore}. */
+/** Bounds of the event store `serveMcp` keeps for each session, to resume its streams. */
 export interface EventStoreLimits {
   /** Most events kept. @default 1_000 */
   maxEvents?: number;
