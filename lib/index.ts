@@ -126,6 +126,8 @@ export { StreamBrokenError } from './formats/stream-calls.ts';
 export type { ToolCallStreamEnd, ToolCallStreamOptions, ToolCallStreamStatus } from './formats/stream-calls.ts';
 export { parseSSE } from './formats/sse.ts';
 export type { ProviderStream, ServerSentEvent, SSEChunks } from './formats/sse.ts';
+export { EventStreamError, fromEventStream, toEventStream } from './formats/event-stream.ts';
+export type { EventStreamBody, EventStreamEnd, EventStreamErrorCode, EventStreamSource, FromEventStreamOptions, ToEventStreamOptions } from './formats/event-stream.ts';
 export { callTool, mapProgress, pipeEvents, resultText, ToolInputError, withRetry, withTimeout } from './extras/compose.ts';
 export type { CallToolOptions, NormalizedOutput, RetryOptions, ToolInputOf, ToolNameOf, ToolOutputOf, ToolProgressOf, WithTimeoutOptions } from './extras/compose.ts';
 export { assistantText, DEFAULT_MAX_TURNS, runAgent, toolCallsOf } from './extras/agent.ts';
