@@ -186,6 +186,8 @@ export type {
   FromAISDKToolsResult,
   ToAISDKToolsOptions,
 } from './adapters/ai-sdk.ts';
+export { toUIMessageStream } from './adapters/ai-sdk-ui-stream.ts';
+export type { AISDKUIMessageChunk, ToUIMessageStreamOptions, UIToolResult } from './adapters/ai-sdk-ui-stream.ts';
 export type { ForeignFunction } from './adapters/shared.ts';
 export { fromOpenAIAgentsTools } from './adapters/openai-agents.ts';
 export type { FromOpenAIAgentsTool, FromOpenAIAgentsToolsOptions, FromOpenAIAgentsToolsResult, OpenAIAgentsToolLike } from './adapters/openai-agents.ts';

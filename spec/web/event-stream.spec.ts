@@ -211,7 +211,7 @@ describe('W3: the client going away stops the run; every call still gets its res
     expect(seen).toContain('tool_execution_update');
     expect(await cleaned.promise).toBe('AbortError');
     const end = await ended.promise;
-    expect(end.status).toBe('cancelled');
+    if (end.status !== 'cancelled') throw new Error(`ended ${end.status}`);
     expect(end.value?.aborted).toBe(true);
     expect(end.value?.messages.map((m) => m.toolCallId)).toEqual(['w1', 'w2']);
     expect(results).toEqual(['w1 true', 'w2 true']);

@@ -21,7 +21,9 @@ export async function serveWeb(handler: (request: Request) => Response | Promise
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
       const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks);
-      const request = new Request(`http://127.0.0.1${req.url ?? '/'}`, { method: req.method ?? 'GET', headers: req.headers as Record<string, string>, body, signal: controller.signal });
+      const init: RequestInit = { method: req.method ?? 'GET', headers: req.headers as Record<string, string>, signal: controller.signal };
+      if (body !== undefined) init.body = body;
+      const request = new Request(`http://127.0.0.1${req.url ?? '/'}`, init);
       const response = await handler(request);
       res.writeHead(response.status, Object.fromEntries(response.headers));
       if (response.body === null) return void res.end();
