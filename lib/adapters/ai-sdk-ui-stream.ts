@@ -35,7 +35,7 @@ export type AISDKUIMessageChunk =
 export type UIToolResult = Pick<ToolResultMessage, 'toolCallId' | 'toolName' | 'content' | 'details' | 'isError'>;
 
 /** Options of {@link toUIMessageStream}. */
-export interface ToUIMessageStreamOptions {
+export interface ToUIMessageStreamOptions<R = unknown> {
   /**
    * Set when the run resumes a pause whose requests the client got from an earlier stream:
    * the calls' `tool-input-available` chunks are not written again (the client's message
@@ -60,6 +60,12 @@ export interface ToUIMessageStreamOptions {
    * @default () => 'An error occurred.' (what `ai`'s own streams send)
    */
   onError?: (error: unknown) => string;
+  /**
+   * Called with the run's final value (the `ToolBatch`, the `AgentResult`) when it finished,
+   * before the stream closes: the place to keep a pause (`batch.paused`) for the next request.
+   * Not called when the stream was cancelled. Must not throw; if it does, the stream errors.
+   */
+  onFinish?: (value: R) => void;
 }
 
 /**
@@ -91,8 +97,8 @@ export interface ToUIMessageStreamOptions {
  *   createUIMessageStreamResponse({ stream: toUIMessageStream(runTools(calls, { tools, signal: request.signal })) });
  * ```
  */
-export function toUIMessageStream(run: AsyncIterable<unknown> | AsyncIterator<unknown>, options: ToUIMessageStreamOptions = {}): ReadableStream<AISDKUIMessageChunk> {
-  const iterator = iteratorOf(run);
+export function toUIMessageStream<R = unknown>(run: AsyncIterable<unknown> | AsyncIterator<unknown, R>, options: ToUIMessageStreamOptions<R> = {}): ReadableStream<AISDKUIMessageChunk> {
+  const iterator = iteratorOf(run) as AsyncIterator<unknown, R>;
   const toOutput = options.toOutput ?? ((result: UIToolResult) => contentToText(result.content));
   const toPreliminary = options.toPreliminaryOutput ?? ((progress: unknown) => progress);
   const onError = options.onError ?? (() => 'An error occurred.');
@@ -112,7 +118,10 @@ export function toUIMessageStream(run: AsyncIterable<unknown> | AsyncIterator<un
         // Until a chunk is written: a pull that enqueues nothing is not called again (WHATWG streams).
         for (;;) {
           const step = await iterator.next();
-          if (step.done === true) return void stream.close();
+          if (step.done === true) {
+            options.onFinish?.(step.value);
+            return void stream.close();
+          }
           const chunks = chunksOf(step.value);
           for (const chunk of chunks) stream.enqueue(chunk);
           if (chunks.length > 0) return;
