@@ -200,7 +200,7 @@ function errorOnTheWire(error: unknown): { name: string; message: string } {
  * (a revoked Proxy, a throwing getter) `"[Unreadable]"`; nesting deeper than 64 `"[Too deep]"`.
  * @internal
  */
-export function toWireValue(value: unknown, depth = 0, ancestors: object[] = []): unknown {
+function toWireValue(value: unknown, depth = 0, ancestors: object[] = []): unknown {
   try {
     if (typeof value === 'bigint') return value.toString();
     if (typeof value !== 'object' || value === null) return value;

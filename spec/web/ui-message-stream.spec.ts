@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as v from 'valibot';
 import { defineTool, fromAISDKApprovalResponses, runAgent, runTools, toUIMessageStream, type PausedBatch, type ToolCall } from '../../lib/index.ts';
 import { scriptedModel } from '../../lib/testing.ts';
+import { recordingChat } from './recording-chat.ts';
 import { serveWeb, type WebServer } from './web-server.ts';
 
 const count = defineTool({
@@ -28,47 +29,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** A chat as useChat keeps it, recording every state of every tool part it goes through. */
-function chatFor(api: string) {
-  const seen: string[] = [];
-  let finished = (): void => {};
-  const record = (message: ai.UIMessage) => {
-    for (const part of message.parts.filter(ai.isToolUIPart)) {
-      const line = `${part.toolCallId} ${part.state}${part.state === 'output-available' ? ` ${part.preliminary === true ? 'preliminary ' : ''}${JSON.stringify(part.output)}` : ''}`;
-      if (seen.at(-1) !== line && !seen.includes(line)) seen.push(line);
-    }
-  };
-  const state: ai.ChatState<ai.UIMessage> = {
-    status: 'ready',
-    error: undefined,
-    messages: [],
-    pushMessage: (message) => {
-      state.messages = [...state.messages, message];
-      record(message);
-    },
-    popMessage: () => void (state.messages = state.messages.slice(0, -1)),
-    replaceMessage: (index, message) => {
-      state.messages = state.messages.map((m, i) => (i === index ? message : m));
-      record(message);
-    },
-    snapshot: (thing) => structuredClone(thing),
-  };
-  class Chat extends ai.AbstractChat<ai.UIMessage> {}
-  const chat = new Chat({
-    id: 'chat-1',
-    state,
-    transport: new ai.DefaultChatTransport({ api }),
-    sendAutomaticallyWhen: ai.lastAssistantMessageIsCompleteWithApprovalResponses,
-    onFinish: () => finished(),
-    onError: (error) => {
-      seen.push(`chat error: ${error.message}`);
-      finished();
-    },
-  });
-  const turn = () => new Promise<void>((resolve) => (finished = resolve));
-  const parts = () => chat.messages.at(-1)!.parts.filter(ai.isToolUIPart);
-  return { chat, seen, turn, parts };
-}
+const chatFor = recordingChat;
 
 describe('W5: toUIMessageStream, read by ai\'s own chat over HTTP', () => {
   it('a batch: each progress a preliminary output before the result; an error; the final parts match the batch', async () => {

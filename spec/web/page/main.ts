@@ -3,8 +3,8 @@
  * toolrun event stream with `fetch` + `fromEventStream`, then runs ai's chat class (what
  * `useChat` wraps) against a toUIMessageStream route, and records what it saw, in order.
  */
-import { AbstractChat, DefaultChatTransport, isToolUIPart, type ChatState, type UIMessage } from 'ai';
 import { fromEventStream, type ToolEvent } from '../../../lib/index.ts';
+import { recordingChat } from '../recording-chat.ts';
 
 /** What the page leaves for the spec to read. */
 const page = globalThis as { webResult?: { events: string[]; batch: unknown; chat: string[]; error?: string } };
@@ -22,32 +22,8 @@ async function events(): Promise<{ events: string[]; batch: unknown }> {
 }
 
 async function chat(): Promise<string[]> {
-  const seen: string[] = [];
-  const record = (message: UIMessage) => {
-    for (const part of message.parts.filter(isToolUIPart)) {
-      const line = `${part.toolCallId} ${part.state}${part.state === 'output-available' ? ` ${part.preliminary === true ? 'preliminary ' : ''}${JSON.stringify(part.output)}` : ''}`;
-      if (!seen.includes(line)) seen.push(line);
-    }
-  };
-  const state: ChatState<UIMessage> = {
-    status: 'ready',
-    error: undefined,
-    messages: [],
-    pushMessage: (m) => {
-      state.messages = [...state.messages, m];
-      record(m);
-    },
-    popMessage: () => void (state.messages = state.messages.slice(0, -1)),
-    replaceMessage: (i, m) => {
-      state.messages = state.messages.map((old, j) => (j === i ? m : old));
-      record(m);
-    },
-    snapshot: (thing) => structuredClone(thing),
-  };
-  class Chat extends AbstractChat<UIMessage> {}
-  let finished = (): void => {};
-  const done = new Promise<void>((resolve) => (finished = resolve));
-  const chat = new Chat({ id: 'page', state, transport: new DefaultChatTransport({ api: '/api/chat' }), onFinish: () => finished(), onError: (e) => (seen.push(`error ${e.message}`), finished()) });
+  const { chat, seen, turn } = recordingChat('/api/chat');
+  const done = turn();
   await chat.sendMessage({ text: 'count' });
   await done;
   return seen;
