@@ -127,6 +127,8 @@ export { StreamBrokenError } from './formats/stream-calls.ts';
 export type { ToolCallStreamEnd, ToolCallStreamOptions, ToolCallStreamStatus } from './formats/stream-calls.ts';
 export { parseSSE } from './formats/sse.ts';
 export type { ProviderStream, ServerSentEvent, SSEChunks } from './formats/sse.ts';
+export { EventStreamError, fromEventStream, toEventStream } from './formats/event-stream.ts';
+export type { EventStreamBody, EventStreamEnd, EventStreamErrorCode, EventStreamSource, FromEventStreamOptions, ToEventStreamOptions } from './formats/event-stream.ts';
 export { callTool, mapProgress, pipeEvents, resultText, ToolInputError, withRetry, withTimeout } from './extras/compose.ts';
 export type { CallToolOptions, NormalizedOutput, RetryOptions, ToolInputOf, ToolNameOf, ToolOutputOf, ToolProgressOf, WithTimeoutOptions } from './extras/compose.ts';
 export { assistantText, DEFAULT_MAX_TURNS, runAgent, toolCallsOf } from './extras/agent.ts';
@@ -185,6 +187,8 @@ export type {
   FromAISDKToolsResult,
   ToAISDKToolsOptions,
 } from './adapters/ai-sdk.ts';
+export { toUIMessageStream } from './adapters/ai-sdk-ui-stream.ts';
+export type { AISDKUIMessageChunk, ToUIMessageStreamOptions, UIToolResult } from './adapters/ai-sdk-ui-stream.ts';
 export type { ForeignFunction } from './adapters/shared.ts';
 export { fromOpenAIAgentsTools } from './adapters/openai-agents.ts';
 export type { FromOpenAIAgentsTool, FromOpenAIAgentsToolsOptions, FromOpenAIAgentsToolsResult, OpenAIAgentsToolLike } from './adapters/openai-agents.ts';

@@ -48,16 +48,35 @@ export async function* parseSSE(chunks: SSEChunks): AsyncGenerator<ServerSentEve
   yield* decoder.end();
 }
 
-/** Incremental SSE decoding: bytes or text in, whole events out. */
-class SSEDecoder {
+/**
+ * Incremental SSE decoding: bytes or text in, whole events out. With `maxEventChars`, a line
+ * or an event longer than that (the parser's buffer, or one whole event's data) throws a
+ * `RangeError` instead of growing without bound: for a stream from an untrusted peer.
+ * @internal
+ */
+export class SSEDecoder {
   readonly #text = new TextDecoder('utf-8');
   #events: ServerSentEvent[] = [];
-  readonly #parser: EventSourceParser = createParser({
-    onEvent: (message) => void this.#events.push({ event: message.event, data: message.data, id: message.id }),
-  });
+  readonly #parser: EventSourceParser;
+  #failure: Error | undefined;
+
+  constructor(maxEventChars?: number) {
+    const tooLong = (): RangeError => new RangeError(`a server-sent event or line is longer than ${maxEventChars} characters (the stream's limit)`);
+    this.#parser = createParser({
+      onEvent: (message) => {
+        if (maxEventChars !== undefined && message.data.length > maxEventChars) this.#failure ??= tooLong();
+        else this.#events.push({ event: message.event, data: message.data, id: message.id });
+      },
+      onError: (error) => {
+        if (error.type === 'max-buffer-size-exceeded') this.#failure ??= tooLong();
+      },
+      maxBufferSize: maxEventChars,
+    });
+  }
 
   /** Feeds one chunk; returns the events it completed. */
   push(chunk: string | Uint8Array): ServerSentEvent[] {
+    if (this.#failure !== undefined) throw this.#failure;
     this.#parser.feed(typeof chunk === 'string' ? chunk : this.#text.decode(chunk, { stream: true }));
     return this.#take();
   }
@@ -70,6 +89,7 @@ class SSEDecoder {
   }
 
   #take(): ServerSentEvent[] {
+    if (this.#failure !== undefined) throw this.#failure;
     const events = this.#events;
     this.#events = [];
     return events;

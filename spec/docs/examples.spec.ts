@@ -104,6 +104,16 @@ const EXPECTED_OUTPUT: Record<string, RegExp[]> = {
     /^edited: signature$/m,
   ],
   'docs/guide.md § 9. Approvals across requests (2)': [/^call_a approval-requested, call_b approval-requested$/m, /^call_a output-denied, call_b output-available$/m],
+  'docs/web.md § The chat with live progress': [
+    /^call_1 input-available\ncall_1 output-available progress \{"percent":25\}\ncall_1 output-available progress \{"percent":50\}\ncall_1 output-available progress \{"percent":75\}\ncall_1 output-available result "saved https:\/\/example\.com\/a\.zip"$/m,
+  ],
+  'docs/web.md § Events to any frontend over SSE': [
+    /^call_1: 1\/3$[\s\S]*^call_2: 3\/3$/m,
+    /^server: done, call_1 ok, call_2 ok$/m,
+    /^client: 2 results$/m,
+    /^client: left$/m,
+    /^server: cancelled, call_1 error, call_2 error$/m,
+  ],
   'docs/tools.md § 3. Tools from an MCP server': [/^\d+ tools, e\.g\. fs_/m, /^call_0 ok: one$/m, /^call_1 ok: two$/m],
   'docs/tools.md § 7. Serving tools over MCP': [/^serving at http:\/\/…\/mcp$/m, /^call_1 ok: liftoff$/m, /^call_2 ok: \{"quotient":2\.5\}$/m, /^call_3 error: RangeError: cannot divide by zero$/m, /^structuredContent: \{"quotient":3\}$/m],
   'docs/tools.md § Protecting the endpoint: a bearer token': [/^without a token: 401$/m, /^ada with mcp:tools$/m],

@@ -15,11 +15,11 @@
 // Debian's /usr/bin/chromium (`.ci/run` installs it).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync, copyFileSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync, copyFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CHROMIUM, launchChromium } from './chromium.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -31,7 +31,6 @@ const option = (name) => {
 const entry = resolve(root, option('--entry') ?? process.env.TOOLRUN_PORTABLE_ENTRY ?? 'lib/index.ts');
 const only = option('--only')?.split(',');
 const strict = argv.includes('--strict');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Bound on one runtime's run; the scenario itself waits on gates, never on the clock. */
 const RUNTIME_LIMIT_MS = Number(process.env.PORTABLE_LIMIT_MS ?? 120_000);
 
@@ -176,9 +175,8 @@ async function browserRuntime(builtins) {
   const name = 'browser';
   if (only && !only.includes(name)) return;
   if (!existsSync(CHROMIUM)) return report('SKIP', name, `${CHROMIUM} not found (Debian: apt-get install -y chromium; .ci/run does it)`);
-  let chromium;
   try {
-    ({ chromium } = await import('playwright-core'));
+    await import('playwright-core');
   } catch (error) {
     return report('SKIP', name, `playwright-core cannot be loaded: ${error.message}`);
   }
@@ -206,20 +204,11 @@ async function browserRuntime(builtins) {
   });
   await new Promise((ready) => server.listen(0, '127.0.0.1', ready));
   const { port } = server.address();
-  const profile = mkdtempSync(join(tmpdir(), 'toolrun-chromium-'));
   let browser;
   const t = performance.now();
   try {
-    // A fresh profile (launchPersistentContext's folder) and no background traffic: the
-    // page's own loopback server is the only address the browser talks to.
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      timeout: 60_000,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    browser = context;
-    const page = context.pages()[0] ?? (await context.newPage());
+    browser = await launchChromium();
+    const { context, page } = browser;
     const errors = [];
     // A page error before the result (a module that fails to load, say) ends the wait.
     let pageFailed;
@@ -252,9 +241,8 @@ async function browserRuntime(builtins) {
   } catch (error) {
     report('FAIL', name, String(error && error.message ? error.message : error).split('\n')[0]);
   } finally {
-    await browser?.close().catch(() => {});
+    await browser?.close();
     server.close();
-    rmSync(profile, { recursive: true, force: true });
   }
 }
 
