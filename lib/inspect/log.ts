@@ -114,7 +114,7 @@ export async function readEventLog(file: string): Promise<{ timeline: Timeline; 
         if (typeof header !== 'object' || header === null || header.format !== LOG_FORMAT) {
           throw new EventLogError(`${file}:1: not a toolrun event log (its first line must be {"format":"${LOG_FORMAT}","version":${LOG_VERSION}}; write one with recordEvents)`, 1);
         }
-        if (header.version !== LOG_VERSION) throw new EventLogError(`${file}:1: event log version ${textOf(header.version, 40)}; this toolrun reads version ${LOG_VERSION}`, 1);
+        if (header.version !== LOG_VERSION) throw new EventLogError(`${file}:1: event log version ${shown(header.version)}; this toolrun reads version ${LOG_VERSION}`, 1);
         continue;
       }
       apply(timeline, value, file, n);
@@ -134,13 +134,18 @@ export async function readEventLog(file: string): Promise<{ timeline: Timeline; 
 function apply(timeline: Timeline, value: unknown, file: string, n: number): void {
   const entry = value as { t?: unknown; batch?: unknown; event?: unknown } | null;
   const where = `${file}:${n}`;
-  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new EventLogError(`${where}: a log line must be an object {"t", "batch", "event"}, received ${textOf(entry, 60)}`, n);
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new EventLogError(`${where}: a log line must be an object {"t", "batch", "event"}, received ${shown(entry)}`, n);
   const { t, batch, event } = entry;
-  if (typeof t !== 'number' || !Number.isFinite(t)) throw new EventLogError(`${where}: "t" must be a time in epoch ms, received ${textOf(t, 60)}`, n);
-  if (typeof batch !== 'number' || !Number.isSafeInteger(batch)) throw new EventLogError(`${where}: "batch" must be an integer, received ${textOf(batch, 60)}`, n);
+  if (typeof t !== 'number' || !Number.isFinite(t)) throw new EventLogError(`${where}: "t" must be a time in epoch ms, received ${shown(t)}`, n);
+  if (typeof batch !== 'number' || !Number.isSafeInteger(batch)) throw new EventLogError(`${where}: "batch" must be an integer, received ${shown(batch)}`, n);
   const e = event as { type?: unknown; label?: unknown; aborted?: unknown; paused?: unknown } | null;
-  if (typeof e !== 'object' || e === null || typeof e.type !== 'string') throw new EventLogError(`${where}: "event" must be an object with a "type", received ${textOf(event, 60)}`, n);
+  if (typeof e !== 'object' || e === null || typeof e.type !== 'string') throw new EventLogError(`${where}: "event" must be an object with a "type", received ${shown(event)}`, n);
   if (e.type === 'batch_start') timeline.beginBatch(batch, typeof e.label === 'string' ? e.label : `batch ${batch}`, t);
   else if (e.type === 'batch_end') timeline.endBatch(batch, t, { aborted: e.aborted === true, ...(typeof e.paused === 'number' ? { paused: e.paused } : {}) });
   else timeline.event(batch, t, e as ToolEvent);
+}
+
+/** A value for an error message: strings quoted, at most 80 characters. */
+function shown(value: unknown): string {
+  return textOf(typeof value === 'string' ? JSON.stringify(value) : value, 80);
 }
