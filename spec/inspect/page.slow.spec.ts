@@ -57,23 +57,23 @@ describe('I2 the timeline page, in Chromium', () => {
     try {
       await page.goto(server.url);
       await page.waitForSelector('#summary[data-calls="4"]');
-      const lanes = await page.$$eval('.lane', (els) => els.map((e) => [(e as HTMLElement).dataset.index, e.querySelector('.label')!.textContent]));
+      const lanes = await page.$$eval('.lane', (els) => els.map((e) => [e.getAttribute('data-index'), e.querySelector('.label')!.textContent]));
       expect(lanes).toEqual([['0', '#0 slow'], ['1', '#1 fast'], ['2', '#2 broken'], ['3', `#3 ${HOSTILE}`]]);
-      const colour = (index: number) => page.$eval(`.lane[data-index="${index}"] .seg[data-part="run"]`, (e) => getComputedStyle(e).backgroundColor);
+      const colour = (index: number) => page.$eval(`.lane[data-index="${index}"] .seg[data-part="run"]`, (e) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(e).backgroundColor);
       expect(await colour(0)).toBe('rgb(46, 158, 91)');
       expect(await colour(2)).toBe('rgb(214, 69, 69)');
       // The gap: #1 ended at 100 ms and was released at 1001 ms, behind #0; #0 has none.
-      const gap = await page.$eval('.lane[data-index="1"] .seg[data-part="hol"]', (e) => (e as HTMLElement).getBoundingClientRect().width);
-      const track = await page.$eval('.lane[data-index="1"] .track', (e) => (e as HTMLElement).getBoundingClientRect().width);
+      const gap = await page.$eval('.lane[data-index="1"] .seg[data-part="hol"]', (e) => e.getBoundingClientRect().width);
+      const track = await page.$eval('.lane[data-index="1"] .track', (e) => e.getBoundingClientRect().width);
       expect(gap / track).toBeGreaterThan(0.85);
       expect(await page.$$('.lane[data-index="0"] .seg[data-part="hol"]')).toHaveLength(0);
-      const facts = await page.$$eval('#facts div', (els) => Object.fromEntries(els.map((e) => [(e as HTMLElement).dataset.fact, e.querySelector('dd')!.textContent])));
+      const facts = await page.$$eval('#facts div', (els) => Object.fromEntries(els.map((e) => [e.getAttribute('data-fact'), e.querySelector('dd')!.textContent])));
       expect(facts).toMatchObject({ wall: '1.00 s', calls: '4', concurrency: '4', slowest: '#0 slow 1.00 s' });
       expect(facts.hol).toBe('2.40 s over 3 calls');
       // Hostile text: drawn as text, never run, no element made of it.
       await page.hover('.lane[data-index="3"] .tick');
       expect(await page.$eval('#tip', (e) => e.textContent)).toContain(`progress at +46 ms: ${HOSTILE}`);
-      expect(await page.evaluate(() => (window as { __pwned?: number }).__pwned)).toBeUndefined();
+      expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
       expect(await page.$$eval('script', (els) => els.map((e) => e.getAttribute('src')))).toEqual(['app.js']);
       expect(await page.$$('img')).toHaveLength(0);
       expect(errors).toEqual([]);
