@@ -31,7 +31,7 @@ import { serveTimeline } from './server.ts';
 import { Timeline } from './timeline.ts';
 import { timelineSink, watchRun, type BatchSink } from './watch.ts';
 
-export { EventLogError, LOG_FORMAT, LOG_VERSION, readEventLog } from './log.ts';
+export { EventLogError, LINE_LIMIT, LINE_VALUE_LIMIT, LOG_FORMAT, LOG_VERSION, readEventLog } from './log.ts';
 export { CALLS_KEPT, TEXT_LIMIT, TICKS_KEPT, TICK_TEXT_LIMIT, Timeline } from './timeline.ts';
 export type { BatchView, CallView, Tick, TimelineDelta } from './timeline.ts';
 

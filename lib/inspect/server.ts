@@ -25,7 +25,7 @@ import { PAGE_HTML, PAGE_SCRIPT, PAGE_STYLE } from './page.ts';
 import type { Timeline } from './timeline.ts';
 
 /** Shortest time between two pushes of changes to one page, in ms. */
-export const PUSH_INTERVAL_MS = 200;
+const PUSH_INTERVAL_MS = 200;
 
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 

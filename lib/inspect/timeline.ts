@@ -79,7 +79,7 @@ export interface TimelineDelta {
 }
 
 /** `text` cut to `limit` characters, with an ellipsis and the full length when cut. */
-export function clip(text: string, limit: number): string {
+function clip(text: string, limit: number): string {
   return text.length <= limit ? text : `${text.slice(0, limit)}… (${text.length} chars)`;
 }
 
