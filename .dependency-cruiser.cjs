@@ -73,6 +73,13 @@ module.exports = {
       to: { path: '^lib/', pathNot: '^lib/(core|schemas|formats|extras|mcp)/' },
     },
     {
+      name: 'inspect-on-core',
+      severity: 'error',
+      comment: 'lib/inspect (the timeline inspector, `toolrun/inspect`) imports lib/core only.',
+      from: { path: '^lib/inspect/' },
+      to: { path: '^lib/', pathNot: '^lib/(core|inspect)/' },
+    },
+    {
       name: 'only-the-cli-imports-the-cli',
       severity: 'error',
       comment: 'lib/cli is the program: nothing outside it imports it.',
@@ -84,7 +91,7 @@ module.exports = {
       severity: 'error',
       comment: "`import 'toolrun'` reaches no node: module, no ready-made tool, no otel and no MCP server (spec/package/core-entry.spec.ts checks the bundle too).",
       from: { path: '^lib/index\\.ts$' },
-      to: { path: '^lib/(cli|tools|otel|mcp)/' },
+      to: { path: '^lib/(cli|tools|otel|mcp|inspect)/' },
     },
     {
       name: 'not-to-spec',

@@ -27,7 +27,7 @@ export default defineConfig([
     // bench measures, and abort-controller-x bundled"). `onlyBundle` fails the build if
     // anything else from node_modules would be bundled.
     ...common,
-    entry: { index: 'lib/index.ts', 'tools/index': 'lib/tools/index.ts', testing: 'lib/testing.ts', 'mcp/index': 'lib/mcp/index.ts', 'otel/index': 'lib/otel/index.ts', 'dbos/index': 'lib/dbos/index.ts' },
+    entry: { index: 'lib/index.ts', 'tools/index': 'lib/tools/index.ts', testing: 'lib/testing.ts', 'mcp/index': 'lib/mcp/index.ts', 'otel/index': 'lib/otel/index.ts', 'inspect/index': 'lib/inspect/index.ts', 'dbos/index': 'lib/dbos/index.ts' },
     dts: { sourcemap: true },
     // The maps point at lib/, which the package ships (the declaration maps need it for
     // "go to definition"), so they need not carry a second copy of the sources.

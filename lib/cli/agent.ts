@@ -23,6 +23,7 @@ import { providerBlock, type ToolResultMessage } from '../core/tool.ts';
 import { writeDemoFiles } from './demo.ts';
 import { count } from './text.ts';
 import type { RunView } from './view/index.ts';
+import type { Inspector } from '../inspect/index.ts';
 
 /** Options of {@link runAgentDemo}. */
 export interface AgentDemoOptions {
@@ -39,6 +40,8 @@ export interface AgentDemoOptions {
    * @default 600
    */
   thinkMs?: number;
+  /** `--inspect`: each of the parent's tool batches is drawn on this live timeline. */
+  inspector?: Pick<Inspector, 'begin'>;
 }
 
 /** What the parent asks of each explorer (the scripts below are keyed by it). */
@@ -152,6 +155,7 @@ async function runAgents(view: RunView, root: string, options: AgentDemoOptions,
   });
   view.line(`agent demo: a parent agent with two explorer sub-agents, in ${inTemp ? `a temp folder (${root})` : root}`);
   let batchOpen = false;
+  let inspected: ReturnType<Inspector['begin']> | undefined;
   try {
     for (;;) {
       const step = await run.next();
@@ -164,11 +168,14 @@ async function runAgents(view: RunView, root: string, options: AgentDemoOptions,
           const calls = toolCallsOf(event.message);
           if (calls.length > 0) {
             view.begin(`parent agent, turn ${event.turn}`, calls);
+            inspected = options.inspector?.begin(`parent agent, turn ${event.turn}`);
             batchOpen = true;
           }
           break;
         }
         case 'turn_end':
+          inspected?.end();
+          inspected = undefined;
           if (batchOpen) {
             view.end(`${count(event.toolResults.length, 'result')}, ${count(event.toolResults.filter((r) => r.isError).length, 'error')}`);
             batchOpen = false;
@@ -181,10 +188,12 @@ async function runAgents(view: RunView, root: string, options: AgentDemoOptions,
         case 'message_update':
           break;
         default:
+          inspected?.event(event);
           view.event(event);
       }
     }
   } finally {
+    inspected?.end({ aborted: true });
     if (batchOpen) view.end('the run stopped early');
   }
 }

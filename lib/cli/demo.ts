@@ -53,6 +53,8 @@ export interface DemoOptions {
    * @default the shell tool's own: the first `bwrap` on `PATH`
    */
   bwrapPath?: string;
+  /** Wraps the batch's run (`--inspect`: the live timeline watches it); returns it unchanged otherwise. */
+  watch?: (run: AsyncGenerator<ToolEvent, ToolBatch, undefined>) => AsyncGenerator<ToolEvent, ToolBatch, undefined>;
 }
 
 /** How a demo run (or a resumed one) ended. */
@@ -186,7 +188,7 @@ export async function runDemo(view: RunView, options: DemoOptions = {}): Promise
       ...(options.approve === undefined ? {} : { approve: options.approve }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
-    const batch = await drawBatch(view, run, calls.length);
+    const batch = await drawBatch(view, options.watch === undefined ? run : options.watch(run), calls.length);
     if (batch.paused === undefined) return { batch };
     const stateFile = `${root}.paused.json`;
     const saved: SavedDemo = { kind: 'toolrun/paused-demo', version: 1, root, temporary: temp !== undefined, requests: batch.paused.requests, state: batch.paused.state };

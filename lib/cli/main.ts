@@ -43,7 +43,7 @@ import { createRunView } from './view/index.ts';
 import type { RunView } from './view/index.ts';
 
 /** Every command the program has, as `--help` lists them; the unknown-command error names them all. */
-const COMMANDS = ['demo', 'replay', 'mcp', 'serve-mcp', 'agent', 'durable', 'help'] as const;
+const COMMANDS = ['demo', 'replay', 'mcp', 'serve-mcp', 'agent', 'durable', 'inspect', 'help'] as const;
 
 /** The text of `--help`. */
 export const USAGE = `usage: toolrun [command] [options]
@@ -72,9 +72,15 @@ commands:
                               a batch as a DBOS durable batch in a child process: the child is
                               killed (SIGKILL) mid-way and started again; calls replayed
                               from the journal are marked (see toolrun durable --help)
+  inspect <log>               serve the timeline of a recorded event log (recordEvents of
+                              toolrun/inspect) on 127.0.0.1; the address, with its token, is
+                              printed; Ctrl+C stops it
   help                        show this text
 
 options:
+  --inspect                   demo, agent: serve the run's timeline live on 127.0.0.1 (address
+                              printed; the page stays up after the run until Ctrl+C)
+  --open                      inspect, --inspect: open the timeline in the desktop's browser
   --delay <ms>                replay: longest fake latency of one recorded tool body, so the
                               live view shows calls finishing out of order (default: 40; 0: none)
   --stream                    replay: replay the recorded streams event by event, so calls
@@ -194,13 +200,23 @@ async function dispatch(argv: readonly string[], io: MainIo, interrupt: Interrup
   if (command !== 'demo' && (flag !== undefined || values.resume !== undefined)) {
     throw new CliInputError(`--approve, --deny and --resume apply to the demo only, not to ${command} (see toolrun --help)`);
   }
+  const inspect = values.inspect === true;
+  if (inspect && command !== 'demo' && command !== 'agent') throw new CliInputError(`--inspect applies to the demo and agent only, not to ${command} (see toolrun --help)`);
+  if (values.open === true && !inspect && command !== 'inspect') throw new CliInputError('--open applies to inspect and --inspect only (see toolrun --help)');
   switch (command) {
+    case 'inspect': {
+      const [file, ...extra] = rest;
+      if (file === undefined || file === '') throw new CliInputError('inspect needs an event log: toolrun inspect <file.jsonl> [--open] (recordEvents of toolrun/inspect writes one)');
+      expectNoMore(`inspect ${file}`, extra);
+      const { inspectLogCommand } = await import('./inspect.ts');
+      return await inspectLogCommand(file, { open: values.open === true, signal: interrupt.signal, line: (text) => io.stdout.write(`${text}\n`) });
+    }
     case 'demo': {
       expectNoMore(command, rest);
       if (values.delay !== undefined) throw new CliInputError(`--delay applies to replay only, not to demo (see toolrun --help)`);
       if (values.stream === true || values['event-delay'] !== undefined) throw new CliInputError(`--stream and --event-delay apply to replay only (see toolrun --help)`);
       if (values.resume !== undefined) return await resumeCommand(values.resume, flag, io, interrupt);
-      return await demoCommand(flag, io, interrupt);
+      return await demoCommand(flag, io, interrupt, inspect ? { open: values.open === true } : undefined);
     }
     case 'replay': {
       const [target, ...extra] = rest;
@@ -218,7 +234,7 @@ async function dispatch(argv: readonly string[], io: MainIo, interrupt: Interrup
     case 'agent': {
       expectNoMore(command, rest);
       if (values.delay !== undefined || values.stream === true || values['event-delay'] !== undefined) throw new CliInputError('--delay, --stream and --event-delay apply to replay only (see toolrun --help)');
-      return await agentCommand(io, interrupt);
+      return await agentCommand(io, interrupt, inspect ? { open: values.open === true } : undefined);
     }
     default:
       throw new CliInputError(`unknown command '${command}' (commands: ${COMMANDS.join(', ')}; see toolrun --help)`);
@@ -238,6 +254,8 @@ function parseCommandLine(argv: readonly string[]) {
         approve: { type: 'boolean' },
         deny: { type: 'boolean' },
         resume: { type: 'string' },
+        inspect: { type: 'boolean' },
+        open: { type: 'boolean' },
       },
       allowPositionals: true,
       strict: true,
@@ -271,12 +289,15 @@ function parseDelay(text: string, option = '--delay'): number {
  * or left pending: then the batch pauses, the state file is written and the way to resume
  * is printed (exit 0: pausing is a normal end).
  */
-async function demoCommand(flag: ApprovalFlag, io: MainIo, interrupt: Interrupt): Promise<number> {
+async function demoCommand(flag: ApprovalFlag, io: MainIo, interrupt: Interrupt, inspect?: { open: boolean }): Promise<number> {
   const { runDemo } = await import('./demo.ts');
+  const live = inspect === undefined ? undefined : await import('./inspect.ts');
   return await interrupt.run(createRunView({ stream: io.stdout }), async (view, signal) => {
     const approve = approvalHandler(flag, asking(io, view, interrupt));
-    const outcome = await runDemo(view, { signal, ...(approve === undefined ? {} : { approve }) });
+    const inspector = live === undefined ? undefined : await live.liveInspector('toolrun demo', { open: inspect!.open, line: (text) => view.line(text) });
+    const outcome = await runDemo(view, { signal, ...(approve === undefined ? {} : { approve }), ...(inspector === undefined ? {} : { watch: (run) => inspector.watch(run, 'demo') }) });
     if (outcome.stateFile !== undefined) printResume(view, outcome.stateFile);
+    if (inspector !== undefined) await live!.keepServing(inspector, signal, (text) => view.line(text));
     return outcome.batch.aborted ? 130 : 0;
   });
 }
@@ -340,9 +361,15 @@ function shellWord(text: string): string {
 }
 
 /** Runs the agent demo (lib/cli/agent.ts); Ctrl+C aborts it (130). */
-async function agentCommand(io: MainIo, interrupt: Interrupt): Promise<number> {
+async function agentCommand(io: MainIo, interrupt: Interrupt, inspect?: { open: boolean }): Promise<number> {
   const { runAgentDemo } = await import('./agent.ts');
-  return await interrupt.run(createRunView({ stream: io.stdout }), async (view, signal) => ((await runAgentDemo(view, { signal })).reason === 'aborted' ? 130 : 0));
+  const live = inspect === undefined ? undefined : await import('./inspect.ts');
+  return await interrupt.run(createRunView({ stream: io.stdout }), async (view, signal) => {
+    const inspector = live === undefined ? undefined : await live.liveInspector('toolrun agent', { open: inspect!.open, line: (text) => view.line(text) });
+    const reason = (await runAgentDemo(view, { signal, ...(inspector === undefined ? {} : { inspector }) })).reason;
+    if (inspector !== undefined) await live!.keepServing(inspector, signal, (text) => view.line(text));
+    return reason === 'aborted' ? 130 : 0;
+  });
 }
 
 /** Replays recordings, prints the report table, and returns the report's exit code; Ctrl+C stops the replay (130). */

@@ -301,6 +301,7 @@ function compilerOptions(): ts.CompilerOptions {
       'toolrun/testing': ['./lib/testing.ts'],
       'toolrun/mcp': ['./lib/mcp/index.ts'],
       'toolrun/otel': ['./lib/otel/index.ts'],
+      'toolrun/inspect': ['./lib/inspect/index.ts'],
     },
   };
 }
@@ -310,8 +311,8 @@ function runnableCopy(unit: Unit): string {
   const target = unit.fileName.replace(/\.(m?[jt]s)$/, '.run.$1');
   const fromDir = dirname(target);
   const entry = (path: string) => relative(fromDir, join(root, path)).split('\\').join('/');
-  const code = unit.source.replace(/(from\s+|import\s*\(\s*)(['"])toolrun(\/tools|\/testing|\/mcp|\/otel)?\2/g, (_all, lead: string, quote: string, sub: string | undefined) => {
-    const path = sub === '/tools' ? 'lib/tools/index.ts' : sub === '/testing' ? 'lib/testing.ts' : sub === '/mcp' ? 'lib/mcp/index.ts' : sub === '/otel' ? 'lib/otel/index.ts' : 'lib/index.ts';
+  const code = unit.source.replace(/(from\s+|import\s*\(\s*)(['"])toolrun(\/tools|\/testing|\/mcp|\/otel|\/inspect)?\2/g, (_all, lead: string, quote: string, sub: string | undefined) => {
+    const path = sub === '/tools' ? 'lib/tools/index.ts' : sub === '/testing' ? 'lib/testing.ts' : sub === '/mcp' ? 'lib/mcp/index.ts' : sub === '/otel' ? 'lib/otel/index.ts' : sub === '/inspect' ? 'lib/inspect/index.ts' : 'lib/index.ts';
     return `${lead}${quote}${entry(path)}${quote}`;
   });
   writeFileSync(target, code);

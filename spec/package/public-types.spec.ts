@@ -10,7 +10,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const entries = ['lib/index.ts', 'lib/tools/index.ts', 'lib/mcp/index.ts', 'lib/testing.ts', 'lib/otel/index.ts'].map((e) => root + e);
+const entries = ['lib/index.ts', 'lib/tools/index.ts', 'lib/mcp/index.ts', 'lib/testing.ts', 'lib/otel/index.ts', 'lib/inspect/index.ts'].map((e) => root + e);
 
 describe('public types', () => {
   // A whole-program typecheck: about 20 s on a loaded 2-core machine; the limit is a hang guard.
