@@ -12,7 +12,7 @@ module.exports = {
       severity: 'error',
       comment:
         'No import circle: every module can be evaluated after the ones it imports (docs/architecture.md). ' +
-        'A circle of type-only imports is allowed (erased at build): core/tool.ts and core/tool-client.ts name each other\'s types.',
+        'A circle of type-only imports is allowed (erased at build): core/tool/tool.ts and core/tool/client.ts name each other\'s types.',
       from: { path: '^lib/' },
       to: { circular: true, dependencyTypesNot: ['type-only'], viaOnly: { dependencyTypesNot: ['type-only'] } },
     },

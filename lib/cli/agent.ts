@@ -19,7 +19,7 @@ import { delay } from 'abort-controller-x';
 import { agentTool } from '../extras/agent-tool.ts';
 import { assistantText, runAgent, toolCallsOf, type AgentMessage, type AgentModel, type AgentResult, type AssistantMessage, type ModelContext } from '../extras/agent.ts';
 import { grepTool, listFilesTool, readFileTool } from '../tools/index.ts';
-import { providerBlock, type ToolResultMessage } from '../core/tool.ts';
+import { providerBlock, type ToolResultMessage } from '../core/tool/tool.ts';
 import { writeDemoFiles } from './demo.ts';
 import { count } from './text.ts';
 import type { RunView } from './view/index.ts';

@@ -32,7 +32,7 @@ import { createRequire } from 'node:module';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { assertToolShape, type Tool } from '../core/tool.ts';
+import { assertToolShape, type Tool } from '../core/tool/tool.ts';
 import { serveMcp } from '../mcp/serve.ts';
 import { CliInputError } from './errors.ts';
 import { READY_MADE_TOOL_NAMES, readyMadeTools } from './ready-made-tools.ts';

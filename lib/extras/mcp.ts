@@ -42,12 +42,12 @@
  *
  * @module
  */
-import { omittedBlockText, readContentBlock } from '../core/content.ts';
+import { omittedBlockText, readContentBlock } from '../core/values/content.ts';
 import { Channel } from '../core/streams/channel.ts';
 import { contentToText } from '../formats/shared.ts';
-import { defineForeignTool, describeValue, type ContentBlock, type JsonSchema, type Tool, type ToolResult } from '../core/tool.ts';
-import { madeByMcpTools } from '../core/tool-origin.ts';
-import { isObjectRecord } from '../core/guards.ts';
+import { defineForeignTool, describeValue, type ContentBlock, type JsonSchema, type Tool, type ToolResult } from '../core/tool/tool.ts';
+import { madeByMcpTools } from '../core/values/tool-origin.ts';
+import { isObjectRecord } from '../core/values/guards.ts';
 
 /** One MCP progress notification's payload, as yielded by an MCP tool (`tool_execution_update.progress`). */
 export interface McpProgress {

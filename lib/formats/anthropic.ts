@@ -13,8 +13,8 @@
  *
  * @module
  */
-import type { ContentBlock, ToolCall, ToolResultMessage } from '../core/tool.ts';
-import { describeValue, providerBlock } from '../core/tool.ts';
+import type { ContentBlock, ToolCall, ToolResultMessage } from '../core/tool/tool.ts';
+import { describeValue, providerBlock } from '../core/tool/tool.ts';
 import { checkedResults, toolCallId, toolName } from './shared.ts';
 
 /**

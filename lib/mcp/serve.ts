@@ -22,7 +22,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Tool } from '../core/tool.ts';
+import type { Tool } from '../core/tool/tool.ts';
 import { BoundedEventStore, type EventStoreLimits } from './event-store.ts';
 import { DEFAULT_MAX_QUEUED_BYTES, NotificationPacer, type Outlet, type PacedMessage, type PacedSendOptions } from './pacer.ts';
 import { abortAllCalls, abortCall, callSettled, createMcpServer, hostCancels, isCallRunning, runningCallCount, serveCall, stopCalls, type McpServerOptions } from './server.ts';

@@ -12,7 +12,7 @@
  * @module
  */
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
-import { describeValue, type JsonSchema } from '../core/tool.ts';
+import { describeValue, type JsonSchema } from '../core/tool/tool.ts';
 
 /**
  * Gives a Standard Schema the JSON Schema a model is sent: the returned schema validates with

@@ -18,11 +18,11 @@
  */
 import { fromAnthropic } from '../../formats/anthropic.ts';
 import { asString } from '../../formats/shared.ts';
-import type { ToolCall } from '../../core/tool.ts';
+import type { ToolCall } from '../../core/tool/tool.ts';
 import type { JsonlRecord } from './read.ts';
 import { callNotes } from './cassette.ts';
 import type { LoadedRecording, RecordedMessage } from './types.ts';
-import { isObjectRecord } from '../../core/guards.ts';
+import { isObjectRecord } from '../../core/values/guards.ts';
 
 /** Claude Code's text for a tool use the user rejected (it starts with this). */
 const REJECTED = "The user doesn't want to proceed with this tool use";

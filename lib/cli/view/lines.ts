@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { CallOutcome } from '../../core/events.ts';
-import { providerBlock, type ContentBlock } from '../../core/tool.ts';
+import type { CallOutcome } from '../../core/run/events.ts';
+import { providerBlock, type ContentBlock } from '../../core/tool/tool.ts';
 import { count, splitLines, terminalSafe } from '../text.ts';
 
 /**

@@ -13,12 +13,12 @@
  * @module
  */
 import type { AgentMessage, AssistantContent, AssistantMessage, StopReason, ToolCallContent } from './messages.ts';
-import type { ContentBlock, ToolResultMessage } from '../../core/tool.ts';
-import { describeValue, providerBlock } from '../../core/tool.ts';
+import type { ContentBlock, ToolResultMessage } from '../../core/tool/tool.ts';
+import { describeValue, providerBlock } from '../../core/tool/tool.ts';
 import { toAnthropic, type AnthropicTextBlock } from '../../formats/anthropic.ts';
 import { toOpenAIChat, type OpenAIChatToolMessage } from '../../formats/openai-chat.ts';
 import { asString, toolCallId, toolName } from '../../formats/shared.ts';
-import { isObjectRecord } from '../../core/guards.ts';
+import { isObjectRecord } from '../../core/values/guards.ts';
 
 // ---------------------------------------------------------------------------------------
 // Anthropic

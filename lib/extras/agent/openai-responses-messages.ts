@@ -11,10 +11,10 @@
  * @module
  */
 import type { AgentMessage, AssistantContent, AssistantMessage, StopReason, ToolCallContent } from './messages.ts';
-import { describeValue, providerBlock } from '../../core/tool.ts';
+import { describeValue, providerBlock } from '../../core/tool/tool.ts';
 import { toOpenAIResponses, type OpenAIResponsesFunctionCallOutput } from '../../formats/openai-responses.ts';
 import { asString } from '../../formats/shared.ts';
-import { isObjectRecord } from '../../core/guards.ts';
+import { isObjectRecord } from '../../core/values/guards.ts';
 
 /** A part of a user message's content in a Responses request. */
 export type OpenAIResponsesUserContent = { type: 'input_text'; text: string } | { type: 'input_image'; image_url: string; detail: 'auto' };

@@ -6,7 +6,7 @@
  */
 import { retry } from 'abort-controller-x';
 import { Channel } from '../../core/streams/channel.ts';
-import { describeValue, type Tool, type ToolContext } from '../../core/tool.ts';
+import { describeValue, type Tool, type ToolContext } from '../../core/tool/tool.ts';
 import { ToolInputError } from './call-tool.ts';
 import { callerStopped, ChildLink, InnerSteps, invoke } from './child-call.ts';
 
