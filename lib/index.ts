@@ -3,29 +3,11 @@
  *
  * @module
  */
-export { contentBlockText, normalizeToolOutput, textContent } from './core/tool/tool.ts';
+export { contentBlockText, normalizeToolOutput, textContent } from './core/values/content.ts';
 export { defineTool } from './core/schema/define-tool.ts';
-export type {
-  AudioContent,
-  ContentBlock,
-  EmbeddedResourceContent,
-  ImageContent,
-  InferInput,
-  InputSchema,
-  JsonSchema,
-  NeedsApprovalContext,
-  ResourceLinkContent,
-  TextContent,
-  Tool,
-  ToolCall,
-  ToolContext,
-  ToolDefinition,
-  ToolDetailsOf,
-  ToolExecute,
-  ToolResult,
-  ToolResultMessage,
-} from './core/tool/tool.ts';
-export { NO_CLIENT } from './core/tool/client.ts';
+export type { AudioContent, ContentBlock, EmbeddedResourceContent, ImageContent, JsonSchema, ResourceLinkContent, TextContent } from './core/tool/content.ts';
+export type { InferInput, InputSchema, NeedsApprovalContext, Tool, ToolCall, ToolContext, ToolDefinition, ToolDetailsOf, ToolExecute, ToolResult, ToolResultMessage } from './core/tool/tool.ts';
+export { NO_CLIENT } from './core/values/client.ts';
 export type {
   ToolClient,
   ToolElicitRequest,
@@ -35,18 +17,8 @@ export type {
   ToolSampleRequest,
   ToolSampleResult,
 } from './core/tool/client.ts';
-export type {
-  CallOutcome,
-  ToolApprovalRequestEvent,
-  ToolBatch,
-  ToolEvent,
-  ToolExecutionEndEvent,
-  ToolExecutionStartEvent,
-  KnownToolEvent,
-  ToolExecutionUpdateEvent,
-  ToolResultEvent,
-  ToolResultMessageOf,
-} from './core/run/events.ts';
+export type { CallOutcome } from './core/tool/tool.ts';
+export type { ToolApprovalRequestEvent, ToolBatch, ToolEvent, ToolExecutionEndEvent, ToolExecutionStartEvent, KnownToolEvent, ToolExecutionUpdateEvent, ToolResultEvent, ToolResultMessageOf } from './core/run/events.ts';
 export type {
   AfterToolCallContext,
   AfterToolCallResult,

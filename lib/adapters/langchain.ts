@@ -6,9 +6,10 @@
  *
  * @module
  */
-import type { ContentBlock, InputSchema, Tool, ToolContext, ToolResult } from '../core/tool/tool.ts';
+import type { ContentBlock } from '../core/tool/content.ts';
+import type { InputSchema, Tool, ToolContext, ToolResult } from '../core/tool/tool.ts';
 import { ErrorWithDetails } from '../core/run/stages/outcome.ts';
-import { describeValue } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
 import { inputJsonSchema } from '../core/schema/json-schema.ts';
 import { assertObjectSchema, imageBlock, isStandardSchema, outputText, withConverter, type ForeignFunction } from './shared.ts';
 

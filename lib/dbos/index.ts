@@ -15,7 +15,8 @@
  * @module
  */
 import { DBOS, type DBOSClient, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
-import type { CallOutcome, ToolBatch, ToolEvent } from '../core/run/events.ts';
+import type { CallOutcome } from '../core/tool/tool.ts';
+import type { ToolBatch, ToolEvent } from '../core/run/events.ts';
 import type { AgentJournal, InterruptedCallPolicy, JournaledResult, JournalValueEntry, ToolJournal } from '../core/seams/journal.ts';
 import type { RunToolsOptions } from '../core/run/options.ts';
 import { runTools } from '../core/run/run-tools.ts';

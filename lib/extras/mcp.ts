@@ -45,7 +45,10 @@
 import { omittedBlockText, readContentBlock } from '../core/values/content.ts';
 import { Channel } from '../core/streams/channel.ts';
 import { contentToText } from '../formats/shared.ts';
-import { defineForeignTool, describeValue, type ContentBlock, type JsonSchema, type Tool, type ToolResult } from '../core/tool/tool.ts';
+import { defineForeignTool } from '../core/schema/define-tool.ts';
+import { describeValue } from '../core/values/guards.ts';
+import type { ContentBlock, JsonSchema } from '../core/tool/content.ts';
+import type { Tool, ToolResult } from '../core/tool/tool.ts';
 import { madeByMcpTools } from '../core/values/tool-origin.ts';
 import { isObjectRecord } from '../core/values/guards.ts';
 

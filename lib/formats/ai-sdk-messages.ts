@@ -18,7 +18,8 @@
 import type { ToolApprovalRequest, ToolApprovalResponse } from '../core/approval/approval.ts';
 import { ResumeError } from '../core/approval/resume-error.ts';
 import type { ToolCall, ToolResultMessage } from '../core/tool/tool.ts';
-import { describeValue, providerBlock } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
+import { providerBlock } from '../core/values/content.ts';
 import { asString, contentToText, toolName } from './shared.ts';
 import { isObjectRecord } from '../core/values/guards.ts';
 

@@ -14,7 +14,7 @@
  * @module
  */
 import type { ToolCall, ToolResultMessage } from '../core/tool/tool.ts';
-import { describeValue } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
 import { contentToText, toolName } from './shared.ts';
 import { isObjectRecord } from '../core/values/guards.ts';
 

@@ -12,7 +12,7 @@
  * @module
  */
 import type { ToolCall, ToolResultMessage } from '../core/tool/tool.ts';
-import { describeValue } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
 import { checkedResults, contentToText, toolCallId, toolName } from './shared.ts';
 import { isObjectRecord } from '../core/values/guards.ts';
 

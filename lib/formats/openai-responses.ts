@@ -13,7 +13,7 @@
  * @module
  */
 import type { ToolCall, ToolResultMessage } from '../core/tool/tool.ts';
-import { describeValue } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
 import { checkedResults, contentToText, toolCallId, toolName } from './shared.ts';
 
 /**

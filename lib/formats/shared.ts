@@ -7,7 +7,9 @@
  * @module
  */
 import { omittedBlockText, readContentBlock } from '../core/values/content.ts';
-import { contentBlockText, describeValue, type ContentBlock, type ImageContent } from '../core/tool/tool.ts';
+import { contentBlockText } from '../core/values/content.ts';
+import { describeValue } from '../core/values/guards.ts';
+import type { ContentBlock, ImageContent } from '../core/tool/content.ts';
 import { isObjectRecord } from '../core/values/guards.ts';
 
 /**

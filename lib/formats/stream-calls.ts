@@ -38,7 +38,8 @@
  *
  * @module
  */
-import { describeValue, type ToolCall } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
+import type { ToolCall } from '../core/tool/tool.ts';
 import { emitWarning } from '../core/values/platform.ts';
 import { providerEvents, type ProviderStream } from './sse.ts';
 import { thrownText } from '../core/values/guards.ts';

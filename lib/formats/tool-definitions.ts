@@ -22,7 +22,9 @@
  * @module
  */
 import { toolJsonSchema } from '../core/schema/json-schema.ts';
-import { describeValue, type JsonSchema, type Tool, type ToolCall } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
+import type { JsonSchema } from '../core/tool/content.ts';
+import type { Tool, ToolCall } from '../core/tool/tool.ts';
 
 /**
  * The tool-name rule every supported provider accepts: 1–64 characters, each an ASCII

@@ -24,7 +24,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { describeValue } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
 import { isObjectRecord } from '../core/values/guards.ts';
 
 /** A JSON-RPC message as this transport passes it on (the client validates the rest). */

@@ -22,7 +22,7 @@
  *
  * @module
  */
-import type { JsonSchema } from '../core/tool/tool.ts';
+import type { JsonSchema } from '../core/tool/content.ts';
 import { isObjectRecord } from '../core/values/guards.ts';
 
 /**

@@ -11,7 +11,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
-import { describeValue } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
 import type { Tool, ToolResult } from '../core/tool/tool.ts';
 import { DEFAULT_IGNORE, assertCrawlInside, assertRelativePattern, displayPath, findFiles } from './workspace.ts';
 import { WorkspaceFs, WorkspacePathError, readChunks } from './workspace-fs.ts';

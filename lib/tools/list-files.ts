@@ -6,7 +6,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
-import { describeValue } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
 import type { Tool, ToolResult } from '../core/tool/tool.ts';
 import {
   DEFAULT_IGNORE,

@@ -7,7 +7,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
-import { describeValue } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
 import type { Tool, ToolResult } from '../core/tool/tool.ts';
 import { completeUtf8Prefix } from './bounded-output.ts';
 import { displayPath, errorCode, resolveInsideRoot } from './workspace.ts';

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { accessSync, constants, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { emitWarning } from '../core/values/platform.ts';
-import { describeValue } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
 
 /**
  * Options of the `shell` tool's OS sandbox (`shellTool({ sandbox })`). Every path is a host

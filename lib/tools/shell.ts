@@ -8,7 +8,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import * as v from 'valibot';
-import { describeValue } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
 import type { Tool, ToolResult } from '../core/tool/tool.ts';
 import { SANDBOX_TMP, ShellSandbox, warnSandboxUnavailable } from './sandbox.ts';
 import type { SandboxedSpawn, ShellSandboxOptions } from './sandbox.ts';

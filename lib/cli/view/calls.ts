@@ -8,7 +8,8 @@
  * @module
  */
 import type { Writable } from 'node:stream';
-import type { CallOutcome, ToolEvent } from '../../core/run/events.ts';
+import type { CallOutcome } from '../../core/tool/tool.ts';
+import type { ToolEvent } from '../../core/run/events.ts';
 import type { ToolCall, ToolResultMessage } from '../../core/tool/tool.ts';
 import { applyAgentProgress, isAgentProgress, newAgentState, type AgentState, type TreeChange } from '../agent-tree.ts';
 import { compactJson, oneLine, splitLines } from '../text.ts';

@@ -11,7 +11,8 @@ import { ResumeError } from './resume-error.ts';
 import { openStateBody } from './state-envelope.ts';
 import { canonicalJson, jsonCopy, toolDigests } from './state-json.ts';
 import { Body, LIMITS, quickBody, type ReadState } from './state-schema.ts';
-import { describeValue, type Tool, type ToolCall, type ToolResultMessage } from '../tool/tool.ts';
+import { describeValue } from '../values/guards.ts';
+import type { Tool, ToolCall, ToolResultMessage } from '../tool/tool.ts';
 import { sanitizeTraceContext } from '../seams/tracing.ts';
 
 /** What a resume is checked against. */

@@ -22,7 +22,7 @@
  * @module
  */
 import * as v from 'valibot';
-import { describeValue } from '../tool/tool.ts';
+import { describeValue } from '../values/guards.ts';
 import { ResumeError } from './resume-error.ts';
 
 /** The format version this toolrun writes and reads. */

@@ -9,7 +9,8 @@
  */
 import { inputJsonSchema } from '../schema/json-schema.ts';
 import { isStandardSchema } from '../schema/schema.ts';
-import { describeValue, type Tool, type ToolResultMessage } from '../tool/tool.ts';
+import { describeValue } from '../values/guards.ts';
+import type { Tool, ToolResultMessage } from '../tool/tool.ts';
 
 /** A JSON copy of `value` (what survives `JSON.stringify`); a value JSON cannot hold becomes its description. */
 export function jsonCopy(value: unknown): unknown {

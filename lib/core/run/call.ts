@@ -13,9 +13,10 @@ import { CancelScope, timeoutReason, type AbortCause } from '../streams/abort.ts
 import type { ToolApprovalRequest } from '../approval/approval.ts';
 import { Step, type MergeSlot, type Settler } from '../streams/merge.ts';
 import type { Tool, ToolCall, ToolContext, ToolResultMessage } from '../tool/tool.ts';
-import { callClient, NO_CLIENT, type ToolClient } from '../tool/client.ts';
+import { callClient, NO_CLIENT } from '../values/client.ts';
+import type { ToolClient } from '../tool/client.ts';
 import type { PullMark } from './outbox.ts';
-import type { JournaledCall } from './stages/journal.ts';
+import type { JournaledCall } from './journaled-call.ts';
 import type { TraceHeaders, TracedCall } from '../seams/tracing.ts';
 
 /**

@@ -17,7 +17,8 @@
  * @module
  */
 import type { PausedBatch, ToolApprovalRequest } from '../approval/approval.ts';
-import type { ContentBlock, Tool, ToolDetailsOf, ToolResultMessage } from '../tool/tool.ts';
+import type { ContentBlock } from '../tool/content.ts';
+import type { CallOutcome, Tool, ToolDetailsOf, ToolResultMessage } from '../tool/tool.ts';
 
 /**
  * toolrun began working on a call (its prepare stage starts next). `args` is the call's raw
@@ -175,23 +176,6 @@ export type KnownToolEvent<T extends Tool, AfterDetails = unknown> =
 export type ToolResultMessageOf<T extends Tool = Tool, AfterDetails = unknown> =
   | (T extends Tool<never, unknown, infer Output, infer Name> ? ToolResultMessage<ToolDetailsOf<Output> | AfterDetails, Name> : never)
   | ToolResultMessage<never, string>;
-
-/**
- * How a call ended:
- * - `ok`: the tool returned.
- * - `error`: the tool threw or returned a result that cannot be read, or `afterToolCall`
- *   threw or made the result an error.
- * - `rejected`: the call never ran: unknown tool, arguments cut off or not valid,
- *   `prepareArguments`, an async schema, `needsApproval`, `approve`, `beforeToolCall` or the
- *   tool's `timeoutMs` function threw or answered wrongly, `beforeToolCall` blocked it, or a
- *   person denied it (contract H2).
- * - `not_run`: the run was aborted before the call started (contract A2).
- * - `interrupted`: the run was aborted while the call was running and the tool stopped.
- * - `abandoned`: the run was aborted, the tool did not stop within `abortGraceMs`; its
- *   outcome is unknown (contract A3).
- * - `timed_out`: the call hit its time limit (contract A4).
- */
-export type CallOutcome = 'ok' | 'error' | 'rejected' | 'not_run' | 'interrupted' | 'abandoned' | 'timed_out';
 
 /** What the `runTools` generator returns when it finishes (not when the consumer leaves early). */
 export interface ToolBatch<T extends Tool = Tool, AfterDetails = unknown> {

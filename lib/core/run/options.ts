@@ -4,9 +4,13 @@
  * @module
  */
 import type { ResumeOptions, ToolApprovalHandler } from '../approval/approval.ts';
-import { assertToolShape, describeValue, type ContentBlock, type Tool, type ToolCall } from '../tool/tool.ts';
+import { assertToolShape } from '../schema/define-tool.ts';
+import { describeValue } from '../values/guards.ts';
+import type { ContentBlock } from '../tool/content.ts';
+import type { Tool, ToolCall } from '../tool/tool.ts';
 import { checkTracingOptions, type RunTracing, type TraceHeaders } from '../seams/tracing.ts';
-import type { NO_CLIENT, ToolClient } from '../tool/client.ts';
+import type { NO_CLIENT } from '../values/client.ts';
+import type { ToolClient } from '../tool/client.ts';
 import type { InterruptedCallPolicy, ToolJournal } from '../seams/journal.ts';
 
 /** What `beforeToolCall` receives. */

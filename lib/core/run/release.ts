@@ -16,10 +16,11 @@
  */
 import type { ResumePlan } from '../approval/approval.ts';
 import { CallState, type CallRecord } from './call.ts';
-import type { CallOutcome, ToolResultEvent } from './events.ts';
+import type { CallOutcome } from '../tool/tool.ts';
+import type { ToolResultEvent } from './events.ts';
 import type { JournalError, JournalOperation, ToolJournal } from '../seams/journal.ts';
 import type { Outbox } from './outbox.ts';
-import type { JournaledCall } from './stages/journal.ts';
+import type { JournaledCall } from './journaled-call.ts';
 import { ReorderBuffer } from '../streams/reorder-buffer.ts';
 import type { ToolResultMessage } from '../tool/tool.ts';
 import { isPromiseLike } from '../values/guards.ts';

@@ -57,7 +57,7 @@ import { STANDING_DECISIONS, type PausedBatch, type ResumePlan, type StandingDec
 import { pausedBatch } from '../approval/pause.ts';
 import { CallRecord, CallState, type CallOwner } from './call.ts';
 import { DEFAULTS, HAND_OUT_SLICE } from '../values/defaults.ts';
-import type { CallOutcome } from './events.ts';
+import type { CallOutcome } from '../tool/tool.ts';
 import { JournalError, type InterruptedCallPolicy, type JournalOperation, type ToolJournal } from '../seams/journal.ts';
 import { InOrderRelease, type CommitNote, type ReleaseOwner } from './release.ts';
 import { toolTable, type RunToolsOptions } from './options.ts';
@@ -65,7 +65,8 @@ import { emitWarning } from '../values/platform.ts';
 import { abandonedOutcome, boundResult, executeToolCall, returnedOutcome, thrownOutcome } from './stages/execute.ts';
 import { finalizeToolCall, type FinalizeInput } from './stages/finalize.ts';
 import { Problem, readTimeoutLimit, readToolOutput } from '../values/foreign.ts';
-import { openEntry, prepareJournaled, REPLAYED, unknownOutcome, type JournaledCall } from './stages/journal.ts';
+import { openEntry, prepareJournaled, REPLAYED, unknownOutcome } from './stages/journal.ts';
+import type { JournaledCall } from './journaled-call.ts';
 import { Outcome, outcomeText } from './stages/outcome.ts';
 import { DEFERRED, notRun, prepareToolCall, type JournalInput, type Prepared } from './stages/prepare.ts';
 import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.ts';

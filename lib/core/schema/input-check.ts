@@ -14,7 +14,9 @@
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import { inputJsonSchema } from './json-schema.ts';
 import { compileJsonSchema, JsonSchemaStructureError } from './json-schema-validator.ts';
-import { describeValue, type InputSchema, type JsonSchema } from '../tool/tool.ts';
+import { describeValue } from '../values/guards.ts';
+import type { InputSchema } from '../tool/tool.ts';
+import type { JsonSchema } from '../tool/content.ts';
 
 /** The AI SDK's marker on `jsonSchema()` / `zodSchema()` wrappers (`Symbol.for`, so the same in every copy of the SDK). */
 const AI_SDK_SCHEMA = Symbol.for('vercel.ai.schema');

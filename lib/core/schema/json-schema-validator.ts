@@ -18,7 +18,8 @@
  */
 import { Validator, type OutputUnit, type Schema, type SchemaDraft } from '@cfworker/json-schema';
 import { RE2JS } from 're2js';
-import { describeValue, type JsonSchema } from '../tool/tool.ts';
+import { describeValue } from '../values/guards.ts';
+import type { JsonSchema } from '../tool/content.ts';
 
 /** A JSON Schema ready to validate arguments: `issues(args)` is empty when they are valid. */
 export interface CompiledJsonSchema {

@@ -21,7 +21,8 @@
 import { toJsonSchema as valibotToJsonSchema } from '@valibot/to-json-schema';
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import { isStandardSchema } from './schema.ts';
-import type { InputSchema, JsonSchema, Tool } from '../tool/tool.ts';
+import type { InputSchema, Tool } from '../tool/tool.ts';
+import type { JsonSchema } from '../tool/content.ts';
 
 /** Converted schemas, per Standard Schema object: conversion can be slow (valibot walks the schema). */
 const converted = new WeakMap<object, JsonSchema>();

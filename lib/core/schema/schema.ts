@@ -11,7 +11,9 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { compileJsonSchema, JsonSchemaStructureError } from './json-schema-validator.ts';
 import { Problem, readSchemaResult } from '../values/foreign.ts';
-import { describeValue, type InputSchema, type JsonSchema } from '../tool/tool.ts';
+import { describeValue } from '../values/guards.ts';
+import type { InputSchema } from '../tool/tool.ts';
+import type { JsonSchema } from '../tool/content.ts';
 import { isObjectRecord, isPromiseLike, thrownText } from '../values/guards.ts';
 
 /** Longest raw argument text quoted back to the model, in characters. */

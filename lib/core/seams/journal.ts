@@ -24,7 +24,7 @@
  *
  * @module
  */
-import type { CallOutcome } from '../run/events.ts';
+import type { CallOutcome } from '../tool/tool.ts';
 import type { ToolResultMessage } from '../tool/tool.ts';
 
 /** A call as the journal sees it when the run opens its entry. */

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import type { CallOutcome } from '../run/events.ts';
+import type { CallOutcome } from '../tool/tool.ts';
 import { emitWarning } from '../values/platform.ts';
 import type { Tool, ToolResult } from '../tool/tool.ts';
 import { thrownText } from '../values/guards.ts';

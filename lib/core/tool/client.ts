@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { AudioContent, ImageContent, JsonSchema, TextContent } from './tool.ts';
+import type { AudioContent, ImageContent, JsonSchema, TextContent } from './content.ts';
 
 /** Log levels, lowest to highest (syslog's, as MCP's `LoggingLevel`). */
 export type ToolLogLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency';
@@ -96,37 +96,4 @@ export interface ToolClient {
   sample(request: ToolSampleRequest, options?: { signal?: AbortSignal }): Promise<ToolSampleResult>;
   /** Asks the client's user (MCP `elicitation/create`, form mode). The signal (default: the call's) cancels the request. */
   elicit(request: ToolElicitRequest, options?: { signal?: AbortSignal }): Promise<ToolElicitResult>;
-}
-
-/**
- * The client of a call that runs without one (in process, no `RunToolsOptions.client`): log
- * lines are dropped; `canSample` and `canElicit` are false; `sample` and `elicit` reject
- * with an `Error` saying there is no client to ask. Frozen.
- *
- * @example
- * ```ts
- * // A client of your own that keeps NO_CLIENT's sampling and elicitation but prints log lines:
- * const client: ToolClient = { ...NO_CLIENT, log: (level, data) => console.error(level, data) };
- * ```
- */
-export const NO_CLIENT: ToolClient = Object.freeze({
-  canSample: false,
-  canElicit: false,
-  log: () => {},
-  sample: () => Promise.reject(new Error('this call has no client whose model could be asked (sampling needs an MCP client that supports it, or RunToolsOptions.client)')),
-  elicit: () => Promise.reject(new Error('this call has no client whose user could be asked (elicitation needs an MCP client that supports it, or RunToolsOptions.client)')),
-});
-
-/**
- * @internal The client as one call sees it: `sample` and `elicit` without a signal of their
- * own take the call's (read when they are called, so an unread signal is never made).
- */
-export function callClient(client: ToolClient, signal: () => AbortSignal): ToolClient {
-  return {
-    canSample: client.canSample,
-    canElicit: client.canElicit,
-    log: (level, data, logger) => client.log(level, data, logger),
-    sample: (request, options) => client.sample(request, { signal: options?.signal ?? signal() }),
-    elicit: (request, options) => client.elicit(request, { signal: options?.signal ?? signal() }),
-  };
 }

@@ -1,13 +1,15 @@
 /**
- * Tools, tool calls, tool results: the types every other module speaks, the shape check
- * every tool passes (`assertToolShape`), and the rule that turns whatever a tool returns
- * into result content (`normalizeToolOutput`). `defineTool` is in `define-tool.ts`.
+ * Tools, tool calls, tool results, a call's outcome: the types every other module speaks.
+ * Types only: the shape check every tool passes (`assertToolShape`) and `defineTool` are in
+ * `schema/define-tool.ts`, the rule that turns whatever a tool returns into result content
+ * (`normalizeToolOutput`) in `values/content.ts`.
  *
  * @module
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { ToolClient } from './client.ts';
+import type { ContentBlock, JsonSchema } from './content.ts';
 
 /**
  * A tool call as the model wrote it.
@@ -39,114 +41,6 @@ export interface ToolCall {
    * `ToolContext.toolCall`.
    */
   providerItem?: unknown;
-}
-
-/** A text content block of a tool result. */
-export interface TextContent {
-  type: 'text';
-  text: string;
-}
-
-/**
- * An image content block of a tool result: base64 `data` and its MIME type (`image/png`…),
- * both non-empty: a block with either empty is not an image (a tool returning one gets an
- * error result; elsewhere it is replaced by a text saying so — docs/decisions.md, "Content
- * blocks: one check").
- */
-export interface ImageContent {
-  type: 'image';
-  data: string;
-  mimeType: string;
-}
-
-/**
- * An audio content block of a tool result: base64 `data` and its MIME type (`audio/wav`…),
- * both non-empty as for {@link ImageContent}, as MCP's `audio` content (specification 2025-06-18, "Server features → Tools → Audio
- * content"). The provider formats send it as a text line naming it (no provider takes audio
- * in a tool result); an MCP server sends it as is.
- */
-export interface AudioContent {
-  type: 'audio';
-  data: string;
-  mimeType: string;
-}
-
-/**
- * A link to a resource the model or the application may fetch, as MCP's `resource_link`
- * content (specification 2025-06-18, "Tools → Resource links"). The provider formats send
- * it as one text line (`[resource link: <uri> "<name>" (<mimeType>): <description>]`).
- */
-export interface ResourceLinkContent {
-  type: 'resource_link';
-  uri: string;
-  name: string;
-  title?: string;
-  description?: string;
-  mimeType?: string;
-  /** Size of the resource in bytes, when known. */
-  size?: number;
-}
-
-/**
- * A resource embedded in the result, as MCP's `resource` content (specification 2025-06-18,
- * "Tools → Embedded resources"): its `text`, or its binary content as base64 `blob`. The
- * provider formats send a text resource as a header line and its text, a binary one as a
- * line naming it.
- */
-export interface EmbeddedResourceContent {
-  type: 'resource';
-  resource: { uri: string; mimeType?: string; text: string } | { uri: string; mimeType?: string; blob: string };
-}
-
-/**
- * One block of a tool result's content. Text and images go to every provider as they are;
- * audio, resource links and embedded resources are MCP's content types, kept as they are by
- * `createMcpServer` and `mcpTools`, and turned into text by the provider formats
- * ({@link contentBlockText}).
- */
-export type ContentBlock = TextContent | ImageContent | AudioContent | ResourceLinkContent | EmbeddedResourceContent;
-
-/**
- * The text a provider format sends for a block no provider takes in a tool result (audio, a
- * resource link, an embedded resource); `undefined` for text and image blocks.
- *
- * @example
- * ```ts
- * contentBlockText({ type: 'resource_link', uri: 'file:///a.txt', name: 'a.txt' }); // '[resource link: file:///a.txt "a.txt"]'
- * ```
- */
-export function contentBlockText(block: ContentBlock): string | undefined {
-  switch (block.type) {
-    case 'text':
-    case 'image':
-      return undefined;
-    case 'audio':
-      return `[audio: ${block.mimeType}, ${base64Bytes(block.data)} bytes; not sent to the model]`;
-    case 'resource_link': {
-      const parts = [`resource link: ${block.uri}`, `"${block.name}"`];
-      if (block.mimeType !== undefined) parts.push(`(${block.mimeType})`);
-      const head = parts.join(' ');
-      return block.description === undefined ? `[${head}]` : `[${head}: ${block.description}]`;
-    }
-    case 'resource': {
-      const r = block.resource;
-      const mime = r.mimeType ?? 'unknown type';
-      if ('text' in r) return `[resource ${r.uri} (${mime})]\n${r.text}`;
-      return `[resource ${r.uri}: ${mime}, ${base64Bytes(r.blob)} bytes of binary data; not sent to the model]`;
-    }
-  }
-}
-
-/** @internal The block as a provider takes it: a text or image block as it is, any other as the text of {@link contentBlockText}. */
-export function providerBlock(block: ContentBlock): TextContent | ImageContent {
-  const text = contentBlockText(block);
-  return text === undefined ? (block as TextContent | ImageContent) : { type: 'text', text };
-}
-
-/** Decoded size of base64 text, in bytes. */
-function base64Bytes(data: string): number {
-  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
-  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
 }
 
 /**
@@ -238,13 +132,6 @@ export interface ToolContext {
    */
   readonly idempotencyKey?: string | undefined;
 }
-
-/**
- * A plain JSON Schema object (draft-07 or 2020-12), as tools from MCP servers, JSON files
- * or recorded requests describe their input. Validated without code generation
- * (`@cfworker/json-schema`), so it also runs under a strict Content-Security-Policy.
- */
-export type JsonSchema = { readonly [key: string]: unknown };
 
 /** A tool's input schema: any Standard Schema (valibot, zod, arktype) or a plain JSON Schema object. */
 export type InputSchema = StandardSchemaV1 | JsonSchema;
@@ -395,18 +282,6 @@ export interface ToolDefinition<S extends InputSchema, Progress, Output, Name ex
 }
 
 /**
- * @internal Builds a tool from a foreign listing (an MCP server's, a recording's) with the
- * shape checks of `defineTool` but not its schema checks: a badly structured schema is then
- * reported in the result of each call of that tool, and the rest of the listing stays usable.
- */
-export function defineForeignTool<Progress = never, Output = unknown>(
-  definition: ToolDefinition<JsonSchema, Progress, Output>,
-): Tool<Record<string, unknown>, Progress, Output> {
-  assertToolShape(definition, 'defineTool');
-  return definition as Tool<Record<string, unknown>, Progress, Output>;
-}
-
-/**
  * The `details` type a tool's results carry, from its `Output` (each member of a union on its
  * own): `D` for a tool that returns `ToolResult<D>` (the runtime keeps `details` of a
  * returned object with a `content` array); `never` (no details) for a string or `undefined`,
@@ -429,107 +304,19 @@ export type ToolDetailsOf<Output> = unknown extends Output
       ? never
       : Output;
 
-/** @internal Throws a TypeError if `tool` cannot be run; `where` names the caller in the message. */
-export function assertToolShape(tool: unknown, where: string): asserts tool is Tool {
-  if (typeof tool !== 'object' || tool === null) {
-    throw new TypeError(`${where}: a tool must be an object, received ${describeValue(tool)}`);
-  }
-  const t = tool as Record<string, unknown>;
-  if (typeof t.name !== 'string' || t.name === '') {
-    throw new TypeError(`${where}: tool.name must be a non-empty string, received ${describeValue(t.name)}`);
-  }
-  if (typeof t.execute !== 'function') {
-    throw new TypeError(`${where}: tool "${t.name}".execute must be a function, received ${describeValue(t.execute)}`);
-  }
-  // A Standard Schema may be a function (arktype's types are callable), a JSON Schema is an object.
-  const callableSchema = typeof t.input === 'function' && typeof (t.input as { '~standard'?: unknown })['~standard'] === 'object';
-  if ((typeof t.input !== 'object' || t.input === null) && !callableSchema) {
-    throw new TypeError(
-      `${where}: tool "${t.name}".input must be a Standard Schema or a JSON Schema object, received ${describeValue(t.input)}`,
-    );
-  }
-  if (t.executionMode !== undefined && t.executionMode !== 'parallel' && t.executionMode !== 'sequential') {
-    throw new TypeError(
-      `${where}: tool "${t.name}".executionMode must be 'parallel' or 'sequential', received ${describeValue(t.executionMode)}`,
-    );
-  }
-  if (t.timeoutMs !== undefined && typeof t.timeoutMs !== 'function' && !(typeof t.timeoutMs === 'number' && t.timeoutMs > 0)) {
-    throw new TypeError(`${where}: tool "${t.name}".timeoutMs must be a positive number of ms or a function of the input, received ${describeValue(t.timeoutMs)}`);
-  }
-  if (t.needsApproval !== undefined && typeof t.needsApproval !== 'boolean' && typeof t.needsApproval !== 'function') {
-    throw new TypeError(`${where}: tool "${t.name}".needsApproval must be a boolean or a function of the input, received ${describeValue(t.needsApproval)}`);
-  }
-  if (t.prepareArguments !== undefined && typeof t.prepareArguments !== 'function') {
-    throw new TypeError(`${where}: tool "${t.name}".prepareArguments must be a function, received ${describeValue(t.prepareArguments)}`);
-  }
-}
-
-/** A short, bounded description of a value and its type, for error messages. */
-export function describeValue(value: unknown, maxChars = 120): string {
-  if (value === undefined) return 'undefined';
-  if (value === null) return 'null';
-  if (typeof value === 'function') return `a function (${value.name || 'anonymous'})`;
-  let kind: string;
-  try {
-    kind = Array.isArray(value) ? 'array' : typeof value;
-  } catch {
-    return 'a revoked Proxy';
-  }
-  let text: string;
-  try {
-    text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
-  } catch {
-    try {
-      text = String(value);
-    } catch {
-      text = '(unreadable)'; // a revoked Proxy, or a cycle whose toString throws
-    }
-  }
-  if (text.length > maxChars) text = `${text.slice(0, maxChars)}… (${text.length} chars)`;
-  return kind === 'string' ? `string ${text}` : `${kind} ${text}`;
-}
-
 /**
- * The content of a result with one text block.
- *
- * @example
- * ```ts
- * return { content: textContent('3 files changed'), details: { files } };
- * ```
+ * How a call ended:
+ * - `ok`: the tool returned.
+ * - `error`: the tool threw or returned a result that cannot be read, or `afterToolCall`
+ *   threw or made the result an error.
+ * - `rejected`: the call never ran: unknown tool, arguments cut off or not valid,
+ *   `prepareArguments`, an async schema, `needsApproval`, `approve`, `beforeToolCall` or the
+ *   tool's `timeoutMs` function threw or answered wrongly, `beforeToolCall` blocked it, or a
+ *   person denied it (contract H2).
+ * - `not_run`: the run was aborted before the call started (contract A2).
+ * - `interrupted`: the run was aborted while the call was running and the tool stopped.
+ * - `abandoned`: the run was aborted, the tool did not stop within `abortGraceMs`; its
+ *   outcome is unknown (contract A3).
+ * - `timed_out`: the call hit its time limit (contract A4).
  */
-export function textContent(text: string): ContentBlock[] {
-  return [{ type: 'text', text }];
-}
-
-/**
- * Turns what a tool returned into a {@link ToolResult}:
- * - a string becomes one text block;
- * - an object with a `content` array is taken as is (`details` and `terminate` kept);
- * - `undefined` becomes an empty text block;
- * - anything else becomes its JSON text (`String(value)` when it cannot be serialized,
- *   e.g. a BigInt or a cycle), and the value itself its `details`.
- *
- * The run applies the same rule to every tool's return value, block by block checked (a
- * malformed `content` becomes the call's error result). Throws only if reading `output`
- * throws (a revoked Proxy, a throwing `content` getter).
- *
- * @example
- * ```ts
- * normalizeToolOutput('done');        // { content: [{ type: 'text', text: 'done' }] }
- * normalizeToolOutput({ celsius: 21 }); // { content: [{ type: 'text', text: '{"celsius":21}' }], details: { celsius: 21 } }
- * ```
- */
-export function normalizeToolOutput(output: unknown): ToolResult {
-  if (typeof output === 'string') return { content: textContent(output) };
-  if (output === undefined) return { content: textContent('') };
-  if (typeof output === 'object' && output !== null && Array.isArray((output as ToolResult).content)) {
-    return output as ToolResult;
-  }
-  let text: string;
-  try {
-    text = JSON.stringify(output) ?? String(output);
-  } catch {
-    text = String(output);
-  }
-  return { content: textContent(text), details: output };
-}
+export type CallOutcome = 'ok' | 'error' | 'rejected' | 'not_run' | 'interrupted' | 'abandoned' | 'timed_out';

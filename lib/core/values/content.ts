@@ -14,11 +14,15 @@
  * bounds nothing: a text's length is bounded where a result is made (`maxResultChars` of
  * `runTools`) and where a message crosses a wire (the MCP transports' message limits).
  *
+ * The same file holds the content helpers every layer uses: `textContent`,
+ * `normalizeToolOutput` (whatever a tool returns → a result), `contentBlockText` and
+ * `providerBlock` (a block no provider takes → its text).
+ *
  * @module
  */
-import { describeValue } from '../tool/tool.ts';
-import { typeName } from './guards.ts';
-import type { ContentBlock, EmbeddedResourceContent, ResourceLinkContent } from '../tool/tool.ts';
+import type { ContentBlock, EmbeddedResourceContent, ImageContent, ResourceLinkContent, TextContent } from '../tool/content.ts';
+import type { ToolResult } from '../tool/tool.ts';
+import { describeValue, typeName } from './guards.ts';
 
 /**
  * @internal Reads `value` as a content block: the block, copied, or — a string — a phrase
@@ -90,4 +94,92 @@ export function readContentBlock(value: unknown): ContentBlock | string {
 export function omittedBlockText(problem: string, value: unknown): string {
   // A value that is not an object is named by the problem already ("null, not a content block").
   return typeof value === 'object' && value !== null ? `[invalid content block omitted: ${problem}: ${describeValue(value, 80)}]` : `[invalid content block omitted: ${problem}]`;
+}
+
+/**
+ * The text a provider format sends for a block no provider takes in a tool result (audio, a
+ * resource link, an embedded resource); `undefined` for text and image blocks.
+ *
+ * @example
+ * ```ts
+ * contentBlockText({ type: 'resource_link', uri: 'file:///a.txt', name: 'a.txt' }); // '[resource link: file:///a.txt "a.txt"]'
+ * ```
+ */
+export function contentBlockText(block: ContentBlock): string | undefined {
+  switch (block.type) {
+    case 'text':
+    case 'image':
+      return undefined;
+    case 'audio':
+      return `[audio: ${block.mimeType}, ${base64Bytes(block.data)} bytes; not sent to the model]`;
+    case 'resource_link': {
+      const parts = [`resource link: ${block.uri}`, `"${block.name}"`];
+      if (block.mimeType !== undefined) parts.push(`(${block.mimeType})`);
+      const head = parts.join(' ');
+      return block.description === undefined ? `[${head}]` : `[${head}: ${block.description}]`;
+    }
+    case 'resource': {
+      const r = block.resource;
+      const mime = r.mimeType ?? 'unknown type';
+      if ('text' in r) return `[resource ${r.uri} (${mime})]\n${r.text}`;
+      return `[resource ${r.uri}: ${mime}, ${base64Bytes(r.blob)} bytes of binary data; not sent to the model]`;
+    }
+  }
+}
+
+/** @internal The block as a provider takes it: a text or image block as it is, any other as the text of {@link contentBlockText}. */
+export function providerBlock(block: ContentBlock): TextContent | ImageContent {
+  const text = contentBlockText(block);
+  return text === undefined ? (block as TextContent | ImageContent) : { type: 'text', text };
+}
+
+/** Decoded size of base64 text, in bytes. */
+function base64Bytes(data: string): number {
+  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
+  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
+}
+
+/**
+ * The content of a result with one text block.
+ *
+ * @example
+ * ```ts
+ * return { content: textContent('3 files changed'), details: { files } };
+ * ```
+ */
+export function textContent(text: string): ContentBlock[] {
+  return [{ type: 'text', text }];
+}
+
+/**
+ * Turns what a tool returned into a {@link ToolResult}:
+ * - a string becomes one text block;
+ * - an object with a `content` array is taken as is (`details` and `terminate` kept);
+ * - `undefined` becomes an empty text block;
+ * - anything else becomes its JSON text (`String(value)` when it cannot be serialized,
+ *   e.g. a BigInt or a cycle), and the value itself its `details`.
+ *
+ * The run applies the same rule to every tool's return value, block by block checked (a
+ * malformed `content` becomes the call's error result). Throws only if reading `output`
+ * throws (a revoked Proxy, a throwing `content` getter).
+ *
+ * @example
+ * ```ts
+ * normalizeToolOutput('done');        // { content: [{ type: 'text', text: 'done' }] }
+ * normalizeToolOutput({ celsius: 21 }); // { content: [{ type: 'text', text: '{"celsius":21}' }], details: { celsius: 21 } }
+ * ```
+ */
+export function normalizeToolOutput(output: unknown): ToolResult {
+  if (typeof output === 'string') return { content: textContent(output) };
+  if (output === undefined) return { content: textContent('') };
+  if (typeof output === 'object' && output !== null && Array.isArray((output as ToolResult).content)) {
+    return output as ToolResult;
+  }
+  let text: string;
+  try {
+    text = JSON.stringify(output) ?? String(output);
+  } catch {
+    text = String(output);
+  }
+  return { content: textContent(text), details: output };
 }

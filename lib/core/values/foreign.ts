@@ -15,7 +15,8 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { readContentBlock } from './content.ts';
 import { isObjectRecord, plainText, thrownText, typeName } from './guards.ts';
-import type { ContentBlock, ToolResult } from '../tool/tool.ts';
+import type { ContentBlock } from '../tool/content.ts';
+import type { ToolResult } from '../tool/tool.ts';
 
 /** What a reader gives back: the value, or a sentence saying what was wrong with it. */
 export type Read<T> = { ok: true; value: T } | { ok: false; problem: string };

@@ -1,7 +1,8 @@
 /**
  * Total checks and readings of values toolrun did not build, used by every layer (core,
  * schemas, formats, extras, mcp, otel, the CLI): none of them throws, whatever the value is (a revoked Proxy,
- * a throwing getter). The layer at the very bottom: it imports nothing.
+ * a throwing getter), and `describeValue`, the bounded text of a value for error messages.
+ * It imports nothing.
  *
  * @module
  */
@@ -93,4 +94,29 @@ export function typeName(value: unknown): string {
   // Not a function's String(): that is its whole source text.
   if (typeof value === 'function') return 'a function';
   return `a ${typeof value} (${String(value as number)})`;
+}
+
+/** A short, bounded description of a value and its type, for error messages. */
+export function describeValue(value: unknown, maxChars = 120): string {
+  if (value === undefined) return 'undefined';
+  if (value === null) return 'null';
+  if (typeof value === 'function') return `a function (${value.name || 'anonymous'})`;
+  let kind: string;
+  try {
+    kind = Array.isArray(value) ? 'array' : typeof value;
+  } catch {
+    return 'a revoked Proxy';
+  }
+  let text: string;
+  try {
+    text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
+  } catch {
+    try {
+      text = String(value);
+    } catch {
+      text = '(unreadable)'; // a revoked Proxy, or a cycle whose toString throws
+    }
+  }
+  if (text.length > maxChars) text = `${text.slice(0, maxChars)}… (${text.length} chars)`;
+  return kind === 'string' ? `string ${text}` : `${kind} ${text}`;
 }

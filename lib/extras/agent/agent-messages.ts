@@ -13,8 +13,10 @@
  * @module
  */
 import type { AgentMessage, AssistantContent, AssistantMessage, StopReason, ToolCallContent } from './messages.ts';
-import type { ContentBlock, ToolResultMessage } from '../../core/tool/tool.ts';
-import { describeValue, providerBlock } from '../../core/tool/tool.ts';
+import type { ContentBlock } from '../../core/tool/content.ts';
+import type { ToolResultMessage } from '../../core/tool/tool.ts';
+import { describeValue } from '../../core/values/guards.ts';
+import { providerBlock } from '../../core/values/content.ts';
 import { toAnthropic, type AnthropicTextBlock } from '../../formats/anthropic.ts';
 import { toOpenAIChat, type OpenAIChatToolMessage } from '../../formats/openai-chat.ts';
 import { asString, toolCallId, toolName } from '../../formats/shared.ts';

@@ -10,7 +10,8 @@
 import type { PausedBatchState, ToolApprovalRequest } from '../../core/approval/approval.ts';
 import type { StateEnvelope } from '../../core/approval/state-envelope.ts';
 import type { ToolEvent, ToolResultMessageOf } from '../../core/run/events.ts';
-import type { ContentBlock, TextContent, Tool, ToolCall, ToolResultMessage } from '../../core/tool/tool.ts';
+import type { ContentBlock, TextContent } from '../../core/tool/content.ts';
+import type { Tool, ToolCall, ToolResultMessage } from '../../core/tool/tool.ts';
 
 // ---------------------------------------------------------------------------------------
 // Messages

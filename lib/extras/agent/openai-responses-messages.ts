@@ -11,7 +11,8 @@
  * @module
  */
 import type { AgentMessage, AssistantContent, AssistantMessage, StopReason, ToolCallContent } from './messages.ts';
-import { describeValue, providerBlock } from '../../core/tool/tool.ts';
+import { describeValue } from '../../core/values/guards.ts';
+import { providerBlock } from '../../core/values/content.ts';
 import { toOpenAIResponses, type OpenAIResponsesFunctionCallOutput } from '../../formats/openai-responses.ts';
 import { asString } from '../../formats/shared.ts';
 import { isObjectRecord } from '../../core/values/guards.ts';

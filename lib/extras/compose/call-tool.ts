@@ -15,7 +15,9 @@
  * @module
  */
 import { parseArguments, validateArguments } from '../../core/schema/schema.ts';
-import { normalizeToolOutput, providerBlock, type ContentBlock, type Tool, type ToolContext } from '../../core/tool/tool.ts';
+import { normalizeToolOutput, providerBlock } from '../../core/values/content.ts';
+import type { ContentBlock } from '../../core/tool/content.ts';
+import type { Tool, ToolContext } from '../../core/tool/tool.ts';
 import { checkGraceMs, checkTimeoutMs, DEFAULT_GRACE_MS, invoke } from './child-call.ts';
 import type { NormalizedOutput } from './types.ts';
 import { isObjectRecord, isPromiseLike, thrownText } from '../../core/values/guards.ts';

@@ -11,7 +11,8 @@
 import { CancelScope, ScopeState, timeoutReason } from '../../core/streams/abort.ts';
 import { DEFAULTS } from '../../core/values/defaults.ts';
 import { closeWithoutWaiting } from '../../core/streams/merge.ts';
-import { describeValue, type Tool, type ToolContext } from '../../core/tool/tool.ts';
+import { describeValue } from '../../core/values/guards.ts';
+import type { Tool, ToolContext } from '../../core/tool/tool.ts';
 import { isAsyncIterator } from '../../core/values/guards.ts';
 
 /** Default grace after an abort, in ms: the runtime's `abortGraceMs` default. */

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { describeValue, type Tool, type ToolContext } from '../../core/tool/tool.ts';
+import { describeValue } from '../../core/values/guards.ts';
+import type { Tool, ToolContext } from '../../core/tool/tool.ts';
 import { InnerSteps } from './child-call.ts';
 import { isAsyncIterator } from '../../core/values/guards.ts';
 

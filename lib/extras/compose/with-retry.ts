@@ -6,7 +6,8 @@
  */
 import { retry } from 'abort-controller-x';
 import { Channel } from '../../core/streams/channel.ts';
-import { describeValue, type Tool, type ToolContext } from '../../core/tool/tool.ts';
+import { describeValue } from '../../core/values/guards.ts';
+import type { Tool, ToolContext } from '../../core/tool/tool.ts';
 import { ToolInputError } from './call-tool.ts';
 import { callerStopped, ChildLink, InnerSteps, invoke } from './child-call.ts';
 

@@ -11,7 +11,9 @@
  */
 import type { AbortCause } from '../../streams/abort.ts';
 import { CallContext, type CallRecord } from '../call.ts';
-import { textContent, type ContentBlock, type ToolResult } from '../../tool/tool.ts';
+import { textContent } from '../../values/content.ts';
+import type { ContentBlock } from '../../tool/content.ts';
+import type { ToolResult } from '../../tool/tool.ts';
 import { Problem, readToolOutput } from '../../values/foreign.ts';
 import { isAsyncIterator, isPromiseLike, thrownText } from '../../values/guards.ts';
 import { Outcome, outcomeText, thrownDetails } from './outcome.ts';

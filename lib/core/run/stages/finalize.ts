@@ -8,7 +8,7 @@
 import { abortable } from 'abort-controller-x';
 import type { CallRecord } from '../call.ts';
 import type { RunToolsOptions } from '../options.ts';
-import { textContent } from '../../tool/tool.ts';
+import { textContent } from '../../values/content.ts';
 import { readAfterAnswer } from '../../values/foreign.ts';
 import { Outcome } from './outcome.ts';
 import { isPromiseLike, thrownText } from '../../values/guards.ts';

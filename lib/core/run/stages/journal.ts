@@ -18,63 +18,16 @@
 import { abortable } from 'abort-controller-x';
 import { standingDecision } from '../../approval/approval.ts';
 import type { CallRecord } from '../call.ts';
-import type { CallOutcome } from '../events.ts';
+import { JournaledCall, type EndedPrior } from '../journaled-call.ts';
 import type { InterruptedCallPolicy, JournalCall, JournaledDecision, JournaledResult, JournalEntry, JournalOperation, JournalPrior, ToolJournal } from '../../seams/journal.ts';
 import { emitWarning } from '../../values/platform.ts';
-import { describeValue as describeForeign, type ToolCall } from '../../tool/tool.ts';
-import { isObjectRecord, isPromiseLike, thrownText } from '../../values/guards.ts';
+import type { CallOutcome, ToolCall } from '../../tool/tool.ts';
+import { describeValue as describeForeign, isObjectRecord, isPromiseLike, thrownText } from '../../values/guards.ts';
 import { outcomeText, type Outcome } from './outcome.ts';
 import { notRun, prepareToolCall, type JournalInput, type Prepared } from './prepare.ts';
 
 /** What prepare gives for a call whose prior is `'ended'`: the run replays it ({@link JournaledCall.replay}). */
 export const REPLAYED = Symbol('replayed');
-
-/** An `'ended'` prior. */
-export type EndedPrior = Extract<JournalPrior, { state: 'ended' }>;
-
-
-/**
- * What the run keeps of one call's journal entry, from its hand-out to its commit. Made only
- * for a journaled run (`CallRecord.journal`); a run without a journal has none.
- */
-export class JournaledCall {
-  /** The call's entry, from `journal.open`. */
-  readonly entry: JournalEntry;
-  /** A decision an earlier attempt journaled (from the prior): used instead of asking `approve` again (J6). */
-  decision: JournaledDecision | undefined;
-  /**
-   * True for a `'started'` call under the `'unknown'` policy (J5): answered "outcome unknown"
-   * once prepared, unless the run proves no earlier attempt ran it — the run itself rejected
-   * it before any application or tool code ran (unknown tool, arguments cut off, not JSON, or
-   * failing a synchronous schema: `prepare.ts` `decidedByRun`), it needs approval and no
-   * decision was journaled, or the journaled decision denied it — which clears this.
-   */
-  unknown = false;
-  /** The prior of an `'ended'` call: replayed, never committed (J4). */
-  replay: EndedPrior | undefined;
-  /** What is committed at the call's release: set when the call ends. */
-  result: JournaledResult | undefined;
-  /** False while the call's commit is pending: its `tool_result` waits for it (J3). */
-  ready = true;
-  /** True once `entry.progress` threw: it is not called again. */
-  #progressBroken = false;
-
-  constructor(entry: JournalEntry) {
-    this.entry = entry;
-  }
-
-  /** Hands a progress value to the entry (J7): not awaited; a throw is reported once and the call's later values are not kept. */
-  progress(value: unknown): void {
-    const keep = this.entry.progress;
-    if (keep === undefined || this.#progressBroken) return;
-    try {
-      keep.call(this.entry, value);
-    } catch (error) {
-      this.#progressBroken = true;
-      emitWarning(`toolrun: a journal entry's progress threw; the call's later progress is not journaled: ${thrownText(error)}`);
-    }
-  }
-}
 
 /** The call as `journal.open` sees it. */
 function journalCall(index: number, call: ToolCall): JournalCall {
@@ -183,7 +136,6 @@ function readPrior(given: unknown): JournalPrior | string {
   if (given.progress !== undefined && !Array.isArray(given.progress)) return `prior.progress is ${describeForeign(given.progress)}, not an array`;
   return given as JournalPrior;
 }
-
 
 /**
  * The outcome of a call an earlier attempt started and journaled no result for, under the

@@ -7,9 +7,9 @@
  *
  * @module
  */
-import type { CallOutcome } from '../events.ts';
+import type { CallOutcome } from '../../tool/tool.ts';
 import type { ToolResult } from '../../tool/tool.ts';
-import { textContent } from '../../tool/tool.ts';
+import { textContent } from '../../values/content.ts';
 
 /**
  * How a call ended: its result (before the bound of `maxResultChars`), whether it is an

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import type { CallOutcome, ToolExecutionEndEvent } from '../events.ts';
+import type { CallOutcome } from '../../tool/tool.ts';
+import type { ToolExecutionEndEvent } from '../events.ts';
 import type { ToolCall, ToolResult, ToolResultMessage } from '../../tool/tool.ts';
 
 /** What the end event reads of a call record. */
