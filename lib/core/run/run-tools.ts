@@ -32,7 +32,7 @@
  * is a `CancelScope` listening to the caller's signal; each running call is a child scope
  * with its own timeout and grace period (A1–A4). Leaving the loop aborts every call, returns
  * every generator and waits for their cleanup up to `abortGraceMs` (A5). Tracing
- * (tracing.ts, only with `options.tracing`): the run starts a batch trace on the first
+ * (seams/tracing.ts, only with `options.tracing`): the run starts a batch trace on the first
  * `next()`, each call a trace at its start, and runs the call's prepare, `execute`, every
  * generator step and `afterToolCall` inside it (T1–T2).
  *
