@@ -185,12 +185,9 @@ function argumentsObject(args: unknown): Record<string, unknown> {
 // ---------------------------------------------------------------------------------------
 // OpenAI Chat Completions
 
-/** A text or image part of an OpenAI Chat user message. */
-type OpenAIChatUserPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
-
 /** One message of an OpenAI Chat Completions request. */
 export type OpenAIChatMessageParam =
-  | { role: 'user'; content: string | OpenAIChatUserPart[] }
+  | { role: 'user'; content: string | Array<{ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } }> }
   | { role: 'assistant'; content: string | null; tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> }
   | OpenAIChatToolMessage;
 
@@ -257,6 +254,9 @@ export function toOpenAIChatMessages(history: readonly AgentMessage[]): OpenAICh
     },
   });
 }
+
+/** A text or image part of an OpenAI Chat user message. */
+type OpenAIChatUserPart = Exclude<Extract<OpenAIChatMessageParam, { role: 'user' }>['content'], string>[number];
 
 /** How one OpenAI format writes each kind of neutral message ({@link toOpenAIHistory}). */
 interface OpenAIHistoryShape<Item, UserPart> {
