@@ -1,8 +1,8 @@
 /**
- * The import rules of lib/ (`npm run lint:deps`): no circle, and the layers of
- * docs/architecture.md. For the layers, type-only imports count like any other (a layer that
- * names another's types depends on it); a circle of type-only imports is allowed. scripts/lint-deps.mjs runs this and then checks that a planted
- * violation fails it.
+ * The import rules of lib/ (`npm run lint:deps`): no circle, the layers of lib/ and the rooms
+ * of lib/core (docs/architecture.md). Type-only imports count like any other, for the layers
+ * and rooms (a room that names another's types depends on it) and for circles.
+ * scripts/lint-deps.mjs runs this and then checks that a planted violation fails each rule.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -11,10 +11,9 @@ module.exports = {
       name: 'no-circular',
       severity: 'error',
       comment:
-        'No import circle: every module can be evaluated after the ones it imports (docs/architecture.md). ' +
-        'A circle of type-only imports is allowed (erased at build): core/tool.ts and core/tool-client.ts name each other\'s types.',
+        'No import circle, type-only ones included: every module can be read after the ones it imports (docs/architecture.md).',
       from: { path: '^lib/' },
-      to: { circular: true, dependencyTypesNot: ['type-only'], viaOnly: { dependencyTypesNot: ['type-only'] } },
+      to: { circular: true },
     },
     {
       name: 'core-is-the-bottom',
@@ -22,6 +21,62 @@ module.exports = {
       comment: 'lib/core imports nothing of lib/ outside lib/core.',
       from: { path: '^lib/core/' },
       to: { path: '^lib/', pathNot: '^lib/core/' },
+    },
+    {
+      name: 'core-tool-room',
+      severity: 'error',
+      comment: 'lib/core/tool/ (the vocabulary: types only, importing no other room) imports no other room.',
+      from: { path: '^lib/core/tool/' },
+      to: { path: '^lib/core/', pathNot: '^lib/core/(tool)/' },
+    },
+    {
+      name: 'core-values-room',
+      severity: 'error',
+      comment: 'lib/core/values/ (guards and describeValue, readers of foreign values, content helpers, platform, defaults) imports core/tool.',
+      from: { path: '^lib/core/values/' },
+      to: { path: '^lib/core/', pathNot: '^lib/core/(tool|values)/' },
+    },
+    {
+      name: 'core-schema-room',
+      severity: 'error',
+      comment: 'lib/core/schema/ (schemas, JSON Schema, the validator, input checks, defineTool and the tool checks) imports core/tool, core/values.',
+      from: { path: '^lib/core/schema/' },
+      to: { path: '^lib/core/', pathNot: '^lib/core/(tool|values|schema)/' },
+    },
+    {
+      name: 'core-streams-room',
+      severity: 'error',
+      comment: 'lib/core/streams/ (channel, merge, reorder buffer, cancel scope) imports core/tool, core/values, core/schema.',
+      from: { path: '^lib/core/streams/' },
+      to: { path: '^lib/core/', pathNot: '^lib/core/(tool|values|schema|streams)/' },
+    },
+    {
+      name: 'core-seams-room',
+      severity: 'error',
+      comment: 'lib/core/seams/ (the journal and tracing interfaces an outside engine implements) imports core/tool, core/values, core/schema, core/streams.',
+      from: { path: '^lib/core/seams/' },
+      to: { path: '^lib/core/', pathNot: '^lib/core/(tool|values|schema|streams|seams)/' },
+    },
+    {
+      name: 'core-approval-room',
+      severity: 'error',
+      comment: 'lib/core/approval/ (approval, claims, pause, resume, the state format) imports core/tool, core/values, core/schema, core/streams, core/seams.',
+      from: { path: '^lib/core/approval/' },
+      to: { path: '^lib/core/', pathNot: '^lib/core/(tool|values|schema|streams|seams|approval)/' },
+    },
+    {
+      name: 'core-run-room',
+      severity: 'error',
+      comment: 'lib/core/run/ (runTools, Run, calls, release, outbox, options, events, stages) imports core/tool, core/values, core/schema, core/streams, core/seams, core/approval.',
+      from: { path: '^lib/core/run/' },
+      to: { path: '^lib/core/', pathNot: '^lib/core/(tool|values|schema|streams|seams|approval|run)/' },
+    },
+    {
+      name: 'core-in-rooms',
+      severity: 'error',
+      comment: 'Every file of lib/core is in one of its rooms (docs/architecture.md): none at its top level, none in a room the rules above do not know.',
+      from: { path: '^lib/' },
+      to: { path: '^lib/core/', pathNot: '^lib/core/(tool|values|schema|streams|seams|approval|run)/' },
     },
     {
       name: 'schemas-on-core',

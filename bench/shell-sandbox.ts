@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { NO_CLIENT } from '../lib/core/tool-client.ts';
+import { NO_CLIENT } from '../lib/core/values/client.ts';
 import { performance } from 'node:perf_hooks';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';

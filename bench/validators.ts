@@ -1,6 +1,6 @@
 /**
  * JSON Schema validation cost per tool call: toolrun's no-eval interpreter
- * (`lib/core/json-schema-validator.ts`, on `@cfworker/json-schema`) against Ajv 8 (code
+ * (`lib/core/schema/json-schema-validator.ts`, on `@cfworker/json-schema`) against Ajv 8 (code
  * generation with `new Function`, which a strict Content-Security-Policy refuses), on the
  * BFCL ground-truth calls of `../shared/corpus/bfcl/` (1,241 calls, their converted
  * schemas) — valid arguments, and a mutated copy of each call with its first parameter's
@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
-import { compileJsonSchema } from '../lib/core/json-schema-validator.ts';
+import { compileJsonSchema } from '../lib/core/schema/json-schema-validator.ts';
 import { bfclGroundTruthArguments, convertBfclSchema, type JsonSchema } from '../lib/index.ts';
 
 const corpus = fileURLToPath(new URL('../../shared/corpus/bfcl/', import.meta.url));

@@ -3,29 +3,11 @@
  *
  * @module
  */
-export { contentBlockText, normalizeToolOutput, textContent } from './core/tool.ts';
-export { defineTool } from './core/define-tool.ts';
-export type {
-  AudioContent,
-  ContentBlock,
-  EmbeddedResourceContent,
-  ImageContent,
-  InferInput,
-  InputSchema,
-  JsonSchema,
-  NeedsApprovalContext,
-  ResourceLinkContent,
-  TextContent,
-  Tool,
-  ToolCall,
-  ToolContext,
-  ToolDefinition,
-  ToolDetailsOf,
-  ToolExecute,
-  ToolResult,
-  ToolResultMessage,
-} from './core/tool.ts';
-export { NO_CLIENT } from './core/tool-client.ts';
+export { contentBlockText, normalizeToolOutput, textContent } from './core/values/content.ts';
+export { defineTool } from './core/schema/define-tool.ts';
+export type { AudioContent, ContentBlock, EmbeddedResourceContent, ImageContent, JsonSchema, ResourceLinkContent, TextContent } from './core/tool/content.ts';
+export type { InferInput, InputSchema, NeedsApprovalContext, Tool, ToolCall, ToolContext, ToolDefinition, ToolDetailsOf, ToolExecute, ToolResult, ToolResultMessage } from './core/tool/tool.ts';
+export { NO_CLIENT } from './core/values/client.ts';
 export type {
   ToolCallerAuth,
   ToolClient,
@@ -35,29 +17,19 @@ export type {
   ToolSampleMessage,
   ToolSampleRequest,
   ToolSampleResult,
-} from './core/tool-client.ts';
-export type {
-  CallOutcome,
-  ToolApprovalRequestEvent,
-  ToolBatch,
-  ToolEvent,
-  ToolExecutionEndEvent,
-  ToolExecutionStartEvent,
-  KnownToolEvent,
-  ToolExecutionUpdateEvent,
-  ToolResultEvent,
-  ToolResultMessageOf,
-} from './core/events.ts';
+} from './core/tool/client.ts';
+export type { CallOutcome } from './core/tool/tool.ts';
+export type { ToolApprovalRequestEvent, ToolBatch, ToolEvent, ToolExecutionEndEvent, ToolExecutionStartEvent, KnownToolEvent, ToolExecutionUpdateEvent, ToolResultEvent, ToolResultMessageOf } from './core/run/events.ts';
 export type {
   AfterToolCallContext,
   AfterToolCallResult,
   BeforeToolCallContext,
   BeforeToolCallResult,
   RunToolsOptions,
-} from './core/options.ts';
-export type { BatchTrace, BatchTraceEnd, BatchTraceStart, CallTrace, CallTraceOutcome, CallTraceStart, RunTracing, TraceHeaders } from './core/tracing.ts';
-export { runTools } from './core/run-tools.ts';
-export { JournalError } from './core/journal.ts';
+} from './core/run/options.ts';
+export type { BatchTrace, BatchTraceEnd, BatchTraceStart, CallTrace, CallTraceOutcome, CallTraceStart, RunTracing, TraceHeaders } from './core/seams/tracing.ts';
+export { runTools } from './core/run/run-tools.ts';
+export { JournalError } from './core/seams/journal.ts';
 export type {
   AgentJournal,
   InterruptedCallPolicy,
@@ -69,11 +41,11 @@ export type {
   JournalPrior,
   JournalValueEntry,
   ToolJournal,
-} from './core/journal.ts';
-export { ResumeError } from './core/approval.ts';
-export { inMemoryClaim } from './core/claims.ts';
-export type { StateClaim, StateClaimInfo } from './core/claims.ts';
-export type { StateEnvelope, StateKind } from './core/state-envelope.ts';
+} from './core/seams/journal.ts';
+export { ResumeError } from './core/approval/approval.ts';
+export { inMemoryClaim } from './core/approval/claims.ts';
+export type { StateClaim, StateClaimInfo } from './core/approval/claims.ts';
+export type { StateEnvelope, StateKind } from './core/approval/state-envelope.ts';
 export type {
   PausedBatch,
   PausedBatchBody,
@@ -85,7 +57,7 @@ export type {
   ToolApprovalHandler,
   ToolApprovalRequest,
   ToolApprovalResponse,
-} from './core/approval.ts';
+} from './core/approval/approval.ts';
 export { mergeGenerators } from './core/streams/merge.ts';
 export type { MergeItem, MergeOptions, MergeSource, MergeSourceList } from './core/streams/merge.ts';
 export { ReorderBuffer } from './core/streams/reorder-buffer.ts';
@@ -115,7 +87,7 @@ export type {
   ToolDefinitionsOptions,
   ToolNames,
 } from './formats/tool-definitions.ts';
-export { inputJsonSchema, toolJsonSchema } from './core/json-schema.ts';
+export { inputJsonSchema, toolJsonSchema } from './core/schema/json-schema.ts';
 export { withJsonSchema } from './schemas/with-json-schema.ts';
 export { bfclGroundTruthArguments, convertBfclSchema } from './schemas/bfcl.ts';
 export { mcpContent, mcpTools } from './extras/mcp.ts';

@@ -38,7 +38,7 @@ function rows(): { rules: Row[]; cases: Row[] } {
   return { rules, cases };
 }
 
-/** The repository paths a text names in backticks (`spec/core/run.spec.ts`, `lib/core/run.ts`, globs). */
+/** The repository paths a text names in backticks (`spec/core/run.spec.ts`, `lib/core/run/run.ts`, globs). */
 function pathsIn(text: string): string[] {
   return [...text.matchAll(/`([^`\s]+)`/g)]
     .map((m) => m[1]!)

@@ -3,8 +3,8 @@
  * invariants every run must keep (O1–O4, I1–I5 of docs/contract.md).
  */
 import { expect, vi } from 'vitest';
-import type { ToolBatch, ToolEvent } from '../lib/core/events.ts';
-import type { ToolCall } from '../lib/core/tool.ts';
+import type { ToolBatch, ToolEvent } from '../lib/core/run/events.ts';
+import type { ToolCall } from '../lib/core/tool/tool.ts';
 
 /** A promise the test resolves by hand. */
 export interface Gate<T = void> {

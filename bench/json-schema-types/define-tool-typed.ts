@@ -1,5 +1,5 @@
 /** toolrun's `defineTool` with the 30-property schema `as const`: `execute` typed by `FromSchema` (see run.mjs). */
-import { defineTool } from '../../lib/core/define-tool.ts';
+import { defineTool } from '../../lib/core/schema/define-tool.ts';
 import { schema30 } from './schema.ts';
 
 export const tool = defineTool({

@@ -1,6 +1,6 @@
 /** toolrun's `defineTool` with the same schema seen as a `JsonSchema` (no typing: `Record<string, unknown>`), the baseline (see run.mjs). */
-import { defineTool } from '../../lib/core/define-tool.ts';
-import type { JsonSchema } from '../../lib/core/tool.ts';
+import { defineTool } from '../../lib/core/schema/define-tool.ts';
+import type { JsonSchema } from '../../lib/core/tool/content.ts';
 import { schema30 } from './schema.ts';
 
 const input: JsonSchema = schema30;

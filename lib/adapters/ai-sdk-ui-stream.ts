@@ -6,11 +6,11 @@
  *
  * @module
  */
-import type { ToolApprovalResponse } from '../core/approval.ts';
-import type { ToolEvent } from '../core/events.ts';
-import { isObjectRecord, thrownText } from '../core/guards.ts';
-import type { ToolResultMessage } from '../core/tool.ts';
-import { describeValue } from '../core/tool.ts';
+import type { ToolApprovalResponse } from '../core/approval/approval.ts';
+import type { ToolEvent } from '../core/run/events.ts';
+import { isObjectRecord, thrownText } from '../core/values/guards.ts';
+import type { ToolResultMessage } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
 import type { PausedRequests } from '../formats/ai-sdk-messages.ts';
 import { contentToText } from '../formats/shared.ts';
 

@@ -11,15 +11,17 @@
  * @module
  */
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
-import type { RunToolsOptions } from '../core/options.ts';
-import { runTools } from '../core/run-tools.ts';
-import type { ContentBlock, InputSchema, JsonSchema, NeedsApprovalContext, Tool, ToolContext, ToolDetailsOf, ToolResult, ToolResultMessage } from '../core/tool.ts';
-import { fromAISDKSchema, isAISDKSchema } from '../core/input-check.ts';
-import { RuleDenial } from '../core/stages/outcome.ts';
-import { describeValue, providerBlock } from '../core/tool.ts';
+import type { RunToolsOptions } from '../core/run/options.ts';
+import { runTools } from '../core/run/run-tools.ts';
+import type { ContentBlock, JsonSchema } from '../core/tool/content.ts';
+import type { InputSchema, NeedsApprovalContext, Tool, ToolContext, ToolDetailsOf, ToolResult, ToolResultMessage } from '../core/tool/tool.ts';
+import { fromAISDKSchema, isAISDKSchema } from '../core/schema/input-check.ts';
+import { RuleDenial } from '../core/run/stages/outcome.ts';
+import { describeValue } from '../core/values/guards.ts';
+import { providerBlock } from '../core/values/content.ts';
 import { contentToText } from '../formats/shared.ts';
 import { aiSdkImagePart, aiSdkVersion, type AISDKImageOutputPart, type AISDKVersion } from '../formats/ai-sdk-messages.ts';
-import { toolJsonSchema } from '../core/json-schema.ts';
+import { toolJsonSchema } from '../core/schema/json-schema.ts';
 import { assertObjectSchema, imageBlock, isAsyncIterable, isStandardSchema, outputText, refuseAdapterApprove, withConverter, type ForeignFunction } from './shared.ts';
 
 

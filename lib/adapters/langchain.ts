@@ -6,10 +6,11 @@
  *
  * @module
  */
-import type { ContentBlock, InputSchema, Tool, ToolContext, ToolResult } from '../core/tool.ts';
-import { ErrorWithDetails } from '../core/stages/outcome.ts';
-import { describeValue } from '../core/tool.ts';
-import { inputJsonSchema } from '../core/json-schema.ts';
+import type { ContentBlock } from '../core/tool/content.ts';
+import type { InputSchema, Tool, ToolContext, ToolResult } from '../core/tool/tool.ts';
+import { ErrorWithDetails } from '../core/run/stages/outcome.ts';
+import { describeValue } from '../core/values/guards.ts';
+import { inputJsonSchema } from '../core/schema/json-schema.ts';
 import { assertObjectSchema, imageBlock, isStandardSchema, outputText, withConverter, type ForeignFunction } from './shared.ts';
 
 /** The fields of a LangChain tool that {@link fromLangChainTools} reads. `StructuredTool` and `tool()`'s result fit. */

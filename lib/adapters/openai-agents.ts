@@ -6,10 +6,11 @@
  * @module
  */
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
-import { compileJsonSchema } from '../core/json-schema-validator.ts';
-import type { ContentBlock, InputSchema, JsonSchema, NeedsApprovalContext, Tool, ToolCall, ToolContext, ToolResult } from '../core/tool.ts';
-import { RuleDenial } from '../core/stages/outcome.ts';
-import { describeValue } from '../core/tool.ts';
+import { compileJsonSchema } from '../core/schema/json-schema-validator.ts';
+import type { ContentBlock, JsonSchema } from '../core/tool/content.ts';
+import type { InputSchema, NeedsApprovalContext, Tool, ToolCall, ToolContext, ToolResult } from '../core/tool/tool.ts';
+import { RuleDenial } from '../core/run/stages/outcome.ts';
+import { describeValue } from '../core/values/guards.ts';
 import { assertObjectSchema, imageBlock, outputText, refuseAdapterApprove, type ForeignFunction } from './shared.ts';
 import { lenientStrictSchema } from './strict-schema.ts';
 

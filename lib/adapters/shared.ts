@@ -8,9 +8,10 @@
  * @module
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import type { ContentBlock, InputSchema, JsonSchema } from '../core/tool.ts';
-import { describeValue } from '../core/tool.ts';
-import { inputJsonSchema } from '../core/json-schema.ts';
+import type { ContentBlock, JsonSchema } from '../core/tool/content.ts';
+import type { InputSchema } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
+import { inputJsonSchema } from '../core/schema/json-schema.ts';
 import { withJsonSchema } from '../schemas/with-json-schema.ts';
 
 /**

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { JsonSchema } from '../core/tool.ts';
+import type { JsonSchema } from '../core/tool/content.ts';
 
 /** Keywords whose value is one subschema. */
 const ONE = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems'] as const;

@@ -15,8 +15,8 @@
  */
 import type { AgentEvent } from '../extras/agent.ts';
 import type { AgentToolProgress } from '../extras/agent-tool.ts';
-import type { CallOutcome } from '../core/events.ts';
-import type { ContentBlock } from '../core/tool.ts';
+import type { CallOutcome } from '../core/tool/tool.ts';
+import type { ContentBlock } from '../core/tool/content.ts';
 import { count, oneLine } from './text.ts';
 import { contentLines, finishedLine } from './view/lines.ts';
 

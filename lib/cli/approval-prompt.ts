@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { ToolApprovalHandler, ToolApprovalRequest, ToolApprovalResponse } from '../core/approval.ts';
+import type { ToolApprovalHandler, ToolApprovalRequest, ToolApprovalResponse } from '../core/approval/approval.ts';
 import { argsSummary, oneLine, truncate } from './text.ts';
 import type { RunView } from './view/index.ts';
 

@@ -36,17 +36,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolBatch } from '../core/events.ts';
+import type { ToolBatch } from '../core/run/events.ts';
 import { fromAnthropic } from '../formats/anthropic.ts';
 import { fromOpenAIChat } from '../formats/openai-chat.ts';
 import { fromOpenAIResponses } from '../formats/openai-responses.ts';
 import { mcpTools, type McpToolInfo } from '../extras/mcp.ts';
-import { runTools } from '../core/run-tools.ts';
-import type { ToolCall } from '../core/tool.ts';
+import { runTools } from '../core/run/run-tools.ts';
+import type { ToolCall } from '../core/tool/tool.ts';
 import { CliInputError } from './errors.ts';
 import { count } from './text.ts';
 import type { RunView } from './view/index.ts';
-import { isObjectRecord } from '../core/guards.ts';
+import { isObjectRecord } from '../core/values/guards.ts';
 
 /** The text of `toolrun mcp --help`. */
 const MCP_USAGE = `usage: toolrun mcp [options] [--] <command> [args...]

@@ -15,12 +15,13 @@
  * @module
  */
 import { DBOS, type DBOSClient, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
-import type { CallOutcome, ToolBatch, ToolEvent } from '../core/events.ts';
-import type { AgentJournal, InterruptedCallPolicy, JournaledResult, JournalValueEntry, ToolJournal } from '../core/journal.ts';
-import type { RunToolsOptions } from '../core/options.ts';
-import { runTools } from '../core/run-tools.ts';
-import type { Tool, ToolCall, ToolResultMessage } from '../core/tool.ts';
-import type { ToolApprovalResponse } from '../core/approval.ts';
+import type { CallOutcome } from '../core/tool/tool.ts';
+import type { ToolBatch, ToolEvent } from '../core/run/events.ts';
+import type { AgentJournal, InterruptedCallPolicy, JournaledResult, JournalValueEntry, ToolJournal } from '../core/seams/journal.ts';
+import type { RunToolsOptions } from '../core/run/options.ts';
+import { runTools } from '../core/run/run-tools.ts';
+import type { Tool, ToolCall, ToolResultMessage } from '../core/tool/tool.ts';
+import type { ToolApprovalResponse } from '../core/approval/approval.ts';
 import { queueJournal, queuedCallWorkflows, stepJournal, type QueuedCallResult } from './journal.ts';
 
 export { progressStreamKey } from './journal.ts';

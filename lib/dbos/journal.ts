@@ -1,5 +1,5 @@
 /**
- * The journal seam (lib/core/journal.ts) on DBOS Transact: one call's entry as three DBOS
+ * The journal seam (lib/core/seams/journal.ts) on DBOS Transact: one call's entry as three DBOS
  * steps, all issued synchronously in `open()`, so a batch's operation sequence is a function
  * of its call order alone (docs/decisions.md, "Durable runs on DBOS").
  *
@@ -27,8 +27,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DBOS } from '@dbos-inc/dbos-sdk';
-import type { JournalCall, JournalEntry, JournaledDecision, JournaledResult, JournalPrior, ToolJournal } from '../core/journal.ts';
-import type { ToolCall } from '../core/tool.ts';
+import type { JournalCall, JournalEntry, JournaledDecision, JournaledResult, JournalPrior, ToolJournal } from '../core/seams/journal.ts';
+import type { ToolCall } from '../core/tool/tool.ts';
 
 /** What the `result` step records: the finalized result and the progress kept for a replay. */
 interface ResultRecord {

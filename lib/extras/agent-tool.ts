@@ -29,8 +29,10 @@ import {
 import { DEFAULT_MAX_TURNS, runAgent } from './agent/loop.ts';
 import { resultText } from './compose/call-tool.ts';
 import type { ToolProgressOf } from './compose/types.ts';
-import type { RunToolsOptions } from '../core/options.ts';
-import { describeValue, textContent, type InferInput, type InputSchema, type Tool, type ToolResult } from '../core/tool.ts';
+import type { RunToolsOptions } from '../core/run/options.ts';
+import { describeValue } from '../core/values/guards.ts';
+import { textContent } from '../core/values/content.ts';
+import type { InferInput, InputSchema, Tool, ToolResult } from '../core/tool/tool.ts';
 
 /**
  * One event of a sub-agent's run, as the progress of the call that runs it.

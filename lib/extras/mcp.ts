@@ -42,12 +42,16 @@
  *
  * @module
  */
-import { omittedBlockText, readContentBlock } from '../core/content.ts';
+import { omittedBlockText, readContentBlock } from '../core/values/content.ts';
 import { Channel } from '../core/streams/channel.ts';
 import { contentToText } from '../formats/shared.ts';
-import { defineForeignTool, describeValue, type ContentBlock, type JsonSchema, type Tool, type ToolResult } from '../core/tool.ts';
-import { madeByMcpTools } from '../core/tool-origin.ts';
-import { isObjectRecord } from '../core/guards.ts';
+import { defineForeignTool } from '../core/schema/define-tool.ts';
+import { describeValue } from '../core/values/guards.ts';
+import type { ContentBlock, JsonSchema } from '../core/tool/content.ts';
+import type { Tool, ToolResult } from '../core/tool/tool.ts';
+import { madeByMcpTools } from '../core/values/tool-origin.ts';
+import { isObjectRecord } from '../core/values/guards.ts';
+import { whenSettled, type Settled } from '../core/values/settled.ts';
 
 /** One MCP progress notification's payload, as yielded by an MCP tool (`tool_execution_update.progress`). */
 export interface McpProgress {
@@ -284,7 +288,7 @@ function mcpTool(client: McpClientLike, info: McpToolInfo, name: string, options
       };
       if (requestTimeoutMs !== undefined) request.timeout = requestTimeoutMs;
       // Never rejects: a generator abandoned by toolrun (A3) must leave no unhandled rejection.
-      let outcome: { ok: true; result: unknown } | { ok: false; error: unknown } | undefined;
+      let outcome: Settled<unknown> | undefined;
       // A traced call's context goes along as `_meta.traceparent` / `_meta.tracestate` (the MCP
       // convention, SEP-414), so the server's spans join the caller's trace; the SDK adds its
       // progress token to the same `_meta`.
@@ -294,21 +298,15 @@ function mcpTool(client: McpClientLike, info: McpToolInfo, name: string, options
         const tracestate = traceContext!.tracestate;
         params._meta = tracestate === undefined ? { traceparent } : { traceparent, tracestate };
       }
-      void client.callTool(params, undefined, request).then(
-        (result) => {
-          outcome = { ok: true, result };
-          progress.end();
-        },
-        (error: unknown) => {
-          outcome = { ok: false, error };
-          progress.end();
-        },
-      );
+      whenSettled(client.callTool(params, undefined, request), (settled) => {
+        outcome = settled;
+        progress.end();
+      });
       // One notification per step of the consumer (the merge pulls one step ahead, M3).
       yield* progress.channel;
       const done = outcome!;
       if (!done.ok) throw done.error;
-      const result = done.result;
+      const result = done.value;
       if (!isObjectRecord(result)) {
         throw new Error(`MCP tool "${serverName}" was answered without a result object (received ${describeValue(result)}); the server broke the protocol.`);
       }

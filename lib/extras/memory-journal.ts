@@ -20,7 +20,7 @@ import type {
   JournalPrior,
   JournalValueEntry,
   ToolJournal,
-} from '../core/journal.ts';
+} from '../core/seams/journal.ts';
 
 /** What a {@link MemoryJournal} keeps of one call. */
 export interface MemoryJournalEntry {

@@ -15,12 +15,13 @@
  *
  * @module
  */
-import type { ToolApprovalRequest, ToolApprovalResponse } from '../core/approval.ts';
-import { ResumeError } from '../core/resume-error.ts';
-import type { ToolCall, ToolResultMessage } from '../core/tool.ts';
-import { describeValue, providerBlock } from '../core/tool.ts';
+import type { ToolApprovalRequest, ToolApprovalResponse } from '../core/approval/approval.ts';
+import { ResumeError } from '../core/approval/resume-error.ts';
+import type { ToolCall, ToolResultMessage } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
+import { providerBlock } from '../core/values/content.ts';
 import { asString, contentToText, toolName } from './shared.ts';
-import { isObjectRecord } from '../core/guards.ts';
+import { isObjectRecord } from '../core/values/guards.ts';
 
 /** What {@link fromAISDKMessage} accepts: an assistant `ModelMessage` (`content` a string or an array of parts). */
 export interface AISDKAssistantMessageInput {

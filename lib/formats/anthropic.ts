@@ -13,8 +13,10 @@
  *
  * @module
  */
-import type { ContentBlock, ToolCall, ToolResultMessage } from '../core/tool.ts';
-import { describeValue, providerBlock } from '../core/tool.ts';
+import type { ContentBlock } from '../core/tool/content.ts';
+import type { ToolCall, ToolResultMessage } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
+import { providerBlock } from '../core/values/content.ts';
 import { checkedResults, toolCallId, toolName } from './shared.ts';
 
 /**

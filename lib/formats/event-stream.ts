@@ -29,9 +29,9 @@
  *
  * @module
  */
-import { isObjectRecord } from '../core/guards.ts';
-import { describeValue } from '../core/tool.ts';
-import type { ToolBatch, ToolEvent } from '../core/events.ts';
+import { isObjectRecord } from '../core/values/guards.ts';
+import { describeValue } from '../core/values/guards.ts';
+import type { ToolBatch, ToolEvent } from '../core/run/events.ts';
 import { SSEDecoder } from './sse.ts';
 
 /** The SSE `event:` name of the last event of a stream whose run finished. */

@@ -13,10 +13,10 @@
  *
  * @module
  */
-import type { ToolCall, ToolResultMessage } from '../core/tool.ts';
-import { describeValue } from '../core/tool.ts';
+import type { ToolCall, ToolResultMessage } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
 import { contentToText, toolName } from './shared.ts';
-import { isObjectRecord } from '../core/guards.ts';
+import { isObjectRecord } from '../core/values/guards.ts';
 
 /**
  * What {@link fromGemini} accepts: a model content `{ role: 'model', parts }`, or a whole

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import type { ToolCall } from '../core/tool.ts';
+import type { ToolCall } from '../core/tool/tool.ts';
 import { asString, toolCallId } from './shared.ts';
 import type { ProviderStream } from './sse.ts';
 import {
@@ -33,7 +33,7 @@ import {
   type ToolCallStreamEnd,
   type ToolCallStreamOptions,
 } from './stream-calls.ts';
-import { isObjectRecord } from '../core/guards.ts';
+import { isObjectRecord } from '../core/values/guards.ts';
 
 /** Finish reasons that mean the model finished its message. */
 const FINISHED = new Set(['tool_calls', 'stop', 'function_call']);

@@ -11,10 +11,10 @@
  *
  * @module
  */
-import type { ToolCall, ToolResultMessage } from '../core/tool.ts';
-import { describeValue } from '../core/tool.ts';
+import type { ToolCall, ToolResultMessage } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
 import { checkedResults, contentToText, toolCallId, toolName } from './shared.ts';
-import { isObjectRecord } from '../core/guards.ts';
+import { isObjectRecord } from '../core/values/guards.ts';
 
 /**
  * What {@link fromOpenAIChat} accepts, any of:

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import type { ToolCall } from '../core/tool.ts';
+import type { ToolCall } from '../core/tool/tool.ts';
 import { asString, toolCallId, toolName } from './shared.ts';
 import type { ProviderStream } from './sse.ts';
 import {
@@ -32,7 +32,7 @@ import {
   type ToolCallStreamEnd,
   type ToolCallStreamOptions,
 } from './stream-calls.ts';
-import { isObjectRecord } from '../core/guards.ts';
+import { isObjectRecord } from '../core/values/guards.ts';
 
 /**
  * Yields the function calls of a streamed Responses API response, each as soon as its

@@ -12,8 +12,8 @@
  *
  * @module
  */
-import type { ToolCall, ToolResultMessage } from '../core/tool.ts';
-import { describeValue } from '../core/tool.ts';
+import type { ToolCall, ToolResultMessage } from '../core/tool/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
 import { checkedResults, contentToText, toolCallId, toolName } from './shared.ts';
 
 /**

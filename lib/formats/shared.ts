@@ -6,9 +6,11 @@
  *
  * @module
  */
-import { omittedBlockText, readContentBlock } from '../core/content.ts';
-import { contentBlockText, describeValue, type ContentBlock, type ImageContent } from '../core/tool.ts';
-import { isObjectRecord } from '../core/guards.ts';
+import { omittedBlockText, readContentBlock } from '../core/values/content.ts';
+import { contentBlockText } from '../core/values/content.ts';
+import { describeValue } from '../core/values/guards.ts';
+import type { ContentBlock, ImageContent } from '../core/tool/content.ts';
+import { isObjectRecord } from '../core/values/guards.ts';
 
 /**
  * The tool name of a call as the model sent it: a string as it is; anything else (an

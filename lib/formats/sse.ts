@@ -14,7 +14,7 @@
  * @module
  */
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import { isObjectRecord } from '../core/guards.ts';
+import { isObjectRecord } from '../core/values/guards.ts';
 
 /** One server-sent event. */
 export interface ServerSentEvent {

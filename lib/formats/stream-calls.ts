@@ -38,10 +38,11 @@
  *
  * @module
  */
-import { describeValue, type ToolCall } from '../core/tool.ts';
-import { emitWarning } from '../core/platform.ts';
+import { describeValue } from '../core/values/guards.ts';
+import type { ToolCall } from '../core/tool/tool.ts';
+import { emitWarning } from '../core/values/platform.ts';
 import { providerEvents, type ProviderStream } from './sse.ts';
-import { thrownText } from '../core/guards.ts';
+import { thrownText } from '../core/values/guards.ts';
 
 /**
  * How a streamed assistant message ended, as a stream adapter saw it:

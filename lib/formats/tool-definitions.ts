@@ -7,7 +7,7 @@
  * - {@link toOpenAIResponsesTools}: Responses `tools` (`{ type: 'function', name, description, parameters, strict }`).
  * - {@link toGeminiTools}: Gemini `tools` (`[{ functionDeclarations: [{ name, description, parametersJsonSchema }] }]`).
  *
- * Each tool's JSON Schema comes from `toolJsonSchema` (`lib/core/json-schema.ts`): a
+ * Each tool's JSON Schema comes from `toolJsonSchema` (`lib/core/schema/json-schema.ts`): a
  * JSON Schema `input` as is, valibot through `@valibot/to-json-schema`, zod 4 and arktype
  * through their Standard JSON Schema converter.
  *
@@ -21,8 +21,10 @@
  *
  * @module
  */
-import { toolJsonSchema } from '../core/json-schema.ts';
-import { describeValue, type JsonSchema, type Tool, type ToolCall } from '../core/tool.ts';
+import { toolJsonSchema } from '../core/schema/json-schema.ts';
+import { describeValue } from '../core/values/guards.ts';
+import type { JsonSchema } from '../core/tool/content.ts';
+import type { Tool, ToolCall } from '../core/tool/tool.ts';
 
 /**
  * The tool-name rule every supported provider accepts: 1–64 characters, each an ASCII

@@ -25,7 +25,7 @@
  */
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import type { ToolBatch, ToolEvent } from '../core/events.ts';
+import type { ToolBatch, ToolEvent } from '../core/run/events.ts';
 import { headerLine, logLine } from './log.ts';
 import { serveTimeline } from './server.ts';
 import { Timeline } from './timeline.ts';

@@ -18,7 +18,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { textOf, Timeline } from './timeline.ts';
-import type { ToolEvent } from '../core/events.ts';
+import type { ToolEvent } from '../core/run/events.ts';
 
 /** The `format` of an event log's first line. */
 export const LOG_FORMAT = 'toolrun-events';

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { ToolEvent } from '../core/events.ts';
+import type { ToolEvent } from '../core/run/events.ts';
 
 /** Characters kept of a call's arguments and of its result. */
 export const TEXT_LIMIT = 400;

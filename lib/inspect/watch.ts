@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ToolBatch, ToolEvent } from '../core/events.ts';
+import type { ToolBatch, ToolEvent } from '../core/run/events.ts';
 import { Timeline } from './timeline.ts';
 
 /** Where a watched batch's events go, each with its time (epoch ms). */

@@ -7,7 +7,7 @@
  * @module
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { ContentBlock } from '../core/tool.ts';
+import type { ContentBlock } from '../core/tool/content.ts';
 
 type McpContentBlock = CallToolResult['content'][number];
 

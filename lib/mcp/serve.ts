@@ -24,7 +24,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Tool } from '../core/tool.ts';
+import type { Tool } from '../core/tool/tool.ts';
 import { authorize, endpointAuth, type EndpointAuth, type McpHttpAuth } from './auth.ts';
 import { BoundedEventStore, type EventStoreLimits } from './event-store.ts';
 import { DEFAULT_MAX_QUEUED_BYTES, NotificationPacer, type Outlet, type PacedMessage, type PacedSendOptions } from './pacer.ts';

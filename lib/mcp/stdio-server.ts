@@ -27,7 +27,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { DEFAULT_MAX_MESSAGE_BYTES, LineReader, messageId } from './stdio.ts';
-import { isObjectRecord } from '../core/guards.ts';
+import { isObjectRecord } from '../core/values/guards.ts';
 
 /** JSON-RPC's "Invalid Request" code: the message could not be taken as a request. */
 const INVALID_REQUEST = -32600;

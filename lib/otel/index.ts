@@ -32,7 +32,7 @@ import {
   type SpanOptions,
   type Tracer,
 } from '@opentelemetry/api';
-import type { Tool, ToolResult } from '../core/tool.ts';
+import type { Tool, ToolResult } from '../core/tool/tool.ts';
 import {
   sanitizeTraceContext,
   type BatchTrace,
@@ -43,12 +43,12 @@ import {
   type CallTraceStart,
   type RunTracing,
   type TraceHeaders,
-} from '../core/tracing.ts';
-import { thrownText } from '../core/guards.ts';
-import { isMcpTool } from '../core/tool-origin.ts';
+} from '../core/seams/tracing.ts';
+import { thrownText } from '../core/values/guards.ts';
+import { isMcpTool } from '../core/values/tool-origin.ts';
 
-export type { BatchTrace, BatchTraceEnd, BatchTraceStart, CallTrace, CallTraceOutcome, CallTraceStart, RunTracing, TraceHeaders } from '../core/tracing.ts';
-export { sanitizeTraceContext } from '../core/tracing.ts';
+export type { BatchTrace, BatchTraceEnd, BatchTraceStart, CallTrace, CallTraceOutcome, CallTraceStart, RunTracing, TraceHeaders } from '../core/seams/tracing.ts';
+export { sanitizeTraceContext } from '../core/seams/tracing.ts';
 
 /** `gen_ai.tool.type` values of the GenAI semantic conventions. */
 export type GenAiToolType = 'function' | 'extension' | 'datastore';

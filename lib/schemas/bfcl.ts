@@ -22,8 +22,8 @@
  *
  * @module
  */
-import type { JsonSchema } from '../core/tool.ts';
-import { isObjectRecord } from '../core/guards.ts';
+import type { JsonSchema } from '../core/tool/content.ts';
+import { isObjectRecord } from '../core/values/guards.ts';
 
 /**
  * Converts a BFCL parameter schema into JSON Schema (draft-07 and 2020-12 alike):

@@ -12,7 +12,8 @@
  * @module
  */
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
-import { describeValue, type JsonSchema } from '../core/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
+import type { JsonSchema } from '../core/tool/content.ts';
 
 /**
  * Gives a Standard Schema the JSON Schema a model is sent: the returned schema validates with

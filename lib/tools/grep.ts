@@ -11,13 +11,13 @@
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
-import { describeValue } from '../core/tool.ts';
-import type { Tool, ToolResult } from '../core/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
+import type { Tool, ToolResult } from '../core/tool/tool.ts';
 import { DEFAULT_IGNORE, assertCrawlInside, assertRelativePattern, displayPath, findFiles } from './workspace.ts';
 import { WorkspaceFs, WorkspacePathError, readChunks } from './workspace-fs.ts';
 import { matchLines } from './safe-regexp.ts';
 import type { LineMatch } from './safe-regexp.ts';
-import { defineTool } from '../core/define-tool.ts';
+import { defineTool } from '../core/schema/define-tool.ts';
 
 /** Options of {@link grepTool}. */
 export interface GrepToolOptions {

@@ -6,8 +6,8 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
-import { describeValue } from '../core/tool.ts';
-import type { Tool, ToolResult } from '../core/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
+import type { Tool, ToolResult } from '../core/tool/tool.ts';
 import {
   DEFAULT_IGNORE,
   assertCrawlInside,
@@ -19,7 +19,7 @@ import {
   resolveInsideRoot,
 } from './workspace.ts';
 import { WorkspaceFs } from './workspace-fs.ts';
-import { defineTool } from '../core/define-tool.ts';
+import { defineTool } from '../core/schema/define-tool.ts';
 
 /** Options of {@link listFilesTool}. */
 export interface ListFilesToolOptions {

@@ -7,12 +7,12 @@
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
-import { describeValue } from '../core/tool.ts';
-import type { Tool, ToolResult } from '../core/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
+import type { Tool, ToolResult } from '../core/tool/tool.ts';
 import { completeUtf8Prefix } from './bounded-output.ts';
 import { displayPath, errorCode, resolveInsideRoot } from './workspace.ts';
 import { WorkspaceFs, WorkspacePathError, readChunks } from './workspace-fs.ts';
-import { defineTool } from '../core/define-tool.ts';
+import { defineTool } from '../core/schema/define-tool.ts';
 
 /** Options of {@link readFileTool}. */
 export interface ReadFileToolOptions {

@@ -16,8 +16,8 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { accessSync, chownSync, constants, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { emitWarning } from '../core/platform.ts';
-import { describeValue } from '../core/tool.ts';
+import { emitWarning } from '../core/values/platform.ts';
+import { describeValue } from '../core/values/guards.ts';
 
 /**
  * Options of the `shell` tool's OS sandbox (`shellTool({ sandbox })`). Every path is a host

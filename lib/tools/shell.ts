@@ -8,15 +8,15 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import * as v from 'valibot';
-import { describeValue } from '../core/tool.ts';
-import type { Tool, ToolResult } from '../core/tool.ts';
+import { describeValue } from '../core/values/guards.ts';
+import type { Tool, ToolResult } from '../core/tool/tool.ts';
 import { describeLimits, formatBytes as formatLimit, SANDBOX_TMP, ShellSandbox, warnSandboxUnavailable } from './sandbox.ts';
 import type { SandboxedSpawn, SandboxLimit, SandboxReport, ShellSandboxOptions } from './sandbox.ts';
 import { ShellProcess, type ShellKillReason, type ShellProgress } from './shell-process.ts';
 
 export { SHELL_CALL_ENV } from './shell-kill.ts';
 export type { ShellKillReason, ShellProgress } from './shell-process.ts';
-import { defineTool } from '../core/define-tool.ts';
+import { defineTool } from '../core/schema/define-tool.ts';
 
 /** Options of {@link shellTool}. */
 export interface ShellToolOptions {

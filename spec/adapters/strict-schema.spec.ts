@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { lenientStrictSchema } from '../../lib/adapters/strict-schema.ts';
-import { compileJsonSchema } from '../../lib/core/json-schema-validator.ts';
+import { compileJsonSchema } from '../../lib/core/schema/json-schema-validator.ts';
 
 const strict = {
   type: 'object',

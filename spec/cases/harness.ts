@@ -9,8 +9,8 @@
  */
 import { getEventListeners } from 'node:events';
 import { expect, vi } from 'vitest';
-import type { ToolBatch, ToolEvent } from '../../lib/core/events.ts';
-import type { ToolCall } from '../../lib/core/tool.ts';
+import type { ToolBatch, ToolEvent } from '../../lib/core/run/events.ts';
+import type { ToolCall } from '../../lib/core/tool/tool.ts';
 import { expectRunInvariants, ofType } from '../helpers.ts';
 
 /** `sleep(n)`: an abort-aware delay; rejects with the signal's reason when it fires. */

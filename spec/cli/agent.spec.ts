@@ -10,7 +10,7 @@ import { runAgentDemo } from '../../lib/cli/agent.ts';
 import { createRunView } from '../../lib/cli/view/index.ts';
 import { main } from '../../lib/cli/main.ts';
 import { FakeStream, memoryIo } from './support.ts';
-import type { ToolEvent } from '../../lib/core/events.ts';
+import type { ToolEvent } from '../../lib/core/run/events.ts';
 
 
 afterEach(() => {

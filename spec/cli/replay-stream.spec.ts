@@ -10,8 +10,8 @@ import { main } from '../../lib/cli/main.ts';
 import { memoryIo, repoRoot } from './support.ts';
 import { replay, type ReplayReport } from '../../lib/cli/replay.ts';
 import type { RunView } from '../../lib/cli/view/index.ts';
-import type { ToolEvent } from '../../lib/core/events.ts';
-import type { ToolCall } from '../../lib/core/tool.ts';
+import type { ToolEvent } from '../../lib/core/run/events.ts';
+import type { ToolCall } from '../../lib/core/tool/tool.ts';
 import { corpusDir, corpusSkipNote, hasCorpus } from '../formats/corpus.ts';
 
 /** A view that remembers everything, in one timeline: run starts, events, lines. */

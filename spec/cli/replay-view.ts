@@ -1,8 +1,8 @@
 /** Shared by spec/cli/replay.spec.ts and replay.corpus.slow.spec.ts. */
 import type { ReplayFileRow, ReplayReport } from '../../lib/cli/replay.ts';
 import type { RunView } from '../../lib/cli/view/index.ts';
-import type { ToolEvent } from '../../lib/core/events.ts';
-import type { ToolCall } from '../../lib/core/tool.ts';
+import type { ToolEvent } from '../../lib/core/run/events.ts';
+import type { ToolCall } from '../../lib/core/tool/tool.ts';
 
 /** A view that draws nothing and remembers what it was told. */
 export function recordingView() {

@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { formatReportTable, replay, type ReplayReport } from '../../lib/cli/replay.ts';
-import type { ToolEvent } from '../../lib/core/events.ts';
+import type { ToolEvent } from '../../lib/core/run/events.ts';
 import { corpusDir, corpusSkipNote, hasCorpus } from '../formats/corpus.ts';
 import { recordingView, row } from './replay-view.ts';
 

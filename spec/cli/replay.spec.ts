@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliInputError } from '../../lib/cli/errors.ts';
 import { formatReportTable, replay, type ReplayReport } from '../../lib/cli/replay.ts';
 import { createRunView, type RunView } from '../../lib/cli/view/index.ts';
-import type { ToolEvent } from '../../lib/core/events.ts';
+import type { ToolEvent } from '../../lib/core/run/events.ts';
 import { corpusDir, corpusSkipNote, hasCorpus } from '../formats/corpus.ts';
 import { recordingView, row } from './replay-view.ts';
 

@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runTools } from '../../lib/core/run-tools.ts';
+import { runTools } from '../../lib/core/run/run-tools.ts';
 import { main } from '../../lib/cli/main.ts';
 import { READY_MADE_TOOL_NAMES, readyMadeTools } from '../../lib/cli/ready-made-tools.ts';
 import { loadTools } from '../../lib/cli/serve-mcp.ts';

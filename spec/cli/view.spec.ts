@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import stripAnsi from 'strip-ansi';
 import { FakeStream, screen } from './support.ts';
-import type { CallOutcome, ToolEvent } from '../../lib/core/events.ts';
-import type { ToolCall } from '../../lib/core/tool.ts';
+import type { CallOutcome } from '../../lib/core/tool/tool.ts';
+import type { ToolEvent } from '../../lib/core/run/events.ts';
+import type { ToolCall } from '../../lib/core/tool/tool.ts';
 import { createRunView } from '../../lib/cli/view/index.ts';
 import { finishedLine } from '../../lib/cli/view/lines.ts';
 import { displayedProgress, progressBar } from '../../lib/cli/view/calls.ts';

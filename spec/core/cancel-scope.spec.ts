@@ -1,12 +1,12 @@
 /**
- * `CancelScope` (lib/core/abort.ts), the one cancellation scope of the core, and the call
- * record's forward-only states (lib/core/call.ts). The run and every call are scopes; the
+ * `CancelScope` (lib/core/streams/abort.ts), the one cancellation scope of the core, and the call
+ * record's forward-only states (lib/core/run/call.ts). The run and every call are scopes; the
  * runTools specs exercise them through the public API, these pin the rules down directly.
  */
 import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CancelScope, ScopeState, type AbortCause } from '../../lib/core/abort.ts';
-import { CallRecord, CallState } from '../../lib/core/call.ts';
+import { CancelScope, ScopeState, type AbortCause } from '../../lib/core/streams/abort.ts';
+import { CallRecord, CallState } from '../../lib/core/run/call.ts';
 
 class Recorded extends CancelScope {
   readonly log: string[];

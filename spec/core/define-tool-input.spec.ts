@@ -10,7 +10,7 @@ import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { z as z3 } from 'zod/v3';
-import { nearMissKeyword } from '../../lib/core/input-check.ts';
+import { nearMissKeyword } from '../../lib/core/schema/input-check.ts';
 import { defineTool, runTools, toolJsonSchema, type ToolCall } from '../../lib/index.ts';
 import { collect, text } from '../helpers.ts';
 

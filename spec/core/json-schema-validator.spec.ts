@@ -1,9 +1,9 @@
 /**
- * The no-eval JSON Schema validator (`lib/core/json-schema-validator.ts`): its structural
+ * The no-eval JSON Schema validator (`lib/core/schema/json-schema-validator.ts`): its structural
  * check of the schema, the private copy, and the P5 issue lines for each keyword family.
  */
 import { describe, expect, it } from 'vitest';
-import { compileJsonSchema, JsonSchemaStructureError } from '../../lib/core/json-schema-validator.ts';
+import { compileJsonSchema, JsonSchemaStructureError } from '../../lib/core/schema/json-schema-validator.ts';
 
 const issues = (schema: Record<string, unknown>, value: unknown): string[] => compileJsonSchema(schema).issues(value);
 

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defineTool, runTools, type ToolCall } from '../../lib/index.ts';
-import { allowManyListeners, emitWarning } from '../../lib/core/platform.ts';
+import { allowManyListeners, emitWarning } from '../../lib/core/values/platform.ts';
 import { collect, gate, settle } from '../helpers.ts';
 
 const instant = defineTool({ name: 'instant', input: v.object({}), execute: () => 'done' });

@@ -11,7 +11,7 @@ import type { StandardSchemaV1 } from '@standard-schema/spec';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { defineTool, runTools, type Tool, type ToolCall } from '../../lib/index.ts';
-import type { RunToolsOptions } from '../../lib/core/options.ts';
+import type { RunToolsOptions } from '../../lib/core/run/options.ts';
 import { collect, expectRunInvariants, text } from '../helpers.ts';
 
 function revoked(): object {

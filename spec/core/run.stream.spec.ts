@@ -6,7 +6,7 @@
 import * as v from 'valibot';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defineTool, runTools, type ToolCall, type ToolEvent } from '../../lib/index.ts';
-import { Run } from '../../lib/core/run.ts';
+import { Run } from '../../lib/core/run/run.ts';
 import { MergeEngine } from '../../lib/core/streams/merge.ts';
 import { collect, expectRunInvariants, gate, ofType, settle, text, type Gate } from '../helpers.ts';
 

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { parseArguments, validateArguments } from '../../lib/core/schema.ts';
+import { parseArguments, validateArguments } from '../../lib/core/schema/schema.ts';
 
 describe('parseArguments (P5, cases C13–C15)', () => {
   it('takes objects as they are and treats absent or empty arguments as {}', () => {

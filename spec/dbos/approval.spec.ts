@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import type { ToolApprovalRequest } from '../../lib/core/approval.ts';
+import type { ToolApprovalRequest } from '../../lib/core/approval/approval.ts';
 import { defineTool } from '../../lib/index.ts';
 import { APPROVAL_EVENT, registerDurableBatch, type DurableApproval } from '../../lib/dbos/index.ts';
 import { launchDbosForFile } from './harness.ts';

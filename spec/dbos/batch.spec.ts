@@ -8,7 +8,7 @@
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import type { ToolEvent } from '../../lib/core/events.ts';
+import type { ToolEvent } from '../../lib/core/run/events.ts';
 import { defineTool } from '../../lib/index.ts';
 import { dbosAgentJournal, registerDurableBatch, type DurableBatchResult } from '../../lib/dbos/index.ts';
 import { runAgent, type AgentEvent, type AgentResult } from '../../lib/extras/agent.ts';

@@ -1,12 +1,12 @@
 /**
  * Shared by the `toolrun/dbos` specs: a throwaway PostgreSQL per spec file (lib/dbos/postgres.ts),
  * DBOS launched on it, and a driver that plays the core's side of the journal seam by the
- * contract in lib/core/journal.ts (open every entry in call order, synchronously; await
+ * contract in lib/core/seams/journal.ts (open every entry in call order, synchronously; await
  * `prior`; commit in call order) while the "tools" finish in any order the spec picks.
  */
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { afterAll, beforeAll } from 'vitest';
-import type { JournalPrior, JournaledResult, ToolJournal } from '../../lib/core/journal.ts';
+import type { JournalPrior, JournaledResult, ToolJournal } from '../../lib/core/seams/journal.ts';
 import { startPostgres, type PostgresServer } from '../../lib/dbos/postgres.ts';
 
 /** Starts PostgreSQL and points DBOS at a fresh system database on it (not launched). Fails loudly if PostgreSQL cannot start. */

@@ -7,7 +7,7 @@
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { JournaledResult } from '../../lib/core/journal.ts';
+import type { JournaledResult } from '../../lib/core/seams/journal.ts';
 import { dbosAgentJournal, dbosJournal } from '../../lib/dbos/index.ts';
 import { driveBatch, gate, launchDbosForFile, operations, resultOf, type DrivenCall, type Gate } from './harness.ts';
 

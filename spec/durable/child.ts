@@ -14,7 +14,7 @@ import { writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { runTools, type RunToolsOptions, type ToolCall, type ToolEvent, type ToolResultMessage } from '../../lib/index.ts';
 import { runAgent, type AgentEvent } from '../../lib/extras/agent.ts';
-import type { InterruptedCallPolicy } from '../../lib/core/journal.ts';
+import type { InterruptedCallPolicy } from '../../lib/core/seams/journal.ts';
 import { openEngine, type EngineName, type TrialJournals } from './engines.ts';
 import { Markers, probeAgentJournal, probeJournal, RawEnds, type Broken, type FreezeAt } from './probe.ts';
 import { streamed, turnOf, workloadCalls, workloadModel, workloadOptions, workloadTools, type WorkloadContext } from './workload.ts';

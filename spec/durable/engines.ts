@@ -10,7 +10,7 @@
  * @module
  */
 import { join } from 'node:path';
-import type { AgentJournal, ToolJournal } from '../../lib/core/journal.ts';
+import type { AgentJournal, ToolJournal } from '../../lib/core/seams/journal.ts';
 import { fileAgentJournal, fileJournal } from './file-journal.ts';
 
 export type EngineName = 'file' | 'dbos';

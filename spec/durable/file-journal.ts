@@ -3,14 +3,14 @@
  * run across `kill -9` (each record is one `appendFileSync`, in the kernel when it returns;
  * see side-effects.ts for why that is enough for killed processes), so the harness can be
  * checked against a journal whose every line it can read, and it shows that the seam of
- * lib/core/journal.ts needs nothing of DBOS: a second engine is an adapter.
+ * lib/core/seams/journal.ts needs nothing of DBOS: a second engine is an adapter.
  *
  * Not a product: one writer per file, no compaction, records read once at open.
  *
  * @module
  */
 import { appendFileSync, readFileSync } from 'node:fs';
-import type { AgentJournal, JournalCall, JournaledDecision, JournaledResult, JournalEntry, JournalPrior, JournalValueEntry, ToolJournal } from '../../lib/core/journal.ts';
+import type { AgentJournal, JournalCall, JournaledDecision, JournaledResult, JournalEntry, JournalPrior, JournalValueEntry, ToolJournal } from '../../lib/core/seams/journal.ts';
 
 type JournalRecord =
   | { kind: 'start'; batch: number; index: number; toolCallId: string }

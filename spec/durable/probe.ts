@@ -17,7 +17,7 @@
  * @module
  */
 import { writeSync } from 'node:fs';
-import type { AgentJournal, JournalCall, JournaledResult, JournalEntry, JournalPrior, JournalValueEntry, ToolJournal } from '../../lib/core/journal.ts';
+import type { AgentJournal, JournalCall, JournaledResult, JournalEntry, JournalPrior, JournalValueEntry, ToolJournal } from '../../lib/core/seams/journal.ts';
 import { turnOf } from './workload.ts';
 
 /** A marker the child prints: `m` is what happened, `t` the turn (from the call id), `i` the call index. */

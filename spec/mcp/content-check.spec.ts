@@ -2,7 +2,7 @@
  * One content-block check, four paths (issue 20 leftover; docs/decisions.md "Content blocks:
  * one check"). The same edge-case blocks go through every place toolrun takes content blocks
  * from outside:
- * 1. a tool's return value, through `runTools` (lib/core/stages/foreign.ts): a valid block is
+ * 1. a tool's return value, through `runTools` (lib/core/values/foreign.ts): a valid block is
  *    the result's content; an invalid one makes the call an error result naming it;
  * 2. a tool result message read by the provider formats (`checkedResults`, which every
  *    converter reads content through, lib/formats/shared.ts): an invalid block becomes the
@@ -21,7 +21,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CreateMessageRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { readContentBlock } from '../../lib/core/content.ts';
+import { readContentBlock } from '../../lib/core/values/content.ts';
 import { checkedResults } from '../../lib/formats/shared.ts';
 import { defineTool, mcpContent, runTools, type ContentBlock } from '../../lib/index.ts';
 import { createMcpServer } from '../../lib/mcp/index.ts';

@@ -7,7 +7,7 @@
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { defineTool, runTools, type ToolCall, type ToolEvent } from '../../lib/index.ts';
-import type { CallTrace, RunTracing } from '../../lib/core/tracing.ts';
+import type { CallTrace, RunTracing } from '../../lib/core/seams/tracing.ts';
 import { collect, settle } from '../helpers.ts';
 
 const steps = defineTool({

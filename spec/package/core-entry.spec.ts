@@ -45,8 +45,8 @@ describe("import 'toolrun' needs no Node", () => {
     // import is `import type`. Fails if a value import of it is added.
     expect(files.filter((f) => f.includes('node_modules/json-schema-to-ts/') || f.includes('node_modules/ts-algebra/'))).toEqual([]);
     // Guard against a vacuous pass: the graph really is the core and its packages.
-    expect(files).toContain('lib/core/run-tools.ts');
-    expect(files).toContain('lib/core/platform.ts');
+    expect(files).toContain('lib/core/run/run-tools.ts');
+    expect(files).toContain('lib/core/values/platform.ts');
     expect(files.some((f) => f.includes('node_modules/@cfworker/json-schema/'))).toBe(true);
     expect(files.some((f) => f.includes('node_modules/re2js/'))).toBe(true);
   });
@@ -55,7 +55,7 @@ describe("import 'toolrun' needs no Node", () => {
     const files = Object.keys(bundled.metafile.inputs);
     expect(files.filter((f) => f.includes('@opentelemetry/') || f.startsWith('lib/otel/'))).toEqual([]);
     // Not vacuous: the seam itself is in the graph.
-    expect(files).toContain('lib/core/tracing.ts');
+    expect(files).toContain('lib/core/seams/tracing.ts');
   });
 
   it('runs tool calls (O1 results in call order, invalid arguments answered) in a context without process, require or Buffer', async () => {

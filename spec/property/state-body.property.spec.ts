@@ -1,5 +1,5 @@
 /**
- * The hand-written check of a paused batch's body (`quickBody`, lib/core/state-schema.ts)
+ * The hand-written check of a paused batch's body (`quickBody`, lib/core/approval/state-schema.ts)
  * against the valibot schema it stands in for (`Body`), on valid and mutated bodies (issue
  * 23, item 1; contract H9). A resume takes `quickBody`'s output when it gives one and asks
  * valibot otherwise, so what a resume accepts, and what it reads, stays valibot's only if:
@@ -31,8 +31,8 @@ import fc from 'fast-check';
 import * as v from 'valibot';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { defineTool, runTools, type ToolCall } from '../../lib/index.ts';
-import { Body, quickBody } from '../../lib/core/state-schema.ts';
-import { canonicalJson } from '../../lib/core/state-json.ts';
+import { Body, quickBody } from '../../lib/core/approval/state-schema.ts';
+import { canonicalJson } from '../../lib/core/approval/state-json.ts';
 
 const numRuns = Number(process.env.TOOLRUN_STATE_BODY_RUNS ?? 5_000);
 const seed = process.env.TOOLRUN_PROPERTY_SEED !== undefined ? Number(process.env.TOOLRUN_PROPERTY_SEED) : process.env.CI === 'true' ? 20_261_202 : undefined;

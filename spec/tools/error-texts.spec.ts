@@ -8,7 +8,7 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runTools } from '../../lib/core/run-tools.ts';
+import { runTools } from '../../lib/core/run/run-tools.ts';
 import { resultText } from '../../lib/extras/compose/call-tool.ts';
 import { grepTool } from '../../lib/tools/grep.ts';
 import { listFilesTool } from '../../lib/tools/list-files.ts';

@@ -5,7 +5,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import { describe, expect, it } from 'vitest';
 import { compilePattern, grepTool } from '../../lib/tools/grep.ts';
 import type { GrepDetails, GrepInput, GrepProgress } from '../../lib/tools/grep.ts';
-import type { ToolResult } from '../../lib/core/tool.ts';
+import type { ToolResult } from '../../lib/core/tool/tool.ts';
 import { asGenerator, contextFor, drain, pollUntil, tempDir, textOf } from './support.ts';
 
 type GrepGen = AsyncGenerator<GrepProgress, ToolResult<GrepDetails>, undefined>;

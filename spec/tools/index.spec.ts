@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { codingTools, grepTool, listFilesTool, readFileTool, shellTool } from '../../lib/tools/index.ts';
 import type { ShellDetails, ShellProgress } from '../../lib/tools/index.ts';
-import type { ToolResult } from '../../lib/core/tool.ts';
+import type { ToolResult } from '../../lib/core/tool/tool.ts';
 import { asGenerator, contextFor, drain, tempDir, textOf } from './support.ts';
 
 describe('codingTools', () => {

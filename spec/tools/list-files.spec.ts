@@ -4,7 +4,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import { describe, expect, it } from 'vitest';
 import { listFilesTool } from '../../lib/tools/list-files.ts';
 import type { ListFilesDetails, ListFilesInput } from '../../lib/tools/list-files.ts';
-import type { ToolResult } from '../../lib/core/tool.ts';
+import type { ToolResult } from '../../lib/core/tool/tool.ts';
 import { contextFor, tempDir, textOf } from './support.ts';
 
 async function list(

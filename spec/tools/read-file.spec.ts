@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readFileTool } from '../../lib/tools/read-file.ts';
 import type { ReadFileDetails, ReadFileInput } from '../../lib/tools/read-file.ts';
-import type { ToolResult } from '../../lib/core/tool.ts';
+import type { ToolResult } from '../../lib/core/tool/tool.ts';
 import { contextFor, tempDir, textOf } from './support.ts';
 
 async function read(

@@ -18,12 +18,12 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { runTools } from '../../lib/core/run-tools.ts';
+import { runTools } from '../../lib/core/run/run-tools.ts';
 import { mcpTools } from '../../lib/index.ts';
 import { resultText } from '../../lib/extras/compose/call-tool.ts';
 import { shellSandboxStatus, type ShellSandboxOptions } from '../../lib/tools/sandbox.ts';
 import { shellTool, type ShellDetails, type ShellProgress } from '../../lib/tools/shell.ts';
-import type { ToolResult } from '../../lib/core/tool.ts';
+import type { ToolResult } from '../../lib/core/tool/tool.ts';
 import { asGenerator, callProcesses, contextFor, drain, pollUntil, tempDir, textOf } from './support.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -7,7 +7,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { shellTool } from '../../lib/tools/shell.ts';
 import type { ShellDetails, ShellProgress } from '../../lib/tools/shell.ts';
 import type { ShellSandboxOptions } from '../../lib/tools/sandbox.ts';
-import type { ToolResult } from '../../lib/core/tool.ts';
+import type { ToolResult } from '../../lib/core/tool/tool.ts';
 import { asGenerator, callProcesses, contextFor, drain, isGone, pollUntil, readPids, tempDir, textOf } from './support.ts';
 
 type ShellGen = AsyncGenerator<ShellProgress, ToolResult<ShellDetails>, undefined>;

@@ -6,8 +6,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
-import type { ContentBlock, ToolContext, ToolResult } from '../../lib/core/tool.ts';
-import { NO_CLIENT } from '../../lib/core/tool-client.ts';
+import type { ContentBlock } from '../../lib/core/tool/content.ts';
+import type { ToolContext, ToolResult } from '../../lib/core/tool/tool.ts';
+import { NO_CLIENT } from '../../lib/core/values/client.ts';
 
 /** A context for calling `execute` directly. */
 export function contextFor(toolName: string, signal: AbortSignal = new AbortController().signal): ToolContext {

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { grepTool } from '../../lib/tools/grep.ts';
 import { listFilesTool } from '../../lib/tools/list-files.ts';
 import { readFileTool } from '../../lib/tools/read-file.ts';
-import type { ToolResult } from '../../lib/core/tool.ts';
+import type { ToolResult } from '../../lib/core/tool/tool.ts';
 import { asGenerator, contextFor, drain, tempDir, textOf } from './support.ts';
 
 /**

@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { replay } from '../../lib/cli/replay.ts';
-import type { ToolEvent } from '../../lib/core/events.ts';
+import type { ToolEvent } from '../../lib/core/run/events.ts';
 import { fromEventStream, toEventStream } from '../../lib/index.ts';
 import { recordingView } from '../cli/replay-view.ts';
 import { corpusDir, corpusSkipNote, hasCorpus } from '../formats/corpus.ts';

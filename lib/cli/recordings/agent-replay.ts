@@ -18,11 +18,13 @@ import { agentTool } from '../../extras/agent-tool.ts';
 import { scriptedModel } from '../../testing.ts';
 import { runAgent, type AgentEvent, type AgentMessage, type AgentResult, type AssistantMessage } from '../../extras/agent.ts';
 import { fromAnthropicMessage } from '../../extras/agent/agent-messages.ts';
-import { providerBlock, type ContentBlock, type Tool, type ToolContext } from '../../core/tool.ts';
+import { providerBlock } from '../../core/values/content.ts';
+import type { ContentBlock } from '../../core/tool/content.ts';
+import type { Tool, ToolContext } from '../../core/tool/tool.ts';
 import type { ClaudeCodeConversation, TranscriptResult, TranscriptTurn } from './claude-code.ts';
 import { ANY_OBJECT_SCHEMA } from './types.ts';
-import { isObjectRecord } from '../../core/guards.ts';
-import { defineTool } from '../../core/define-tool.ts';
+import { isObjectRecord } from '../../core/values/guards.ts';
+import { defineTool } from '../../core/schema/define-tool.ts';
 
 /** Options of the transcript replay. */
 export interface AgentReplayOptions {

@@ -13,10 +13,10 @@
  */
 import { basename, dirname, join } from 'node:path';
 import { bfclGroundTruthArguments, convertBfclSchema } from '../../schemas/bfcl.ts';
-import type { ToolCall } from '../../core/tool.ts';
+import type { ToolCall } from '../../core/tool/tool.ts';
 import type { JsonlRecord } from './read.ts';
 import type { LoadedRecording, RecordedMessage, RecordedTool } from './types.ts';
-import { isObjectRecord } from '../../core/guards.ts';
+import { isObjectRecord } from '../../core/values/guards.ts';
 
 /** The prefix of a BFCL answers file name: `possible_answer_<question file name>`. */
 const ANSWER_PREFIX = 'possible_answer_';

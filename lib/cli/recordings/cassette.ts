@@ -13,10 +13,11 @@ import { fromAnthropic } from '../../formats/anthropic.ts';
 import { fromOpenAIChat } from '../../formats/openai-chat.ts';
 import { fromOpenAIResponses } from '../../formats/openai-responses.ts';
 import { asString } from '../../formats/shared.ts';
-import type { JsonSchema, ToolCall } from '../../core/tool.ts';
+import type { JsonSchema } from '../../core/tool/content.ts';
+import type { ToolCall } from '../../core/tool/tool.ts';
 import { assembleAnthropicStream, assembleOpenAIChatStream } from './streams.ts';
 import { ANY_OBJECT_SCHEMA, type LoadedRecording, type RecordedMessage, type RecordedTool, type WireFormat } from './types.ts';
-import { isObjectRecord } from '../../core/guards.ts';
+import { isObjectRecord } from '../../core/values/guards.ts';
 
 /** An assistant turn found in a request's history. */
 interface HistoryTurn {

@@ -18,11 +18,11 @@
  */
 import { fromAnthropic } from '../../formats/anthropic.ts';
 import { asString } from '../../formats/shared.ts';
-import type { ToolCall } from '../../core/tool.ts';
+import type { ToolCall } from '../../core/tool/tool.ts';
 import type { JsonlRecord } from './read.ts';
 import { callNotes } from './cassette.ts';
 import type { LoadedRecording, RecordedMessage } from './types.ts';
-import { isObjectRecord } from '../../core/guards.ts';
+import { isObjectRecord } from '../../core/values/guards.ts';
 
 /** Claude Code's text for a tool use the user rejected (it starts with this). */
 const REJECTED = "The user doesn't want to proceed with this tool use";
@@ -55,34 +55,47 @@ interface Entry {
 
 /** Loads a transcript: one recorded message per assistant message (grouped by `message.id`) with at least one `tool_use`. */
 export function loadClaudeCode(records: readonly JsonlRecord[]): LoadedRecording {
-  const main: Entry[] = [];
   const subagents = new Map<string, Entry[]>();
+  const main = readEntries(records, (entry, progress, data) => {
+    const agent = asString(data.agentId) || asString(progress.parentToolUseID) || 'subagent';
+    const list = subagents.get(agent) ?? [];
+    list.push(entry);
+    subagents.set(agent, list);
+  });
+  const found = conversationMessages(main, '');
+  for (const [agent, entries] of subagents) found.push(...conversationMessages(entries, `subagent ${agent} `));
+  found.sort((a, b) => a.line - b.line);
+  return { format: 'Claude Code transcript', messages: found.map(({ message }) => message), companions: [] };
+}
+
+/**
+ * The main conversation's entries, in log order; each subagent entry (an `agent_progress`
+ * line's message, once per `uuid`: a message is logged again with every later progress line)
+ * goes to `subagent` with its progress line and that line's `data`.
+ */
+function readEntries(
+  records: readonly JsonlRecord[],
+  subagent: (entry: Entry, progress: Record<string, unknown>, data: Record<string, unknown>) => void,
+): Entry[] {
+  const main: Entry[] = [];
   const seen = new Set<string>();
   for (const { line, value } of records) {
     if (!isObjectRecord(value)) continue;
     if (value.type === 'user' || value.type === 'assistant') {
       const entry = toEntry(value, line);
       if (entry !== undefined) main.push(entry);
-    } else if (value.type === 'progress' && isObjectRecord(value.data) && value.data.type === 'agent_progress') {
-      const embedded = value.data.message;
-      if (!isObjectRecord(embedded)) continue;
-      const uuid = asString(embedded.uuid);
+    } else if (value.type === 'progress' && isObjectRecord(value.data) && value.data.type === 'agent_progress' && isObjectRecord(value.data.message)) {
+      const message = value.data.message;
+      const uuid = asString(message.uuid);
       if (uuid !== '') {
         if (seen.has(uuid)) continue;
         seen.add(uuid);
       }
-      const entry = toEntry(embedded, line);
-      if (entry === undefined) continue;
-      const agent = asString(value.data.agentId) || asString(value.parentToolUseID) || 'subagent';
-      const list = subagents.get(agent) ?? [];
-      list.push(entry);
-      subagents.set(agent, list);
+      const entry = toEntry(message, line);
+      if (entry !== undefined) subagent(entry, value, value.data);
     }
   }
-  const found = conversationMessages(main, '');
-  for (const [agent, entries] of subagents) found.push(...conversationMessages(entries, `subagent ${agent} `));
-  found.sort((a, b) => a.line - b.line);
-  return { format: 'Claude Code transcript', messages: found.map(({ message }) => message), companions: [] };
+  return main;
 }
 
 function toEntry(value: Record<string, unknown>, line: number): Entry | undefined {
@@ -255,29 +268,13 @@ export interface ClaudeCodeConversation {
  * of the call that ran it), and tool definitions.
  */
 export function loadClaudeCodeConversation(records: readonly JsonlRecord[]): ClaudeCodeConversation {
-  const main: Entry[] = [];
   const embedded = new Map<string, { agentId: string; entries: Entry[] }>();
-  const seen = new Set<string>();
-  for (const { line, value } of records) {
-    if (!isObjectRecord(value)) continue;
-    if (value.type === 'user' || value.type === 'assistant') {
-      const entry = toEntry(value, line);
-      if (entry !== undefined) main.push(entry);
-    } else if (value.type === 'progress' && isObjectRecord(value.data) && value.data.type === 'agent_progress' && isObjectRecord(value.data.message)) {
-      const message = value.data.message;
-      const uuid = asString(message.uuid);
-      if (uuid !== '') {
-        if (seen.has(uuid)) continue;
-        seen.add(uuid);
-      }
-      const entry = toEntry(message, line);
-      if (entry === undefined) continue;
-      const parent = asString(value.parentToolUseID) || asString(value.data.agentId) || 'subagent';
-      const agent = embedded.get(parent) ?? { agentId: asString(value.data.agentId), entries: [] };
-      agent.entries.push(entry);
-      embedded.set(parent, agent);
-    }
-  }
+  const main = readEntries(records, (entry, progress, data) => {
+    const parent = asString(progress.parentToolUseID) || asString(data.agentId) || 'subagent';
+    const agent = embedded.get(parent) ?? { agentId: asString(data.agentId), entries: [] };
+    agent.entries.push(entry);
+    embedded.set(parent, agent);
+  });
   const results = new Map<string, TranscriptResult>();
   const collectResults = (entries: readonly Entry[]): void => {
     for (const entry of entries) {

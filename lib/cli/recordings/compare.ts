@@ -11,15 +11,17 @@
  *
  * @module
  */
-import type { CallOutcome } from '../../core/events.ts';
+import type { CallOutcome } from '../../core/tool/tool.ts';
 import { toAnthropic } from '../../formats/anthropic.ts';
 import { toOpenAIChat } from '../../formats/openai-chat.ts';
 import { toOpenAIResponses } from '../../formats/openai-responses.ts';
 import { asString } from '../../formats/shared.ts';
-import { providerBlock, type ContentBlock, type ToolCall, type ToolResultMessage } from '../../core/tool.ts';
+import { providerBlock } from '../../core/values/content.ts';
+import type { ContentBlock } from '../../core/tool/content.ts';
+import type { ToolCall, ToolResultMessage } from '../../core/tool/tool.ts';
 import type { RecordedFollowUp, RecordedMessage, WireFormat } from './types.ts';
 import { count } from '../text.ts';
-import { isObjectRecord } from '../../core/guards.ts';
+import { isObjectRecord } from '../../core/values/guards.ts';
 
 /** One result as a wire format carries it, normalized for comparison. */
 export interface WireEntry {

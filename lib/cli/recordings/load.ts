@@ -12,7 +12,7 @@ import { isKnownCassette, loadAnthropicStream, loadCassette, loadRawBody, looksL
 import { loadClaudeCode, looksLikeClaudeCode } from './claude-code.ts';
 import { readRecordingFile } from './read.ts';
 import type { LoadedRecording } from './types.ts';
-import { isObjectRecord } from '../../core/guards.ts';
+import { isObjectRecord } from '../../core/values/guards.ts';
 
 /** The formats replay reads, for error messages and `--help`. */
 export const KNOWN_FORMATS = [

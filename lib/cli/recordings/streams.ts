@@ -1,4 +1,4 @@
-import { isObjectRecord } from '../../core/guards.ts';
+import { isObjectRecord } from '../../core/values/guards.ts';
 /**
  * Assembling the assistant message of a recorded stream, so that the format adapters see
  * the same shape as a non-streamed body.

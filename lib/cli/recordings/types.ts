@@ -5,7 +5,8 @@
  *
  * @module
  */
-import type { JsonSchema, ToolCall } from '../../core/tool.ts';
+import type { JsonSchema } from '../../core/tool/content.ts';
+import type { ToolCall } from '../../core/tool/tool.ts';
 
 /** A tool definition as recorded in a request (`tools`), reduced to what the replay needs. */
 export interface RecordedTool {

@@ -8,8 +8,9 @@
  * @module
  */
 import type { Writable } from 'node:stream';
-import type { CallOutcome, ToolEvent } from '../../core/events.ts';
-import type { ToolCall, ToolResultMessage } from '../../core/tool.ts';
+import type { CallOutcome } from '../../core/tool/tool.ts';
+import type { ToolEvent } from '../../core/run/events.ts';
+import type { ToolCall, ToolResultMessage } from '../../core/tool/tool.ts';
 import { applyAgentProgress, isAgentProgress, newAgentState, type AgentState, type TreeChange } from '../agent-tree.ts';
 import { compactJson, oneLine, splitLines } from '../text.ts';
 import { contentLines, finishedLine, moreLines } from './lines.ts';

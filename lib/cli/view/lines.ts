@@ -5,8 +5,9 @@
  *
  * @module
  */
-import type { CallOutcome } from '../../core/events.ts';
-import { providerBlock, type ContentBlock } from '../../core/tool.ts';
+import type { CallOutcome } from '../../core/tool/tool.ts';
+import { providerBlock } from '../../core/values/content.ts';
+import type { ContentBlock } from '../../core/tool/content.ts';
 import { count, splitLines, terminalSafe } from '../text.ts';
 
 /**

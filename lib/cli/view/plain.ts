@@ -17,7 +17,7 @@
  * @module
  */
 import type { Writable } from 'node:stream';
-import type { ToolCall, ToolResultMessage } from '../../core/tool.ts';
+import type { ToolCall, ToolResultMessage } from '../../core/tool/tool.ts';
 import type { TreeChange } from '../agent-tree.ts';
 import { compactJson, count, oneLine, parsedArguments, terminalSafe, truncate } from '../text.ts';
 import { BaseView, progressLines, type CallRecord } from './calls.ts';

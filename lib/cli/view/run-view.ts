@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { ToolEvent } from '../../core/events.ts';
-import type { ToolCall, ToolResultMessage } from '../../core/tool.ts';
+import type { ToolEvent } from '../../core/run/events.ts';
+import type { ToolCall, ToolResultMessage } from '../../core/tool/tool.ts';
 
 /** Draws one or more `runTools` runs, one after another. */
 export interface RunView {

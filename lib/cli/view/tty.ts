@@ -9,7 +9,7 @@
 import type { Writable } from 'node:stream';
 import { createLogUpdate } from 'log-update';
 import picocolors from 'picocolors';
-import type { ToolCall, ToolResultMessage } from '../../core/tool.ts';
+import type { ToolCall, ToolResultMessage } from '../../core/tool/tool.ts';
 import type { TreeChange } from '../agent-tree.ts';
 import { displayWidth, oneLine, terminalSafe, truncateWidth } from '../text.ts';
 import { BaseView, chunkKey, isChunk, progressLines, type CallRecord } from './calls.ts';

@@ -13,12 +13,14 @@
  * @module
  */
 import type { AgentMessage, AssistantContent, AssistantMessage, StopReason, ToolCallContent } from './messages.ts';
-import type { ContentBlock, ToolResultMessage } from '../../core/tool.ts';
-import { describeValue, providerBlock } from '../../core/tool.ts';
+import type { ContentBlock, ImageContent, TextContent } from '../../core/tool/content.ts';
+import type { ToolResultMessage } from '../../core/tool/tool.ts';
+import { describeValue } from '../../core/values/guards.ts';
+import { providerBlock } from '../../core/values/content.ts';
 import { toAnthropic, type AnthropicTextBlock } from '../../formats/anthropic.ts';
 import { toOpenAIChat, type OpenAIChatToolMessage } from '../../formats/openai-chat.ts';
 import { asString, toolCallId, toolName } from '../../formats/shared.ts';
-import { isObjectRecord } from '../../core/guards.ts';
+import { isObjectRecord } from '../../core/values/guards.ts';
 
 // ---------------------------------------------------------------------------------------
 // Anthropic
@@ -242,31 +244,55 @@ export function fromOpenAIChatMessage(reply: { choices?: readonly unknown[]; rol
  * ```
  */
 export function toOpenAIChatMessages(history: readonly AgentMessage[]): OpenAIChatMessageParam[] {
-  const out: OpenAIChatMessageParam[] = [];
+  return toOpenAIHistory<OpenAIChatMessageParam, OpenAIChatUserPart>(history, {
+    tool: (message) => toOpenAIChat([message]),
+    userPart: (b) => (b.type === 'text' ? { type: 'text', text: b.text } : { type: 'image_url', image_url: { url: `data:${b.mimeType};base64,${b.data}` } }),
+    assistant: (text, calls) => {
+      const param: OpenAIChatMessageParam = { role: 'assistant', content: text === '' ? null : text };
+      if (calls.length > 0) param.tool_calls = calls.map((b) => ({ id: b.id, type: 'function', function: { name: b.name, arguments: argumentsText(b.arguments) } }));
+      return [param];
+    },
+  });
+}
+
+/** A text or image part of an OpenAI Chat user message. */
+type OpenAIChatUserPart = Exclude<Extract<OpenAIChatMessageParam, { role: 'user' }>['content'], string>[number];
+
+/** How one OpenAI format writes each kind of neutral message ({@link toOpenAIHistory}). */
+interface OpenAIHistoryShape<Item, UserPart> {
+  /** A tool result message. */
+  tool(message: ToolResultMessage): Item[];
+  /** A user text or image block (after {@link providerBlock}). */
+  userPart(block: TextContent | ImageContent): UserPart;
+  /** An assistant message: its text blocks joined (`''` when none), its tool calls. */
+  assistant(text: string, calls: ToolCallContent[]): Item[];
+}
+
+/**
+ * @internal The walk both OpenAI formats (Chat Completions, Responses) make over a neutral
+ * history: tool results as the format's tool items, a user message as `{ role: 'user' }` with
+ * its blocks in the format's parts, an assistant message as its text and tool calls; thinking
+ * blocks are dropped.
+ */
+export function toOpenAIHistory<Item, UserPart>(history: readonly AgentMessage[], shape: OpenAIHistoryShape<Item, UserPart>): Item[] {
+  const out: Item[] = [];
   for (const message of history) {
     if (message.role === 'tool') {
-      out.push(...toOpenAIChat([message]));
+      out.push(...shape.tool(message));
     } else if (message.role === 'user') {
-      out.push({
-        role: 'user',
-        content:
-          typeof message.content === 'string'
-            ? message.content
-            : message.content.map(providerBlock).map((b) => (b.type === 'text' ? { type: 'text' as const, text: b.text } : { type: 'image_url' as const, image_url: { url: `data:${b.mimeType};base64,${b.data}` } })),
-      });
+      const content = typeof message.content === 'string' ? message.content : message.content.map((b) => shape.userPart(providerBlock(b)));
+      out.push({ role: 'user', content } as Item);
     } else {
       const text = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
-      const calls = message.content.flatMap((b) =>
-        b.type === 'toolCall'
-          ? [{ id: b.id, type: 'function' as const, function: { name: b.name, arguments: typeof b.arguments === 'string' ? b.arguments : JSON.stringify(b.arguments ?? {}) } }]
-          : [],
-      );
-      const param: OpenAIChatMessageParam = { role: 'assistant', content: text === '' ? null : text };
-      if (calls.length > 0) param.tool_calls = calls;
-      out.push(param);
+      out.push(...shape.assistant(text, message.content.filter((b): b is ToolCallContent => b.type === 'toolCall')));
     }
   }
   return out;
+}
+
+/** @internal A tool call's arguments as OpenAI takes them: JSON text (a string as it is, absent ones as `{}`). */
+export function argumentsText(args: unknown): string {
+  return typeof args === 'string' ? args : JSON.stringify(args ?? {});
 }
 
 function withStop(message: AssistantMessage, stop: StopReason | undefined): AssistantMessage {

@@ -15,13 +15,15 @@
  *
  * @module
  */
-import { CancelScope } from '../../core/abort.ts';
-import { STANDING_DECISIONS, type StandingDecision, type ToolApprovalResponse } from '../../core/approval.ts';
-import type { StateClaim } from '../../core/claims.ts';
-import { DEFAULTS } from '../../core/defaults.ts';
-import type { AgentJournal } from '../../core/journal.ts';
-import { checkClaim, checkJournalOptions, checkRunToolsArguments, type RunToolsOptions } from '../../core/options.ts';
-import { assertToolShape, describeValue, type Tool } from '../../core/tool.ts';
+import { CancelScope } from '../../core/streams/abort.ts';
+import { STANDING_DECISIONS, type StandingDecision, type ToolApprovalResponse } from '../../core/approval/approval.ts';
+import type { StateClaim } from '../../core/approval/claims.ts';
+import { DEFAULTS } from '../../core/values/defaults.ts';
+import type { AgentJournal } from '../../core/seams/journal.ts';
+import { checkClaim, checkJournalOptions, checkRunToolsArguments, type RunToolsOptions } from '../../core/run/options.ts';
+import { assertToolShape } from '../../core/schema/define-tool.ts';
+import { describeValue } from '../../core/values/guards.ts';
+import type { Tool } from '../../core/tool/tool.ts';
 import type { AgentEndReason, AgentEvent, AgentMessage, AgentModel, AgentResult, PausedAgentState } from './messages.ts';
 import { pausedAgentState, readPausedAgentState } from './paused-state.ts';
 import { answerPending, resumedTurn, runTurn, type TurnOutcome } from './turn.ts';

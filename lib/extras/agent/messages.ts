@@ -7,10 +7,11 @@
  *
  * @module
  */
-import type { PausedBatchState, ToolApprovalRequest } from '../../core/approval.ts';
-import type { StateEnvelope } from '../../core/state-envelope.ts';
-import type { ToolEvent, ToolResultMessageOf } from '../../core/events.ts';
-import type { ContentBlock, TextContent, Tool, ToolCall, ToolResultMessage } from '../../core/tool.ts';
+import type { PausedBatchState, ToolApprovalRequest } from '../../core/approval/approval.ts';
+import type { StateEnvelope } from '../../core/approval/state-envelope.ts';
+import type { ToolEvent, ToolResultMessageOf } from '../../core/run/events.ts';
+import type { ContentBlock, TextContent } from '../../core/tool/content.ts';
+import type { Tool, ToolCall, ToolResultMessage } from '../../core/tool/tool.ts';
 
 // ---------------------------------------------------------------------------------------
 // Messages

@@ -7,7 +7,7 @@
 import { abortable } from 'abort-controller-x';
 import type { Channel } from '../../core/streams/channel.ts';
 import { closeWithoutWaiting } from '../../core/streams/merge.ts';
-import type { ToolCall } from '../../core/tool.ts';
+import type { ToolCall } from '../../core/tool/tool.ts';
 import { toolCallsOf, type AgentEvent, type AssistantContent, type AssistantMessage, type ModelStreamEvent, type StopReason, type ToolCallContent } from './messages.ts';
 
 /** How a model stream ended. */

@@ -11,10 +11,11 @@
  * @module
  */
 import type { AgentMessage, AssistantContent, AssistantMessage, StopReason, ToolCallContent } from './messages.ts';
-import { describeValue, providerBlock } from '../../core/tool.ts';
+import { describeValue } from '../../core/values/guards.ts';
+import { argumentsText, toOpenAIHistory } from './agent-messages.ts';
 import { toOpenAIResponses, type OpenAIResponsesFunctionCallOutput } from '../../formats/openai-responses.ts';
 import { asString } from '../../formats/shared.ts';
-import { isObjectRecord } from '../../core/guards.ts';
+import { isObjectRecord } from '../../core/values/guards.ts';
 
 /** A part of a user message's content in a Responses request. */
 export type OpenAIResponsesUserContent = { type: 'input_text'; text: string } | { type: 'input_image'; image_url: string; detail: 'auto' };
@@ -117,33 +118,12 @@ function responsesStop(reply: { status?: unknown; incomplete_details?: unknown }
  * ```
  */
 export function toOpenAIResponsesMessages(history: readonly AgentMessage[]): OpenAIResponsesInputItem[] {
-  const out: OpenAIResponsesInputItem[] = [];
-  for (const message of history) {
-    if (message.role === 'tool') {
-      out.push(...toOpenAIResponses([message]));
-    } else if (message.role === 'user') {
-      out.push({
-        role: 'user',
-        content:
-          typeof message.content === 'string'
-            ? message.content
-            : message.content.map(providerBlock).map((b): OpenAIResponsesUserContent =>
-                b.type === 'text' ? { type: 'input_text', text: b.text } : { type: 'input_image', image_url: `data:${b.mimeType};base64,${b.data}`, detail: 'auto' },
-              ),
-      });
-    } else {
-      const text = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
-      if (text !== '') out.push({ role: 'assistant', content: text });
-      for (const block of message.content) {
-        if (block.type !== 'toolCall') continue;
-        out.push({
-          type: 'function_call',
-          call_id: block.id,
-          name: block.name,
-          arguments: typeof block.arguments === 'string' ? block.arguments : JSON.stringify(block.arguments ?? {}),
-        });
-      }
-    }
-  }
-  return out;
+  return toOpenAIHistory<OpenAIResponsesInputItem, OpenAIResponsesUserContent>(history, {
+    tool: (message) => toOpenAIResponses([message]),
+    userPart: (b) => (b.type === 'text' ? { type: 'input_text', text: b.text } : { type: 'input_image', image_url: `data:${b.mimeType};base64,${b.data}`, detail: 'auto' }),
+    assistant: (text, calls) => [
+      ...(text === '' ? [] : [{ role: 'assistant' as const, content: text }]),
+      ...calls.map((b) => ({ type: 'function_call' as const, call_id: b.id, name: b.name, arguments: argumentsText(b.arguments) })),
+    ],
+  });
 }

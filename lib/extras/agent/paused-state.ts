@@ -8,10 +8,10 @@
  * @module
  */
 import * as v from 'valibot';
-import type { PausedBatchState } from '../../core/approval.ts';
-import { ResumeError } from '../../core/resume-error.ts';
-import { openStateBody, sealState } from '../../core/state-envelope.ts';
-import type { ToolResultMessage } from '../../core/tool.ts';
+import type { PausedBatchState } from '../../core/approval/approval.ts';
+import { ResumeError } from '../../core/approval/resume-error.ts';
+import { openStateBody, sealState } from '../../core/approval/state-envelope.ts';
+import type { ToolResultMessage } from '../../core/tool/tool.ts';
 import type { AgentMessage, AssistantMessage, PausedAgentBody, PausedAgentState } from './messages.ts';
 
 /** What a run hands over when its turn's batch pauses. */

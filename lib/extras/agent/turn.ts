@@ -6,17 +6,18 @@
  * @module
  */
 import { abortable } from 'abort-controller-x';
-import type { PausedBatch, PausedBatchState, ResumeOptions } from '../../core/approval.ts';
-import type { ToolBatch } from '../../core/events.ts';
-import { JournalError, type AgentJournal, type JournalValueEntry, type ToolJournal } from '../../core/journal.ts';
-import type { RunToolsOptions } from '../../core/options.ts';
-import { runTools } from '../../core/run-tools.ts';
+import type { PausedBatch, PausedBatchState, ResumeOptions } from '../../core/approval/approval.ts';
+import type { ToolBatch } from '../../core/run/events.ts';
+import { JournalError, type AgentJournal, type JournalValueEntry, type ToolJournal } from '../../core/seams/journal.ts';
+import type { RunToolsOptions } from '../../core/run/options.ts';
+import { runTools } from '../../core/run/run-tools.ts';
 import { Channel } from '../../core/streams/channel.ts';
 import { closeWithoutWaiting, mergeGenerators } from '../../core/streams/merge.ts';
-import { describeValue, type Tool, type ToolCall, type ToolResultMessage } from '../../core/tool.ts';
+import { describeValue } from '../../core/values/guards.ts';
+import type { Tool, ToolCall, ToolResultMessage } from '../../core/tool/tool.ts';
 import { toolCallsOf, type AgentEvent, type AgentMessage, type AgentModel, type AssistantMessage, type ModelReply, type ModelStream } from './messages.ts';
 import { isAssistantMessage, MessageBuilder, readModelStream, type StreamEnd } from './model-stream.ts';
-import { isPromiseLike } from '../../core/guards.ts';
+import { isPromiseLike } from '../../core/values/guards.ts';
 
 /** How one turn went. */
 export interface TurnOutcome {

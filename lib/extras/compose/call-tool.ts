@@ -14,11 +14,13 @@
  *
  * @module
  */
-import { parseArguments, validateArguments } from '../../core/schema.ts';
-import { normalizeToolOutput, providerBlock, type ContentBlock, type Tool, type ToolContext } from '../../core/tool.ts';
+import { parseArguments, validateArguments } from '../../core/schema/schema.ts';
+import { normalizeToolOutput, providerBlock } from '../../core/values/content.ts';
+import type { ContentBlock } from '../../core/tool/content.ts';
+import type { Tool, ToolContext } from '../../core/tool/tool.ts';
 import { checkGraceMs, checkTimeoutMs, DEFAULT_GRACE_MS, invoke } from './child-call.ts';
 import type { NormalizedOutput } from './types.ts';
-import { isObjectRecord, isPromiseLike, thrownText } from '../../core/guards.ts';
+import { isObjectRecord, isPromiseLike, thrownText } from '../../core/values/guards.ts';
 
 /**
  * Thrown by {@link callTool} when the arguments do not fit the child tool's schema (or
@@ -148,7 +150,7 @@ export function resultText(result: { content: readonly ContentBlock[] }): string
  * Parses, shims and validates `args` for `tool` as the runtime's prepare stage does (same
  * texts, contract P5); throws {@link ToolInputError}.
  *
- * The runtime's prepare stage (`lib/core/stages/prepare.ts`) does the same three steps but
+ * The runtime's prepare stage (`lib/core/run/stages/prepare.ts`) does the same three steps but
  * answers with a call outcome instead of throwing, and stays synchronous when it can; only
  * `parseArguments`, `validateArguments` and `thrownText` are shared.
  */

@@ -8,12 +8,13 @@
  *
  * @module
  */
-import { CancelScope, ScopeState, timeoutReason } from '../../core/abort.ts';
-import { DEFAULTS } from '../../core/defaults.ts';
+import { CancelScope, ScopeState, timeoutReason } from '../../core/streams/abort.ts';
+import { DEFAULTS } from '../../core/values/defaults.ts';
 import { closeWithoutWaiting } from '../../core/streams/merge.ts';
 import { turnClock } from '../../core/streams/turn.ts';
-import { describeValue, type Tool, type ToolContext } from '../../core/tool.ts';
-import { isAsyncIterator } from '../../core/guards.ts';
+import { describeValue } from '../../core/values/guards.ts';
+import { type Tool, type ToolContext } from '../../core/tool/tool.ts';
+import { isAsyncIterator } from '../../core/values/guards.ts';
 
 /** Default grace after an abort, in ms: the runtime's `abortGraceMs` default. */
 export const DEFAULT_GRACE_MS: number = DEFAULTS.abortGraceMs;

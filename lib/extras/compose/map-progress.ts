@@ -3,9 +3,10 @@
  *
  * @module
  */
-import { describeValue, type Tool, type ToolContext } from '../../core/tool.ts';
+import { describeValue } from '../../core/values/guards.ts';
+import type { Tool, ToolContext } from '../../core/tool/tool.ts';
 import { InnerSteps } from './child-call.ts';
-import { isAsyncIterator } from '../../core/guards.ts';
+import { isAsyncIterator } from '../../core/values/guards.ts';
 
 /**
  * A tool like `tool` whose progress values go through `fn` (same name, schema, input and

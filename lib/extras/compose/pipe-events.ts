@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { CancelScope } from '../../core/abort.ts';
+import { CancelScope } from '../../core/streams/abort.ts';
 import { closeWithoutWaiting } from '../../core/streams/merge.ts';
 
 /**

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Tool, ToolDetailsOf, ToolResult } from '../../core/tool.ts';
+import type { Tool, ToolDetailsOf, ToolResult } from '../../core/tool/tool.ts';
 
 /** The validated input type of a tool. */
 export type ToolInputOf<T> = T extends Tool<infer I, unknown, unknown> ? I : never;

@@ -6,7 +6,9 @@
  */
 import { retry } from 'abort-controller-x';
 import { Channel } from '../../core/streams/channel.ts';
-import { describeValue, type Tool, type ToolContext } from '../../core/tool.ts';
+import { describeValue } from '../../core/values/guards.ts';
+import { whenSettled, type Settled } from '../../core/values/settled.ts';
+import type { Tool, ToolContext } from '../../core/tool/tool.ts';
 import { ToolInputError } from './call-tool.ts';
 import { callerStopped, ChildLink, InnerSteps, invoke } from './child-call.ts';
 
@@ -94,7 +96,7 @@ async function* retrying<I, P, O>(
   const link = new ChildLink(context.signal, tool.name, undefined, Infinity);
   const channel = new Channel<P>({ highWaterMark: 0 });
   /** How the attempts ended; set before the channel closes. */
-  let end: { ok: true; value: O } | { ok: false; error: unknown } | undefined;
+  let end: Settled<O> | undefined;
   const signal = link.signal;
   const attempts = retry(
     signal,
@@ -140,16 +142,10 @@ async function* retrying<I, P, O>(
       },
     },
   );
-  attempts.then(
-    (value) => {
-      end = { ok: true, value };
-      channel.close();
-    },
-    (error: unknown) => {
-      end = { ok: false, error };
-      channel.close();
-    },
-  );
+  whenSettled(attempts, (settled) => {
+    end = settled;
+    channel.close();
+  });
   let ended = false;
   try {
     for await (const value of channel) yield value;

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Tool, ToolContext } from '../../core/tool.ts';
+import type { Tool, ToolContext } from '../../core/tool/tool.ts';
 import { checkGraceMs, checkTimeoutMs, DEFAULT_GRACE_MS, invoke } from './child-call.ts';
 
 /** Options of {@link withTimeout}. */

@@ -3,8 +3,8 @@
  * scenario, what every tool and hook logged, what the consumer received, and how the run
  * ended. `Seen` is what the ordering checker derives from the events for the others.
  */
-import type { ToolBatch, ToolEvent } from '../../../lib/core/events.ts';
-import type { ToolCall } from '../../../lib/core/tool.ts';
+import type { ToolBatch, ToolEvent } from '../../../lib/core/run/events.ts';
+import type { ToolCall } from '../../../lib/core/tool/tool.ts';
 import type { CallLog, Coverage, Mark, Received, Scenario } from '../model.ts';
 
 export interface Observed {

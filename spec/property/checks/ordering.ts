@@ -3,7 +3,7 @@
  * as soon as possible, one result per call, the batch.
  */
 import { check, cycled, type Mark } from '../model.ts';
-import type { ToolEvent } from '../../../lib/core/events.ts';
+import type { ToolEvent } from '../../../lib/core/run/events.ts';
 import type { Observed, Seen } from './observed.ts';
 
 export function checkOrdering(o: Observed): Seen {

@@ -1,0 +1,811 @@
+/**
+ * `Run`: the one record of a run — its options, its calls, its scheduling (contract S1–S4,
+ * P1), the life of each call through the five stages, and its cancellation scope (it *is*
+ * the run's {@link CancelScope}; every running call is a child scope). Two concerns live
+ * beside it, each in its own file: in-order release and `terminate` ({@link InOrderRelease},
+ * release.ts) and what the consumer is handed ({@link Outbox}, outbox.ts).
+ *
+ * Scheduling, the rules it keeps:
+ * - prepare is serial in call order (P1): the next call is handed out only once the
+ *   previous one is prepared; execution starts as soon as a call's own prepare is done;
+ * - at most `maxConcurrency` calls are handed out and not ended (S1);
+ * - sequential mode: one call at a time, and the next is handed out only after the
+ *   consumer has taken the previous call's `tool_result` (S2);
+ * - an exclusive tool (`executionMode: 'sequential'`) starts only when every earlier call
+ *   has ended, and no later call is handed out until it has ended (S3);
+ * - calls from an async iterable are handed out as they arrive (S4);
+ * - a call deferred for approval (H3) frees its slot; in parallel mode later calls are
+ *   still prepared (those needing approval are deferred too), in sequential mode nothing
+ *   after it is, and an exclusive call after it is held unprepared with everything after
+ *   it; the run is finished — paused — when nothing is running and only deferred and held
+ *   calls are left.
+ *
+ * Nothing polls: the run acts on the records of its mailbox — its merge engine, where each
+ * tool's settled step and each of the run's own notes ({@link RunNote}: a hook settled, a
+ * call arrived, a grace period ran out) are queued in the order they happened — through
+ * {@link Run.handle}, and on {@link Run.pump}, which the run generator calls whenever the
+ * consumer has taken every pending event. Everything the consumer is to see goes into
+ * {@link Run.outbox}.
+ *
+ * Words (one per idea, here and in the stages; docs/architecture.md has the same list):
+ * - **hand out**: a call leaves the queue — its `tool_execution_start`, then stage 1
+ *   (`#handOut`). Scheduling is when calls are handed out and when an exclusive call starts.
+ * - the five stages, one verb each: **prepare** (`prepareToolCall`), **execute** (the
+ *   tool's `execute` is called: `#execute`, `executeToolCall`; the call is then `Running`),
+ *   **finalize** (`afterToolCall`: `#finalize`, `finalizeToolCall`), **end**
+ *   (`tool_execution_end`, state `Ended`: `#end`, `#emitEnd`), **release** (`tool_result`
+ *   in call order, state `Released`: `#release`, `InOrderRelease`).
+ * - **settle**: a promise, or a tool, settles — a tool when it returns or throws
+ *   (`#toolSettled`); its outcome is then `returnedOutcome`, `thrownOutcome` or, when it did
+ *   not settle within its grace period, `abandonedOutcome`.
+ * - **answer**: the run gives a call an outcome without executing it (`not_run` after a
+ *   stop: `#answerNotRun`, `#answerDeferred`, `#answerWaiting`).
+ * - **defer**: a call waits for a person's approval (H3). **hold**: kept back until an
+ *   earlier call lets it go — a call held unprepared behind a deferral (`#holding`), a
+ *   result held in the reorder buffer ahead of a gap (O2).
+ * - **stop**: the run's signal aborted or the consumer left (`stopped`); nothing new starts.
+ *   **finish**: the batch — every call answered, or deferred or held, and no more can
+ *   arrive (`finished`); the generator returns.
+ * - **close**: a scope leaves its parent and clears its timers; **detach**: the merge
+ *   engine lets go of a source (`MergeEngine.detach`, `closeSources` for all of them).
+ * - **post**: the run queues one of its notes to its own mailbox (`Run.post`).
+ *
+ * @module
+ */
+import { CancelScope, type AbortCause } from '../streams/abort.ts';
+import { STANDING_DECISIONS, type PausedBatch, type ResumePlan, type StandingDecision, type ToolApprovalRequest } from '../approval/approval.ts';
+import { pausedBatch } from '../approval/pause.ts';
+import { CallRecord, CallState, type CallOwner } from './call.ts';
+import { DEFAULTS, HAND_OUT_SLICE } from '../values/defaults.ts';
+import type { CallOutcome } from '../tool/tool.ts';
+import { JournalError, type InterruptedCallPolicy, type JournalOperation, type ToolJournal } from '../seams/journal.ts';
+import { InOrderRelease, type CommitNote, type ReleaseOwner } from './release.ts';
+import { toolTable, type RunToolsOptions } from './options.ts';
+import { emitWarning } from '../values/platform.ts';
+import { abandonedOutcome, boundResult, executeToolCall, returnedOutcome, thrownOutcome } from './stages/execute.ts';
+import { finalizeToolCall, type FinalizeInput } from './stages/finalize.ts';
+import { Problem, readTimeoutLimit, readToolOutput } from '../values/foreign.ts';
+import { openEntry, prepareJournaled, REPLAYED, unknownOutcome } from './stages/journal.ts';
+import type { JournaledCall } from './journaled-call.ts';
+import { Outcome, outcomeText } from './stages/outcome.ts';
+import { DEFERRED, notRun, prepareToolCall, type JournalInput, type Prepared } from './stages/prepare.ts';
+import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.ts';
+import { Outbox, PullMark } from './outbox.ts';
+import { MergeEngine, Step, type MergeRecord } from '../streams/merge.ts';
+import type { Tool, ToolCall, ToolResult, ToolResultMessage } from '../tool/tool.ts';
+import { TracedBatch, TracedIterator, type BatchTraceEnd, type TraceHeaders } from '../seams/tracing.ts';
+import { isPromiseLike, thrownText } from '../values/guards.ts';
+
+/**
+ * The run's notes: what happened to the run itself, outside its tools' steps — a call's
+ * asynchronous prepare, `afterToolCall` or journal commit settled, a call's grace period ran
+ * out (A3), the stream of calls delivered or failed (S4). The run posts each to its mailbox
+ * ({@link Run.post}) rather than acting in the promise callback, so it acts on notes and
+ * tool steps alike in the order they happened, from one place ({@link Run.handle}).
+ */
+type RunNote =
+  | { kind: 'prepared'; outcome: Prepared | typeof REPLAYED }
+  | CommitNote
+  | { kind: 'finalized'; outcome: Outcome }
+  | { kind: 'abandoned' }
+  | { kind: 'input'; result: IteratorResult<ToolCall, unknown> }
+  | { kind: 'input-error'; error: unknown };
+
+/**
+ * One run. Each field carries its invariant.
+ */
+export class Run extends CancelScope implements JournalInput, FinalizeInput, CallOwner, ReleaseOwner {
+  // --- configuration: fixed at construction
+  readonly options: RunToolsOptions;
+  readonly tools: ReadonlyMap<string, Tool>;
+  /** Most calls handed out and not ended: 1 in sequential mode (S1, S2). */
+  readonly concurrency: number;
+  readonly sequential: boolean;
+  readonly graceMs: number;
+  readonly maxResultChars: number;
+  readonly beforeToolCall: RunToolsOptions['beforeToolCall'];
+  readonly afterToolCall: RunToolsOptions['afterToolCall'];
+  readonly approve: RunToolsOptions['approve'];
+  /** The batch's journal (J1); `undefined`: none, and no call has an entry. */
+  readonly journal: ToolJournal | undefined;
+  readonly interruptedCalls: InterruptedCallPolicy;
+
+  // --- the calls
+  /** `received[i]` is call i, in call order: the caller's array, or the calls a stream delivered so far (appended before they are handed out). */
+  readonly received: ToolCall[];
+  /** The async iterable of calls, until its iterator is made on the first read (nothing is opened for a run never iterated). */
+  #source: AsyncIterable<ToolCall> | undefined;
+  /** Its iterator, while it may still deliver; `undefined` once done, failed, or let go of (S4). */
+  #input: AsyncIterator<ToolCall, unknown, undefined> | undefined;
+  /** True while one `next()` of `#input` is outstanding (at most one). */
+  #reading = false;
+  /** The error the calls' stream threw, if it did: rethrown once every received call is answered. */
+  inputError: { error: unknown } | undefined;
+
+  // --- hand-out (S1–S3, P1)
+  /** The index of the next call to hand out; every lower one has been handed out. */
+  #next = 0;
+  /** Calls handed out and not ended; never more than `concurrency`. */
+  #active = 0;
+  /** A call whose prepare is pending (asynchronous): nothing else is handed out meanwhile (P1). */
+  #preparing: CallRecord | undefined;
+  /** An exclusive call handed out and not ended: nothing after it is handed out (S3). */
+  #exclusive: CallRecord | undefined;
+  /** Calls deferred for approval, in call order (H3); made on the first deferral, emptied when the run stops (they end `not_run`). */
+  #deferred: CallRecord[] | undefined;
+  /**
+   * True once a deferral stopped the hand-out (H3): sequential mode, a deferred exclusive
+   * call, or an exclusive call after a deferred one. Calls from `#next` on are held
+   * unprepared until the batch resumes; the run still reads a stream of calls to its end.
+   */
+  #holding = false;
+  /** The plan of a resumed run, once its state passed every check (H5); `undefined` for a fresh run. */
+  resumed: ResumePlan | undefined;
+  /**
+   * Decisions given with `always: true`, by tool name (H11): read by prepare before `approve`
+   * is asked, written when a decision stands. `runAgent`'s own map when it passed one (one
+   * map for every turn), else this run's, made on first use (most runs never ask): read it
+   * through {@link standing}.
+   */
+  #standing: Map<string, StandingDecision> | undefined;
+
+  // --- release in call order (O2, O6, J3)
+  /** Each ended call's `tool_result` in call order, the batch's `terminate`, and journaled commits (release.ts). */
+  readonly #inOrder: InOrderRelease;
+  /** True once the run's signal changed the batch (`ToolBatch.aborted`): an outcome, or a stream of calls cut short; only goes from false to true. */
+  abortChangedOutcome = false;
+
+  // --- the journal (J1–J10): used only when `journal` is set
+  /** The journal's first failure (J9); once set, nothing more is journaled or emitted, and the generator throws it. */
+  journalError: JournalError | undefined;
+
+  // --- channels
+  /**
+   * The run's mailbox: its merge engine, which queues every settled tool step (M1–M3), and
+   * the run's own notes ({@link RunNote}, `Step.Note`), in the order they happened.
+   */
+  readonly engine: MergeEngine<CallRecord | undefined>;
+  /** What the consumer is handed next, in order (O3–O5), with the pull marks of generator tools (M3). */
+  readonly outbox: Outbox<CallRecord | undefined>;
+
+  // --- onInProgressChange
+  /** Executing call ids, and a count per id (ids can repeat); made on the first change, so only when the option is set. */
+  #inProgress: { readonly ids: Set<string>; readonly counts: Map<string, number> } | undefined;
+  #toolNames: string | undefined;
+
+  // --- tracing (contract T1)
+  /** The batch's trace, from the first `next()` to the end; `undefined` when `options.tracing` is unset (then no call has a trace either). */
+  #trace: TracedBatch | undefined;
+  /** The W3C trace context of the batch's span when it paused, for its state (issue 22). */
+  #pausedTraceContext: TraceHeaders | undefined;
+
+  constructor(calls: readonly ToolCall[] | AsyncIterable<ToolCall>, options: RunToolsOptions) {
+    super();
+    this.options = options;
+    this.tools = toolTable(options.tools);
+    this.sequential = options.mode === 'sequential';
+    this.concurrency = this.sequential ? 1 : (options.maxConcurrency ?? DEFAULTS.maxConcurrency);
+    this.graceMs = options.abortGraceMs ?? DEFAULTS.abortGraceMs;
+    this.maxResultChars = options.maxResultChars ?? DEFAULTS.maxResultChars;
+    this.beforeToolCall = options.beforeToolCall;
+    this.afterToolCall = options.afterToolCall;
+    this.approve = options.approve;
+    this.#standing = (options as { [STANDING_DECISIONS]?: Map<string, StandingDecision> })[STANDING_DECISIONS];
+    this.journal = options.journal;
+    this.interruptedCalls = options.interruptedCalls ?? 'unknown';
+    if (Array.isArray(calls)) this.received = calls as ToolCall[];
+    else {
+      this.received = [];
+      this.#source = calls as AsyncIterable<ToolCall>;
+    }
+    // When a tool settles, what had stopped it is noted at once and its timers cleared: the
+    // record may be taken much later (a slow consumer), and an abort in between must not be
+    // blamed on a call that had already ended.
+    this.engine = new MergeEngine<CallRecord | undefined>((record) => {
+      if (record === undefined || record.state !== CallState.Running) return;
+      record.stoppedBy = record.cause;
+      record.runStoppedFirst = this.stopped;
+      record.close();
+    });
+    this.outbox = new Outbox(this.engine);
+    this.#inOrder = new InOrderRelease(this);
+  }
+
+  /** True once the run was aborted or the consumer left: nothing new may start. */
+  get stopped(): boolean {
+    return this.cause !== undefined;
+  }
+
+  /** The decisions that stand for a tool (H11), by name; see `#standing`. */
+  get standing(): Map<string, StandingDecision> {
+    return (this.#standing ??= new Map());
+  }
+
+  /** The available tool names, for "unknown tool" errors: computed once per run. */
+  get toolNames(): string {
+    return (this.#toolNames ??= [...this.tools.keys()].join(', '));
+  }
+
+  /** Result messages released so far, in call order (O6). */
+  get messages(): ToolResultMessage[] {
+    return this.#inOrder.messages;
+  }
+
+  /** True once every call has been answered — or is deferred or held (H3) — and no more can arrive. */
+  get finished(): boolean {
+    return this.#active === 0 && this.#inOrder.committing === 0 && this.#input === undefined && this.#source === undefined && (this.#next === this.received.length || this.#holding);
+  }
+
+  /** True when the finished run has calls waiting for approval: the batch ends paused (H3). */
+  get paused(): boolean {
+    return this.#deferred !== undefined && this.#deferred.length > 0;
+  }
+
+  /** The paused batch: its requests and its state (H3, H4), signed with `signingSecret` when given (H9). */
+  pausedBatch(): Promise<PausedBatch> {
+    const { held, terminating, blockTerminated } = this.#inOrder.pausedParts();
+    const requests = new Map<number, ToolApprovalRequest>();
+    for (const record of this.#deferred!) requests.set(record.index, record.approval!);
+    return pausedBatch({
+      calls: this.received,
+      tools: this.tools,
+      released: this.messages,
+      held,
+      requests,
+      terminating,
+      blockTerminated,
+      standing: this.standing,
+      signingSecret: this.options.signingSecret,
+      ttlMs: this.options.stateTtlMs ?? DEFAULTS.stateTtlMs,
+      traceContext: this.#pausedTraceContext,
+    });
+  }
+
+  /**
+   * Starts a resumed run from its checked plan (H5): the results released before the pause
+   * are the batch's first messages (no event: the consumer had them), the other results of
+   * the state are released in call order as the frontier reaches them.
+   */
+  applyResume(plan: ResumePlan): void {
+    this.resumed = plan;
+    this.#inOrder.resumeFrom(plan);
+    for (const [tool, decision] of plan.standing) this.standing.set(tool, decision);
+    this.#next = plan.released;
+  }
+
+  /** True when the batch asks the agent loop to stop: every result asked, none is an error (O6), or a blocking hook asked (P6). */
+  get terminate(): boolean {
+    return this.#inOrder.terminate;
+  }
+
+  noteAbortChangedOutcome(): void {
+    this.abortChangedOutcome = true;
+  }
+
+  /**
+   * Starts the batch's trace, when the run is traced: on the first `next()`, before any call
+   * is handed out; for a resumed run, once its state is read (the paused batch's trace
+   * context is in it).
+   */
+  startTrace(): void {
+    const tracing = this.options.tracing;
+    if (tracing === undefined) return;
+    this.#trace = TracedBatch.start(tracing, {
+      traceContext: this.options.traceContext,
+      mode: this.sequential ? 'sequential' : 'parallel',
+      resumedFrom: this.resumed?.traceContext,
+    });
+  }
+
+  /**
+   * Ends the batch's trace (and the trace of every call still open: as interrupted, or as
+   * pending approval when the batch paused); once. A paused batch's span context is read
+   * first, for its state.
+   */
+  endTrace(outcome: BatchTraceEnd['outcome'], error?: unknown): void {
+    const trace = this.#trace;
+    if (trace === undefined) return;
+    this.#trace = undefined;
+    if (outcome === 'paused') this.#pausedTraceContext = trace.headers();
+    const end: BatchTraceEnd = { outcome, calls: this.received.length, aborted: this.abortChangedOutcome, terminate: this.terminate };
+    trace.end(error === undefined ? end : { ...end, error });
+  }
+
+  /** Wakes the run generator when the run stops (it may be waiting on the engine). */
+  protected override onAbort(_cause: AbortCause): void {
+    this.engine.notify();
+  }
+
+  /** Hands out calls while the rules allow. Called when the outbox is empty. */
+  pump(): void {
+    // After a journal failure nothing more is opened (J9): the generator throws.
+    if (this.journalError !== undefined) return;
+    if (this.stopped) {
+      // A stream of calls cut by the run's abort: calls that would have come are not in the batch.
+      if (this.cause === 'run' && (this.#input !== undefined || this.#source !== undefined)) this.abortChangedOutcome = true;
+      this.#stopInput();
+      this.#answerWaiting();
+      // Deferred calls never ran: not paused, every call is answered (H3, A2).
+      if (this.#deferred !== undefined) this.#answerDeferred(this.#deferred);
+      this.#holding = false;
+      // Calls never handed out are answered now, as never run (A2).
+      while (this.#next < this.received.length) {
+        const index = this.#next++;
+        if (!this.#carry(index)) this.#answerNotRun(index);
+      }
+      return;
+    }
+    // At most HAND_OUT_SLICE calls per pass: their events are delivered before the next slice.
+    // S2 with a journal: the previous result is taken once its commit settled (it is emitted then).
+    for (let handed = 0; this.#preparing === undefined && this.#exclusive === undefined && !this.#holding && this.#active < this.concurrency && (this.#inOrder.committing === 0 || !this.sequential); handed++) {
+      if (handed === HAND_OUT_SLICE) return;
+      if (this.#next === this.received.length) {
+        this.#readInput();
+        return;
+      }
+      // H3: an exclusive call after a deferred one needs it ended: held, with all after it.
+      if (this.#deferred !== undefined && this.#deferred.length > 0 && this.tools.get(this.received[this.#next]!.name)?.executionMode === 'sequential') {
+        this.#holding = true;
+        break;
+      }
+      // A resumed run: a call that ended before the pause is not handed out again (H5).
+      if (this.resumed !== undefined && this.#carry(this.#next)) {
+        this.#next++;
+        continue;
+      }
+      this.#handOut(this.#next++);
+      if (this.journalError !== undefined) return;
+      // S2: the next call waits until the consumer has taken this one's result.
+      if (this.sequential) return;
+    }
+    // Held calls are not prepared, but a stream of calls is read to its end: the state keeps every call.
+    if (this.#holding) this.#readInput();
+  }
+
+  /**
+   * A resumed run's call `index` that ended before the pause: its stored result is released
+   * in call order, with no new start or end event (they were emitted before the pause).
+   * False when the call did not end before the pause.
+   */
+  #carry(index: number): boolean {
+    const message = this.resumed?.results.get(index);
+    if (message === undefined) return false;
+    const record = new CallRecord(index, this.received[index]!, this.graceMs, this);
+    record.advance(CallState.Ended);
+    this.#release(record, message);
+    return true;
+  }
+
+  /** Deferred calls of a run that stops: each ends `not_run` (A2) — the batch is aborted, not paused (H3). */
+  #answerDeferred(deferred: CallRecord[]): void {
+    this.#deferred = undefined;
+    for (const record of deferred) {
+      if (record.state !== CallState.Deferred) continue;
+      this.#active++;
+      this.#end(record, notRun(record.call));
+    }
+  }
+
+  /** Prepare ended with "needs approval" and no answer (H3): the call waits, without a slot. */
+  #defer(record: CallRecord): void {
+    if (!record.advance(CallState.Deferred)) return;
+    this.#active--;
+    if (this.#exclusive === record) {
+      this.#exclusive = undefined;
+      this.#holding = true;
+    }
+    if (this.sequential) this.#holding = true;
+    (this.#deferred ??= []).push(record);
+    const call = record.call;
+    this.outbox.push({ type: 'tool_approval_request', toolCallId: call.id, toolName: call.name, index: record.index, request: record.approval! });
+  }
+
+  /** Reacts to one record of the mailbox: a tool's step, or one of the run's notes. */
+  handle(record: MergeRecord<CallRecord | undefined>): void {
+    const call = record.tag;
+    if (record.step === Step.Note) {
+      this.#handleNote(call, record.value as RunNote);
+      return;
+    }
+    if (call === undefined || call.state !== CallState.Running) return;
+    switch (record.step) {
+      case Step.Value:
+        if (call.trace !== undefined) call.trace.progress(record.value);
+        if (call.journal !== undefined) call.journal.progress(record.value);
+        this.outbox.push({ type: 'tool_execution_update', toolCallId: call.call.id, toolName: call.call.name, index: call.index, progress: record.value });
+        this.outbox.pullAfter((call.pullMark ??= new PullMark(call)));
+        return;
+      case Step.Done:
+        this.#returned(call, record.value);
+        return;
+      default:
+        this.#finalize(call, thrownOutcome(call, record.value, call.stoppedBy));
+    }
+  }
+
+  /** A call's grace period after an abort ran out with its tool still busy (A3): its outcome is synthesized. */
+  abandoned(call: CallRecord): void {
+    call.runStoppedFirst = this.stopped;
+    this.post(call, { kind: 'abandoned' });
+  }
+
+  /** Posts a note about `call` (or the run, `undefined`) to the mailbox: it is read in turn, after every step queued before it. */
+  post(call: CallRecord | undefined, note: RunNote): void {
+    this.engine.post(call, note);
+  }
+
+  /**
+   * The consumer left: stop reading calls, let go of every running tool. Returns the
+   * settling of each tool's `return()`, for the run generator to wait on for at most the
+   * grace period (A5).
+   */
+  closeSources(): Promise<unknown>[] {
+    this.#stopInput();
+    return this.engine.close();
+  }
+
+  /** Acts on one of the run's notes. */
+  #handleNote(call: CallRecord | undefined, note: RunNote): void {
+    switch (note.kind) {
+      case 'prepared':
+        if (call !== undefined && call.state === CallState.Preparing) {
+          this.#preparing = undefined;
+          this.#afterPrepare(call, note.outcome);
+        }
+        return;
+      case 'committed':
+        this.#inOrder.committed(call!);
+        return;
+      case 'commit-failed':
+        this.#inOrder.commitFailed(call!, note.error);
+        return;
+      case 'finalized':
+        if (call !== undefined && call.state === CallState.Finalizing) this.#end(call, note.outcome);
+        return;
+      case 'abandoned':
+        if (call !== undefined && call.state === CallState.Running) {
+          this.engine.detach(call);
+          this.#finalize(call, abandonedOutcome(call));
+        }
+        return;
+      case 'input':
+        this.#reading = false;
+        // A read that settles after the run stopped reading (abort, consumer exit) is
+        // dropped: what the run answers must not depend on when the stream settles (S4).
+        if (this.#input === undefined) return;
+        if (note.result.done === true) this.#input = undefined;
+        else this.received.push(coerceCall(note.result.value));
+        return;
+      case 'input-error':
+        // S4: the calls already received are answered; nothing more is handed out.
+        this.#reading = false;
+        // After a stop, the stream's error is a consequence of letting it go (often the
+        // AbortError of a request aborted with the same signal): the run returns its batch.
+        if (this.#input === undefined) return;
+        this.#input = undefined;
+        this.inputError = { error: note.error };
+        // The generator will throw, not pause: deferred calls are answered too (H3).
+        if (this.#deferred !== undefined) this.#answerDeferred(this.#deferred);
+        this.#holding = false;
+        while (this.#next < this.received.length) this.#answerNotRun(this.#next++);
+        return;
+    }
+  }
+
+  /** Stage 1 for call `index`: `tool_execution_start`, then prepare (P1, P2). */
+  #handOut(index: number): void {
+    const call = this.received[index]!;
+    const tool = this.tools.get(call.name);
+    const record = new CallRecord(index, call, this.graceMs, this);
+    if (this.journal !== undefined) {
+      // J1: the entry is opened now, synchronously, as the call is handed out in call order.
+      record.journal = openEntry(this, this.journal, record);
+      if (record.journal === undefined) return;
+    }
+    record.tool = tool;
+    // A tool's limit that is a function of its input is read in #execute, once validated.
+    const own = tool?.timeoutMs;
+    record.timeoutMs = own === undefined ? this.options.timeoutMs : typeof own === 'number' ? own : undefined;
+    record.advance(CallState.Preparing);
+    this.#active++;
+    if (tool?.executionMode === 'sequential') this.#exclusive = record;
+    this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
+    if (this.#trace !== undefined) record.trace = this.#trace.startCall({ toolCallId: call.id, toolName: call.name, index, tool });
+    // Traced: prepare (prepareArguments, an async schema, beforeToolCall) runs in the call's span.
+    // A plain call has no extras (no trace, no journal entry): one load decides.
+    const extras = record.extras;
+    const prepared =
+      extras === undefined ? prepareToolCall(this, record) : extras.trace !== undefined ? extras.trace.run(prepareInSpan, record) : extras.journal === undefined ? prepareToolCall(this, record) : prepareJournaled(this, record);
+    if (isPromiseLike(prepared)) {
+      this.#preparing = record;
+      prepared.then(
+        (outcome) => this.post(record, { kind: 'prepared', outcome }),
+        // prepareToolCall turns every failure into an outcome; this is a last line of defence (P4).
+        (error: unknown) => this.post(record, { kind: 'prepared', outcome: outcomeText('rejected', thrownText(error)) }),
+      );
+      return;
+    }
+    // The plain call (prepared at once, may run, no journal entry, not exclusive) goes straight to stage 2.
+    if (prepared === undefined && record.extras?.journal === undefined && this.#exclusive !== record) this.#execute(record);
+    else this.#afterPrepare(record, prepared);
+  }
+
+  #afterPrepare(record: CallRecord, prepared: Prepared | typeof REPLAYED): void {
+    if (prepared === REPLAYED) {
+      this.#replay(record, record.journal!);
+      return;
+    }
+    let outcome = prepared;
+    const journaled = record.journal;
+    if (journaled !== undefined) {
+      // J5: interrupted in an earlier attempt, and nothing proved it never ran (prepare clears it for a rejection the run itself decided, or an approval not given).
+      if (journaled.unknown) outcome = unknownOutcome(record.call);
+    }
+    if (outcome !== undefined) {
+      if (outcome === DEFERRED) this.#defer(record);
+      else this.#end(record, outcome);
+      return;
+    }
+    // S3: an exclusive call waits until every earlier call has ended; #release wakes it.
+    if (this.#exclusive === record && this.#inOrder.next < record.index) {
+      record.advance(CallState.Waiting);
+      return;
+    }
+    this.#execute(record);
+  }
+
+  /** Stage 2: starts the tool (A1: its own signal; A4: its own timer). */
+  #execute(record: CallRecord): void {
+    if (this.stopped) {
+      this.#end(record, notRun(record.call));
+      return;
+    }
+    const own = record.tool!.timeoutMs;
+    if (typeof own === 'function') {
+      const limit = readTimeoutLimit(own, record.args);
+      if (limit instanceof Problem) {
+        this.#end(record, outcomeText('rejected', `Tool "${record.call.name}" was not run: its timeoutMs function ${limit.problem}. This is a problem in the tool definition, not in your call.`));
+        return;
+      }
+      record.timeoutMs = limit;
+    }
+    if (!record.advance(CallState.Running)) return;
+    record.enter(this);
+    if (record.timeoutMs !== undefined) record.startTimeout();
+    if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, true);
+    const trace = record.extras?.trace;
+    const started = trace === undefined ? executeToolCall(record) : trace.run(executeToolCall, record);
+    if (started instanceof Outcome) this.#finalize(record, started);
+    // Traced: every next() and return() of the tool runs in the call's span, across its suspensions.
+    else this.engine.attach(record, trace === undefined ? started : new TracedIterator(trace, started));
+  }
+
+  /**
+   * The tool returned `value`. The common case — it ended on its own, it returned a usable
+   * result, and there is no `afterToolCall` to see it — goes straight to stage 4, with no
+   * `Outcome` object (what `returnedOutcome` and finalize would give is this very result).
+   */
+  #returned(record: CallRecord, value: unknown): void {
+    if (record.stoppedBy === undefined && this.afterToolCall === undefined) {
+      const read = readToolOutput(value);
+      if (!(read instanceof Problem)) {
+        if (this.#toolSettled(record)) this.#end(record, read);
+        return;
+      }
+    }
+    this.#finalize(record, returnedOutcome(record, value, record.stoppedBy));
+  }
+
+  /** The tool settled (returned, threw, or was abandoned): the call moves to `Finalizing`; false when it was already past `Running`. */
+  #toolSettled(record: CallRecord): boolean {
+    if (!record.advance(CallState.Finalizing)) return false;
+    record.close();
+    if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, false);
+    return true;
+  }
+
+  /** Stage 3: the tool settled with `executed`; it goes through `afterToolCall` (P3). */
+  #finalize(record: CallRecord, executed: Outcome): void {
+    if (!this.#toolSettled(record)) return;
+    const finalized =
+      record.trace === undefined || this.afterToolCall === undefined
+        ? finalizeToolCall(this, record, executed)
+        : record.trace.run(() => finalizeToolCall(this, record, executed), undefined);
+    if (finalized instanceof Outcome) {
+      this.#end(record, finalized);
+      return;
+    }
+    finalized.then(
+      (outcome) => this.post(record, { kind: 'finalized', outcome }),
+      (error: unknown) => this.post(record, { kind: 'finalized', outcome: outcomeText('error', thrownText(error)) }),
+    );
+  }
+
+  /**
+   * Stages 4 and 5 for the call's outcome: `tool_execution_end` now (O3), `tool_result` when
+   * every earlier call has ended (O2). A plain `ToolResult` is an `ok` outcome: the common
+   * case, a tool that returned a usable result with nothing to finalize, makes no `Outcome`
+   * (and no throw made it). An outcome a throw made carries the thrown value (`Outcome.thrown`)
+   * on to the end event's `error` and the call's trace (O7, T2).
+   */
+  #end(record: CallRecord, ended: Outcome | ToolResult): void {
+    if (!record.advance(CallState.Ended)) return;
+    const outcome = ended instanceof Outcome ? ended : undefined;
+    const isError = outcome === undefined ? false : outcome.isError;
+    const kind: CallOutcome = outcome === undefined ? 'ok' : outcome.outcome;
+    // One bound over the whole text of every result, errors and hook overrides included (C20).
+    const result = boundResult(outcome === undefined ? (ended as ToolResult) : outcome.result, this.maxResultChars);
+    this.#emitEnd(record, result, isError, kind, createToolResultMessage(record.call, result, isError), false, outcome?.thrown);
+  }
+
+  /** A call whose prior is `'ended'` (J4): its journaled progress, end (replayed) and result, nothing run, nothing committed. */
+  #replay(record: CallRecord, journaled: JournaledCall): void {
+    if (!record.advance(CallState.Ended)) return;
+    const { result: journaledResult, progress } = journaled.replay!;
+    const call = record.call;
+    if (progress !== undefined) {
+      for (const value of progress) {
+        if (record.trace !== undefined) record.trace.progress(value);
+        this.outbox.push({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, index: record.index, progress: value });
+      }
+    }
+    const message = journaledResult.message;
+    const result: ToolResult = { content: message.content };
+    if (message.details !== undefined) result.details = message.details;
+    if (message.meta !== undefined) result.meta = message.meta;
+    if (journaledResult.terminate !== undefined) result.terminate = journaledResult.terminate;
+    this.#emitEnd(record, result, message.isError, journaledResult.outcome, message, true);
+  }
+
+  /**
+   * Stage 4 for a call already `Ended` (run now or replayed): its slot freed, `tool_execution_end`
+   * emitted (with `thrown`'s value as its `error`, and to the trace, when a throw made the outcome); then stage 5.
+   */
+  #emitEnd(
+    record: CallRecord,
+    result: ToolResult,
+    isError: boolean,
+    kind: CallOutcome,
+    message: ToolResultMessage,
+    replayed: boolean,
+    thrown?: { readonly value: unknown },
+  ): void {
+    record.args = undefined;
+    this.#active--;
+    if (this.#preparing === record) this.#preparing = undefined;
+    if (this.#exclusive === record) this.#exclusive = undefined;
+    this.#inOrder.countTerminate(result.terminate, isError, kind);
+    // ToolBatch.aborted: the run's abort decided this outcome (docs/decisions.md).
+    if (!replayed && this.cause === 'run' && (kind === 'not_run' || kind === 'interrupted' || kind === 'abandoned')) this.abortChangedOutcome = true;
+    const end = toolExecutionEndEvent(record, result, isError, kind, thrown);
+    if (replayed) end.replayed = true;
+    this.outbox.push(end);
+    const extras = record.extras;
+    if (extras !== undefined) {
+      if (extras.trace !== undefined) extras.trace.end(kind, isError, result, thrown?.value);
+      const journaled = extras.journal;
+      // J3: what is committed is what the call's end and result events carry.
+      if (journaled !== undefined && !replayed) journaled.result = result.terminate === undefined ? { message, outcome: kind } : { message, outcome: kind, terminate: result.terminate };
+    }
+    this.#release(record, message);
+  }
+
+  /** Stage 5 for an ended call: released in call order (release.ts); an exclusive call waiting for its turn may go then (S3). */
+  #release(record: CallRecord, message: ToolResultMessage): void {
+    this.#inOrder.place(record, message);
+    const waiting = this.#exclusive;
+    if (waiting !== undefined && waiting.state === CallState.Waiting && this.#inOrder.next === waiting.index) this.#execute(waiting);
+  }
+
+  /** The journal failed on `operation` for `record` (J9): noted once; the generator stops the run and throws it. */
+  journalFailed(record: CallRecord, operation: JournalOperation, error: unknown): Outcome {
+    if (this.journalError === undefined) {
+      const call = record.call;
+      this.journalError = new JournalError(operation, record.index, `call ${record.index} (tool ${JSON.stringify(call.name.slice(0, 100))}, id ${JSON.stringify(call.id.slice(0, 100))})`, error);
+      this.engine.notify();
+    }
+    return notRun(record.call);
+  }
+
+  /** A call the run stopped before it was handed out: start, end and result, never run (A2). */
+  #answerNotRun(index: number): void {
+    const call = this.received[index]!;
+    const record = new CallRecord(index, call, this.graceMs, this);
+    record.advance(CallState.Preparing);
+    this.#active++;
+    this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
+    if (this.#trace !== undefined) record.trace = this.#trace.startCall({ toolCallId: call.id, toolName: call.name, index, tool: this.tools.get(call.name) });
+    this.#end(record, notRun(call));
+  }
+
+  #readInput(): void {
+    if (this.#source !== undefined) {
+      // The iterator is made on the first read, so a run never iterated opens no stream.
+      const source = this.#source;
+      this.#source = undefined;
+      try {
+        this.#input = source[Symbol.asyncIterator]();
+      } catch (error) {
+        this.inputError = { error };
+        return;
+      }
+    }
+    const input = this.#input;
+    if (input === undefined || this.#reading) return;
+    this.#reading = true;
+    let read: Promise<IteratorResult<ToolCall, unknown>>;
+    try {
+      read = input.next();
+    } catch (error) {
+      read = Promise.reject(error);
+    }
+    Promise.resolve(read).then(
+      (result) => this.post(undefined, { kind: 'input', result }),
+      (error: unknown) => this.post(undefined, { kind: 'input-error', error }),
+    );
+  }
+
+  #stopInput(): void {
+    this.#source = undefined;
+    const input = this.#input;
+    if (input === undefined) return;
+    this.#input = undefined;
+    // The model's stream is not read further; its own cleanup runs (not awaited: it may be
+    // parked in a network read).
+    void Promise.resolve()
+      .then(() => input.return?.())
+      .catch(() => {});
+  }
+
+  /** An exclusive call waiting for the calls before it must not start after a stop: it is answered `not_run`. */
+  #answerWaiting(): void {
+    const waiting = this.#exclusive;
+    if (waiting !== undefined && waiting.state === CallState.Waiting && this.stopped) this.#end(waiting, notRun(waiting.call));
+  }
+
+  /** Adds or removes one executing call and tells `onInProgressChange` (a throw there is reported, not raised). */
+  #setInProgress(id: string, running: boolean): void {
+    const { ids, counts } = (this.#inProgress ??= { ids: new Set(), counts: new Map() });
+    const count = (counts.get(id) ?? 0) + (running ? 1 : -1);
+    if (count > 0) counts.set(id, count);
+    else counts.delete(id);
+    const changed = running ? count === 1 : count === 0;
+    if (!changed) return;
+    if (running) ids.add(id);
+    else ids.delete(id);
+    const listener = this.options.onInProgressChange;
+    if (listener === undefined) return;
+    try {
+      listener(ids);
+    } catch (error) {
+      emitWarning(`toolrun: onInProgressChange threw and was ignored: ${thrownText(error)}`);
+    }
+  }
+}
+
+/** Stage 1 of a traced call, as a function of the record alone (run in the call's span without a closure). */
+function prepareInSpan(record: CallRecord): Prepared | typeof REPLAYED | Promise<Prepared | typeof REPLAYED> {
+  return record.journal === undefined ? prepareToolCall(record.owner as Run, record) : prepareJournaled(record.owner as Run, record);
+}
+
+/** A call that arrived on an async stream: kept even when malformed, so it still gets its result (O1). */
+function coerceCall(raw: unknown): ToolCall {
+  const call: ToolCall = { id: '', name: '', arguments: undefined };
+  try {
+    const c = (typeof raw === 'object' && raw !== null ? raw : {}) as Partial<ToolCall>;
+    const id = c.id;
+    const name = c.name;
+    call.id = typeof id === 'string' ? id : '';
+    call.name = typeof name === 'string' ? name : '';
+    call.arguments = c.arguments;
+    // A stream adapter's cut-off mark must survive, or a truncated call would run (case C16).
+    const incomplete = c.incomplete;
+    if (typeof incomplete === 'string') call.incomplete = incomplete;
+    // The provider's item, for an adapter whose peer takes it (ToolCall.providerItem).
+    const providerItem = c.providerItem;
+    if (providerItem !== undefined) call.providerItem = providerItem;
+  } catch {
+    // An unreadable call (a revoked Proxy) is kept as a nameless call: it is answered (O1).
+  }
+  return call;
+}
