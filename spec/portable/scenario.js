@@ -3,7 +3,7 @@
 // 22, Deno, Bun and a browser page under a strict Content-Security-Policy
 // (spec/portable/run.mjs). No timing assumptions: every "while running" is a gate the
 // scenario opens itself, and the one timer is the tool's own timeout (A4).
-import { defineTool, runTools } from 'toolrun';
+import { defineTool, fromEventStream, runTools, toEventStream } from 'toolrun';
 
 /** A promise and the function that resolves it. */
 function gate() {
@@ -37,6 +37,7 @@ export async function runScenario() {
     await abortMidBatch(check);
     await perCallTimeout(check);
     await spinningGenerator(check);
+    await eventStreamRoundTrip(check);
   } catch (error) {
     check('scenario', false, `threw: ${error && error.stack ? error.stack : String(error)}`);
   }
@@ -214,4 +215,32 @@ async function spinningGenerator(check) {
   const text = textOf(batch.messages[0]);
   check('A7 a spinning generator ends at its timeout', text.includes('Tool "spin" timed out after 100 ms'), text);
   check('A7 a host timer fires while it spins', yieldsWhenTimerFired > 0 && yields > yieldsWhenTimerFired, `timer saw ${yieldsWhenTimerFired} of ${yields} yields`);
+}
+
+/**
+ * A batch's events as server-sent events through the runtime's own `Response`, read back by
+ * `fromEventStream` (W1, W2): the same events in the same order, and the batch as the value
+ * the reader returns — what a route handler in this runtime and its client see.
+ */
+async function eventStreamRoundTrip(check) {
+  const echo = defineTool({
+    name: 'echo',
+    input: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    async *execute({ text }) {
+      yield `echoing ${text}`;
+      return text.toUpperCase();
+    },
+  });
+  const calls = [
+    { id: 'e0', name: 'echo', arguments: { text: 'a' } },
+    { id: 'e1', name: 'echo', arguments: { text: 'b' } },
+  ];
+  const sent = [];
+  const response = new Response(toEventStream((signal) => runTools(calls, { tools: [echo], signal }), { onEvent: (event) => sent.push(event.type) }));
+  const reader = fromEventStream(response.body);
+  const { events, batch } = await consume(reader);
+  const received = events.map((event) => event.type);
+  check('W1 the events come back through a Response in order', received.length > 0 && received.join() === sent.join(), `sent ${sent.join()} received ${received.join()}`);
+  const texts = batch && Array.isArray(batch.messages) ? batch.messages.map(textOf) : [];
+  check('W2 the reader returns the batch', texts.join() === 'A,B', `messages ${JSON.stringify(texts)}`);
 }
