@@ -1,26 +1,21 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { codingTools, grepTool, listFilesTool, readFileTool, shellSandboxStatus, shellTool } from '../../lib/tools/index.ts';
+import { codingTools, grepTool, listFilesTool, readFileTool, shellTool } from '../../lib/tools/index.ts';
+import { sandboxAvailable, sandboxSkipNote } from '../sandbox.ts';
 import type { ShellDetails, ShellProgress } from '../../lib/tools/index.ts';
 import type { ToolResult } from '../../lib/core/tool.ts';
 import { asGenerator, contextFor, drain, tempDir, textOf } from './support.ts';
 
 // The shell runs each command in bubblewrap (its default): where the sandbox cannot start, the
-// shell's half of the root check is skipped, with the reason and the fix in its title. The
-// sandbox itself is held by spec/tools/shell-sandbox.spec.ts (npm run test:slow).
-const sandbox = await shellSandboxStatus();
-const noSandbox = sandbox.available ? '' : ` (skipped: the shell's sandbox cannot start here: ${sandbox.reason}; install bubblewrap to run it)`;
-// One line in the default reporter too, which lists skipped tests by count only.
-if (!sandbox.available) console.warn(`spec/tools/index.spec.ts: the shell's root check is${noSandbox}`);
-
+// shell's half of the root check is skipped (spec/sandbox.ts says why, once).
 describe('codingTools', () => {
   it('returns shell, read_file, list_files and grep, in that order', () => {
     expect(codingTools().map((tool) => tool.name)).toEqual(['shell', 'read_file', 'list_files', 'grep']);
     expect([shellTool, readFileTool, listFilesTool, grepTool].every((factory) => typeof factory === 'function')).toBe(true);
   });
 
-  it.skipIf(!sandbox.available)(`roots the shell at options.root: it runs there${noSandbox}`, async () => {
+  it.skipIf(!sandboxAvailable)(`roots the shell at options.root: it runs there${sandboxSkipNote}`, async () => {
     const root = await tempDir();
     const [shell] = codingTools({ root });
     const pwd = await drain(asGenerator<ShellProgress, ToolResult<ShellDetails>>(shell.execute({ command: 'pwd' }, contextFor('shell'))));
