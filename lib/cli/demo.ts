@@ -87,7 +87,7 @@ export interface SavedDemo {
 }
 
 /** How the demo runs its shell commands: in the OS sandbox, or (where it cannot start) without it. */
-export type DemoShell = 'sandboxed' | 'unsandboxed';
+type DemoShell = 'sandboxed' | 'unsandboxed';
 
 /** The small project the demo's calls look at: path → text. */
 const demoFiles: Readonly<Record<string, string>> = {
