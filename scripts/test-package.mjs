@@ -37,7 +37,7 @@ import { once } from 'node:events';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -185,6 +185,25 @@ check('CLI-only and dev packages are not installed for library users', () => {
     existsSync(join(app, 'node_modules', name)),
   );
   assert(present.length === 0, `installed: ${present.join(', ')}`);
+});
+
+check("every relative link in the package's Markdown (README, docs, charts) names a file the package holds", () => {
+  const pkg = join(app, 'node_modules', 'toolrun');
+  const markdown = (dir) =>
+    readdirSync(join(pkg, dir), { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? (entry.name === 'node_modules' ? [] : markdown(join(dir, entry.name))) : entry.name.endsWith('.md') ? [join(dir, entry.name)] : [],
+    );
+  const missing = [];
+  let links = 0;
+  for (const file of markdown('.')) {
+    for (const [, target] of readFileSync(join(pkg, file), 'utf8').matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+      if (/^[a-z][a-z+.-]*:/i.test(target)) continue;
+      links++;
+      if (!existsSync(join(pkg, normalize(join(dirname(file), target))))) missing.push(`${file} → ${target}`);
+    }
+  }
+  assert(missing.length === 0, `${missing.length} links to files not in the package ("files" in package.json): ${missing.slice(0, 10).join(', ')}`);
+  return `${links} links`;
 });
 
 check("README 'In 30 seconds' example runs with plain node", () => {

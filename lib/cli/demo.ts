@@ -77,9 +77,19 @@ export interface SavedDemo {
   root: string;
   /** True when the demo made `root` (a temp folder): it is removed once the resumed run ends. */
   temporary: boolean;
+  /**
+   * How the first run ran the shell: `'sandboxed'` (bubblewrap) or `'unsandboxed'` (the
+   * sandbox could not start, so the demo ran its own fixed commands without it). The resumed
+   * run follows it: a sandboxed demo never continues unsandboxed. A file without it reads as
+   * `'sandboxed'`.
+   */
+  shell?: DemoShell;
   requests: ToolApprovalRequest[];
   state: PausedBatchState;
 }
+
+/** How the demo runs its shell commands: in the OS sandbox, or (where it cannot start) without it. */
+type DemoShell = 'sandboxed' | 'unsandboxed';
 
 /** The small project the demo's calls look at: path → text. */
 const demoFiles: Readonly<Record<string, string>> = {
@@ -148,16 +158,34 @@ export async function writeDemoFiles(root: string): Promise<void> {
 }
 
 /**
- * The demo's tools, working in `root`. The demo's shell commands are its own fixed ones,
- * not a model's, so where the shell's sandbox cannot start (no bubblewrap, not Linux) the
- * demo runs them without it and says so once, instead of showing every shell call refused.
- * An application's shell tool never does this on its own (docs/tools.md, the shell's sandbox).
+ * The demo's tools, working in `root`, and the line that says how the shell runs, shown with
+ * the run's title. The demo's shell commands are its own fixed ones, not a model's, so where
+ * the shell's sandbox cannot start (no bubblewrap, not Linux) a new demo runs them without it
+ * and says so, instead of showing every shell call refused. A resumed demo follows its first
+ * run (`follow`): one that ran sandboxed keeps the sandbox, so where it cannot start now the
+ * approved command is refused, and says why. An application's shell tool never drops the
+ * sandbox on its own (docs/tools.md, the shell's sandbox).
  */
-async function demoTools(root: string, view: RunView, bwrapPath: string | undefined): Promise<Tool[]> {
+async function demoTools(root: string, bwrapPath: string | undefined, follow?: DemoShell): Promise<{ tools: Tool[]; shell: DemoShell; note: string }> {
   const status = await shellSandboxStatus(bwrapPath === undefined ? {} : { bwrapPath });
-  if (!status.available) view.notice?.(`the shell's sandbox cannot start here (${status.reason}); the demo runs its own fixed commands without it`);
-  const sandbox = !status.available ? false : bwrapPath === undefined ? undefined : { bwrapPath };
-  return [shellTool({ cwd: root, ...(sandbox === undefined ? {} : { sandbox }) }), readFileTool({ root }), listFilesTool({ root }), grepTool({ root })];
+  let shell: DemoShell;
+  let note: string;
+  if (follow === 'unsandboxed') {
+    shell = 'unsandboxed';
+    note = `the shell runs without its sandbox, as in the first run of this demo (${status.available ? 'the sandbox could not start then' : status.reason})`;
+  } else if (status.available) {
+    shell = 'sandboxed';
+    note = `the shell runs each command in its sandbox (bubblewrap, ${status.bwrapPath}; no network, files outside the project read-only)`;
+  } else if (follow === 'sandboxed') {
+    shell = 'sandboxed';
+    note = `the shell's sandbox cannot start here (${status.reason}); the first run used it, so shell commands are refused, not run without it`;
+  } else {
+    shell = 'unsandboxed';
+    note = `the shell's sandbox cannot start here (${status.reason}); the demo runs its own fixed commands without it`;
+  }
+  const sandbox = shell === 'unsandboxed' ? false : bwrapPath === undefined ? undefined : { bwrapPath };
+  const tools = [shellTool({ cwd: root, ...(sandbox === undefined ? {} : { sandbox }) }), readFileTool({ root }), listFilesTool({ root }), grepTool({ root })];
+  return { tools, shell, note };
 }
 
 /**
@@ -180,9 +208,11 @@ export async function runDemo(view: RunView, options: DemoOptions = {}): Promise
   try {
     await writeDemoFiles(root);
     const calls = fromAnthropic(demoMessage);
+    const { tools, shell, note } = await demoTools(root, options.bwrapPath);
     view.begin(`demo: ${count(calls.length, 'parallel tool call')} from one assistant message, in ${temp === undefined ? root : `a temp folder (${root})`}`, calls);
+    view.line(note);
     const run = runTools(calls, {
-      tools: await demoTools(root, view, options.bwrapPath),
+      tools,
       abortGraceMs: DEMO_ABORT_GRACE_MS,
       beforeToolCall: demoApprovalRule,
       ...(options.approve === undefined ? {} : { approve: options.approve }),
@@ -191,7 +221,7 @@ export async function runDemo(view: RunView, options: DemoOptions = {}): Promise
     const batch = await drawBatch(view, options.watch === undefined ? run : options.watch(run), calls.length);
     if (batch.paused === undefined) return { batch };
     const stateFile = `${root}.paused.json`;
-    const saved: SavedDemo = { kind: 'toolrun/paused-demo', version: 1, root, temporary: temp !== undefined, requests: batch.paused.requests, state: batch.paused.state };
+    const saved: SavedDemo = { kind: 'toolrun/paused-demo', version: 1, root, temporary: temp !== undefined, shell, requests: batch.paused.requests, state: batch.paused.state };
     // `wx`: a new file, never one that was already there (or a link planted in its place).
     await writeFile(stateFile, `${JSON.stringify(saved, null, 2)}\n`, { flag: 'wx' });
     keep = true;
@@ -221,7 +251,7 @@ export async function readSavedDemo(file: string): Promise<SavedDemo> {
     throw new CliInputError(`--resume: ${file} is not JSON: ${(error as Error).message}`);
   }
   const s = saved as Partial<SavedDemo> | null;
-  if (typeof s !== 'object' || s === null || s.kind !== 'toolrun/paused-demo' || s.version !== 1 || typeof s.root !== 'string' || !Array.isArray(s.requests) || typeof s.state !== 'object') {
+  if (typeof s !== 'object' || s === null || s.kind !== 'toolrun/paused-demo' || s.version !== 1 || typeof s.root !== 'string' || !Array.isArray(s.requests) || typeof s.state !== 'object' || (s.shell !== undefined && s.shell !== 'sandboxed' && s.shell !== 'unsandboxed')) {
     throw new CliInputError(`--resume: ${file} is not a paused demo's state file (written by toolrun when the demo pauses)`);
   }
   try {
@@ -247,9 +277,11 @@ export type DemoDecider = (requests: readonly ToolApprovalRequest[]) => Promise<
  * @throws ResumeError (from `runTools`) when the state cannot be resumed (edited, tools
  *   changed, resumed before in this process).
  */
-export async function resumeDemo(view: RunView, file: string, saved: SavedDemo, options: { decide: DemoDecider; signal?: AbortSignal }): Promise<DemoOutcome | undefined> {
+export async function resumeDemo(view: RunView, file: string, saved: SavedDemo, options: { decide: DemoDecider; signal?: AbortSignal; bwrapPath?: string }): Promise<DemoOutcome | undefined> {
   const calls = fromAnthropic(demoMessage);
+  const { tools, note } = await demoTools(saved.root, options.bwrapPath, saved.shell === 'unsandboxed' ? 'unsandboxed' : 'sandboxed');
   view.begin(`demo, resumed: ${count(calls.length, 'tool call')} in ${saved.root}`, calls, earlierResults(saved.state));
+  view.line(note);
   for (const request of saved.requests) view.approval?.(request.index, request.reason, true);
   let approvals: ToolApprovalResponse[] | undefined;
   try {
@@ -261,7 +293,7 @@ export async function resumeDemo(view: RunView, file: string, saved: SavedDemo, 
   // Answered (by the flag or at the prompt): the rows stop saying they wait.
   for (const request of saved.requests) view.approval?.(request.index, undefined, false);
   const run = runTools(calls, {
-    tools: await demoTools(saved.root, view, undefined),
+    tools,
     abortGraceMs: DEMO_ABORT_GRACE_MS,
     beforeToolCall: demoApprovalRule,
     resume: { state: saved.state, approvals },

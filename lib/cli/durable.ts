@@ -17,6 +17,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import type { ToolEvent } from '../core/run/events.ts';
+import type { ToolJournal } from '../core/seams/journal.ts';
 import type { ToolCall } from '../core/tool/tool.ts';
 import { CliInputError } from './errors.ts';
 import { oneLine, truncate } from './text.ts';
@@ -52,7 +53,11 @@ interface DurableIo {
 }
 
 /** What the child tells the parent, one JSON line each (prefixed `@@ `): the run's events, then `done`. */
-type ChildLine = { m: 'event'; event: ToolEvent } | { m: 'done' };
+/**
+ * What the worker prints, one JSON line each: a run event; `replaying`, sent when the journal
+ * says a call ended in an earlier attempt, before that call's first event; or `done`.
+ */
+type ChildLine = { m: 'event'; event: ToolEvent } | { m: 'replaying'; index: number } | { m: 'done' };
 
 const CALLS: ToolCall[] = [
   { id: 'call_0', name: 'square', arguments: { n: 2 } },
@@ -163,6 +168,8 @@ interface Attempt {
 /** Starts one child and draws its events; in attempt 1 kills it once calls 0–2 are answered and the slow call runs. */
 function attempt(databaseUrl: string, workflowId: string, n: number, view: RunView): Promise<Attempt> {
   const state: Attempt = { started: new Set(), ends: new Map(), results: new Set(), answers: [], unknown: 0, done: false, killed: false, exit: '' };
+  const replaying = new Set<number>();
+  const heldStarts = new Map<number, ToolEvent>();
   const child = spawn(process.execPath, ['--no-deprecation', ...process.execArgv, process.argv[1]!, 'durable'], {
     env: { ...process.env, TOOLRUN_DURABLE_CHILD: JSON.stringify({ databaseUrl, workflowId, attempt: n }) },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -175,8 +182,22 @@ function attempt(databaseUrl: string, workflowId: string, n: number, view: RunVi
       state.done = true;
       return;
     }
+    if (line.m === 'replaying') {
+      replaying.add(line.index);
+      return;
+    }
     const event = line.event;
-    view.event(event);
+    // A replayed call did not run: its start is drawn with its end, at once, and the progress
+    // replayed from the journal is not drawn (a spinner and progress for a call that is not
+    // running would say it runs again).
+    if (event.type !== 'tool_result' && replaying.has(event.index)) {
+      if (event.type === 'tool_execution_start') heldStarts.set(event.index, event);
+      else if (event.type === 'tool_execution_end') {
+        const start = heldStarts.get(event.index);
+        if (start !== undefined) view.event(start);
+        view.event(event);
+      }
+    } else view.event(event);
     if (event.type === 'tool_execution_start') state.started.add(event.index);
     else if (event.type === 'tool_execution_end') state.ends.set(event.index, event.replayed === true);
     else if (event.type === 'tool_result') {
@@ -232,7 +253,7 @@ export async function durableChild(configText: string): Promise<number> {
   DBOS.setConfig({ name: 'toolrun-durable', systemDatabaseUrl: config.databaseUrl, logLevel: 'error', applicationVersion: config.workflowId });
   const workflow = DBOS.registerWorkflow(
     async () => {
-      const run = runTools(CALLS, { tools: [square, slowSum], journal: dbosJournal(), interruptedCalls: 'run-again' });
+      const run = runTools(CALLS, { tools: [square, slowSum], journal: tellingReplays(dbosJournal(), emit), interruptedCalls: 'run-again' });
       for (;;) {
         const step = await run.next();
         if (step.done === true) return step.value.messages.length;
@@ -250,4 +271,28 @@ export async function durableChild(configText: string): Promise<number> {
     await DBOS.shutdown();
   }
   return 0;
+}
+
+/**
+ * `journal`, telling the parent (a `replaying` line) which calls the journal holds a result
+ * for, before the run emits their first event: the run waits for an entry's `prior` before
+ * it starts the call, so the line always comes first.
+ */
+function tellingReplays(journal: ToolJournal, emit: (line: ChildLine) => void): ToolJournal {
+  return {
+    open(call) {
+      const entry = journal.open(call);
+      const prior = Promise.resolve(entry.prior).then((value) => {
+        if (value.state === 'ended') emit({ m: 'replaying', index: call.index });
+        return value;
+      });
+      return {
+        prior,
+        idempotencyKey: entry.idempotencyKey,
+        ...(entry.progress === undefined ? {} : { progress: (value: unknown) => entry.progress!(value) }),
+        decide: (decision) => entry.decide(decision),
+        commit: (result) => entry.commit(result),
+      };
+    },
+  };
 }

@@ -31,11 +31,13 @@
  * @module
  */
 import type { ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListRootsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolBatch } from '../core/run/events.ts';
 import { fromAnthropic } from '../formats/anthropic.ts';
 import { fromOpenAIChat } from '../formats/openai-chat.ts';
@@ -66,6 +68,9 @@ options:
   --env <NAME[=VALUE]> pass an environment variable to the server (repeatable); it gets
                       only HOME, LOGNAME, PATH, SHELL, TERM, USER otherwise
   --timeout <ms>      how long to wait for the server to start and answer (default: 15000)
+  --root <dir>        the folder offered to the server as its MCP root, where the example
+                      calls' paths point (default: the current folder); a server that takes
+                      roots (server-filesystem) serves it in place of folders in its arguments
   -h, --help          show this text
 
 Everything from <command> on is the server's command line, as is (put -- before it when
@@ -73,7 +78,8 @@ it starts with -).
 
 examples:
   toolrun mcp npx -y @modelcontextprotocol/server-everything stdio
-  toolrun mcp --calls calls.json npx -y @modelcontextprotocol/server-filesystem /tmp
+  toolrun mcp npx -y @modelcontextprotocol/server-filesystem
+  toolrun mcp --root /tmp --calls calls.json npx -y @modelcontextprotocol/server-filesystem
   toolrun mcp -- npx toolrun serve-mcp --tools read_file,grep,list_files --workspace .
 (in a clone of toolrun: npm start -- mcp …)
 `;
@@ -89,6 +95,8 @@ export interface McpCommandLine {
   env: Record<string, string>;
   /** Longest wait for the server to start (initialize), in ms. */
   timeoutMs: number;
+  /** `--root`: the folder offered as the server's MCP root. */
+  root?: string;
 }
 
 /** Default of `--timeout`, in ms. */
@@ -147,6 +155,9 @@ export function parseMcpCommandLine(argv: readonly string[], environment: NodeJS
         }
         break;
       }
+      case '--root':
+        line.root = inline ?? value(option);
+        break;
       case '--timeout': {
         const text = inline ?? value(option);
         const ms = Number(text);
@@ -175,6 +186,12 @@ export interface McpCommandOptions {
   signal: AbortSignal;
   /** Where `--env NAME` is read from. @default process.env */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The folder offered to the server as its one MCP root (`roots/list`), and the one the
+   * example arguments' paths point into.
+   * @default process.cwd()
+   */
+  root?: string;
 }
 
 /**
@@ -211,7 +228,12 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
     });
   }
   const exit = transport instanceof StdioClientTransport ? watchExit(transport) : () => undefined;
-  const client = new Client({ name: 'toolrun', version: '0.1.0' });
+  // The folder it runs in is the server's one root (MCP roots): a server that works on files
+  // and was given no folder of its own (server-filesystem without arguments) serves that one,
+  // and the example calls aim inside it.
+  const root = resolve(line.root ?? options.root ?? process.cwd());
+  const client = new Client({ name: 'toolrun', version: '0.1.0' }, { capabilities: { roots: {} } });
+  client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(root).href, name: basename(root) }] }));
   /** Why the server could not be used, as one line: what happened, how it exited, the end of its stderr, what to try. */
   const failure = (what: string, error: unknown): CliInputError => {
     const exited = exit();
@@ -249,7 +271,7 @@ export async function runMcpCommand(argv: readonly string[], options: McpCommand
     view.line(`MCP server ${server?.name ?? shown}${server?.version === undefined ? '' : ` ${server.version}`}: ${count(listed.length, 'tool')}`);
     for (const tool of listed) view.line(`  ${tool.name}${readOnly(tool) ? ' (read-only)' : ''}${describeLine(tool)}`);
 
-    const calls = given ?? derivedCalls(listed);
+    const calls = given ?? derivedCalls(listed, { directory: root, file: await someFile(root) });
     if (calls.length === 0) {
       view.line('No tool is marked read-only (annotations.readOnlyHint), so there is nothing to call with example arguments; pass --calls <file> to call tools.');
       return 0;
@@ -316,12 +338,34 @@ function isTimeout(error: unknown): boolean {
  * branch of `anyOf` / `oneOf` is used; optional properties are left out, so the server's
  * defaults apply.
  */
-export function exampleArguments(schema: unknown): Record<string, unknown> {
-  const value = exampleValue(schema, 0);
+export function exampleArguments(schema: unknown, paths?: ExamplePaths): Record<string, unknown> {
+  const value = exampleValue(schema, 0, paths === undefined ? undefined : { paths, name: '' });
   return isObjectRecord(value) ? value : {};
 }
 
-function exampleValue(schema: unknown, depth: number): unknown {
+/**
+ * Real paths for the example arguments of a tool that works on files: a string property
+ * named like a path (`path`, `paths`, `file`, `directory`, `source`, …, with or without a
+ * prefix such as `file_path`) gets `directory` when the tool's name says it works on
+ * folders (list, tree, search, `dir`), else `file`, so a first try reads what is there
+ * instead of failing on a made-up `"example"`.
+ */
+export interface ExamplePaths {
+  directory: string;
+  /** A file in `directory`; `directory` itself when it has none. */
+  file: string;
+  /** True when the tool works on folders (see above). */
+  folders?: boolean;
+}
+
+const PATH_NAME = /(?:^|_|-|[a-z](?=[A-Z]))(?:path|paths|file|files|filename|dir|directory|folder|source|destination|root)$/i;
+
+function exampleValue(schema: unknown, depth: number, fit?: { paths: ExamplePaths; name: string }): unknown {
+  if (fit !== undefined && PATH_NAME.test(fit.name) && isObjectRecord(schema) && !('const' in schema) && !Array.isArray(schema.enum)) {
+    const path = fit.paths.folders === true ? fit.paths.directory : fit.paths.file;
+    if (schema.type === 'string') return path;
+    if (schema.type === 'array' && isObjectRecord(schema.items) && schema.items.type === 'string') return [path];
+  }
   if (!isObjectRecord(schema) || depth > 8) return 'example';
   if ('default' in schema) return schema.default;
   if ('const' in schema) return schema.const;
@@ -329,7 +373,7 @@ function exampleValue(schema: unknown, depth: number): unknown {
   if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
   for (const key of ['anyOf', 'oneOf'] as const) {
     const branches = schema[key];
-    if (Array.isArray(branches) && branches.length > 0) return exampleValue(branches[0], depth + 1);
+    if (Array.isArray(branches) && branches.length > 0) return exampleValue(branches[0], depth + 1, fit);
   }
   const types = Array.isArray(schema.type) ? schema.type : [schema.type];
   const type = types.find((t) => t !== 'null') ?? (isObjectRecord(schema.properties) ? 'object' : undefined);
@@ -342,11 +386,11 @@ function exampleValue(schema: unknown, depth: number): unknown {
     case 'boolean':
       return false;
     case 'array':
-      return typeof schema.minItems === 'number' && schema.minItems > 0 ? [exampleValue(schema.items, depth + 1)] : [];
+      return typeof schema.minItems === 'number' && schema.minItems > 0 ? [exampleValue(schema.items, depth + 1, fit === undefined ? undefined : { paths: fit.paths, name: '' })] : [];
     case 'object': {
       const properties = isObjectRecord(schema.properties) ? schema.properties : {};
       const required = Array.isArray(schema.required) ? schema.required.filter((name): name is string => typeof name === 'string') : [];
-      return Object.fromEntries(required.map((name) => [name, exampleValue(properties[name], depth + 1)]));
+      return Object.fromEntries(required.map((name) => [name, exampleValue(properties[name], depth + 1, fit === undefined ? undefined : { paths: fit.paths, name })]));
     }
     case 'null':
       return null;
@@ -355,9 +399,22 @@ function exampleValue(schema: unknown, depth: number): unknown {
   }
 }
 
-/** One call per read-only tool, ids `call_1`, `call_2`…, arguments from {@link exampleArguments}. */
-function derivedCalls(tools: readonly McpToolInfo[]): ToolCall[] {
-  return tools.filter(readOnly).map((tool, i) => ({ id: `call_${i + 1}`, name: tool.name, arguments: exampleArguments(tool.inputSchema) }));
+/** One call per read-only tool, ids `call_1`, `call_2`…, arguments from {@link exampleArguments}, paths in `paths`. */
+function derivedCalls(tools: readonly McpToolInfo[], paths: ExamplePaths): ToolCall[] {
+  return tools
+    .filter(readOnly)
+    .map((tool, i) => ({ id: `call_${i + 1}`, name: tool.name, arguments: exampleArguments(tool.inputSchema, { ...paths, folders: /list|tree|search|find|dir|folder/i.test(tool.name) }) }));
+}
+
+/** A file in `dir` for the example arguments (README first, else the first by name), else `dir` itself. */
+async function someFile(dir: string): Promise<string> {
+  try {
+    const files = (await readdir(dir, { withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => entry.name).sort();
+    const name = files.find((n) => /^readme(\.|$)/i.test(n)) ?? files[0];
+    return name === undefined ? dir : join(dir, name);
+  } catch {
+    return dir;
+  }
 }
 
 function readOnly(tool: McpToolInfo): boolean {

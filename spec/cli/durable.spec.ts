@@ -48,6 +48,13 @@ describe('toolrun durable', () => {
     // Each replayed call is marked on its end line, and only in the second attempt; the others ran.
     for (const [i, value] of [[0, 4], [1, 9], [2, 16]] as const) expect(after).toContain(`end call_${i} ok replayed (from the journal, not run): ${value}\n`);
     expect(before).not.toContain('replayed (from the journal');
+    // A replayed call is drawn as replayed at once: its start line is followed by its end line,
+    // with none of the progress the journal replays (which would draw it as running again).
+    for (const i of [0, 1, 2]) {
+      expect(after).not.toMatch(new RegExp(`^ {2}call_${i} \\|`, 'm'));
+      expect(after).toMatch(new RegExp(`^start call_${i} square .*\\nend call_${i} ok replayed`, 'm'));
+    }
+    expect(before).toMatch(/^ {2}call_0 \| /m); // the control: the first attempt draws their progress
     expect(after).toMatch(/^end call_3 ok \d+ms: 15$/m);
     expect(after).not.toMatch(/^end call_3 .*replayed/m);
     // The results of attempt 2, in call order, once each.

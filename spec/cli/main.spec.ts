@@ -14,7 +14,8 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import { CTRL_C_NOTICE, main, USAGE } from '../../lib/cli/main.ts';
-import { runDemo } from '../../lib/cli/demo.ts';
+import { readSavedDemo, resumeDemo, runDemo } from '../../lib/cli/demo.ts';
+import { shellSandboxStatus } from '../../lib/tools/index.ts';
 import { createRunView } from '../../lib/cli/view/index.ts';
 import { interruptWhen, memoryIo, repoRoot, type MemoryIo } from './support.ts';
 
@@ -325,5 +326,60 @@ describe('the demo where the shell sandbox cannot start', () => {
     expect(byId.get('toolu_demo_02')?.isError).toBe(false);
     expect(JSON.stringify(byId.get('toolu_demo_02')?.content)).toMatch(/lines of TypeScript/);
     expect(batch.paused?.requests.map((r) => r.toolCallId)).toEqual(['toolu_demo_06']);
+  });
+});
+
+/** A plain view writing into a string, for the in-process demo runs below. */
+function textView(): { view: ReturnType<typeof createRunView>; out: () => string } {
+  const chunks: string[] = [];
+  const stream = new Writable({ write: (chunk, _encoding, done) => void (chunks.push(String(chunk)), done()) });
+  return { view: createRunView({ stream, tty: false }), out: () => chunks.join('') };
+}
+
+const approveAll = (requests: readonly { approvalId: string }[]) => Promise.resolve(requests.map((r) => ({ approvalId: r.approvalId, approved: true })));
+const sandbox = await shellSandboxStatus();
+
+describe("a resumed demo follows its first run's shell policy", () => {
+  // Fails if the resumed run probed the sandbox afresh and dropped it silently (the approved
+  // command ran unsandboxed with no word), or refused a demo that had already run unsandboxed.
+  it('first run without a sandbox: the state says so, and --resume runs the approved command unsandboxed and says why', { timeout: 60_000 }, async () => {
+    const root = await mkdtemp(join(tmpdir(), 'toolrun-demo-resume-off-'));
+    const missing = join(root, 'no-bwrap-here', 'bwrap');
+    try {
+      const first = textView();
+      const { stateFile } = await runDemo(first.view, { root, bwrapPath: missing }).finally(() => first.view.close());
+      const saved = await readSavedDemo(stateFile!);
+      expect(saved.shell).toBe('unsandboxed');
+      const second = textView();
+      const outcome = await resumeDemo(second.view, stateFile!, saved, { decide: approveAll, bwrapPath: missing }).finally(() => second.view.close());
+      const written = outcome!.batch.messages.find((m) => m.toolCallId === 'toolu_demo_06')!;
+      expect(written.isError).toBe(false);
+      expect(JSON.stringify(written.content)).toMatch(/TODOs written to TODO\.md/);
+      expect(second.out()).toMatch(/^the shell runs without its sandbox, as in the first run of this demo \(bubblewrap is not installed/m);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+      await rm(`${root}.paused.json`, { force: true });
+    }
+  });
+
+  it.skipIf(!sandbox.available)(`first run sandboxed, bubblewrap gone at --resume: the approved command is refused, not run unsandboxed, and the view says why${sandbox.available ? '' : ' (skipped: the sandbox cannot start here; install bubblewrap)'}`, { timeout: 60_000 }, async () => {
+    const root = await mkdtemp(join(tmpdir(), 'toolrun-demo-resume-on-'));
+    try {
+      const first = textView();
+      const { stateFile } = await runDemo(first.view, { root }).finally(() => first.view.close());
+      expect(first.out()).toMatch(/^the shell runs each command in its sandbox \(bubblewrap, /m);
+      const saved = await readSavedDemo(stateFile!);
+      expect(saved.shell).toBe('sandboxed');
+      const second = textView();
+      const outcome = await resumeDemo(second.view, stateFile!, saved, { decide: approveAll, bwrapPath: join(root, 'no-bwrap-here', 'bwrap') }).finally(() => second.view.close());
+      const written = outcome!.batch.messages.find((m) => m.toolCallId === 'toolu_demo_06')!;
+      expect(written.isError).toBe(true);
+      expect(JSON.stringify(written.content)).toMatch(/the command was not run/);
+      expect(existsSync(join(root, 'TODO.md'))).toBe(false);
+      expect(second.out()).toMatch(/^the shell's sandbox cannot start here \(bubblewrap is not installed.*\); the first run used it, so shell commands are refused, not run without it$/m);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+      await rm(`${root}.paused.json`, { force: true });
+    }
   });
 });

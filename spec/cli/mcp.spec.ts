@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../lib/cli/main.ts';
-import { exampleArguments, parseMcpCommandLine } from '../../lib/cli/mcp.ts';
+import { exampleArguments, parseMcpCommandLine, runMcpCommand } from '../../lib/cli/mcp.ts';
+import { createRunView } from '../../lib/cli/view/index.ts';
+import { Writable } from 'node:stream';
 import { isAlive, packageBin } from '../mcp-servers.ts';
 import { memoryIo, type MemoryIo } from './support.ts';
 
@@ -129,6 +131,21 @@ describe('toolrun mcp: the program (in process) against real servers', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  // Fails if the client offers no MCP root (the server then serves no folder: 8 of its 10
+  // read-only tools answer "Access denied") or the example paths aim at a made-up "example".
+  it('with no --calls and no folder for the server: it serves the root toolrun offers (the folder it runs in), and every example call succeeds', async () => {
+    const chunks: string[] = [];
+    const view = createRunView({ stream: new Writable({ write: (chunk, _encoding, done) => void (chunks.push(String(chunk)), done()) }), tty: false });
+    const code = await runMcpCommand([process.execPath, filesystem], { view, signal: new AbortController().signal, root: dir }).finally(() => view.close());
+    const out = chunks.join('');
+    expect(code, out).toBe(0);
+    expect(out).toMatch(/^run mcp: 10 parallel calls \(read-only tools with example arguments\)/m);
+    expect(out).toMatch(/^start call_\d+ read_text_file \{"path":"[^"]*notes\.txt"\}$/m);
+    expect(out).toMatch(/^ {2}call_\d+ ok second line \(\+1 line\)$/m);
+    expect(out).toContain(`  call_10 ok ${dir}`);
+    expect(out).toMatch(/\n10 results, 0 errors\n$/);
+  });
+
   it('--calls with a list: lists the server’s tools, runs the calls, prints results in call order, exits 0', async () => {
     const calls = join(dir, 'calls.json');
     await writeFile(
@@ -140,7 +157,7 @@ describe('toolrun mcp: the program (in process) against real servers', () => {
         { name: 'read_text_file', arguments: { path: join(dir, 'todo.txt') }, id: 'mine' },
       ]),
     );
-    const run = await mainInProcess(['--calls', calls, process.execPath, filesystem, dir]);
+    const run = await mainInProcess(['--root', dir, '--calls', calls, process.execPath, filesystem]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toBe('');
     expect(run.stdout).toMatch(/^MCP server secure-filesystem-server [\d.]+: \d+ tools\n/);

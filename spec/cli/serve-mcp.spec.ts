@@ -16,6 +16,7 @@ import { main } from '../../lib/cli/main.ts';
 import { READY_MADE_TOOL_NAMES, readyMadeTools } from '../../lib/cli/ready-made-tools.ts';
 import { loadTools } from '../../lib/cli/serve-mcp.ts';
 import { memoryIo, repoRoot } from './support.ts';
+import { itSandboxed } from '../sandbox.ts';
 
 /** Runs `main(['serve-mcp', ...args])` and asserts the bad-input shape: exit 2, one `toolrun: serve-mcp…` line matching `pattern`, nothing on stdout. */
 async function expectOneLine(args: readonly string[], pattern: RegExp): Promise<void> {
@@ -92,7 +93,7 @@ describe('serve-mcp: modules by package specifier', () => {
 });
 
 describe('serve-mcp --tools: the ready-made tools, rooted at the workspace', () => {
-  it('builds the named tools in the order given, rooted at the workspace, with annotations saying which only read', async () => {
+  itSandboxed('builds the named tools in the order given, rooted at the workspace, with annotations saying which only read', async () => {
     const { tools, workspace, perTool } = await readyMadeTools('grep,read_file,grep,shell', { workspace: 'ws', cwd: dir });
     expect(tools.map((tool) => tool.name)).toEqual(['grep', 'read_file', 'shell']);
     expect(workspace).toBe(join(dir, 'ws'));
@@ -120,7 +121,7 @@ describe('serve-mcp --tools: the ready-made tools, rooted at the workspace', () 
     expect(JSON.stringify(pwd!.content)).toContain(join(dir, 'ws'));
   });
 
-  it('end to end: toolrun mcp runs calls against toolrun serve-mcp --tools shell,read_file,grep,list_files --workspace ws (two programs, stdio)', { timeout: 240_000 }, async () => {
+  itSandboxed('end to end: toolrun mcp runs calls against toolrun serve-mcp --tools shell,read_file,grep,list_files --workspace ws (two programs, stdio)', { timeout: 240_000 }, async () => {
     const calls = join(dir, 'calls.json');
     await writeFile(
       calls,

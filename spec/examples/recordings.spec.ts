@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { replay, type ReplayReport } from '../../lib/cli/replay.ts';
 import type { RunView } from '../../lib/cli/view/run-view.ts';
 import { writeRecordings } from '../../examples/record.ts';
+import { itSandboxed } from '../sandbox.ts';
 
 const recordings = fileURLToPath(new URL('../../examples/recordings/', import.meta.url));
 const FILES = ['anthropic-session.json', 'openai-chat-session.json'];
@@ -44,7 +45,7 @@ describe('examples/record.ts', () => {
   const out = mkdtempSync(join(tmpdir(), 'toolrun-recordings-'));
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-  it('writes the committed recordings again, byte for byte', async () => {
+  itSandboxed('writes the committed recordings again, byte for byte', async () => {
     await writeRecordings(out);
     expect(readdirSync(out).sort()).toEqual(FILES);
     for (const file of FILES) expect(readFileSync(join(out, file), 'utf8'), file).toBe(readFileSync(join(recordings, file), 'utf8'));

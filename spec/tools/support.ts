@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach } from 'vitest';
+import { onTestFinished } from 'vitest';
 import type { ContentBlock } from '../../lib/core/tool/content.ts';
 import type { ToolContext, ToolResult } from '../../lib/core/tool/tool.ts';
 import { NO_CLIENT } from '../../lib/core/values/client.ts';
@@ -15,15 +15,16 @@ export function contextFor(toolName: string, signal: AbortSignal = new AbortCont
   return { toolCallId: `call-${toolName}`, toolName, index: 0, signal, client: NO_CLIENT };
 }
 
-const dirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-});
-
-/** A fresh real temp directory, removed after the current test. */
+/**
+ * A fresh real temp directory, removed when the current test finishes. Why `onTestFinished`
+ * and not a module-level `afterEach`: the fast project runs a worker's files in one module
+ * graph (`isolate: false`), so this module is evaluated once per worker and a hook it
+ * registered would belong to the first file that imported it only; the other files' dirs
+ * stayed behind.
+ */
 export async function tempDir(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'toolrun-tools-'));
-  dirs.push(dir);
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }
 
