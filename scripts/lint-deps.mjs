@@ -38,7 +38,9 @@ if (real.violations.length > 0) {
 }
 console.log(`lint:deps: no circle, no import against the layers (${real.cruised} modules)`);
 
-// 2. A planted lib/: one import against each rule; every rule must report it.
+// 2. A planted lib/: one import against each rule; every planted import must be reported under
+// its rule, and the one allowed exception (the portable entry importing the MCP tool source)
+// must not be.
 const planted = {
   'lib/core/low.ts': "import { up } from '../formats/up.ts';\nexport const low = up;\n",
   'lib/formats/up.ts': "import { loop } from '../extras/agent/loop.ts';\nexport const up = loop;\n",
@@ -46,30 +48,42 @@ const planted = {
   'lib/cli/main.ts': 'export const cli = 1;\n',
   'lib/schemas/s.ts': "import { up } from '../formats/up.ts';\nexport const s = up;\n",
   'lib/tools/t.ts': "import { loop } from '../extras/agent/loop.ts';\nexport const t = loop;\n",
-  'lib/otel/o.ts': "import { client } from '../extras/mcp.ts';\nexport const o = client;\n",
-  'lib/extras/mcp.ts': "import { serve } from '../mcp/serve.ts';\nexport const client = serve;\n",
-  'lib/mcp/serve.ts': "import { t } from '../tools/t.ts';\nexport const serve = t;\n",
+  'lib/otel/o.ts': "import { e } from '../extras/e.ts';\nexport const o = e;\n",
+  'lib/extras/e.ts': "import { serve } from '../mcp/server/serve.ts';\nexport const e = serve;\n",
+  'lib/mcp/server/serve.ts': "import { t } from '../../tools/t.ts';\nexport const serve = t;\n",
+  'lib/mcp/client/http.ts': "import { serve } from '../server/serve.ts';\nexport const http = serve;\n",
+  'lib/mcp/client/stdio.ts': 'export const stdio = 1;\n',
+  'lib/mcp/client/tools.ts': "import { stdio } from './stdio.ts';\nimport { readFileSync } from 'node:fs';\nexport const tools = [stdio, readFileSync];\n",
   'lib/adapters/a.ts': "import { loop } from '../extras/agent/loop.ts';\nexport const a = loop;\n",
-  'lib/index.ts': "export { o } from './otel/o.ts';\n",
+  'lib/index.ts':
+    "export { o } from './otel/o.ts';\nexport { http } from './mcp/client/http.ts';\nexport { serve } from './mcp/server/serve.ts';\nexport { tools } from './mcp/client/tools.ts';\n",
   'lib/core/ring-a.ts': "import { b } from './ring-b.ts';\nexport const a = () => b;\n",
   'lib/core/ring-b.ts': "import { a } from './ring-a.ts';\nexport const b = () => a;\n",
   'lib/core/fixture.ts': "import { x } from '../../spec/x.ts';\nexport const f = x;\n",
   'spec/x.ts': 'export const x = 1;\n',
 };
+/** `rule: from → to` of each planted violation; `to` is a path in lib/ or a Node built-in (named without `node:`). */
 const expected = [
-  'core-is-the-bottom',
-  'schemas-on-core',
-  'formats-below-the-loop',
-  'tools-on-core',
-  'otel-on-core',
-  'adapters-below-extras',
-  'extras-below-mcp-server',
-  'mcp-server-not-above',
-  'only-the-cli-imports-the-cli',
-  'core-entry-stays-portable',
-  'no-circular',
-  'not-to-spec',
+  'core-is-the-bottom: lib/core/low.ts → lib/formats/up.ts',
+  'schemas-on-core: lib/schemas/s.ts → lib/formats/up.ts',
+  'formats-below-the-loop: lib/formats/up.ts → lib/extras/agent/loop.ts',
+  'tools-on-core: lib/tools/t.ts → lib/extras/agent/loop.ts',
+  'otel-on-core: lib/otel/o.ts → lib/extras/e.ts',
+  'adapters-below-extras: lib/adapters/a.ts → lib/extras/agent/loop.ts',
+  'extras-below-mcp: lib/extras/e.ts → lib/mcp/server/serve.ts',
+  'mcp-not-above: lib/mcp/server/serve.ts → lib/tools/t.ts',
+  'mcp-client-not-server: lib/mcp/client/http.ts → lib/mcp/server/serve.ts',
+  'mcp-tool-source-portable: lib/mcp/client/tools.ts → lib/mcp/client/stdio.ts',
+  'mcp-tool-source-no-node: lib/mcp/client/tools.ts → fs',
+  'only-the-cli-imports-the-cli: lib/extras/agent/loop.ts → lib/cli/main.ts',
+  'core-entry-stays-portable: lib/index.ts → lib/otel/o.ts',
+  'core-entry-stays-portable: lib/index.ts → lib/mcp/client/http.ts',
+  'core-entry-stays-portable: lib/index.ts → lib/mcp/server/serve.ts',
+  'no-circular: lib/core/ring-a.ts → lib/core/ring-b.ts',
+  'not-to-spec: lib/core/fixture.ts → spec/x.ts',
 ];
+/** An import the rules allow on purpose: reporting it would be a rule too wide. */
+const allowed = ['lib/index.ts → lib/mcp/client/tools.ts'];
 const dir = mkdtempSync(join(tmpdir(), 'toolrun-lint-deps-'));
 try {
   for (const [path, text] of Object.entries(planted)) {
@@ -77,13 +91,19 @@ try {
     writeFileSync(join(dir, path), text);
   }
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', allowImportingTsExtensions: true, noEmit: true } }));
-  const fired = new Set(cruise(dir).violations.map((v) => v.rule.name));
-  const silent = expected.filter((rule) => !fired.has(rule));
+  const fired = new Set(cruise(dir).violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`));
+  const silent = expected.filter((line) => !fired.has(line));
   if (silent.length > 0) {
-    console.error(`lint:deps: the planted violations did not fail these rules: ${silent.join(', ')}`);
+    console.error(`lint:deps: these planted violations were not reported:\n  ${silent.join('\n  ')}`);
     process.exit(1);
   }
-  console.log(`lint:deps: a planted violation of each of the ${expected.length} rules fails them`);
+  const wide = [...fired].filter((line) => allowed.some((a) => line.endsWith(`: ${a}`)));
+  if (wide.length > 0) {
+    console.error(`lint:deps: an allowed import was reported:\n  ${wide.join('\n  ')}`);
+    process.exit(1);
+  }
+  const rules = new Set(expected.map((line) => line.slice(0, line.indexOf(':'))));
+  console.log(`lint:deps: a planted violation of each of the ${rules.size} rules fails them (${expected.length} planted imports), the allowed one passes`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

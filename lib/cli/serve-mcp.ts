@@ -38,8 +38,8 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { assertToolShape, type Tool } from '../core/tool.ts';
-import { staticTokenVerifier } from '../mcp/auth.ts';
-import { isLoopback, serveMcp } from '../mcp/serve.ts';
+import { staticTokenVerifier } from '../mcp/server/auth.ts';
+import { isLoopback, serveMcp } from '../mcp/server/serve.ts';
 import { CliInputError } from './errors.ts';
 import { READY_MADE_TOOL_NAMES, readyMadeTools } from './ready-made-tools.ts';
 

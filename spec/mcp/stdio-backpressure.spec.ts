@@ -15,7 +15,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { McpServeStats } from '../../lib/mcp/serve.ts';
+import type { McpServeStats } from '../../lib/mcp/server/serve.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const CEILING = 64 * 1024;

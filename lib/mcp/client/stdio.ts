@@ -24,8 +24,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { describeValue } from '../core/tool.ts';
-import { isObjectRecord } from '../core/guards.ts';
+import { describeValue } from '../../core/tool.ts';
+import { isObjectRecord } from '../../core/guards.ts';
 
 /** A JSON-RPC message as this transport passes it on (the client validates the rest). */
 export type McpJsonRpcMessage = { [key: string]: unknown };

@@ -34,15 +34,15 @@ import {
   type Tool as McpToolDefinition,
   type ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
-import { CancelScope } from '../core/abort.ts';
-import { runToolsInScope } from '../core/run-tools.ts';
-import type { ToolExecutionEndEvent } from '../core/events.ts';
-import { checkRunToolsArguments, type RunToolsOptions } from '../core/options.ts';
-import { validateArguments } from '../core/schema.ts';
-import { sanitizeTraceContext, type RunTracing } from '../core/tracing.ts';
-import { assertToolShape, describeValue, type InputSchema, type Tool, type ToolCall } from '../core/tool.ts';
-import { inputJsonSchema, toolJsonSchema } from '../core/json-schema.ts';
-import type { ToolCallerAuth } from '../core/tool-client.ts';
+import { CancelScope } from '../../core/abort.ts';
+import { runToolsInScope } from '../../core/run-tools.ts';
+import type { ToolExecutionEndEvent } from '../../core/events.ts';
+import { checkRunToolsArguments, type RunToolsOptions } from '../../core/options.ts';
+import { validateArguments } from '../../core/schema.ts';
+import { sanitizeTraceContext, type RunTracing } from '../../core/tracing.ts';
+import { assertToolShape, describeValue, type InputSchema, type Tool, type ToolCall } from '../../core/tool.ts';
+import { inputJsonSchema, toolJsonSchema } from '../../core/json-schema.ts';
+import type { ToolCallerAuth } from '../../core/tool-client.ts';
 import { approvalByElicitation, McpCallClient, type McpLogging } from './client-requests.ts';
 import { jsonText, toMcpContent } from './content.ts';
 

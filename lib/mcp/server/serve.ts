@@ -1,10 +1,10 @@
 /**
  * `serveMcp`: toolrun tools served as an MCP server over stdio or Streamable HTTP: the SDK's
  * (`@modelcontextprotocol/sdk` 1.x) Streamable HTTP transport, and a stdio transport of our
- * own with a per-message limit (lib/mcp/stdio-server.ts). Around them, what a server in
- * production needs: sessions capped and expiring (lib/mcp/sessions.ts), calls aborted when
+ * own with a per-message limit (lib/mcp/server/stdio.ts). Around them, what a server in
+ * production needs: sessions capped and expiring (lib/mcp/server/sessions.ts), calls aborted when
  * their client leaves, what queues for a slow client bounded per session
- * (lib/mcp/pacer.ts), and a `close()` bounded by the grace period.
+ * (lib/mcp/server/pacer.ts), and a `close()` bounded by the grace period.
  *
  * Streamable HTTP (MCP specification, revision 2025-06-18, "Base protocol → Transports"):
  * one endpoint (`/mcp` by default) on a Node `http` server; each client gets a session of
@@ -14,7 +14,7 @@
  * `Host` names another host is refused with 403, and on any address one whose `Origin` is
  * not the endpoint's own nor in `allowedOrigins` (DNS rebinding protection, which the
  * specification requires). With `http.auth`, every request needs a bearer token its verifier
- * accepts, and a session serves only the principal that opened it (lib/mcp/auth.ts).
+ * accepts, and a session serves only the principal that opened it (lib/mcp/server/auth.ts).
  *
  * @module
  */
@@ -24,13 +24,13 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Tool } from '../core/tool.ts';
+import type { Tool } from '../../core/tool.ts';
 import { authorize, endpointAuth, type EndpointAuth, type McpHttpAuth } from './auth.ts';
 import { BoundedEventStore, type EventStoreLimits } from './event-store.ts';
 import { DEFAULT_MAX_QUEUED_BYTES, NotificationPacer, type Outlet, type PacedMessage, type PacedSendOptions } from './pacer.ts';
-import { abortAllCalls, abortCall, callSettled, createMcpServer, hostCancels, isCallRunning, runningCallCount, serveCall, stopCalls, type McpServerOptions } from './server.ts';
+import { abortAllCalls, abortCall, callSettled, createMcpServer, hostCancels, isCallRunning, runningCallCount, serveCall, stopCalls, type McpServerOptions } from './mcp-server.ts';
 import { SessionTable, type McpSessionLimits } from './sessions.ts';
-import { StdioServerTransport } from './stdio-server.ts';
+import { StdioServerTransport } from './stdio.ts';
 
 /** Where `serveMcp` listens over Streamable HTTP, and how many sessions it keeps. */
 export interface McpHttpOptions extends McpSessionLimits {
