@@ -39,7 +39,8 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { assertToolShape, type Tool } from '../core/tool.ts';
 import { staticTokenVerifier } from '../mcp/server/auth.ts';
-import { isLoopback, serveMcp } from '../mcp/server/serve.ts';
+import { isLoopback } from '../mcp/server/request-guards.ts';
+import { serveMcp } from '../mcp/server/serve.ts';
 import { CliInputError } from './errors.ts';
 import { READY_MADE_TOOL_NAMES, readyMadeTools } from './ready-made-tools.ts';
 

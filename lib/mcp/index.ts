@@ -18,7 +18,8 @@
  */
 export { createMcpServer, mcpProgress } from './server/mcp-server.ts';
 export type { McpProgressPayload, McpServerOptions, McpToolOptions } from './server/mcp-server.ts';
-export { serveHttp, serveMcp } from './server/serve.ts';
+export { serveMcp } from './server/serve.ts';
+export { serveHttp } from './server/http.ts';
 export type { McpCloseSummary, McpHttpOptions, McpServeStats, ServedMcp, ServeMcpOptions } from './server/serve.ts';
 export type { EventStoreLimits } from './server/event-store.ts';
 export type { McpSessionLimits } from './server/sessions.ts';

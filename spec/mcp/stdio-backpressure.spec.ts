@@ -7,7 +7,7 @@
  *
  * A real child process whose stdout pipe this spec never reads; memory is shown by the
  * bytes the server itself reports queued (`stats().queuedBytes`: stdout's `writableLength`),
- * never by RSS. Fails if the drop in `serveStdio`'s `write` is removed (queuedBytes then
+ * never by RSS. Fails if the drop in `serveStdio`'s writer (lib/mcp/server/serve-stdio.ts) is removed (queuedBytes then
  * reaches about 200 × 16 KiB).
  */
 import { spawn } from 'node:child_process';

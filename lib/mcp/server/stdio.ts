@@ -18,7 +18,7 @@
  *
  * Writing: each message is one `write` of its JSON and a newline; `send` resolves at once (it
  * does not wait for `drain`): what may queue for a client that does not read is bounded by
- * `serveMcp` (lib/mcp/server/serve.ts): `NotificationPacer` (lib/mcp/server/pacer.ts) coalesces and drops
+ * `serveMcp` (lib/mcp/server/serve-stdio.ts): `NotificationPacer` (lib/mcp/server/pacer.ts) coalesces and drops
  * notifications at the ceiling, reading stops ({@link StdioServerTransport.pauseReading}) while
  * stdout is over it, and a response that would queue past twice the ceiling is dropped.
  * stdin ending (the client closed it) or stdout failing (`EPIPE`) is reported to `onend`.
