@@ -211,11 +211,9 @@ class HttpEndpoint {
 
   /** `GET /mcp`: the session's SSE stream; with `Last-Event-ID`, a resume of a stream that broke. */
   async get(req: IncomingMessage, res: ServerResponse, principal: string | undefined): Promise<void> {
-    const sessionId = req.headers['mcp-session-id'];
-    if (typeof sessionId !== 'string') return reply(res, 400, 'Bad Request: no Mcp-Session-Id header');
-    const session = this.#session(res, sessionId, principal);
-    if (session === undefined) return;
-    this.#hold(res, sessionId, session, []);
+    const held = this.#heldSession(req, res, principal);
+    if (held === undefined) return;
+    const { sessionId, session } = held;
     const lastEventId = req.headers['last-event-id'];
     if (typeof lastEventId === 'string' && session.store?.hasEnded(lastEventId)) return await resumeEnded(res, sessionId, session.store, lastEventId);
     session.stream = res;
@@ -224,12 +222,18 @@ class HttpEndpoint {
 
   /** `DELETE /mcp` (the session ends), and any other method of a session: the SDK's transport answers it. */
   async other(req: IncomingMessage, res: ServerResponse, principal: string | undefined): Promise<void> {
+    const held = this.#heldSession(req, res, principal);
+    if (held !== undefined) await held.session.transport.handleRequest(req, res);
+  }
+
+  /** The session named by a request without a body (`Mcp-Session-Id`), held while `res` is open; `undefined` when answered (400, 404). */
+  #heldSession(req: IncomingMessage, res: ServerResponse, principal: string | undefined): { sessionId: string; session: Session } | undefined {
     const sessionId = req.headers['mcp-session-id'];
-    if (typeof sessionId !== 'string') return reply(res, 400, 'Bad Request: no Mcp-Session-Id header');
+    if (typeof sessionId !== 'string') return void reply(res, 400, 'Bad Request: no Mcp-Session-Id header');
     const session = this.#session(res, sessionId, principal);
-    if (session === undefined) return;
+    if (session === undefined) return undefined;
     this.#hold(res, sessionId, session, []);
-    return await session.transport.handleRequest(req, res);
+    return { sessionId, session };
   }
 
   /** Session `sessionId` of `principal`, or `undefined` when answered 404. */

@@ -26,7 +26,7 @@
  * @module
  */
 import type { Readable, Writable } from 'node:stream';
-import { DEFAULT_MAX_MESSAGE_BYTES, LineReader, messageId } from '../client/stdio.ts';
+import { DEFAULT_MAX_MESSAGE_BYTES, LineReader, messageId } from '../stdio-lines.ts';
 import { isObjectRecord } from '../../core/guards.ts';
 
 /** JSON-RPC's "Invalid Request" code: the message could not be taken as a request. */
