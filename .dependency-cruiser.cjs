@@ -114,16 +114,16 @@ module.exports = {
       to: { path: '^lib/', pathNot: '^lib/(core|schemas|formats|adapters)/' },
     },
     {
-      name: 'extras-below-mcp-server',
+      name: 'extras-below-mcp',
       severity: 'error',
-      comment: 'lib/extras imports lib/core, lib/schemas and lib/formats (not the MCP server, the tools, otel or the CLI).',
+      comment: 'lib/extras imports lib/core, lib/schemas and lib/formats (not lib/mcp, the tools, otel or the CLI).',
       from: { path: '^lib/extras/' },
       to: { path: '^lib/', pathNot: '^lib/(core|schemas|formats|extras)/' },
     },
     {
-      name: 'mcp-server-not-above',
+      name: 'mcp-not-above',
       severity: 'error',
-      comment: 'lib/mcp (the MCP server side) imports lib/core, lib/schemas, lib/formats and lib/extras; not the tools, otel or the CLI.',
+      comment: 'lib/mcp (both sides of MCP) imports lib/core, lib/schemas, lib/formats and lib/extras; not the tools, otel or the CLI.',
       from: { path: '^lib/mcp/' },
       to: { path: '^lib/', pathNot: '^lib/(core|schemas|formats|extras|mcp)/' },
     },
@@ -135,6 +135,29 @@ module.exports = {
       to: { path: '^lib/', pathNot: '^lib/(core|inspect)/' },
     },
     {
+      name: 'mcp-client-not-server',
+      severity: 'error',
+      comment: 'lib/mcp/client (toolrun as an MCP client) imports nothing of lib/mcp/server: a program that only calls MCP servers never loads the server side.',
+      from: { path: '^lib/mcp/client/' },
+      to: { path: '^lib/mcp/server/' },
+    },
+    {
+      name: 'mcp-tool-source-portable',
+      severity: 'error',
+      comment:
+        'lib/mcp/client/tools.ts (`mcpTools`, exported by the portable entry) imports lib/core, lib/schemas and lib/formats only: ' +
+        'not the MCP transports (client/http.ts, client/stdio.ts), not the server side.',
+      from: { path: '^lib/mcp/client/tools\\.ts$' },
+      to: { path: '^lib/', pathNot: '^lib/(core|schemas|formats)/' },
+    },
+    {
+      name: 'mcp-tool-source-no-node',
+      severity: 'error',
+      comment: 'lib/mcp/client/tools.ts imports no Node built-in module (node:*): it runs in browsers too.',
+      from: { path: '^lib/mcp/client/tools\\.ts$' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
       name: 'only-the-cli-imports-the-cli',
       severity: 'error',
       comment: 'lib/cli is the program: nothing outside it imports it.',
@@ -144,9 +167,11 @@ module.exports = {
     {
       name: 'core-entry-stays-portable',
       severity: 'error',
-      comment: "`import 'toolrun'` reaches no node: module, no ready-made tool, no otel and no MCP server (spec/package/core-entry.spec.ts checks the bundle too).",
+      comment:
+        "`import 'toolrun'` reaches no node: module, no ready-made tool, no otel and no MCP server (spec/package/core-entry.spec.ts checks the bundle too). " +
+        'Of lib/mcp it imports exactly the portable tool source lib/mcp/client/tools.ts (`mcpTools`, `mcpContent`), which mcp-tool-source-portable keeps portable.',
       from: { path: '^lib/index\\.ts$' },
-      to: { path: '^lib/(cli|tools|otel|mcp|inspect)/' },
+      to: { path: '^lib/(cli|tools|otel|mcp|inspect)/', pathNot: '^lib/mcp/client/tools\\.ts$' },
     },
     {
       name: 'not-to-spec',

@@ -90,8 +90,8 @@ export type {
 export { inputJsonSchema, toolJsonSchema } from './core/schema/json-schema.ts';
 export { withJsonSchema } from './schemas/with-json-schema.ts';
 export { bfclGroundTruthArguments, convertBfclSchema } from './schemas/bfcl.ts';
-export { mcpContent, mcpTools } from './extras/mcp.ts';
-export type { McpCallToolResult, McpClientLike, McpProgress, McpRequestOptions, McpToolInfo, McpToolsOptions } from './extras/mcp.ts';
+export { mcpContent, mcpTools } from './mcp/client/tools.ts';
+export type { McpCallToolResult, McpClientLike, McpProgress, McpRequestOptions, McpToolInfo, McpToolsOptions } from './mcp/client/tools.ts';
 export { fromAnthropicStream } from './formats/anthropic-stream.ts';
 export { fromOpenAIChatStream } from './formats/openai-chat-stream.ts';
 export { fromOpenAIResponsesStream } from './formats/openai-responses-stream.ts';

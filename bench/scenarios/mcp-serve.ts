@@ -23,7 +23,7 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { connectMcpHttp } from '../../lib/mcp/client.ts';
+import { connectMcpHttp } from '../../lib/mcp/client/http.ts';
 import { formatInt, formatNum, formatRatio, median, nowNs, type Budget } from '../harness.ts';
 import { findRow, IMPL, type Row, type ScenarioName, type ScenarioOptions, type ScenarioResult, type Target } from '../rows.ts';
 

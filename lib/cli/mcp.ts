@@ -26,7 +26,7 @@
  *
  * The MCP SDK's client is imported here (this module is loaded only for `toolrun mcp`);
  * `serve-mcp` loads its server side through `lib/mcp/`. The library's MCP client bridge
- * (`lib/extras/mcp.ts`) needs none of it.
+ * (`lib/mcp/client/tools.ts`) needs none of it.
  *
  * @module
  */
@@ -42,7 +42,7 @@ import type { ToolBatch } from '../core/run/events.ts';
 import { fromAnthropic } from '../formats/anthropic.ts';
 import { fromOpenAIChat } from '../formats/openai-chat.ts';
 import { fromOpenAIResponses } from '../formats/openai-responses.ts';
-import { mcpTools, type McpToolInfo } from '../extras/mcp.ts';
+import { mcpTools, type McpToolInfo } from '../mcp/client/tools.ts';
 import { runTools } from '../core/run/run-tools.ts';
 import type { ToolCall } from '../core/tool/tool.ts';
 import { CliInputError } from './errors.ts';

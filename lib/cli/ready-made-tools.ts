@@ -10,7 +10,7 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Tool } from '../core/tool/tool.ts';
-import type { McpToolOptions } from '../mcp/server.ts';
+import type { McpToolOptions } from '../mcp/server/mcp-server.ts';
 import { grepTool, listFilesTool, readFileTool, shellTool } from '../tools/index.ts';
 import { CliInputError } from './errors.ts';
 

@@ -39,8 +39,9 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { assertToolShape } from '../core/schema/define-tool.ts';
 import { type Tool } from '../core/tool/tool.ts';
-import { staticTokenVerifier } from '../mcp/auth.ts';
-import { isLoopback, serveMcp } from '../mcp/serve.ts';
+import { staticTokenVerifier } from '../mcp/server/auth.ts';
+import { isLoopback } from '../mcp/server/request-guards.ts';
+import { serveMcp } from '../mcp/server/serve.ts';
 import { CliInputError } from './errors.ts';
 import { READY_MADE_TOOL_NAMES, readyMadeTools } from './ready-made-tools.ts';
 

@@ -16,15 +16,16 @@
  *
  * @module
  */
-export { createMcpServer, mcpProgress } from './server.ts';
-export type { McpProgressPayload, McpServerOptions, McpToolOptions } from './server.ts';
-export { serveHttp, serveMcp } from './serve.ts';
-export type { McpCloseSummary, McpHttpOptions, McpServeStats, ServedMcp, ServeMcpOptions } from './serve.ts';
-export type { EventStoreLimits } from './event-store.ts';
-export type { McpSessionLimits } from './sessions.ts';
-export { staticTokenVerifier } from './auth.ts';
-export type { AuthInfo, McpHttpAuth, McpTokenVerifier } from './auth.ts';
-export { connectMcpHttp } from './client.ts';
-export type { ConnectMcpHttpOptions } from './client.ts';
-export { McpStdioTransport } from './stdio.ts';
-export type { McpJsonRpcMessage, McpStdioTransportOptions } from './stdio.ts';
+export { createMcpServer, mcpProgress } from './server/mcp-server.ts';
+export type { McpProgressPayload, McpServerOptions, McpToolOptions } from './server/mcp-server.ts';
+export { serveMcp } from './server/serve.ts';
+export { serveHttp } from './server/http.ts';
+export type { McpCloseSummary, McpHttpOptions, McpServeStats, ServedMcp, ServeMcpOptions } from './server/serve.ts';
+export type { EventStoreLimits } from './server/event-store.ts';
+export type { McpSessionLimits } from './server/sessions.ts';
+export { staticTokenVerifier } from './server/auth.ts';
+export type { AuthInfo, McpHttpAuth, McpTokenVerifier } from './server/auth.ts';
+export { connectMcpHttp } from './client/http.ts';
+export type { ConnectMcpHttpOptions } from './client/http.ts';
+export { McpStdioTransport } from './client/stdio.ts';
+export type { McpJsonRpcMessage, McpStdioTransportOptions } from './client/stdio.ts';

@@ -11,7 +11,7 @@
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_SERVE_TIMEOUT_MS, serveMcpCommand } from '../../lib/cli/serve-mcp.ts';
-import { connectMcpHttp } from '../../lib/mcp/client.ts';
+import { connectMcpHttp } from '../../lib/mcp/client/http.ts';
 
 afterEach(() => {
   vi.useRealTimers();

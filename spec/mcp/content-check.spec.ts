@@ -7,9 +7,9 @@
  * 2. a tool result message read by the provider formats (`checkedResults`, which every
  *    converter reads content through, lib/formats/shared.ts): an invalid block becomes the
  *    `[invalid content block omitted: …]` text;
- * 3. an MCP server's tool result read by `mcpTools` (`mcpContent`, lib/extras/mcp.ts): the same;
+ * 3. an MCP server's tool result read by `mcpTools` (`mcpContent`, lib/mcp/client/tools.ts): the same;
  * 4. an MCP client's `sampling/createMessage` answer to a served tool's `client.sample()`
- *    (lib/mcp/client-requests.ts), with a real SDK client and server over the SDK's in-memory
+ *    (lib/mcp/server/client-requests.ts), with a real SDK client and server over the SDK's in-memory
  *    transport: a valid text, image or audio block reaches the tool; an invalid one fails the
  *    `sample()` call (the SDK's own check of the answer's shape may refuse it first).
  *

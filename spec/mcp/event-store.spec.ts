@@ -1,10 +1,10 @@
 /**
- * The bounded event store behind resumable SSE streams (lib/mcp/event-store.ts): what it
+ * The bounded event store behind resumable SSE streams (lib/mcp/server/event-store.ts): what it
  * keeps, what it replays, and that it never holds more than its limits.
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { BoundedEventStore } from '../../lib/mcp/event-store.ts';
+import { BoundedEventStore } from '../../lib/mcp/server/event-store.ts';
 
 const note = (n: number): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: n } });
 

@@ -20,7 +20,7 @@ import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineTool } from '../../lib/index.ts';
 import { connectMcpHttp, serveMcp } from '../../lib/mcp/index.ts';
-import { SessionTable } from '../../lib/mcp/sessions.ts';
+import { SessionTable } from '../../lib/mcp/server/sessions.ts';
 import { isAlive } from '../mcp-servers.ts';
 import { agent, call, gate, initialize, messages, post, servedWith, session, text, until } from './raw-http.ts';
 

@@ -1,11 +1,11 @@
 /**
- * NotificationPacer (lib/mcp/pacer.ts): what a session sends to a slow client, against a
+ * NotificationPacer (lib/mcp/server/pacer.ts): what a session sends to a slow client, against a
  * stand-in outlet whose backpressure the spec sets (an EventEmitter with the fields of a
  * Node Writable that the pacer reads). No timers: `drain` is emitted by the spec.
  */
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { NotificationPacer, type PacedMessage } from '../../lib/mcp/pacer.ts';
+import { NotificationPacer, type PacedMessage } from '../../lib/mcp/server/pacer.ts';
 
 class FakeOutlet extends EventEmitter {
   writableLength = 0;

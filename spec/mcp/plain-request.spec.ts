@@ -11,7 +11,7 @@
 import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isPlainRequest } from '../../lib/mcp/serve.ts';
+import { isPlainRequest } from '../../lib/mcp/server/cancellation.ts';
 
 /** What the SDK's `Protocol` does with a message: its `onmessage` tries these in this order. */
 function sdkTakesAsRequest(message: Record<string, unknown>): boolean {

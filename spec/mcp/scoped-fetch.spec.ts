@@ -1,5 +1,5 @@
 /**
- * scopedFetch (lib/mcp/client.ts): the `fetch` connectMcpHttp gives the SDK's transport. One
+ * scopedFetch (lib/mcp/client/http.ts): the `fetch` connectMcpHttp gives the SDK's transport. One
  * CancelScope per transport signal follows it; each request is a child scope. Against a real
  * loopback HTTP server that holds its responses until the spec lets them go.
  */
@@ -7,7 +7,7 @@ import { getEventListeners } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { scopedFetch } from '../../lib/mcp/client.ts';
+import { scopedFetch } from '../../lib/mcp/client/http.ts';
 import { gate } from '../helpers.ts';
 
 const listeners = (signal: AbortSignal): number => getEventListeners(signal, 'abort').length;

@@ -7,7 +7,7 @@
  *
  * A real child process whose stdout pipe this spec never reads; memory is shown by the
  * bytes the server itself reports queued (`stats().queuedBytes`: stdout's `writableLength`),
- * never by RSS. Fails if the drop in `serveStdio`'s `write` is removed (queuedBytes then
+ * never by RSS. Fails if the drop in `serveStdio`'s writer (lib/mcp/server/serve-stdio.ts) is removed (queuedBytes then
  * reaches about 200 × 16 KiB).
  */
 import { spawn } from 'node:child_process';
@@ -15,7 +15,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { McpServeStats } from '../../lib/mcp/serve.ts';
+import type { McpServeStats } from '../../lib/mcp/server/serve.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const CEILING = 64 * 1024;

@@ -1,6 +1,6 @@
 /**
  * Issue 20: over stdio `serveMcp` serves a plain `tools/call` itself (`serveCall`,
- * lib/mcp/server.ts), past the SDK's request machinery, and must answer exactly as the SDK
+ * lib/mcp/server/mcp-server.ts), past the SDK's request machinery, and must answer exactly as the SDK
  * would. A real `toolrun serve-mcp` child process spoken to in raw JSON-RPC lines, so that
  * what goes over the wire is what is checked:
  * - a call's response carries the result and the request id;

@@ -1,5 +1,5 @@
 /**
- * McpStdioTransport (lib/mcp/stdio.ts): the stdio transport that keeps the
+ * McpStdioTransport (lib/mcp/client/stdio.ts): the stdio transport that keeps the
  * connection when one message is bad. Each test runs a real child process that writes
  * crafted lines to its stdout; the MCP-level behaviour (a real server, the SDK's client)
  * is in `mcp.spec.ts`.

@@ -5,9 +5,9 @@
  * - a tool's return value and an `afterToolCall` answer (`readToolOutput`,
  *   lib/core/values/foreign.ts): an invalid block makes the call an error result naming it;
  * - a tool result message handed to a provider format (lib/formats/shared.ts) and an MCP
- *   server's tool result read by `mcpTools` (lib/extras/mcp.ts): an invalid block becomes a
+ *   server's tool result read by `mcpTools` (lib/mcp/client/tools.ts): an invalid block becomes a
  *   text block saying what was left out ({@link omittedBlockText});
- * - an MCP client's answer to `sampling/createMessage` (lib/mcp/client-requests.ts): an
+ * - an MCP client's answer to `sampling/createMessage` (lib/mcp/server/client-requests.ts): an
  *   invalid block fails the tool's `sample()` call with the problem.
  *
  * Valid blocks are copied field by field, so nothing else of the value is kept. The check
@@ -34,7 +34,7 @@ import { describeValue, typeName } from './guards.ts';
  * - `image` and `audio`: `data` a non-empty string (an image or a sound of no bytes shows
  *   nothing, and a provider that decodes it refuses the whole request) and `mimeType` a
  *   non-empty string (MCP requires it; providers need the media type); whether `data` is
- *   well-formed base64 is checked where a block leaves for MCP (lib/mcp/content.ts);
+ *   well-formed base64 is checked where a block leaves for MCP (lib/mcp/server/content.ts);
  * - `resource_link`: `uri` and `name` strings; `title`, `description`, `mimeType` kept when
  *   strings, `size` when a finite non-negative number;
  * - `resource`: a `resource` object with a string `uri` and a string `text` or `blob`;

@@ -1,5 +1,5 @@
 /**
- * Which tools came from an MCP server: `mcpTools` (lib/extras/mcp.ts) marks each tool it
+ * Which tools came from an MCP server: `mcpTools` (lib/mcp/client/tools.ts) marks each tool it
  * makes, and `toolrun/otel` reads the mark, without importing the MCP client.
  *
  * @module

@@ -18,7 +18,7 @@
  * Over stdio, connect the client with `McpStdioTransport` (from `toolrun/mcp`) rather than
  * the SDK's `StdioClientTransport` when a server may misbehave: the SDK's transport closes the whole
  * connection on one message over 10 MiB, and lets a request answered with `result: null`
- * wait for its timeout; toolrun's fails only that request, at once (`lib/mcp/stdio.ts`).
+ * wait for its timeout; toolrun's fails only that request, at once (`lib/mcp/client/stdio.ts`).
  *
  * The MCP SDK is not a runtime dependency of toolrun: this module calls only methods of the
  * client object it is given (`listTools`, `callTool`), typed structurally by
@@ -42,16 +42,16 @@
  *
  * @module
  */
-import { omittedBlockText, readContentBlock } from '../core/values/content.ts';
-import { Channel } from '../core/streams/channel.ts';
-import { contentToText } from '../formats/shared.ts';
-import { defineForeignTool } from '../core/schema/define-tool.ts';
-import { describeValue } from '../core/values/guards.ts';
-import type { ContentBlock, JsonSchema } from '../core/tool/content.ts';
-import type { Tool, ToolResult } from '../core/tool/tool.ts';
-import { madeByMcpTools } from '../core/values/tool-origin.ts';
-import { isObjectRecord } from '../core/values/guards.ts';
-import { whenSettled, type Settled } from '../core/values/settled.ts';
+import { omittedBlockText, readContentBlock } from '../../core/values/content.ts';
+import { Channel } from '../../core/streams/channel.ts';
+import { contentToText } from '../../formats/shared.ts';
+import { defineForeignTool } from '../../core/schema/define-tool.ts';
+import { describeValue } from '../../core/values/guards.ts';
+import type { ContentBlock, JsonSchema } from '../../core/tool/content.ts';
+import type { Tool, ToolResult } from '../../core/tool/tool.ts';
+import { madeByMcpTools } from '../../core/values/tool-origin.ts';
+import { isObjectRecord } from '../../core/values/guards.ts';
+import { whenSettled, type Settled } from '../../core/values/settled.ts';
 
 /** One MCP progress notification's payload, as yielded by an MCP tool (`tool_execution_update.progress`). */
 export interface McpProgress {

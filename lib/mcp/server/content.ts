@@ -7,7 +7,7 @@
  * @module
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { ContentBlock } from '../core/tool/content.ts';
+import type { ContentBlock } from '../../core/tool/content.ts';
 
 type McpContentBlock = CallToolResult['content'][number];
 
@@ -42,7 +42,7 @@ export function toMcpContent(content: readonly ContentBlock[]): McpContentBlock[
 /**
  * True for base64 text as MCP's schema takes it (the SDK checks it with `atob`, which also
  * skips ASCII whitespace): the result is no longer re-validated by the SDK's `Server`
- * (lib/mcp/server.ts), so a block a client's SDK would refuse is caught here.
+ * (lib/mcp/server/mcp-server.ts), so a block a client's SDK would refuse is caught here.
  */
 function isBase64(data: string): boolean {
   if (!BASE64.test(data)) return false;

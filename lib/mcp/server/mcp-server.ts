@@ -34,17 +34,17 @@ import {
   type Tool as McpToolDefinition,
   type ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
-import { CancelScope } from '../core/streams/abort.ts';
-import { runToolsInScope } from '../core/run/run-tools.ts';
-import type { ToolExecutionEndEvent } from '../core/run/events.ts';
-import { checkRunToolsArguments, type RunToolsOptions } from '../core/run/options.ts';
-import { validateArguments } from '../core/schema/schema.ts';
-import { sanitizeTraceContext, type RunTracing } from '../core/seams/tracing.ts';
-import { assertToolShape } from '../core/schema/define-tool.ts';
-import { describeValue } from '../core/values/guards.ts';
-import { type InputSchema, type Tool, type ToolCall } from '../core/tool/tool.ts';
-import { inputJsonSchema, toolJsonSchema } from '../core/schema/json-schema.ts';
-import type { ToolCallerAuth } from '../core/tool/client.ts';
+import { CancelScope } from '../../core/streams/abort.ts';
+import { runToolsInScope } from '../../core/run/run-tools.ts';
+import type { ToolExecutionEndEvent } from '../../core/run/events.ts';
+import { checkRunToolsArguments, type RunToolsOptions } from '../../core/run/options.ts';
+import { validateArguments } from '../../core/schema/schema.ts';
+import { sanitizeTraceContext, type RunTracing } from '../../core/seams/tracing.ts';
+import { assertToolShape } from '../../core/schema/define-tool.ts';
+import { describeValue } from '../../core/values/guards.ts';
+import { type InputSchema, type Tool, type ToolCall } from '../../core/tool/tool.ts';
+import { inputJsonSchema, toolJsonSchema } from '../../core/schema/json-schema.ts';
+import type { ToolCallerAuth } from '../../core/tool/client.ts';
 import { approvalByElicitation, McpCallClient, type McpLogging } from './client-requests.ts';
 import { jsonText, toMcpContent } from './content.ts';
 

@@ -24,7 +24,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CancelScope } from '../core/streams/abort.ts';
+import { CancelScope } from '../../core/streams/abort.ts';
 
 /** Options of {@link connectMcpHttp}. */
 export interface ConnectMcpHttpOptions {

@@ -14,10 +14,10 @@
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
-import { readContentBlock } from '../core/values/content.ts';
-import type { ToolApprovalHandler } from '../core/approval/approval.ts';
+import { readContentBlock } from '../../core/values/content.ts';
+import type { ToolApprovalHandler } from '../../core/approval/approval.ts';
 import { jsonText } from './content.ts';
-import type { ToolCallerAuth, ToolClient, ToolElicitRequest, ToolElicitResult, ToolLogLevel, ToolSampleRequest, ToolSampleResult } from '../core/tool/client.ts';
+import type { ToolCallerAuth, ToolClient, ToolElicitRequest, ToolElicitResult, ToolLogLevel, ToolSampleRequest, ToolSampleResult } from '../../core/tool/client.ts';
 
 /** Severity of each level, lowest first (the order of MCP's `LoggingLevel`). */
 const SEVERITY: { readonly [level in ToolLogLevel]: number } = { debug: 0, info: 1, notice: 2, warning: 3, error: 4, critical: 5, alert: 6, emergency: 7 };

@@ -6,7 +6,7 @@
  * its 10 MiB limit makes it throw from the `data` handler: the server process died ("exit 13,
  * unsettled top-level await") and the whole session was lost; a 200 MB line with no newline
  * was held whole. {@link StdioServerTransport} reads with the line reader of
- * `McpStdioTransport` (lib/mcp/stdio.ts) instead, which never holds more than the limit:
+ * `McpStdioTransport` (lib/mcp/client/stdio.ts) instead, which never holds more than the limit:
  *
  * | the client sends | the SDK's transport | this transport |
  * | --- | --- | --- |
@@ -18,7 +18,7 @@
  *
  * Writing: each message is one `write` of its JSON and a newline; `send` resolves at once (it
  * does not wait for `drain`): what may queue for a client that does not read is bounded by
- * `serveMcp` (lib/mcp/serve.ts): `NotificationPacer` (lib/mcp/pacer.ts) coalesces and drops
+ * `serveMcp` (lib/mcp/server/serve-stdio.ts): `NotificationPacer` (lib/mcp/server/pacer.ts) coalesces and drops
  * notifications at the ceiling, reading stops ({@link StdioServerTransport.pauseReading}) while
  * stdout is over it, and a response that would queue past twice the ceiling is dropped.
  * stdin ending (the client closed it) or stdout failing (`EPIPE`) is reported to `onend`.
@@ -26,8 +26,8 @@
  * @module
  */
 import type { Readable, Writable } from 'node:stream';
-import { DEFAULT_MAX_MESSAGE_BYTES, LineReader, messageId } from './stdio.ts';
-import { isObjectRecord } from '../core/values/guards.ts';
+import { DEFAULT_MAX_MESSAGE_BYTES, LineReader, messageId } from '../stdio-lines.ts';
+import { isObjectRecord } from '../../core/values/guards.ts';
 
 /** JSON-RPC's "Invalid Request" code: the message could not be taken as a request. */
 const INVALID_REQUEST = -32600;
