@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { dirname, join } from 'node:path';
@@ -82,14 +83,17 @@ async function start(impl: Impl, wire: Wire): Promise<Served> {
     await client.connect(transport);
     return { client, probe, close: () => client.close() };
   }
-  const child: ChildProcess = spawn(process.execPath, serverArgs(impl, wire), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  // toolrun serves HTTP behind a bearer token by default, as a user runs it: the bench pays
+  // for the check too. The plain SDK server has no authorization and ignores the header.
+  const token = randomBytes(32).toString('base64url');
+  const child: ChildProcess = spawn(process.execPath, serverArgs(impl, wire), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TOOLRUN_MCP_TOKEN: token } });
   const exited = once(child, 'exit');
   const probe = prober(() => child.pid, child.stderr!);
   const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
   const url = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(line)?.[1];
   if (url === undefined) throw new Error(`${impl}: unexpected first line ${line}`);
   // toolrun's client for both servers: the SDK's own adds a listener per request to one signal (issue 20).
-  const httpClient = await connectMcpHttp(new URL(url));
+  const httpClient = await connectMcpHttp(new URL(url), { token });
   return {
     client: httpClient,
     probe,
