@@ -229,7 +229,7 @@ export async function writeRecordings(outDir: string): Promise<string[]> {
       // The temp folder's name is in the shell tool's description and in error texts: it is
       // written as WORKSPACE_SHOWN, as a cassette filters what differs between runs.
       const text = `${JSON.stringify(cassette, null, 2)}\n`.split(root).join(WORKSPACE_SHOWN);
-      if (text.includes(tmpdir())) throw new Error(`${session.file} would contain a temp path`);
+      if (text.includes(join(tmpdir(), 'toolrun-'))) throw new Error(`${session.file} would contain a temp path`);
       const path = join(outDir, session.file);
       await writeFile(path, text);
       written.push(path);
