@@ -296,7 +296,7 @@ function stdioServer() {
 describe('serveMcp over stdio: an oversized line fails alone (issue 20, item 2)', () => {
   // Fails with the SDK's StdioServerTransport: the 11 MiB line kills the process (exit 13),
   // so no answer comes and `next()` ends.
-  it('an 11 MiB request gets a JSON-RPC error with its id; a 200 MB line with no id is dropped and logged; the next calls work; the peak RSS grows by far less than 200 MB', async () => {
+  it('an 11 MiB request gets a JSON-RPC error with its id; a 200 MB line with no id is dropped and logged; the next calls work; the peak RSS grows by less than 128 MiB (holding the line would take over 200 MB)', async () => {
     const server = stdioServer();
     await server.write(`${JSON.stringify(initialize)}\n${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
     expect((await server.next()).id).toBe(0);
@@ -319,8 +319,10 @@ describe('serveMcp over stdio: an oversized line fails alone (issue 20, item 2)'
     await server.write(`${JSON.stringify(call(9, 'echo', { text: 'still' }))}\n`);
     expect(await server.next()).toMatchObject({ id: 9, result: { content: [{ type: 'text', text: 'echo: still' }] } });
     const peakAfter = peak();
-    // Holding the line would grow the peak by over 200 MB; the reader keeps its edges only.
-    if (peakBefore !== undefined) expect(peakAfter! - peakBefore).toBeLessThan(64 * 1024 * 1024);
+    // Holding the line would grow the peak by over 200 MB; the reader keeps its edges only. The
+    // 1 MiB chunks it read and dropped are garbage until V8 collects them, later on a loaded
+    // machine (82 MB of growth seen at load 28), so the bound sits between that and 200 MB.
+    if (peakBefore !== undefined) expect(peakAfter! - peakBefore).toBeLessThan(128 * 1024 * 1024);
     expect(server.stderr()).toMatch(/The message of 209715200 bytes is over this server's limit .* It was dropped \(no request id to answer\)/);
     server.child.stdin.end();
     expect(await server.exited).toBe(0);
