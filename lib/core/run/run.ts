@@ -65,15 +65,16 @@ import { emitWarning } from '../values/platform.ts';
 import { abandonedOutcome, boundResult, executeToolCall, returnedOutcome, thrownOutcome } from './stages/execute.ts';
 import { finalizeToolCall, type FinalizeInput } from './stages/finalize.ts';
 import { Problem, readTimeoutLimit, readToolOutput } from '../values/foreign.ts';
-import { openEntry, prepareJournaled, REPLAYED, unknownOutcome } from './stages/journal.ts';
-import type { JournaledCall } from './journaled-call.ts';
+import { prepareStage, REPLAYED, replayedEnd, unknownOutcome } from './stages/journal.ts';
+import { JournalParticipant } from './participants/journal.ts';
+import { executeTraced, TracingParticipant } from './participants/tracing.ts';
+import type { CallEnd, CallLifecycle } from '../seams/lifecycle.ts';
 import { Outcome, outcomeText } from './stages/outcome.ts';
-import { DEFERRED, notRun, prepareToolCall, type JournalInput, type Prepared } from './stages/prepare.ts';
+import { DEFERRED, notRun, type JournalInput, type Prepared } from './stages/prepare.ts';
 import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.ts';
 import { Outbox, PullMark } from './outbox.ts';
 import { MergeEngine, Step, type MergeRecord } from '../streams/merge.ts';
 import type { Tool, ToolCall, ToolResult, ToolResultMessage } from '../tool/tool.ts';
-import { TracedBatch, TracedIterator, type BatchTraceEnd, type TraceHeaders } from '../seams/tracing.ts';
 import { isPromiseLike, thrownText } from '../values/guards.ts';
 
 /**
@@ -173,11 +174,11 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   #inProgress: { readonly ids: Set<string>; readonly counts: Map<string, number> } | undefined;
   #toolNames: string | undefined;
 
-  // --- tracing (contract T1)
-  /** The batch's trace, from the first `next()` to the end; `undefined` when `options.tracing` is unset (then no call has a trace either). */
-  #trace: TracedBatch | undefined;
-  /** The W3C trace context of the batch's span when it paused, for its state (issue 22). */
-  #pausedTraceContext: TraceHeaders | undefined;
+  // --- the participants in each call's life (seams/lifecycle.ts)
+  /** Tracing (T1), when `options.tracing` is set: the batch's trace and each call's. */
+  readonly tracing: TracingParticipant | undefined;
+  /** The journal (when set) then tracing, in the order they are called; `undefined` for a plain run, which calls none. */
+  readonly #participants: CallLifecycle<CallRecord>[] | undefined;
 
   constructor(calls: readonly ToolCall[] | AsyncIterable<ToolCall>, options: RunToolsOptions) {
     super();
@@ -209,6 +210,10 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     });
     this.outbox = new Outbox(this.engine);
     this.#inOrder = new InOrderRelease(this);
+    const participants: CallLifecycle<CallRecord>[] = [];
+    if (this.journal !== undefined) participants.push(new JournalParticipant(this, this.journal));
+    if (options.tracing !== undefined) participants.push((this.tracing = new TracingParticipant(options.tracing)));
+    this.#participants = participants.length === 0 ? undefined : participants;
   }
 
   /** True once the run was aborted or the consumer left: nothing new may start. */
@@ -257,7 +262,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       standing: this.standing,
       signingSecret: this.options.signingSecret,
       ttlMs: this.options.stateTtlMs ?? DEFAULTS.stateTtlMs,
-      traceContext: this.#pausedTraceContext,
+      traceContext: this.tracing?.pausedTraceContext,
     });
   }
 
@@ -280,35 +285,6 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   noteAbortChangedOutcome(): void {
     this.abortChangedOutcome = true;
-  }
-
-  /**
-   * Starts the batch's trace, when the run is traced: on the first `next()`, before any call
-   * is handed out; for a resumed run, once its state is read (the paused batch's trace
-   * context is in it).
-   */
-  startTrace(): void {
-    const tracing = this.options.tracing;
-    if (tracing === undefined) return;
-    this.#trace = TracedBatch.start(tracing, {
-      traceContext: this.options.traceContext,
-      mode: this.sequential ? 'sequential' : 'parallel',
-      resumedFrom: this.resumed?.traceContext,
-    });
-  }
-
-  /**
-   * Ends the batch's trace (and the trace of every call still open: as interrupted, or as
-   * pending approval when the batch paused); once. A paused batch's span context is read
-   * first, for its state.
-   */
-  endTrace(outcome: BatchTraceEnd['outcome'], error?: unknown): void {
-    const trace = this.#trace;
-    if (trace === undefined) return;
-    this.#trace = undefined;
-    if (outcome === 'paused') this.#pausedTraceContext = trace.headers();
-    const end: BatchTraceEnd = { outcome, calls: this.received.length, aborted: this.abortChangedOutcome, terminate: this.terminate };
-    trace.end(error === undefined ? end : { ...end, error });
   }
 
   /** Wakes the run generator when the run stops (it may be waiting on the engine). */
@@ -410,9 +386,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     if (call === undefined || call.state !== CallState.Running) return;
     switch (record.step) {
       case Step.Value:
-        if (call.trace !== undefined) call.trace.progress(record.value);
-        if (call.journal !== undefined) call.journal.progress(record.value);
-        this.outbox.push({ type: 'tool_execution_update', toolCallId: call.call.id, toolName: call.call.name, index: call.index, progress: record.value });
+        this.#progress(call, record.value, false);
         this.outbox.pullAfter((call.pullMark ??= new PullMark(call)));
         return;
       case Step.Done:
@@ -497,11 +471,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     const call = this.received[index]!;
     const tool = this.tools.get(call.name);
     const record = new CallRecord(index, call, this.graceMs, this);
-    if (this.journal !== undefined) {
-      // J1: the entry is opened now, synchronously, as the call is handed out in call order.
-      record.journal = openEntry(this, this.journal, record);
-      if (record.journal === undefined) return;
-    }
+    const participants = this.#participants;
+    if (participants !== undefined) for (const participant of participants) if (!participant.handOut(record, tool)) return;
     record.tool = tool;
     // A tool's limit that is a function of its input is read in #execute, once validated.
     const own = tool?.timeoutMs;
@@ -510,12 +481,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.#active++;
     if (tool?.executionMode === 'sequential') this.#exclusive = record;
     this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
-    if (this.#trace !== undefined) record.trace = this.#trace.startCall({ toolCallId: call.id, toolName: call.name, index, tool });
-    // Traced: prepare (prepareArguments, an async schema, beforeToolCall) runs in the call's span.
-    // A plain call has no extras (no trace, no journal entry): one load decides.
-    const extras = record.extras;
-    const prepared =
-      extras === undefined ? prepareToolCall(this, record) : extras.trace !== undefined ? extras.trace.run(prepareInSpan, record) : extras.journal === undefined ? prepareToolCall(this, record) : prepareJournaled(this, record);
+    const prepared = prepareStage(this, record);
     if (isPromiseLike(prepared)) {
       this.#preparing = record;
       prepared.then(
@@ -532,7 +498,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   #afterPrepare(record: CallRecord, prepared: Prepared | typeof REPLAYED): void {
     if (prepared === REPLAYED) {
-      this.#replay(record, record.journal!);
+      this.#replay(record);
       return;
     }
     let outcome = prepared;
@@ -574,10 +540,9 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     if (record.timeoutMs !== undefined) record.startTimeout();
     if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, true);
     const trace = record.extras?.trace;
-    const started = trace === undefined ? executeToolCall(record) : trace.run(executeToolCall, record);
+    const started = trace === undefined ? executeToolCall(record) : executeTraced(trace, record);
     if (started instanceof Outcome) this.#finalize(record, started);
-    // Traced: every next() and return() of the tool runs in the call's span, across its suspensions.
-    else this.engine.attach(record, trace === undefined ? started : new TracedIterator(trace, started));
+    else this.engine.attach(record, started);
   }
 
   /**
@@ -639,22 +604,19 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   }
 
   /** A call whose prior is `'ended'` (J4): its journaled progress, end (replayed) and result, nothing run, nothing committed. */
-  #replay(record: CallRecord, journaled: JournaledCall): void {
+  #replay(record: CallRecord): void {
     if (!record.advance(CallState.Ended)) return;
-    const { result: journaledResult, progress } = journaled.replay!;
+    const { progress, result, message, outcome } = replayedEnd(record.journal!);
+    if (progress !== undefined) for (const value of progress) this.#progress(record, value, true);
+    this.#emitEnd(record, result, message.isError, outcome, message, true);
+  }
+
+  /** One progress value of a running (or replayed) call: to each participant, then its `tool_execution_update`. */
+  #progress(record: CallRecord, value: unknown, replayed: boolean): void {
+    const participants = this.#participants;
+    if (participants !== undefined) for (const participant of participants) participant.progress(record, value, replayed);
     const call = record.call;
-    if (progress !== undefined) {
-      for (const value of progress) {
-        if (record.trace !== undefined) record.trace.progress(value);
-        this.outbox.push({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, index: record.index, progress: value });
-      }
-    }
-    const message = journaledResult.message;
-    const result: ToolResult = { content: message.content };
-    if (message.details !== undefined) result.details = message.details;
-    if (message.meta !== undefined) result.meta = message.meta;
-    if (journaledResult.terminate !== undefined) result.terminate = journaledResult.terminate;
-    this.#emitEnd(record, result, message.isError, journaledResult.outcome, message, true);
+    this.outbox.push({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, index: record.index, progress: value });
   }
 
   /**
@@ -680,12 +642,10 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     const end = toolExecutionEndEvent(record, result, isError, kind, thrown);
     if (replayed) end.replayed = true;
     this.outbox.push(end);
-    const extras = record.extras;
-    if (extras !== undefined) {
-      if (extras.trace !== undefined) extras.trace.end(kind, isError, result, thrown?.value);
-      const journaled = extras.journal;
-      // J3: what is committed is what the call's end and result events carry.
-      if (journaled !== undefined && !replayed) journaled.result = result.terminate === undefined ? { message, outcome: kind } : { message, outcome: kind, terminate: result.terminate };
+    const participants = this.#participants;
+    if (participants !== undefined) {
+      const ended: CallEnd = { outcome: kind, isError, result, message, replayed, thrown };
+      for (const participant of participants) participant.ended(record, ended);
     }
     this.#release(record, message);
   }
@@ -713,8 +673,9 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     const record = new CallRecord(index, call, this.graceMs, this);
     record.advance(CallState.Preparing);
     this.#active++;
+    const participants = this.#participants;
+    if (participants !== undefined) for (const participant of participants) participant.answered(record, this.tools.get(call.name));
     this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
-    if (this.#trace !== undefined) record.trace = this.#trace.startCall({ toolCallId: call.id, toolName: call.name, index, tool: this.tools.get(call.name) });
     this.#end(record, notRun(call));
   }
 
@@ -781,11 +742,6 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       emitWarning(`toolrun: onInProgressChange threw and was ignored: ${thrownText(error)}`);
     }
   }
-}
-
-/** Stage 1 of a traced call, as a function of the record alone (run in the call's span without a closure). */
-function prepareInSpan(record: CallRecord): Prepared | typeof REPLAYED | Promise<Prepared | typeof REPLAYED> {
-  return record.journal === undefined ? prepareToolCall(record.owner as Run, record) : prepareJournaled(record.owner as Run, record);
 }
 
 /** A call that arrived on an async stream: kept even when malformed, so it still gets its result (O1). */
