@@ -73,6 +73,7 @@ import { Outcome, outcomeText } from './stages/outcome.ts';
 import { DEFERRED, notRun, type JournalInput, type Prepared } from './stages/prepare.ts';
 import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.ts';
 import { Outbox, PullMark } from './outbox.ts';
+import { CallStream, type StreamNote } from './call-stream.ts';
 import { MergeEngine, Step, type MergeRecord } from '../streams/merge.ts';
 import type { Tool, ToolCall, ToolResult, ToolResultMessage } from '../tool/tool.ts';
 import { isPromiseLike, thrownText } from '../values/guards.ts';
@@ -89,8 +90,7 @@ type RunNote =
   | CommitNote
   | { kind: 'finalized'; outcome: Outcome }
   | { kind: 'abandoned' }
-  | { kind: 'input'; result: IteratorResult<ToolCall, unknown> }
-  | { kind: 'input-error'; error: unknown };
+  | StreamNote;
 
 /**
  * One run. Each field carries its invariant.
@@ -114,12 +114,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   // --- the calls
   /** `received[i]` is call i, in call order: the caller's array, or the calls a stream delivered so far (appended before they are handed out). */
   readonly received: ToolCall[];
-  /** The async iterable of calls, until its iterator is made on the first read (nothing is opened for a run never iterated). */
-  #source: AsyncIterable<ToolCall> | undefined;
-  /** Its iterator, while it may still deliver; `undefined` once done, failed, or let go of (S4). */
-  #input: AsyncIterator<ToolCall, unknown, undefined> | undefined;
-  /** True while one `next()` of `#input` is outstanding (at most one). */
-  #reading = false;
+  /** The stream of calls when they come from an async iterable (S4); `undefined` for an array. */
+  readonly #stream: CallStream | undefined;
   /** The error the calls' stream threw, if it did: rethrown once every received call is answered. */
   inputError: { error: unknown } | undefined;
 
@@ -197,7 +193,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     if (Array.isArray(calls)) this.received = calls as ToolCall[];
     else {
       this.received = [];
-      this.#source = calls as AsyncIterable<ToolCall>;
+      this.#stream = new CallStream(calls as AsyncIterable<ToolCall>, this);
     }
     // When a tool settles, what had stopped it is noted at once and its timers cleared: the
     // record may be taken much later (a slow consumer), and an abort in between must not be
@@ -238,7 +234,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   /** True once every call has been answered — or is deferred or held (H3) — and no more can arrive. */
   get finished(): boolean {
-    return this.#active === 0 && this.#inOrder.committing === 0 && this.#input === undefined && this.#source === undefined && (this.#next === this.received.length || this.#holding);
+    return this.#active === 0 && this.#inOrder.committing === 0 && this.#stream?.open !== true && (this.#next === this.received.length || this.#holding);
   }
 
   /** True when the finished run has calls waiting for approval: the batch ends paused (H3). */
@@ -298,8 +294,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     if (this.journalError !== undefined) return;
     if (this.stopped) {
       // A stream of calls cut by the run's abort: calls that would have come are not in the batch.
-      if (this.cause === 'run' && (this.#input !== undefined || this.#source !== undefined)) this.abortChangedOutcome = true;
-      this.#stopInput();
+      if (this.cause === 'run' && this.#stream?.open === true) this.abortChangedOutcome = true;
+      this.#stream?.stop();
       this.#answerWaiting();
       // Deferred calls never ran: not paused, every call is answered (H3, A2).
       if (this.#deferred !== undefined) this.#answerDeferred(this.#deferred);
@@ -316,7 +312,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     for (let handed = 0; this.#preparing === undefined && this.#exclusive === undefined && !this.#holding && this.#active < this.concurrency && (this.#inOrder.committing === 0 || !this.sequential); handed++) {
       if (handed === HAND_OUT_SLICE) return;
       if (this.#next === this.received.length) {
-        this.#readInput();
+        this.#read();
         return;
       }
       // H3: an exclusive call after a deferred one needs it ended: held, with all after it.
@@ -335,7 +331,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       if (this.sequential) return;
     }
     // Held calls are not prepared, but a stream of calls is read to its end: the state keeps every call.
-    if (this.#holding) this.#readInput();
+    if (this.#holding) this.#read();
   }
 
   /**
@@ -414,7 +410,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
    * grace period (A5).
    */
   closeSources(): Promise<unknown>[] {
-    this.#stopInput();
+    this.#stream?.stop();
     return this.engine.close();
   }
 
@@ -442,21 +438,14 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
           this.#finalize(call, abandonedOutcome(call));
         }
         return;
-      case 'input':
-        this.#reading = false;
-        // A read that settles after the run stopped reading (abort, consumer exit) is
-        // dropped: what the run answers must not depend on when the stream settles (S4).
-        if (this.#input === undefined) return;
-        if (note.result.done === true) this.#input = undefined;
-        else this.received.push(coerceCall(note.result.value));
+      case 'input': {
+        const delivered = this.#stream!.delivered(note.result);
+        if (delivered !== undefined) this.received.push(delivered);
         return;
+      }
       case 'input-error':
         // S4: the calls already received are answered; nothing more is handed out.
-        this.#reading = false;
-        // After a stop, the stream's error is a consequence of letting it go (often the
-        // AbortError of a request aborted with the same signal): the run returns its batch.
-        if (this.#input === undefined) return;
-        this.#input = undefined;
+        if (!this.#stream!.failed()) return;
         this.inputError = { error: note.error };
         // The generator will throw, not pause: deferred calls are answered too (H3).
         if (this.#deferred !== undefined) this.#answerDeferred(this.#deferred);
@@ -679,43 +668,10 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.#end(record, notRun(call));
   }
 
-  #readInput(): void {
-    if (this.#source !== undefined) {
-      // The iterator is made on the first read, so a run never iterated opens no stream.
-      const source = this.#source;
-      this.#source = undefined;
-      try {
-        this.#input = source[Symbol.asyncIterator]();
-      } catch (error) {
-        this.inputError = { error };
-        return;
-      }
-    }
-    const input = this.#input;
-    if (input === undefined || this.#reading) return;
-    this.#reading = true;
-    let read: Promise<IteratorResult<ToolCall, unknown>>;
-    try {
-      read = input.next();
-    } catch (error) {
-      read = Promise.reject(error);
-    }
-    Promise.resolve(read).then(
-      (result) => this.post(undefined, { kind: 'input', result }),
-      (error: unknown) => this.post(undefined, { kind: 'input-error', error }),
-    );
-  }
-
-  #stopInput(): void {
-    this.#source = undefined;
-    const input = this.#input;
-    if (input === undefined) return;
-    this.#input = undefined;
-    // The model's stream is not read further; its own cleanup runs (not awaited: it may be
-    // parked in a network read).
-    void Promise.resolve()
-      .then(() => input.return?.())
-      .catch(() => {});
+  /** Asks the stream of calls, if any, for its next call (S4). */
+  #read(): void {
+    const failed = this.#stream?.read();
+    if (failed !== undefined) this.inputError = failed;
   }
 
   /** An exclusive call waiting for the calls before it must not start after a stop: it is answered `not_run`. */
@@ -742,26 +698,4 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       emitWarning(`toolrun: onInProgressChange threw and was ignored: ${thrownText(error)}`);
     }
   }
-}
-
-/** A call that arrived on an async stream: kept even when malformed, so it still gets its result (O1). */
-function coerceCall(raw: unknown): ToolCall {
-  const call: ToolCall = { id: '', name: '', arguments: undefined };
-  try {
-    const c = (typeof raw === 'object' && raw !== null ? raw : {}) as Partial<ToolCall>;
-    const id = c.id;
-    const name = c.name;
-    call.id = typeof id === 'string' ? id : '';
-    call.name = typeof name === 'string' ? name : '';
-    call.arguments = c.arguments;
-    // A stream adapter's cut-off mark must survive, or a truncated call would run (case C16).
-    const incomplete = c.incomplete;
-    if (typeof incomplete === 'string') call.incomplete = incomplete;
-    // The provider's item, for an adapter whose peer takes it (ToolCall.providerItem).
-    const providerItem = c.providerItem;
-    if (providerItem !== undefined) call.providerItem = providerItem;
-  } catch {
-    // An unreadable call (a revoked Proxy) is kept as a nameless call: it is answered (O1).
-  }
-  return call;
 }
