@@ -312,7 +312,7 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
       return { done: true, value: { messages: run.messages, terminate: run.terminate, aborted: run.abortChangedOutcome } };
     }
     run.tracing?.end(run, 'paused');
-    return run.pausedBatch().then((paused) => ({ done: true, value: { messages: run.messages, terminate: false, aborted: false, paused } }));
+    return run.approvals!.pausedBatch().then((paused) => ({ done: true, value: { messages: run.messages, terminate: false, aborted: false, paused } }));
   }
 
   /**

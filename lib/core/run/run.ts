@@ -53,8 +53,8 @@
  * @module
  */
 import { CancelScope, type AbortCause } from '../streams/abort.ts';
-import { STANDING_DECISIONS, type PausedBatch, type ResumePlan, type StandingDecision, type ToolApprovalRequest } from '../approval/approval.ts';
-import { pausedBatch } from '../approval/pause.ts';
+import { STANDING_DECISIONS, type ResumePlan, type StandingDecision } from '../approval/approval.ts';
+import { Approvals } from './participants/approval.ts';
 import { CallRecord, CallState, type CallOwner } from './call.ts';
 import { DEFAULTS, HAND_OUT_SLICE } from '../values/defaults.ts';
 import type { CallOutcome } from '../tool/tool.ts';
@@ -128,8 +128,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   #preparing: CallRecord | undefined;
   /** An exclusive call handed out and not ended: nothing after it is handed out (S3). */
   #exclusive: CallRecord | undefined;
-  /** Calls deferred for approval, in call order (H3); made on the first deferral, emptied when the run stops (they end `not_run`). */
-  #deferred: CallRecord[] | undefined;
+  /** The calls deferred for approval (H3), made on the first deferral: a run that defers none has none. */
+  approvals: Approvals | undefined;
   /**
    * True once a deferral stopped the hand-out (H3): sequential mode, a deferred exclusive
    * call, or an exclusive call after a deferred one. Calls from `#next` on are held
@@ -227,6 +227,11 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     return (this.#toolNames ??= [...this.tools.keys()].join(', '));
   }
 
+  /** The pieces of the state of a paused batch that the in-order release holds (H4). */
+  pausedParts(): ReturnType<InOrderRelease['pausedParts']> {
+    return this.#inOrder.pausedParts();
+  }
+
   /** Result messages released so far, in call order (O6). */
   get messages(): ToolResultMessage[] {
     return this.#inOrder.messages;
@@ -239,27 +244,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   /** True when the finished run has calls waiting for approval: the batch ends paused (H3). */
   get paused(): boolean {
-    return this.#deferred !== undefined && this.#deferred.length > 0;
-  }
-
-  /** The paused batch: its requests and its state (H3, H4), signed with `signingSecret` when given (H9). */
-  pausedBatch(): Promise<PausedBatch> {
-    const { held, terminating, blockTerminated } = this.#inOrder.pausedParts();
-    const requests = new Map<number, ToolApprovalRequest>();
-    for (const record of this.#deferred!) requests.set(record.index, record.approval!);
-    return pausedBatch({
-      calls: this.received,
-      tools: this.tools,
-      released: this.messages,
-      held,
-      requests,
-      terminating,
-      blockTerminated,
-      standing: this.standing,
-      signingSecret: this.options.signingSecret,
-      ttlMs: this.options.stateTtlMs ?? DEFAULTS.stateTtlMs,
-      traceContext: this.tracing?.pausedTraceContext,
-    });
+    return this.approvals?.paused === true;
   }
 
   /**
@@ -298,7 +283,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       this.#stream?.stop();
       this.#answerWaiting();
       // Deferred calls never ran: not paused, every call is answered (H3, A2).
-      if (this.#deferred !== undefined) this.#answerDeferred(this.#deferred);
+      this.#answerDeferred();
       this.#holding = false;
       // Calls never handed out are answered now, as never run (A2).
       while (this.#next < this.received.length) {
@@ -316,7 +301,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
         return;
       }
       // H3: an exclusive call after a deferred one needs it ended: held, with all after it.
-      if (this.#deferred !== undefined && this.#deferred.length > 0 && this.tools.get(this.received[this.#next]!.name)?.executionMode === 'sequential') {
+      if (this.approvals?.paused === true && this.tools.get(this.received[this.#next]!.name)?.executionMode === 'sequential') {
         this.#holding = true;
         break;
       }
@@ -349,12 +334,13 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   }
 
   /** Deferred calls of a run that stops: each ends `not_run` (A2) — the batch is aborted, not paused (H3). */
-  #answerDeferred(deferred: CallRecord[]): void {
-    this.#deferred = undefined;
-    for (const record of deferred) {
-      if (record.state !== CallState.Deferred) continue;
-      this.#active++;
-      this.#end(record, notRun(record.call));
+  #answerDeferred(): void {
+    const deferred = this.approvals?.stop();
+    if (deferred !== undefined) {
+      for (const record of deferred) {
+        this.#active++;
+        this.#end(record, notRun(record.call));
+      }
     }
   }
 
@@ -367,9 +353,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       this.#holding = true;
     }
     if (this.sequential) this.#holding = true;
-    (this.#deferred ??= []).push(record);
-    const call = record.call;
-    this.outbox.push({ type: 'tool_approval_request', toolCallId: call.id, toolName: call.name, index: record.index, request: record.approval! });
+    (this.approvals ??= new Approvals(this)).defer(record);
   }
 
   /** Reacts to one record of the mailbox: a tool's step, or one of the run's notes. */
@@ -448,7 +432,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
         if (!this.#stream!.failed()) return;
         this.inputError = { error: note.error };
         // The generator will throw, not pause: deferred calls are answered too (H3).
-        if (this.#deferred !== undefined) this.#answerDeferred(this.#deferred);
+        this.#answerDeferred();
         this.#holding = false;
         while (this.#next < this.received.length) this.#answerNotRun(this.#next++);
         return;
