@@ -55,13 +55,13 @@
 import { CancelScope, type AbortCause } from '../streams/abort.ts';
 import { STANDING_DECISIONS, type ResumePlan, type StandingDecision } from '../approval/approval.ts';
 import { Approvals } from './participants/approval.ts';
+import { InProgress } from './participants/in-progress.ts';
 import { CallRecord, CallState, type CallOwner } from './call.ts';
 import { DEFAULTS, HAND_OUT_SLICE } from '../values/defaults.ts';
 import type { CallOutcome } from '../tool/tool.ts';
 import { JournalError, type InterruptedCallPolicy, type JournalOperation, type ToolJournal } from '../seams/journal.ts';
 import { InOrderRelease, type CommitNote, type ReleaseOwner } from './release.ts';
 import { toolTable, type RunToolsOptions } from './options.ts';
-import { emitWarning } from '../values/platform.ts';
 import { abandonedOutcome, boundResult, executeToolCall, returnedOutcome, thrownOutcome } from './stages/execute.ts';
 import { finalizeToolCall, type FinalizeInput } from './stages/finalize.ts';
 import { Problem, readTimeoutLimit, readToolOutput } from '../values/foreign.ts';
@@ -165,9 +165,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   /** What the consumer is handed next, in order (O3–O5), with the pull marks of generator tools (M3). */
   readonly outbox: Outbox<CallRecord | undefined>;
 
-  // --- onInProgressChange
-  /** Executing call ids, and a count per id (ids can repeat); made on the first change, so only when the option is set. */
-  #inProgress: { readonly ids: Set<string>; readonly counts: Map<string, number> } | undefined;
+  /** The executing calls, for `onInProgressChange`; `undefined` when the option is unset. */
+  readonly #inProgress: InProgress | undefined;
   #toolNames: string | undefined;
 
   // --- the participants in each call's life (seams/lifecycle.ts)
@@ -209,6 +208,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     const participants: CallLifecycle<CallRecord>[] = [];
     if (this.journal !== undefined) participants.push(new JournalParticipant(this, this.journal));
     if (options.tracing !== undefined) participants.push((this.tracing = new TracingParticipant(options.tracing)));
+    if (options.onInProgressChange !== undefined) this.#inProgress = new InProgress(options.onInProgressChange);
     this.#participants = participants.length === 0 ? undefined : participants;
   }
 
@@ -511,7 +511,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     if (!record.advance(CallState.Running)) return;
     record.enter(this);
     if (record.timeoutMs !== undefined) record.startTimeout();
-    if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, true);
+    this.#inProgress?.change(record.call.id, true);
     const trace = record.extras?.trace;
     const started = trace === undefined ? executeToolCall(record) : executeTraced(trace, record);
     if (started instanceof Outcome) this.#finalize(record, started);
@@ -538,7 +538,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   #toolSettled(record: CallRecord): boolean {
     if (!record.advance(CallState.Finalizing)) return false;
     record.close();
-    if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, false);
+    this.#inProgress?.change(record.call.id, false);
     return true;
   }
 
@@ -662,24 +662,5 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   #answerWaiting(): void {
     const waiting = this.#exclusive;
     if (waiting !== undefined && waiting.state === CallState.Waiting && this.stopped) this.#end(waiting, notRun(waiting.call));
-  }
-
-  /** Adds or removes one executing call and tells `onInProgressChange` (a throw there is reported, not raised). */
-  #setInProgress(id: string, running: boolean): void {
-    const { ids, counts } = (this.#inProgress ??= { ids: new Set(), counts: new Map() });
-    const count = (counts.get(id) ?? 0) + (running ? 1 : -1);
-    if (count > 0) counts.set(id, count);
-    else counts.delete(id);
-    const changed = running ? count === 1 : count === 0;
-    if (!changed) return;
-    if (running) ids.add(id);
-    else ids.delete(id);
-    const listener = this.options.onInProgressChange;
-    if (listener === undefined) return;
-    try {
-      listener(ids);
-    } catch (error) {
-      emitWarning(`toolrun: onInProgressChange threw and was ignored: ${thrownText(error)}`);
-    }
   }
 }
