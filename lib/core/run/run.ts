@@ -1,9 +1,15 @@
 /**
  * `Run`: the one record of a run — its options, its calls, its scheduling (contract S1–S4,
  * P1), the life of each call through the five stages, and its cancellation scope (it *is*
- * the run's {@link CancelScope}; every running call is a child scope). Two concerns live
- * beside it, each in its own file: in-order release and `terminate` ({@link InOrderRelease},
- * release.ts) and what the consumer is handed ({@link Outbox}, outbox.ts).
+ * the run's {@link CancelScope}; every running call is a child scope). What lives beside it,
+ * each in its own file: in-order release and `terminate` ({@link InOrderRelease},
+ * release.ts), what the consumer is handed ({@link Outbox}, outbox.ts), the stream of calls
+ * ({@link CallStream}, call-stream.ts), and the participants (participants/). The journal and
+ * tracing take part through one seam, {@link CallLifecycle} (seams/lifecycle.ts): the run
+ * calls each participant at a call's hand-out (`handOut`, or `answered` for a call it answers
+ * unhanded), at each progress value and at its end, and nowhere else; a plain run (neither
+ * option) has no participant and calls none. Approval's deferred calls and paused batch are
+ * {@link Approvals}, made on the first deferral; `onInProgressChange` is {@link InProgress}.
  *
  * Scheduling, the rules it keeps:
  * - prepare is serial in call order (P1): the next call is handed out only once the
