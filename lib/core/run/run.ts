@@ -6,9 +6,9 @@
  * release.ts), what the consumer is handed ({@link Outbox}, outbox.ts), the stream of calls
  * ({@link CallStream}, call-stream.ts), and the participants (participants/). The journal and
  * tracing take part through one seam, {@link CallLifecycle} (seams/lifecycle.ts): the run
- * calls each participant at a call's hand-out (`handOut`, or `answered` for a call it answers
- * unhanded), at each progress value and at its end, and nowhere else; a plain run (neither
- * option) has no participant and calls none. Approval's deferred calls and paused batch are
+ * calls each participant at a call's hand-out (`handOut`, or `answered` for a call it
+ * answers unhanded), once it is prepared (`prepared`), at each progress value and at its
+ * end, and nowhere else; a plain run (neither option) has no participant and calls none. Approval's deferred calls and paused batch are
  * {@link Approvals}, made on the first deferral; `onInProgressChange` is {@link InProgress}.
  *
  * Scheduling, the rules it keeps:
@@ -71,7 +71,7 @@ import { toolTable, type RunToolsOptions } from './options.ts';
 import { abandonedOutcome, boundResult, executeToolCall, returnedOutcome, thrownOutcome } from './stages/execute.ts';
 import { finalizeToolCall, type FinalizeInput } from './stages/finalize.ts';
 import { Problem, readTimeoutLimit, readToolOutput } from '../values/foreign.ts';
-import { prepareStage, REPLAYED, replayedEnd, unknownOutcome } from './stages/journal.ts';
+import { prepareStage, REPLAYED, replayedEnd } from './stages/journal.ts';
 import { JournalParticipant } from './participants/journal.ts';
 import { executeTraced, TracingParticipant } from './participants/tracing.ts';
 import type { CallEnd, CallLifecycle } from '../seams/lifecycle.ts';
@@ -179,7 +179,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   /** Tracing (T1), when `options.tracing` is set: the batch's trace and each call's. */
   readonly tracing: TracingParticipant | undefined;
   /** The journal (when set) then tracing, in the order they are called; `undefined` for a plain run, which calls none. */
-  readonly #participants: CallLifecycle<CallRecord>[] | undefined;
+  readonly #participants: CallLifecycle<CallRecord, Outcome>[] | undefined;
 
   constructor(calls: readonly ToolCall[] | AsyncIterable<ToolCall>, options: RunToolsOptions) {
     super();
@@ -211,7 +211,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     });
     this.outbox = new Outbox(this.engine);
     this.#inOrder = new InOrderRelease(this);
-    const participants: CallLifecycle<CallRecord>[] = [];
+    const participants: CallLifecycle<CallRecord, Outcome>[] = [];
     if (this.journal !== undefined) participants.push(new JournalParticipant(this, this.journal));
     if (options.tracing !== undefined) participants.push((this.tracing = new TracingParticipant(options.tracing)));
     if (options.onInProgressChange !== undefined) this.#inProgress = new InProgress(options.onInProgressChange);
@@ -481,11 +481,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       return;
     }
     let outcome = prepared;
-    const journaled = record.journal;
-    if (journaled !== undefined) {
-      // J5: interrupted in an earlier attempt, and nothing proved it never ran (prepare clears it for a rejection the run itself decided, or an approval not given).
-      if (journaled.unknown) outcome = unknownOutcome(record.call);
-    }
+    const participants = this.#participants;
+    if (participants !== undefined) for (const participant of participants) outcome = participant.prepared(record) ?? outcome;
     if (outcome !== undefined) {
       if (outcome === DEFERRED) this.#defer(record);
       else this.#end(record, outcome);

@@ -11,14 +11,15 @@
  * no closure.
  *
  * ```
- * hand-out ─ handOut(call, tool) ─▶ tool_execution_start ─▶ prepare … execute … finalize
+ * hand-out ─ handOut(call, tool) ─▶ tool_execution_start ─▶ prepare ─ prepared(call) ─▶ execute … finalize
  *    │                                  each update: progress(call, value, replayed)
  *    └─ (run stopped first: answered(call, tool))
  * end ─ ended(call, end) ─▶ tool_execution_end ─▶ release in call order
  * ```
  *
- * `Call` is the run's own record of a call (`run/call.ts`): this room names no room below
- * it, so the type is a parameter.
+ * `Call` is the run's own record of a call (`run/call.ts`) and `Answer` the outcome a
+ * participant may give a prepared call instead (`run/stages/outcome.ts`): this room names
+ * no room below it, so the types are parameters.
  *
  * @module
  */
@@ -42,7 +43,7 @@ export interface CallEnd {
  * the run, in call order for hand-outs; none may throw (each participant turns its own
  * failures into a warning or, for the journal, a journal failure the run acts on).
  */
-export interface CallLifecycle<Call> {
+export interface CallLifecycle<Call, Answer> {
   /**
    * The call is handed out (stage 1 begins), before its `tool_execution_start`. Returns
    * false when the call must not go on: the participant failed in a way that stops the run
@@ -51,6 +52,12 @@ export interface CallLifecycle<Call> {
   handOut(call: Call, tool: Tool | undefined): boolean;
   /** The run answers the call without handing it out (`not_run` after a stop, A2): it gets a start and an end, nothing else. */
   answered(call: Call, tool: Tool | undefined): void;
+  /**
+   * The call is prepared (stage 1 is over; not for a call replayed from the journal): an
+   * answer replaces the prepared outcome (the journal's "outcome unknown" of an interrupted
+   * call, J5); `undefined` leaves it.
+   */
+  prepared(call: Call): Answer | undefined;
   /** One progress value of the call, as its `tool_execution_update` carries it; `replayed` for a value replayed from the journal (J4). */
   progress(call: Call, value: unknown, replayed: boolean): void;
   /** The call ended (stage 4), just before its `tool_execution_end`. */

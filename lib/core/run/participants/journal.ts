@@ -11,10 +11,11 @@
 import type { CallRecord } from '../call.ts';
 import type { CallEnd, CallLifecycle } from '../../seams/lifecycle.ts';
 import type { ToolJournal } from '../../seams/journal.ts';
-import { openEntry } from '../stages/journal.ts';
+import { openEntry, unknownOutcome } from '../stages/journal.ts';
+import type { Outcome } from '../stages/outcome.ts';
 import type { JournalInput } from '../stages/prepare.ts';
 
-export class JournalParticipant implements CallLifecycle<CallRecord> {
+export class JournalParticipant implements CallLifecycle<CallRecord, Outcome> {
   readonly #run: JournalInput;
   readonly #journal: ToolJournal;
 
@@ -31,6 +32,11 @@ export class JournalParticipant implements CallLifecycle<CallRecord> {
 
   /** A call answered without being handed out has no entry. */
   answered(): void {}
+
+  /** J5: interrupted in an earlier attempt, and nothing proved it never ran (prepare clears `unknown` for a rejection the run itself decided, or an approval not given). */
+  prepared(record: CallRecord): Outcome | undefined {
+    return record.journal?.unknown === true ? unknownOutcome(record.call) : undefined;
+  }
 
   /** J7: a value replayed from the entry is not handed to it again. */
   progress(record: CallRecord, value: unknown, replayed: boolean): void {

@@ -25,7 +25,7 @@ interface TracedRun {
   readonly terminate: boolean;
 }
 
-export class TracingParticipant implements CallLifecycle<CallRecord> {
+export class TracingParticipant implements CallLifecycle<CallRecord, Outcome> {
   readonly #tracing: RunTracing;
   /** The batch's trace, from {@link start} to {@link end}; `undefined` before and after (then no call gets a trace). */
   #batch: TracedBatch | undefined;
@@ -72,6 +72,10 @@ export class TracingParticipant implements CallLifecycle<CallRecord> {
     if (batch === undefined) return;
     const call = record.call;
     record.trace = batch.startCall({ toolCallId: call.id, toolName: call.name, index: record.index, tool });
+  }
+
+  prepared(): undefined {
+    return undefined;
   }
 
   progress(record: CallRecord, value: unknown): void {
