@@ -232,7 +232,7 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
       // A resumed run checks its state first (async: Web Crypto); a bad one throws a ResumeError, nothing started (H6–H9).
       if (this.#run.options.resume !== undefined) return this.#resume();
       this.#run.listen(this.#run.options.signal);
-      if (this.#run.options.tracing !== undefined) this.#run.startTrace();
+      this.#run.tracing?.start(this.#run);
     }
     if (kind !== Request.Next) return this.#leave(kind, argument);
     const ready = this.#step();
@@ -251,8 +251,8 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
       throw error;
     }
     run.listen(options.signal);
-    // Traced once the state is read: the batch's span is told where the paused one was (issue 22).
-    if (options.tracing !== undefined) run.startTrace();
+    // Traced once the state is read: the batch's span is told where the paused one was.
+    run.tracing?.start(run);
     const ready = this.#step();
     return ready !== undefined ? ready : this.#drive();
   }
@@ -284,7 +284,7 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
         run.abort('consumer', consumerExitReason());
         run.closeSources();
         run.close();
-        run.endTrace('failed', error);
+        run.tracing?.end(run, 'failed', error);
       }
       throw error;
     }
@@ -304,15 +304,15 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
     this.#life = Life.Done;
     run.close();
     if (run.inputError !== undefined) {
-      run.endTrace('input_error', run.inputError.error);
+      run.tracing?.end(run, 'input_error', run.inputError.error);
       throw run.inputError.error;
     }
     if (!run.paused) {
-      run.endTrace('completed');
+      run.tracing?.end(run, 'completed');
       return { done: true, value: { messages: run.messages, terminate: run.terminate, aborted: run.abortChangedOutcome } };
     }
-    run.endTrace('paused');
-    return run.pausedBatch().then((paused) => ({ done: true, value: { messages: run.messages, terminate: false, aborted: false, paused } }));
+    run.tracing?.end(run, 'paused');
+    return run.approvals!.pausedBatch().then((paused) => ({ done: true, value: { messages: run.messages, terminate: false, aborted: false, paused } }));
   }
 
   /**
@@ -327,7 +327,7 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
     const cleanups = run.closeSources();
     run.close();
     if (cleanups.length > 0) await waitAtMost(Promise.all(cleanups), run.graceMs);
-    run.endTrace('failed', error);
+    run.tracing?.end(run, 'failed', error);
     throw error;
   }
 
@@ -345,7 +345,7 @@ class RunGenerator implements AsyncGenerator<ToolEvent, ToolBatch, undefined> {
     run.close();
     if (cleanups.length > 0) await waitAtMost(Promise.all(cleanups), run.graceMs);
     // After the clean-ups: spans a generator's `finally` made are inside the batch's span.
-    run.endTrace('consumer_exit');
+    run.tracing?.end(run, 'consumer_exit');
     if (kind === Request.Throw) throw argument;
     return { done: true, value: (await argument) as ToolBatch };
   }

@@ -1,9 +1,15 @@
 /**
  * `Run`: the one record of a run — its options, its calls, its scheduling (contract S1–S4,
  * P1), the life of each call through the five stages, and its cancellation scope (it *is*
- * the run's {@link CancelScope}; every running call is a child scope). Two concerns live
- * beside it, each in its own file: in-order release and `terminate` ({@link InOrderRelease},
- * release.ts) and what the consumer is handed ({@link Outbox}, outbox.ts).
+ * the run's {@link CancelScope}; every running call is a child scope). What lives beside it,
+ * each in its own file: in-order release and `terminate` ({@link InOrderRelease},
+ * release.ts), what the consumer is handed ({@link Outbox}, outbox.ts), the stream of calls
+ * ({@link CallStream}, call-stream.ts), and the participants (participants/). The journal and
+ * tracing take part through one seam, {@link CallLifecycle} (seams/lifecycle.ts): the run
+ * calls each participant at a call's hand-out (`handOut`, or `answered` for a call it
+ * answers unhanded), once it is prepared (`prepared`), at each progress value and at its
+ * end, and nowhere else; a plain run (neither option) has no participant and calls none. Approval's deferred calls and paused batch are
+ * {@link Approvals}, made on the first deferral; `onInProgressChange` is {@link InProgress}.
  *
  * Scheduling, the rules it keeps:
  * - prepare is serial in call order (P1): the next call is handed out only once the
@@ -53,27 +59,29 @@
  * @module
  */
 import { CancelScope, type AbortCause } from '../streams/abort.ts';
-import { STANDING_DECISIONS, type PausedBatch, type ResumePlan, type StandingDecision, type ToolApprovalRequest } from '../approval/approval.ts';
-import { pausedBatch } from '../approval/pause.ts';
+import { STANDING_DECISIONS, type ResumePlan, type StandingDecision } from '../approval/approval.ts';
+import { Approvals } from './participants/approval.ts';
+import { InProgress } from './participants/in-progress.ts';
 import { CallRecord, CallState, type CallOwner } from './call.ts';
 import { DEFAULTS, HAND_OUT_SLICE } from '../values/defaults.ts';
 import type { CallOutcome } from '../tool/tool.ts';
 import { JournalError, type InterruptedCallPolicy, type JournalOperation, type ToolJournal } from '../seams/journal.ts';
 import { InOrderRelease, type CommitNote, type ReleaseOwner } from './release.ts';
 import { toolTable, type RunToolsOptions } from './options.ts';
-import { emitWarning } from '../values/platform.ts';
 import { abandonedOutcome, boundResult, executeToolCall, returnedOutcome, thrownOutcome } from './stages/execute.ts';
 import { finalizeToolCall, type FinalizeInput } from './stages/finalize.ts';
 import { Problem, readTimeoutLimit, readToolOutput } from '../values/foreign.ts';
-import { openEntry, prepareJournaled, REPLAYED, unknownOutcome } from './stages/journal.ts';
-import type { JournaledCall } from './journaled-call.ts';
+import { prepareStage, REPLAYED, replayedEnd } from './stages/journal.ts';
+import { JournalParticipant } from './participants/journal.ts';
+import { executeTraced, TracingParticipant } from './participants/tracing.ts';
+import type { CallEnd, CallLifecycle } from '../seams/lifecycle.ts';
 import { Outcome, outcomeText } from './stages/outcome.ts';
-import { DEFERRED, notRun, prepareToolCall, type JournalInput, type Prepared } from './stages/prepare.ts';
+import { DEFERRED, notRun, type JournalInput, type Prepared } from './stages/prepare.ts';
 import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.ts';
 import { Outbox, PullMark } from './outbox.ts';
+import { CallStream, type StreamNote } from './call-stream.ts';
 import { MergeEngine, Step, type MergeRecord } from '../streams/merge.ts';
 import type { Tool, ToolCall, ToolResult, ToolResultMessage } from '../tool/tool.ts';
-import { TracedBatch, TracedIterator, type BatchTraceEnd, type TraceHeaders } from '../seams/tracing.ts';
 import { isPromiseLike, thrownText } from '../values/guards.ts';
 
 /**
@@ -88,8 +96,7 @@ type RunNote =
   | CommitNote
   | { kind: 'finalized'; outcome: Outcome }
   | { kind: 'abandoned' }
-  | { kind: 'input'; result: IteratorResult<ToolCall, unknown> }
-  | { kind: 'input-error'; error: unknown };
+  | StreamNote;
 
 /**
  * One run. Each field carries its invariant.
@@ -113,12 +120,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   // --- the calls
   /** `received[i]` is call i, in call order: the caller's array, or the calls a stream delivered so far (appended before they are handed out). */
   readonly received: ToolCall[];
-  /** The async iterable of calls, until its iterator is made on the first read (nothing is opened for a run never iterated). */
-  #source: AsyncIterable<ToolCall> | undefined;
-  /** Its iterator, while it may still deliver; `undefined` once done, failed, or let go of (S4). */
-  #input: AsyncIterator<ToolCall, unknown, undefined> | undefined;
-  /** True while one `next()` of `#input` is outstanding (at most one). */
-  #reading = false;
+  /** The stream of calls when they come from an async iterable (S4); `undefined` for an array. */
+  readonly #stream: CallStream | undefined;
   /** The error the calls' stream threw, if it did: rethrown once every received call is answered. */
   inputError: { error: unknown } | undefined;
 
@@ -131,8 +134,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   #preparing: CallRecord | undefined;
   /** An exclusive call handed out and not ended: nothing after it is handed out (S3). */
   #exclusive: CallRecord | undefined;
-  /** Calls deferred for approval, in call order (H3); made on the first deferral, emptied when the run stops (they end `not_run`). */
-  #deferred: CallRecord[] | undefined;
+  /** The calls deferred for approval (H3), made on the first deferral: a run that defers none has none. */
+  approvals: Approvals | undefined;
   /**
    * True once a deferral stopped the hand-out (H3): sequential mode, a deferred exclusive
    * call, or an exclusive call after a deferred one. Calls from `#next` on are held
@@ -168,16 +171,15 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   /** What the consumer is handed next, in order (O3–O5), with the pull marks of generator tools (M3). */
   readonly outbox: Outbox<CallRecord | undefined>;
 
-  // --- onInProgressChange
-  /** Executing call ids, and a count per id (ids can repeat); made on the first change, so only when the option is set. */
-  #inProgress: { readonly ids: Set<string>; readonly counts: Map<string, number> } | undefined;
+  /** The executing calls, for `onInProgressChange`; `undefined` when the option is unset. */
+  readonly #inProgress: InProgress | undefined;
   #toolNames: string | undefined;
 
-  // --- tracing (contract T1)
-  /** The batch's trace, from the first `next()` to the end; `undefined` when `options.tracing` is unset (then no call has a trace either). */
-  #trace: TracedBatch | undefined;
-  /** The W3C trace context of the batch's span when it paused, for its state (issue 22). */
-  #pausedTraceContext: TraceHeaders | undefined;
+  // --- the participants in each call's life (seams/lifecycle.ts)
+  /** Tracing (T1), when `options.tracing` is set: the batch's trace and each call's. */
+  readonly tracing: TracingParticipant | undefined;
+  /** The journal (when set) then tracing, in the order they are called; `undefined` for a plain run, which calls none. */
+  readonly #participants: CallLifecycle<CallRecord, Outcome>[] | undefined;
 
   constructor(calls: readonly ToolCall[] | AsyncIterable<ToolCall>, options: RunToolsOptions) {
     super();
@@ -196,7 +198,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     if (Array.isArray(calls)) this.received = calls as ToolCall[];
     else {
       this.received = [];
-      this.#source = calls as AsyncIterable<ToolCall>;
+      this.#stream = new CallStream(calls as AsyncIterable<ToolCall>, this);
     }
     // When a tool settles, what had stopped it is noted at once and its timers cleared: the
     // record may be taken much later (a slow consumer), and an abort in between must not be
@@ -209,6 +211,11 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     });
     this.outbox = new Outbox(this.engine);
     this.#inOrder = new InOrderRelease(this);
+    const participants: CallLifecycle<CallRecord, Outcome>[] = [];
+    if (this.journal !== undefined) participants.push(new JournalParticipant(this, this.journal));
+    if (options.tracing !== undefined) participants.push((this.tracing = new TracingParticipant(options.tracing)));
+    if (options.onInProgressChange !== undefined) this.#inProgress = new InProgress(options.onInProgressChange);
+    this.#participants = participants.length === 0 ? undefined : participants;
   }
 
   /** True once the run was aborted or the consumer left: nothing new may start. */
@@ -226,6 +233,11 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     return (this.#toolNames ??= [...this.tools.keys()].join(', '));
   }
 
+  /** The pieces of the state of a paused batch that the in-order release holds (H4). */
+  pausedParts(): ReturnType<InOrderRelease['pausedParts']> {
+    return this.#inOrder.pausedParts();
+  }
+
   /** Result messages released so far, in call order (O6). */
   get messages(): ToolResultMessage[] {
     return this.#inOrder.messages;
@@ -233,32 +245,12 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   /** True once every call has been answered — or is deferred or held (H3) — and no more can arrive. */
   get finished(): boolean {
-    return this.#active === 0 && this.#inOrder.committing === 0 && this.#input === undefined && this.#source === undefined && (this.#next === this.received.length || this.#holding);
+    return this.#active === 0 && this.#inOrder.committing === 0 && this.#stream?.open !== true && (this.#next === this.received.length || this.#holding);
   }
 
   /** True when the finished run has calls waiting for approval: the batch ends paused (H3). */
   get paused(): boolean {
-    return this.#deferred !== undefined && this.#deferred.length > 0;
-  }
-
-  /** The paused batch: its requests and its state (H3, H4), signed with `signingSecret` when given (H9). */
-  pausedBatch(): Promise<PausedBatch> {
-    const { held, terminating, blockTerminated } = this.#inOrder.pausedParts();
-    const requests = new Map<number, ToolApprovalRequest>();
-    for (const record of this.#deferred!) requests.set(record.index, record.approval!);
-    return pausedBatch({
-      calls: this.received,
-      tools: this.tools,
-      released: this.messages,
-      held,
-      requests,
-      terminating,
-      blockTerminated,
-      standing: this.standing,
-      signingSecret: this.options.signingSecret,
-      ttlMs: this.options.stateTtlMs ?? DEFAULTS.stateTtlMs,
-      traceContext: this.#pausedTraceContext,
-    });
+    return this.approvals?.paused === true;
   }
 
   /**
@@ -282,35 +274,6 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.abortChangedOutcome = true;
   }
 
-  /**
-   * Starts the batch's trace, when the run is traced: on the first `next()`, before any call
-   * is handed out; for a resumed run, once its state is read (the paused batch's trace
-   * context is in it).
-   */
-  startTrace(): void {
-    const tracing = this.options.tracing;
-    if (tracing === undefined) return;
-    this.#trace = TracedBatch.start(tracing, {
-      traceContext: this.options.traceContext,
-      mode: this.sequential ? 'sequential' : 'parallel',
-      resumedFrom: this.resumed?.traceContext,
-    });
-  }
-
-  /**
-   * Ends the batch's trace (and the trace of every call still open: as interrupted, or as
-   * pending approval when the batch paused); once. A paused batch's span context is read
-   * first, for its state.
-   */
-  endTrace(outcome: BatchTraceEnd['outcome'], error?: unknown): void {
-    const trace = this.#trace;
-    if (trace === undefined) return;
-    this.#trace = undefined;
-    if (outcome === 'paused') this.#pausedTraceContext = trace.headers();
-    const end: BatchTraceEnd = { outcome, calls: this.received.length, aborted: this.abortChangedOutcome, terminate: this.terminate };
-    trace.end(error === undefined ? end : { ...end, error });
-  }
-
   /** Wakes the run generator when the run stops (it may be waiting on the engine). */
   protected override onAbort(_cause: AbortCause): void {
     this.engine.notify();
@@ -322,11 +285,11 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     if (this.journalError !== undefined) return;
     if (this.stopped) {
       // A stream of calls cut by the run's abort: calls that would have come are not in the batch.
-      if (this.cause === 'run' && (this.#input !== undefined || this.#source !== undefined)) this.abortChangedOutcome = true;
-      this.#stopInput();
+      if (this.cause === 'run' && this.#stream?.open === true) this.abortChangedOutcome = true;
+      this.#stream?.stop();
       this.#answerWaiting();
       // Deferred calls never ran: not paused, every call is answered (H3, A2).
-      if (this.#deferred !== undefined) this.#answerDeferred(this.#deferred);
+      this.#answerDeferred();
       this.#holding = false;
       // Calls never handed out are answered now, as never run (A2).
       while (this.#next < this.received.length) {
@@ -340,11 +303,11 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     for (let handed = 0; this.#preparing === undefined && this.#exclusive === undefined && !this.#holding && this.#active < this.concurrency && (this.#inOrder.committing === 0 || !this.sequential); handed++) {
       if (handed === HAND_OUT_SLICE) return;
       if (this.#next === this.received.length) {
-        this.#readInput();
+        this.#read();
         return;
       }
       // H3: an exclusive call after a deferred one needs it ended: held, with all after it.
-      if (this.#deferred !== undefined && this.#deferred.length > 0 && this.tools.get(this.received[this.#next]!.name)?.executionMode === 'sequential') {
+      if (this.approvals?.paused === true && this.tools.get(this.received[this.#next]!.name)?.executionMode === 'sequential') {
         this.#holding = true;
         break;
       }
@@ -359,7 +322,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       if (this.sequential) return;
     }
     // Held calls are not prepared, but a stream of calls is read to its end: the state keeps every call.
-    if (this.#holding) this.#readInput();
+    if (this.#holding) this.#read();
   }
 
   /**
@@ -377,12 +340,13 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   }
 
   /** Deferred calls of a run that stops: each ends `not_run` (A2) — the batch is aborted, not paused (H3). */
-  #answerDeferred(deferred: CallRecord[]): void {
-    this.#deferred = undefined;
-    for (const record of deferred) {
-      if (record.state !== CallState.Deferred) continue;
-      this.#active++;
-      this.#end(record, notRun(record.call));
+  #answerDeferred(): void {
+    const deferred = this.approvals?.stop();
+    if (deferred !== undefined) {
+      for (const record of deferred) {
+        this.#active++;
+        this.#end(record, notRun(record.call));
+      }
     }
   }
 
@@ -395,9 +359,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       this.#holding = true;
     }
     if (this.sequential) this.#holding = true;
-    (this.#deferred ??= []).push(record);
-    const call = record.call;
-    this.outbox.push({ type: 'tool_approval_request', toolCallId: call.id, toolName: call.name, index: record.index, request: record.approval! });
+    (this.approvals ??= new Approvals(this)).defer(record);
   }
 
   /** Reacts to one record of the mailbox: a tool's step, or one of the run's notes. */
@@ -410,9 +372,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     if (call === undefined || call.state !== CallState.Running) return;
     switch (record.step) {
       case Step.Value:
-        if (call.trace !== undefined) call.trace.progress(record.value);
-        if (call.journal !== undefined) call.journal.progress(record.value);
-        this.outbox.push({ type: 'tool_execution_update', toolCallId: call.call.id, toolName: call.call.name, index: call.index, progress: record.value });
+        this.#progress(call, record.value, false);
         this.outbox.pullAfter((call.pullMark ??= new PullMark(call)));
         return;
       case Step.Done:
@@ -440,7 +400,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
    * grace period (A5).
    */
   closeSources(): Promise<unknown>[] {
-    this.#stopInput();
+    this.#stream?.stop();
     return this.engine.close();
   }
 
@@ -468,24 +428,17 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
           this.#finalize(call, abandonedOutcome(call));
         }
         return;
-      case 'input':
-        this.#reading = false;
-        // A read that settles after the run stopped reading (abort, consumer exit) is
-        // dropped: what the run answers must not depend on when the stream settles (S4).
-        if (this.#input === undefined) return;
-        if (note.result.done === true) this.#input = undefined;
-        else this.received.push(coerceCall(note.result.value));
+      case 'input': {
+        const delivered = this.#stream!.delivered(note.result);
+        if (delivered !== undefined) this.received.push(delivered);
         return;
+      }
       case 'input-error':
         // S4: the calls already received are answered; nothing more is handed out.
-        this.#reading = false;
-        // After a stop, the stream's error is a consequence of letting it go (often the
-        // AbortError of a request aborted with the same signal): the run returns its batch.
-        if (this.#input === undefined) return;
-        this.#input = undefined;
+        if (!this.#stream!.failed()) return;
         this.inputError = { error: note.error };
         // The generator will throw, not pause: deferred calls are answered too (H3).
-        if (this.#deferred !== undefined) this.#answerDeferred(this.#deferred);
+        this.#answerDeferred();
         this.#holding = false;
         while (this.#next < this.received.length) this.#answerNotRun(this.#next++);
         return;
@@ -497,11 +450,8 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     const call = this.received[index]!;
     const tool = this.tools.get(call.name);
     const record = new CallRecord(index, call, this.graceMs, this);
-    if (this.journal !== undefined) {
-      // J1: the entry is opened now, synchronously, as the call is handed out in call order.
-      record.journal = openEntry(this, this.journal, record);
-      if (record.journal === undefined) return;
-    }
+    const participants = this.#participants;
+    if (participants !== undefined) for (const participant of participants) if (!participant.handOut(record, tool)) return;
     record.tool = tool;
     // A tool's limit that is a function of its input is read in #execute, once validated.
     const own = tool?.timeoutMs;
@@ -510,12 +460,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.#active++;
     if (tool?.executionMode === 'sequential') this.#exclusive = record;
     this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
-    if (this.#trace !== undefined) record.trace = this.#trace.startCall({ toolCallId: call.id, toolName: call.name, index, tool });
-    // Traced: prepare (prepareArguments, an async schema, beforeToolCall) runs in the call's span.
-    // A plain call has no extras (no trace, no journal entry): one load decides.
-    const extras = record.extras;
-    const prepared =
-      extras === undefined ? prepareToolCall(this, record) : extras.trace !== undefined ? extras.trace.run(prepareInSpan, record) : extras.journal === undefined ? prepareToolCall(this, record) : prepareJournaled(this, record);
+    const prepared = prepareStage(this, record);
     if (isPromiseLike(prepared)) {
       this.#preparing = record;
       prepared.then(
@@ -532,15 +477,12 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   #afterPrepare(record: CallRecord, prepared: Prepared | typeof REPLAYED): void {
     if (prepared === REPLAYED) {
-      this.#replay(record, record.journal!);
+      this.#replay(record);
       return;
     }
     let outcome = prepared;
-    const journaled = record.journal;
-    if (journaled !== undefined) {
-      // J5: interrupted in an earlier attempt, and nothing proved it never ran (prepare clears it for a rejection the run itself decided, or an approval not given).
-      if (journaled.unknown) outcome = unknownOutcome(record.call);
-    }
+    const participants = this.#participants;
+    if (participants !== undefined) for (const participant of participants) outcome = participant.prepared(record) ?? outcome;
     if (outcome !== undefined) {
       if (outcome === DEFERRED) this.#defer(record);
       else this.#end(record, outcome);
@@ -572,12 +514,11 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     if (!record.advance(CallState.Running)) return;
     record.enter(this);
     if (record.timeoutMs !== undefined) record.startTimeout();
-    if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, true);
+    this.#inProgress?.change(record.call.id, true);
     const trace = record.extras?.trace;
-    const started = trace === undefined ? executeToolCall(record) : trace.run(executeToolCall, record);
+    const started = trace === undefined ? executeToolCall(record) : executeTraced(trace, record);
     if (started instanceof Outcome) this.#finalize(record, started);
-    // Traced: every next() and return() of the tool runs in the call's span, across its suspensions.
-    else this.engine.attach(record, trace === undefined ? started : new TracedIterator(trace, started));
+    else this.engine.attach(record, started);
   }
 
   /**
@@ -600,7 +541,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   #toolSettled(record: CallRecord): boolean {
     if (!record.advance(CallState.Finalizing)) return false;
     record.close();
-    if (this.options.onInProgressChange !== undefined) this.#setInProgress(record.call.id, false);
+    this.#inProgress?.change(record.call.id, false);
     return true;
   }
 
@@ -639,22 +580,19 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   }
 
   /** A call whose prior is `'ended'` (J4): its journaled progress, end (replayed) and result, nothing run, nothing committed. */
-  #replay(record: CallRecord, journaled: JournaledCall): void {
+  #replay(record: CallRecord): void {
     if (!record.advance(CallState.Ended)) return;
-    const { result: journaledResult, progress } = journaled.replay!;
+    const { progress, result, message, outcome } = replayedEnd(record.journal!);
+    if (progress !== undefined) for (const value of progress) this.#progress(record, value, true);
+    this.#emitEnd(record, result, message.isError, outcome, message, true);
+  }
+
+  /** One progress value of a running (or replayed) call: to each participant, then its `tool_execution_update`. */
+  #progress(record: CallRecord, value: unknown, replayed: boolean): void {
+    const participants = this.#participants;
+    if (participants !== undefined) for (const participant of participants) participant.progress(record, value, replayed);
     const call = record.call;
-    if (progress !== undefined) {
-      for (const value of progress) {
-        if (record.trace !== undefined) record.trace.progress(value);
-        this.outbox.push({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, index: record.index, progress: value });
-      }
-    }
-    const message = journaledResult.message;
-    const result: ToolResult = { content: message.content };
-    if (message.details !== undefined) result.details = message.details;
-    if (message.meta !== undefined) result.meta = message.meta;
-    if (journaledResult.terminate !== undefined) result.terminate = journaledResult.terminate;
-    this.#emitEnd(record, result, message.isError, journaledResult.outcome, message, true);
+    this.outbox.push({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, index: record.index, progress: value });
   }
 
   /**
@@ -680,12 +618,10 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     const end = toolExecutionEndEvent(record, result, isError, kind, thrown);
     if (replayed) end.replayed = true;
     this.outbox.push(end);
-    const extras = record.extras;
-    if (extras !== undefined) {
-      if (extras.trace !== undefined) extras.trace.end(kind, isError, result, thrown?.value);
-      const journaled = extras.journal;
-      // J3: what is committed is what the call's end and result events carry.
-      if (journaled !== undefined && !replayed) journaled.result = result.terminate === undefined ? { message, outcome: kind } : { message, outcome: kind, terminate: result.terminate };
+    const participants = this.#participants;
+    if (participants !== undefined) {
+      const ended: CallEnd = { outcome: kind, isError, result, message, replayed, thrown };
+      for (const participant of participants) participant.ended(record, ended);
     }
     this.#release(record, message);
   }
@@ -713,48 +649,16 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     const record = new CallRecord(index, call, this.graceMs, this);
     record.advance(CallState.Preparing);
     this.#active++;
+    const participants = this.#participants;
+    if (participants !== undefined) for (const participant of participants) participant.answered(record, this.tools.get(call.name));
     this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
-    if (this.#trace !== undefined) record.trace = this.#trace.startCall({ toolCallId: call.id, toolName: call.name, index, tool: this.tools.get(call.name) });
     this.#end(record, notRun(call));
   }
 
-  #readInput(): void {
-    if (this.#source !== undefined) {
-      // The iterator is made on the first read, so a run never iterated opens no stream.
-      const source = this.#source;
-      this.#source = undefined;
-      try {
-        this.#input = source[Symbol.asyncIterator]();
-      } catch (error) {
-        this.inputError = { error };
-        return;
-      }
-    }
-    const input = this.#input;
-    if (input === undefined || this.#reading) return;
-    this.#reading = true;
-    let read: Promise<IteratorResult<ToolCall, unknown>>;
-    try {
-      read = input.next();
-    } catch (error) {
-      read = Promise.reject(error);
-    }
-    Promise.resolve(read).then(
-      (result) => this.post(undefined, { kind: 'input', result }),
-      (error: unknown) => this.post(undefined, { kind: 'input-error', error }),
-    );
-  }
-
-  #stopInput(): void {
-    this.#source = undefined;
-    const input = this.#input;
-    if (input === undefined) return;
-    this.#input = undefined;
-    // The model's stream is not read further; its own cleanup runs (not awaited: it may be
-    // parked in a network read).
-    void Promise.resolve()
-      .then(() => input.return?.())
-      .catch(() => {});
+  /** Asks the stream of calls, if any, for its next call (S4). */
+  #read(): void {
+    const failed = this.#stream?.read();
+    if (failed !== undefined) this.inputError = failed;
   }
 
   /** An exclusive call waiting for the calls before it must not start after a stop: it is answered `not_run`. */
@@ -762,50 +666,4 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     const waiting = this.#exclusive;
     if (waiting !== undefined && waiting.state === CallState.Waiting && this.stopped) this.#end(waiting, notRun(waiting.call));
   }
-
-  /** Adds or removes one executing call and tells `onInProgressChange` (a throw there is reported, not raised). */
-  #setInProgress(id: string, running: boolean): void {
-    const { ids, counts } = (this.#inProgress ??= { ids: new Set(), counts: new Map() });
-    const count = (counts.get(id) ?? 0) + (running ? 1 : -1);
-    if (count > 0) counts.set(id, count);
-    else counts.delete(id);
-    const changed = running ? count === 1 : count === 0;
-    if (!changed) return;
-    if (running) ids.add(id);
-    else ids.delete(id);
-    const listener = this.options.onInProgressChange;
-    if (listener === undefined) return;
-    try {
-      listener(ids);
-    } catch (error) {
-      emitWarning(`toolrun: onInProgressChange threw and was ignored: ${thrownText(error)}`);
-    }
-  }
-}
-
-/** Stage 1 of a traced call, as a function of the record alone (run in the call's span without a closure). */
-function prepareInSpan(record: CallRecord): Prepared | typeof REPLAYED | Promise<Prepared | typeof REPLAYED> {
-  return record.journal === undefined ? prepareToolCall(record.owner as Run, record) : prepareJournaled(record.owner as Run, record);
-}
-
-/** A call that arrived on an async stream: kept even when malformed, so it still gets its result (O1). */
-function coerceCall(raw: unknown): ToolCall {
-  const call: ToolCall = { id: '', name: '', arguments: undefined };
-  try {
-    const c = (typeof raw === 'object' && raw !== null ? raw : {}) as Partial<ToolCall>;
-    const id = c.id;
-    const name = c.name;
-    call.id = typeof id === 'string' ? id : '';
-    call.name = typeof name === 'string' ? name : '';
-    call.arguments = c.arguments;
-    // A stream adapter's cut-off mark must survive, or a truncated call would run (case C16).
-    const incomplete = c.incomplete;
-    if (typeof incomplete === 'string') call.incomplete = incomplete;
-    // The provider's item, for an adapter whose peer takes it (ToolCall.providerItem).
-    const providerItem = c.providerItem;
-    if (providerItem !== undefined) call.providerItem = providerItem;
-  } catch {
-    // An unreadable call (a revoked Proxy) is kept as a nameless call: it is answered (O1).
-  }
-  return call;
 }

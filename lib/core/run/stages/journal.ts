@@ -21,7 +21,7 @@ import type { CallRecord } from '../call.ts';
 import { JournaledCall, type EndedPrior } from '../journaled-call.ts';
 import type { InterruptedCallPolicy, JournalCall, JournaledDecision, JournaledResult, JournalEntry, JournalOperation, JournalPrior, ToolJournal } from '../../seams/journal.ts';
 import { emitWarning } from '../../values/platform.ts';
-import type { CallOutcome, ToolCall } from '../../tool/tool.ts';
+import type { CallOutcome, ToolCall, ToolResult, ToolResultMessage } from '../../tool/tool.ts';
 import { describeValue as describeForeign, isObjectRecord, isPromiseLike, thrownText } from '../../values/guards.ts';
 import { outcomeText, type Outcome } from './outcome.ts';
 import { notRun, prepareToolCall, type JournalInput, type Prepared } from './prepare.ts';
@@ -60,7 +60,7 @@ export function openEntry(run: JournalInput, journal: ToolJournal, record: CallR
  * Stage 1 of a journaled call: waits for the entry's prior (P1 still holds: the next call is
  * handed out once this one is prepared), then replays, answers or prepares it (J4, J5).
  */
-export function prepareJournaled(run: JournalInput, record: CallRecord): Prepared | typeof REPLAYED | Promise<Prepared | typeof REPLAYED> {
+function prepareJournaled(run: JournalInput, record: CallRecord): Prepared | typeof REPLAYED | Promise<Prepared | typeof REPLAYED> {
   let prior: unknown;
   try {
     prior = record.journal!.entry.prior;
@@ -148,4 +148,34 @@ export function unknownOutcome(call: ToolCall): Outcome {
     `Interrupted: an earlier attempt of this run stopped while tool "${call.name}" was running, and its result was not recorded; ` +
       'its outcome is unknown (it may or may not have taken effect). Check whether it took effect before calling it again.',
   );
+}
+
+/**
+ * Stage 1 for any call: the plain prepare, or the journaled one (the entry's prior first),
+ * in the call's span when it is traced. A plain call has no extras (no trace, no journal
+ * entry): one load decides.
+ */
+export function prepareStage(run: JournalInput, record: CallRecord): Prepared | typeof REPLAYED | Promise<Prepared | typeof REPLAYED> {
+  const extras = record.extras;
+  if (extras === undefined) return prepareToolCall(run, record);
+  // Traced: prepare (prepareArguments, an async schema, beforeToolCall) runs in the call's span.
+  if (extras.trace !== undefined) return extras.trace.run(prepareUntraced, record);
+  return prepareUntraced(record);
+}
+
+/** Stage 1 as a function of the record alone (run in the call's span without a closure). */
+function prepareUntraced(record: CallRecord): Prepared | typeof REPLAYED | Promise<Prepared | typeof REPLAYED> {
+  const run = record.owner as unknown as JournalInput;
+  return record.journal === undefined ? prepareToolCall(run, record) : prepareJournaled(run, record);
+}
+
+/** What a call whose prior is `'ended'` (J4) replays: its journaled progress, end and result. */
+export function replayedEnd(journaled: JournaledCall): { progress: readonly unknown[] | undefined; result: ToolResult; message: ToolResultMessage; outcome: CallOutcome } {
+  const { result: journaledResult, progress } = journaled.replay!;
+  const message = journaledResult.message;
+  const result: ToolResult = { content: message.content };
+  if (message.details !== undefined) result.details = message.details;
+  if (message.meta !== undefined) result.meta = message.meta;
+  if (journaledResult.terminate !== undefined) result.terminate = journaledResult.terminate;
+  return { progress, result, message, outcome: journaledResult.outcome };
 }
