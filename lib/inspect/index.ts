@@ -63,7 +63,12 @@ export interface Inspector {
    * A batch told event by event, for code that sees a run's events without holding its
    * generator (an agent loop's events): `event` each tool event, `end` once.
    */
-  begin(label: string): { event(event: ToolEvent): void; end(outcome?: { aborted?: boolean }): void };
+  begin(label: string): {
+    /** Draws one tool event of the batch (its time is when this is called). */
+    event(event: ToolEvent): void;
+    /** Ends the batch; `aborted: true` draws it as aborted. Call it once. */
+    end(outcome?: { aborted?: boolean }): void;
+  };
   /** Stops the server; open pages say they lost it. Idempotent. */
   close(): Promise<void>;
 }

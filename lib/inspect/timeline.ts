@@ -128,14 +128,17 @@ export class Timeline {
     this.#live = options.live;
   }
 
+  /** Grows by one at every change; the page asks for what changed since the version it has. */
   get version(): number {
     return this.#version;
   }
 
+  /** The batches kept now (the oldest are dropped whole past `CALLS_KEPT` calls). */
   get batchCount(): number {
     return this.#batches.size;
   }
 
+  /** The calls kept now, over every batch. */
   get callCount(): number {
     return this.#callCount;
   }
