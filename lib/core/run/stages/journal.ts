@@ -21,6 +21,7 @@ import type { CallRecord } from '../call.ts';
 import { JournaledCall, type EndedPrior } from '../journaled-call.ts';
 import type { InterruptedCallPolicy, JournalCall, JournaledDecision, JournaledResult, JournalEntry, JournalOperation, JournalPrior, ToolJournal } from '../../seams/journal.ts';
 import { emitWarning } from '../../values/platform.ts';
+import { readContentBlock } from '../../values/content.ts';
 import type { CallOutcome, ToolCall } from '../../tool/tool.ts';
 import { describeValue as describeForeign, isObjectRecord, isPromiseLike, thrownText } from '../../values/guards.ts';
 import { outcomeText, type Outcome } from './outcome.ts';
@@ -131,6 +132,12 @@ function readPrior(given: unknown): JournalPrior | string {
   const result = given.result;
   if (!isObjectRecord(result) || !isObjectRecord(result.message) || !Array.isArray(result.message.content) || typeof result.message.isError !== 'boolean') {
     return `prior.result is ${describeForeign(result)}, not { message: { content: [...], isError, … }, outcome }`;
+  }
+  // A journal row is data from outside (a database, a file): every block is checked as a tool's would be, before it replays to the model.
+  const content = result.message.content as unknown[];
+  for (let i = 0; i < content.length; i++) {
+    const block = readContentBlock(content[i]);
+    if (typeof block === 'string') return `prior.result.message.content[${i}] is ${block}`;
   }
   if (typeof result.outcome !== 'string' || !OUTCOMES.has(result.outcome)) return `prior.result.outcome is ${describeForeign(result.outcome)}, not a call outcome`;
   if (given.progress !== undefined && !Array.isArray(given.progress)) return `prior.progress is ${describeForeign(given.progress)}, not an array`;
