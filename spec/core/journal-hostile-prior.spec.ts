@@ -69,3 +69,18 @@ describe('J9 a hostile journal row: its content blocks are checked before they r
     expect(events).toEqual(['tool_execution_start', 'tool_execution_end', 'tool_result']);
   });
 });
+
+describe('C20 a journaled result longer than maxResultChars is cut when it replays, like one run now', () => {
+  it('C20 a 5,000,000-character journaled text replays cut to maxResultChars, in the end event and the tool_result', async () => {
+    const ends: string[] = [];
+    for await (const event of runTools([{ id: 'a', name: 't', arguments: {} }], { tools: [tool], journal: journalWith([{ type: 'text', text: 'x'.repeat(5_000_000) }]), maxResultChars: 10_000 })) {
+      if (event.type === 'tool_execution_end') ends.push(JSON.stringify(event.result.content));
+      if (event.type === 'tool_result') ends.push(JSON.stringify(event.message.content));
+    }
+    expect(ends).toHaveLength(2);
+    for (const text of ends) {
+      expect(text.length).toBeLessThan(11_000);
+      expect(text).toContain('[truncated: 5000000 chars');
+    }
+  });
+});

@@ -649,7 +649,10 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
         this.outbox.push({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, index: record.index, progress: value });
       }
     }
-    const message = journaledResult.message;
+    let message = journaledResult.message;
+    // Committed within the bound; a row changed since (or written by another configuration) is cut like a result run now (C20).
+    const bounded = boundResult({ content: message.content }, this.maxResultChars);
+    if (bounded.content !== message.content) message = { ...message, content: bounded.content };
     const result: ToolResult = { content: message.content };
     if (message.details !== undefined) result.details = message.details;
     if (message.meta !== undefined) result.meta = message.meta;
