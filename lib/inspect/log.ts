@@ -16,7 +16,6 @@
  * @module
  */
 import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { textOf, Timeline } from './timeline.ts';
 import type { ToolEvent } from '../core/run/events.ts';
 
@@ -91,7 +90,7 @@ export async function readEventLog(file: string): Promise<{ timeline: Timeline; 
     );
   });
   await opened;
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  const lines = linesOf(stream, LINE_LIMIT);
   let n = 0;
   let pendingError: EventLogError | undefined;
   let truncated = false;
@@ -99,7 +98,7 @@ export async function readEventLog(file: string): Promise<{ timeline: Timeline; 
     for await (const line of lines) {
       n++;
       if (pendingError !== undefined) throw pendingError;
-      if (line.length > LINE_LIMIT) throw new EventLogError(`${file}:${n}: a line of ${line.length} characters, longer than ${LINE_LIMIT}: not an event log written by toolrun`, n);
+      if (line === undefined) throw new EventLogError(`${file}:${n}: a line of more than ${LINE_LIMIT} characters: not an event log written by toolrun`, n);
       if (line.trim() === '') continue;
       let value: unknown;
       try {
@@ -129,6 +128,27 @@ export async function readEventLog(file: string): Promise<{ timeline: Timeline; 
   }
   timeline.finish();
   return { timeline, lines: n, truncated };
+}
+
+/**
+ * The lines of `stream` (LF or CRLF), each yielded as soon as it ends; a line past `limit`
+ * characters is yielded as `undefined` the moment it is that long, unread further: a log of
+ * one endless line (a pipe, a device, a file still growing) is refused, not buffered.
+ */
+async function* linesOf(stream: AsyncIterable<string>, limit: number): AsyncGenerator<string | undefined> {
+  let rest = '';
+  for await (const chunk of stream) {
+    let start = 0;
+    for (let end = chunk.indexOf('\n'); end !== -1; end = chunk.indexOf('\n', start)) {
+      const line = rest + chunk.slice(start, end);
+      rest = '';
+      start = end + 1;
+      yield line.length > limit ? undefined : line.endsWith('\r') ? line.slice(0, -1) : line;
+    }
+    rest += chunk.slice(start);
+    if (rest.length > limit + 1) return yield undefined;
+  }
+  if (rest !== '') yield rest.length > limit ? undefined : rest;
 }
 
 function apply(timeline: Timeline, value: unknown, file: string, n: number): void {

@@ -157,6 +157,14 @@ export class Timeline {
 
   /** A batch starts at `t` (its first `next()`). */
   beginBatch(batch: number, label: string, t: number): void {
+    // A batch begun again (a hostile or concatenated log) starts over: its old calls leave the count.
+    const old = this.#calls.get(batch);
+    if (old !== undefined) {
+      this.#callCount -= old.size;
+      this.#batches.delete(batch);
+    }
+    // At most CALLS_KEPT batches too: a log of empty batches stays bounded.
+    this.#dropOldest('batch');
     this.#version++;
     this.#batches.set(batch, { batch, label: clip(label, TEXT_LIMIT), start: t, v: this.#version });
     this.#calls.set(batch, new Map());
@@ -213,7 +221,7 @@ export class Timeline {
       case 'tool_execution_end':
         call.end = t;
         call.start ??= t;
-        call.outcome = String(event.outcome);
+        call.outcome = clip(String(event.outcome), TEXT_LIMIT);
         call.isError = event.isError === true;
         if (event.replayed === true) call.replayed = true;
         call.result = contentText(event.result?.content);
@@ -228,7 +236,15 @@ export class Timeline {
 
   /** Whether one more call fits; drops the oldest batches to make room. */
   #room(): boolean {
-    while (this.#callCount >= CALLS_KEPT && this.#batches.size > 1) {
+    this.#dropOldest('call');
+    if (this.#callCount < CALLS_KEPT) return true;
+    this.#droppedCalls++;
+    return false;
+  }
+
+  /** Drops the oldest batches, never the last one, until one more call (or batch) fits in CALLS_KEPT. */
+  #dropOldest(room: 'call' | 'batch'): void {
+    while ((room === 'call' ? this.#callCount : this.#batches.size) >= CALLS_KEPT && this.#batches.size > 1) {
       const oldest = this.#batches.keys().next().value as number;
       const size = this.#calls.get(oldest)?.size ?? 0;
       this.#batches.delete(oldest);
@@ -238,9 +254,6 @@ export class Timeline {
       this.#removed.push([oldest, this.#version + 1]);
       if (this.#removed.length > 1000) this.#removed.shift();
     }
-    if (this.#callCount < CALLS_KEPT) return true;
-    this.#droppedCalls++;
-    return false;
   }
 
   /** The batches and calls changed after version `since` (0: everything). */

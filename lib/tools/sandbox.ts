@@ -219,8 +219,11 @@ async function probe(bwrap: string): Promise<ShellSandboxStatus> {
   } catch {
     return { available: false, reason: `bubblewrap is not installed (no executable ${bwrap}; on Debian and Ubuntu: apt-get install bubblewrap)` };
   }
-  const args = [...NAMESPACE_ARGS, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', '/bin/sh', '-c', 'true'];
-  const { code, stderr } = await runProbe(bwrap, args);
+  const trial = ['--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', '/bin/sh', '-c', 'true'];
+  // bubblewrap before 0.8 has no --disable-userns: it still sandboxes, with nested user namespaces allowed (docs/sandbox.md).
+  let { code, stderr } = await runProbe(bwrap, [...NAMESPACE_ARGS, ...NO_NESTED_USERNS, ...trial]);
+  if (code === 0) noNestedUserns.add(bwrap);
+  else ({ code, stderr } = await runProbe(bwrap, [...NAMESPACE_ARGS, ...trial]));
   if (code !== 0) {
     const detail = stderr.trim().split('\n')[0]?.slice(0, 300) || `exit code ${String(code)}`;
     return { available: false, reason: `bubblewrap could not create a sandbox here (${detail}); user namespaces may be disabled` };
@@ -264,6 +267,17 @@ export function warnSandboxUnavailable(reason: string): void {
  * and no capability is kept (uid 0 inside could otherwise unmount the masks over secrets).
  */
 const NAMESPACE_ARGS = ['--die-with-parent', '--new-session', '--unshare-all', '--cap-drop', 'ALL'];
+
+/**
+ * No user namespace inside the sandbox's own: in a nested one the command would hold every
+ * capability again over what it mounts there, e.g. a tmpfs with no size bound (a memory bomb
+ * past every bound without a memory cgroup), and the kernel's user-namespace code is a large
+ * part of its attack surface.
+ */
+const NO_NESTED_USERNS = ['--unshare-user', '--disable-userns'];
+
+/** The bubblewrap paths whose trial sandbox took {@link NO_NESTED_USERNS} (bubblewrap 0.8 and later). */
+const noNestedUserns = new Set<string>();
 
 /** A bound of the sandbox a command can reach: named as `ShellDetails.limitsReached` names it. */
 export type SandboxLimit = 'processes' | 'memory' | 'tmp';
@@ -397,7 +411,7 @@ export class ShellSandbox {
     const byMessage = new Set<SandboxLimit>(['tmp']);
     if (limited !== inner && rlimits.some((limit) => limit.startsWith('--nproc'))) byMessage.add('processes');
     if (limited !== inner && cgroups.memory === undefined) byMessage.add('memory');
-    const bwrapArgs = [...this.#policyArgs, '--', ...limited];
+    const bwrapArgs = [...(noNestedUserns.has(this.bwrap) ? NO_NESTED_USERNS : []), ...this.#policyArgs, '--', ...limited];
     const dirs = [...new Set([cgroups.pids, cgroups.memory].filter((dir) => dir !== undefined))];
     let report: Promise<SandboxReport> | undefined;
     const finish = (output: string): Promise<SandboxReport> => (report ??= finishCgroups(cgroups, dirs, output, byMessage));
@@ -460,7 +474,10 @@ function policyArgs(options: ShellSandboxOptions, network: 'none' | 'host', cwd:
   // Before the extra paths: one under /tmp must stay visible above the private /tmp.
   args.push('--proc', '/proc');
   for (const entry of PROC_READ_ONLY) args.push('--ro-bind-try', entry, entry);
-  args.push('--dev', '/dev', '--size', String(tmpSizeBytes), '--tmpfs', SANDBOX_TMP);
+  // bwrap's / and /dev are tmpfs writable by the command with no size bound: / and /dev are made
+  // read-only (the device nodes stay usable), and /dev/shm is a bounded tmpfs like /tmp.
+  args.push('--dev', '/dev', '--remount-ro', '/dev', '--perms', '1777', '--size', String(tmpSizeBytes), '--tmpfs', '/dev/shm');
+  args.push('--size', String(tmpSizeBytes), '--tmpfs', SANDBOX_TMP);
   for (const entry of options.readPaths ?? []) args.push('--ro-bind-try', path.resolve(entry), path.resolve(entry));
   if (network === 'host') {
     // /etc/resolv.conf is often a link into /run (systemd-resolved): name lookups need its target.
@@ -476,6 +493,8 @@ function policyArgs(options: ShellSandboxOptions, network: 'none' | 'host', cwd:
   for (const entry of options.writePaths ?? []) args.push('--bind-try', path.resolve(entry), path.resolve(entry));
   // The workspace at the path the model knows, whatever links lead to it on the host.
   args.push('--bind', realPath(cwd) ?? cwd, cwd, '--chdir', cwd);
+  // Last, once every mount point is made in it; not recursive, so the mounts on it keep their own modes.
+  args.push('--remount-ro', '/');
   return args;
 }
 

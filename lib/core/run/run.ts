@@ -582,7 +582,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   /** A call whose prior is `'ended'` (J4): its journaled progress, end (replayed) and result, nothing run, nothing committed. */
   #replay(record: CallRecord): void {
     if (!record.advance(CallState.Ended)) return;
-    const { progress, result, message, outcome } = replayedEnd(record.journal!);
+    const { progress, result, message, outcome } = replayedEnd(record.journal!, this.maxResultChars);
     if (progress !== undefined) for (const value of progress) this.#progress(record, value, true);
     this.#emitEnd(record, result, message.isError, outcome, message, true);
   }

@@ -21,8 +21,10 @@ import type { CallRecord } from '../call.ts';
 import { JournaledCall, type EndedPrior } from '../journaled-call.ts';
 import type { InterruptedCallPolicy, JournalCall, JournaledDecision, JournaledResult, JournalEntry, JournalOperation, JournalPrior, ToolJournal } from '../../seams/journal.ts';
 import { emitWarning } from '../../values/platform.ts';
+import { readContentBlock } from '../../values/content.ts';
 import type { CallOutcome, ToolCall, ToolResult, ToolResultMessage } from '../../tool/tool.ts';
 import { describeValue as describeForeign, isObjectRecord, isPromiseLike, thrownText } from '../../values/guards.ts';
+import { boundResult } from './execute.ts';
 import { outcomeText, type Outcome } from './outcome.ts';
 import { notRun, prepareToolCall, type JournalInput, type Prepared } from './prepare.ts';
 
@@ -132,6 +134,12 @@ function readPrior(given: unknown): JournalPrior | string {
   if (!isObjectRecord(result) || !isObjectRecord(result.message) || !Array.isArray(result.message.content) || typeof result.message.isError !== 'boolean') {
     return `prior.result is ${describeForeign(result)}, not { message: { content: [...], isError, … }, outcome }`;
   }
+  // A journal row is data from outside (a database, a file): every block is checked as a tool's would be, before it replays to the model.
+  const content = result.message.content as unknown[];
+  for (let i = 0; i < content.length; i++) {
+    const block = readContentBlock(content[i]);
+    if (typeof block === 'string') return `prior.result.message.content[${i}] is ${block}`;
+  }
   if (typeof result.outcome !== 'string' || !OUTCOMES.has(result.outcome)) return `prior.result.outcome is ${describeForeign(result.outcome)}, not a call outcome`;
   if (given.progress !== undefined && !Array.isArray(given.progress)) return `prior.progress is ${describeForeign(given.progress)}, not an array`;
   return given as JournalPrior;
@@ -170,9 +178,12 @@ function prepareUntraced(record: CallRecord): Prepared | typeof REPLAYED | Promi
 }
 
 /** What a call whose prior is `'ended'` (J4) replays: its journaled progress, end and result. */
-export function replayedEnd(journaled: JournaledCall): { progress: readonly unknown[] | undefined; result: ToolResult; message: ToolResultMessage; outcome: CallOutcome } {
+export function replayedEnd(journaled: JournaledCall, maxResultChars: number): { progress: readonly unknown[] | undefined; result: ToolResult; message: ToolResultMessage; outcome: CallOutcome } {
   const { result: journaledResult, progress } = journaled.replay!;
-  const message = journaledResult.message;
+  let message = journaledResult.message;
+  // Committed within the bound; a row changed since (or written by another configuration) is cut like a result run now (C20).
+  const bounded = boundResult({ content: message.content }, maxResultChars);
+  if (bounded.content !== message.content) message = { ...message, content: bounded.content };
   const result: ToolResult = { content: message.content };
   if (message.details !== undefined) result.details = message.details;
   if (message.meta !== undefined) result.meta = message.meta;
