@@ -146,3 +146,28 @@ describe('serveMcp over HTTP: calls a client starts and never waits for', () => 
     await expect(serveMcp([], { maxCallsPerSession: 0, http: { port: 0 } })).rejects.toThrow(new TypeError('serveMcp: maxCallsPerSession must be a positive integer, received 0'));
   });
 });
+
+describe('serveMcp over HTTP: a request target URL cannot read', () => {
+  // Failed before the fix: `//` made the 404's text parse the target again
+  // with URL, which threw: the client got 500 "internal error: Invalid URL".
+  it('`//`, `///` and `/%zz` get 404 naming the endpoint, and the next request is served', async () => {
+    const echo = defineTool({ name: 'echo', input: v.object({}), execute: () => 'ok' });
+    const server = await served([echo]);
+    const { request } = await import('node:http');
+    const statusOf = (path: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: Number(server.url!.port), path, method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve({ status: res.statusCode!, body }));
+        });
+        req.on('error', reject);
+        req.end('{}');
+      });
+    for (const path of ['//', '///', '/%zz']) {
+      const { status, body } = await statusOf(path);
+      expect(status, path).toBe(404);
+      expect(body, path).toContain('/mcp');
+    }
+    expect((await session(server.url!)).length).toBeGreaterThan(0);
+  });
+});

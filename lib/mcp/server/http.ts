@@ -132,7 +132,7 @@ class HttpEndpoint {
   async #route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const pathname = pathOf(req.url);
     if (this.#isMetadataRequest(req, pathname)) return this.#metadata(req, res);
-    if (pathname !== this.#path) return reply(res, 404, `no MCP endpoint at ${new URL(req.url ?? '/', 'http://localhost').pathname}; it is ${this.#path}`);
+    if (pathname !== this.#path) return reply(res, 404, `no MCP endpoint at ${JSON.stringify(pathname.slice(0, 200))}; it is ${this.#path}`);
     if (!this.#hostAllowed(req, res) || !this.#originAllowed(req, res) || !this.#open(res)) return;
     const principal = await this.#authorized(req, res);
     if (principal === REFUSED) return;

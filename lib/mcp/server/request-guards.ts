@@ -125,7 +125,12 @@ export function pathOf(target: string | undefined): string {
   const query = target.indexOf('?');
   const path = query === -1 ? target : target.slice(0, query);
   // Anything unusual (absolute form, escapes, dot segments) is left to URL's rules.
-  return path.startsWith('/') && !path.includes('%') && !path.includes('.') ? path : new URL(target, 'http://localhost').pathname;
+  if (path.startsWith('/') && !path.includes('%') && !path.includes('.')) return path;
+  try {
+    return new URL(target, 'http://localhost').pathname;
+  } catch {
+    return path; // a target URL cannot read (`//`) names no route: its answer is 404
+  }
 }
 
 function hostName(url: string): string {
