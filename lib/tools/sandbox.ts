@@ -333,7 +333,8 @@ const BOUNDS: readonly Bound[] = [
   },
   {
     limit: 'tmp',
-    messages: /No space left on device/,
+    // `unshare` says ENOSPC when nested user namespaces are refused (--disable-userns): not /tmp.
+    messages: /^(?!unshare\b).*No space left on device/m,
     line: (sandbox) => `[/tmp may be full: the sandbox's /tmp holds at most ${formatBytes(sandbox.tmpSizeBytes)} (sandbox.tmpSizeBytes); write large files to the workspace instead]`,
   },
 ];

@@ -49,6 +49,18 @@ describe('shellTool sandbox: every file system the command may write is bounded 
     expect(textOf(ok)).toMatch(/^x$/m);
   });
 
+  it('a refused nested user namespace (unshare: No space left on device) is not reported as a full /tmp', { timeout: 60_000 }, async () => {
+    const workspace = await tempDir();
+    const tool = shellTool({ cwd: workspace, sandbox: SANDBOX });
+    const result = (await drain(asGenerator<ShellProgress, ToolResult<ShellDetails>>(tool.execute({ command: 'unshare -Ur true; echo done' }, contextFor('shell'))))).result;
+    expect(textOf(result)).toMatch(/^done$/m);
+    expect(textOf(result)).not.toContain('/tmp may be full');
+    expect(result.details?.limitsReached ?? []).not.toContain('tmp');
+    // A real full /tmp still says so.
+    const full = (await drain(asGenerator<ShellProgress, ToolResult<ShellDetails>>(tool.execute({ command: 'dd if=/dev/zero of=/tmp/f bs=1M count=4' }, contextFor('shell'))))).result;
+    expect(textOf(full)).toContain('/tmp may be full');
+  });
+
   it('as an unprivileged host user (setpriv --reuid=65534), with no memory cgroup: the same', { timeout: 120_000 }, async (context) => {
     if (process.getuid?.() !== 0 || !existsSync('/usr/bin/setpriv')) context.skip('needs root and /usr/bin/setpriv to start a host process as uid 65534');
     const workspace = await tempDir();
