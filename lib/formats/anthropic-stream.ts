@@ -57,7 +57,7 @@ const FINISHED = new Set(['tool_use', 'end_turn', 'pause_turn']);
  *   content block starts, or at the message's end, because a `max_tokens` cut also ends
  *   with `content_block_stop`.
  *
- * Out-of-order events (issue 12, item 4; the rule is in `stream-calls.ts`): blocks may
+ * Out-of-order events (the rule is in `stream-calls.ts`): blocks may
  * interleave — each call is assembled by its `index` and goes only once its own
  * `content_block_stop` arrived, never with `{}` because a later block started; deltas after a
  * block's stop are ignored. A second `content_block_start` at an index whose block is still

@@ -58,7 +58,7 @@ const FINISHED = new Set(['tool_calls', 'stop', 'function_call']);
  *   complete waits, and calls are still yielded in call order;
  * - else at the choice's `finish_reason`.
  *
- * Out-of-order chunks (issue 12, item 4; the rule is in `stream-calls.ts`): an index
+ * Out-of-order chunks (the rule is in `stream-calls.ts`): an index
  * reused with a new `id` starts a new call — never merged into the first. The earlier call
  * keeps its text if it is complete JSON (servers that send each call whole at index 0);
  * else both are yielded `incomplete`, never run. Fragments for a call already yielded, and a

@@ -52,7 +52,7 @@ import { isObjectRecord } from '../core/values/guards.ts';
  * `response.output_item.done` when the item's `status` is `completed` (or absent), in
  * output order.
  *
- * Out-of-order events (issue 12, item 4; the rule is in `stream-calls.ts`): an
+ * Out-of-order events (the rule is in `stream-calls.ts`): an
  * `output_item.done` before (or without) its `output_item.added` is the whole call and runs
  * with the done item's arguments; the late `added` is a repeat. Deltas and
  * `…arguments.done` after the item is done are ignored; so is a second `done`. At

@@ -13,7 +13,7 @@
  * runs it.
  *
  * The stream is untrusted input, and events may come out of order, twice, or after the
- * message's end. The rule (issue 12, item 4; `docs/decisions.md`, "Stream adapters:
+ * message's end. The rule (`docs/decisions.md`, "Stream adapters:
  * out-of-order events"):
  * - **never run other arguments than the model sent**: a call whose arguments the adapter
  *   could not assemble exactly — its start was taken over by a duplicate start at the same
@@ -273,7 +273,7 @@ function isJsonWhitespace(c: number): boolean {
  * nothing; once the value has closed the text is parsed once, and the answer is kept while
  * only whitespace follows. A text that is not an object, array or string (`true`, a number,
  * garbage) is parsed only when `final` is set — at the message's end — so a stream of any
- * number of fragments costs O(total size) (issue 12, item 4).
+ * number of fragments costs O(total size).
  */
 export function completeJson(call: PendingCall, final = false): { value: unknown } | undefined {
   const state = call.scan.state;

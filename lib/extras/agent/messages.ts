@@ -223,7 +223,7 @@ export type AgentEndReason = 'completed' | 'terminated' | 'max_turns' | 'aborted
  * body ({@link PausedAgentBody}) as JSON text in `payload`. Treat it as opaque; `runAgent({
  * resume: { state, approvals, claim } })` checks it (a `ResumeError` when it cannot be
  * resumed). Signed (HMAC-SHA256 over the payload's exact text) when the run had a
- * `signingSecret`. Format 2 since issue 19 (a version 1 state is refused with `version`).
+ * `signingSecret`. Format 2 (a state of format 1 is refused with `version`).
  *
  * @example
  * ```ts
