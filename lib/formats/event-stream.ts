@@ -29,8 +29,7 @@
  *
  * @module
  */
-import { isObjectRecord } from '../core/values/guards.ts';
-import { describeValue } from '../core/values/guards.ts';
+import { describeValue, isObjectRecord, thrownText } from '../core/values/guards.ts';
 import type { ToolBatch, ToolEvent } from '../core/run/events.ts';
 import { SSEDecoder } from './sse.ts';
 
@@ -310,13 +309,13 @@ export async function* fromEventStream<E = ToolEvent, R = ToolBatch>(body: Event
       try {
         step = await chunks.next();
       } catch (error) {
-        throw new EventStreamError('broken', `fromEventStream: the stream failed after ${count} events: ${errorText(error)}`, { cause: error });
+        throw new EventStreamError('broken', `fromEventStream: the stream failed after ${count} events: ${thrownText(error)}`, { cause: error });
       }
       let events;
       try {
         events = step.done === true ? decoder.end() : decoder.push(step.value);
       } catch (error) {
-        throw new EventStreamError('too_large', `fromEventStream: ${errorText(error)}`);
+        throw new EventStreamError('too_large', `fromEventStream: ${thrownText(error)}`);
       }
       for (const event of events) {
         const data = parseData(event.data, count);
@@ -373,4 +372,3 @@ function parseData(data: string, count: number): unknown {
 
 const quote = (text: string): string => (text.length > 200 ? `${JSON.stringify(text.slice(0, 200))}… (${text.length} characters)` : JSON.stringify(text));
 
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : describeValue(error));

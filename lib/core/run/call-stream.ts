@@ -93,7 +93,8 @@ export class CallStream {
     if (input === undefined) return;
     this.#input = undefined;
     // The model's stream is not read further; its own cleanup runs (not awaited: it may be
-    // parked in a network read).
+    // parked in a network read). Called from a microtask, so that a `return` that throws
+    // synchronously (a foreign iterator) ends in the catch instead of in the run's caller.
     void Promise.resolve()
       .then(() => input.return?.())
       .catch(() => {});
