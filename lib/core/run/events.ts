@@ -79,7 +79,8 @@ export interface ToolExecutionEndEvent<Details = unknown, Name extends string = 
    * revoked Proxy — and it is here for the application (an adapter that rethrows the peer's
    * own error, a log): toolrun never puts it into what the model sees (`result.content`
    * holds its text), into a result message, into a paused batch's `state` or a journal.
-   * Do not serialize it either: read what you need from it.
+   * Do not serialize it whole either: read what you need from it (`toEventStream` sends only
+   * an `Error`'s `name` and `message`).
    *
    * @example
    * ```ts
