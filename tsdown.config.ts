@@ -18,6 +18,27 @@ const common = {
   checks: { pluginTimings: false },
 } as const;
 
+/**
+ * The entries that need an optional peer, and a module of it. Without the peer, TypeScript's
+ * TS2307 points at the first line of the entry's declarations, so that line names the peer and
+ * its install command; the JavaScript gets the same line as a comment (Node's
+ * ERR_MODULE_NOT_FOUND names the package and the entry's file, not a line).
+ */
+const PEERS: Record<string, { peer: string; module: string }> = {
+  mcp: { peer: '@modelcontextprotocol/sdk', module: '@modelcontextprotocol/sdk/types.js' },
+  otel: { peer: '@opentelemetry/api', module: '@opentelemetry/api' },
+  dbos: { peer: '@dbos-inc/dbos-sdk', module: '@dbos-inc/dbos-sdk' },
+};
+
+/** The first line of an output file: rolldown's `postBanner`, since tsdown's `banner` calls a function once per build, not once per file. */
+function peerBanner({ fileName }: { fileName: string }): string {
+  const [, entry, kind] = /^(\w+)\/index\.(js|d\.ts)$/.exec(fileName) ?? [];
+  const needs = entry === undefined ? undefined : PEERS[entry];
+  if (needs === undefined) return '';
+  const why = `toolrun/${entry} needs its optional peer dependency ${needs.peer}: npm install ${needs.peer}`;
+  return kind === 'js' ? `// ${why}` : `import type {} from '${needs.module}'; // ${why}`;
+}
+
 export default defineConfig([
   {
     // The library: one file per entry plus shared chunks. Every runtime dependency stays an
@@ -31,7 +52,7 @@ export default defineConfig([
     dts: { sourcemap: true },
     // The maps point at lib/, which the package ships (the declaration maps need it for
     // "go to definition"), so they need not carry a second copy of the sources.
-    outputOptions: { sourcemapExcludeSources: true },
+    outputOptions: { sourcemapExcludeSources: true, postBanner: peerBanner },
     clean: true,
     deps: { alwaysBundle: ['abort-controller-x'], onlyBundle: ['abort-controller-x'] },
   },

@@ -499,6 +499,23 @@ tsSetups.forEach(([name], i) => {
 });
 console.log(`INFO the ${tsSetups.length} compilations took ${((Date.now() - tsStart) / 1000).toFixed(1)} s together`);
 
+// The project has no MCP SDK (the check above that lists what is not installed): the entry
+// that needs it must say so where it fails.
+check("without @modelcontextprotocol/sdk, toolrun/mcp fails in TypeScript on a line that names the peer and its install command, and in Node naming the package", () => {
+  writeFileSync(join(app, 'needs-peer.ts'), "import { serveMcp } from 'toolrun/mcp';\nexport const serve = serveMcp;\n");
+  writeFileSync(join(app, 'tsconfig.peer.json'), JSON.stringify({ compilerOptions: { ...strictOptions, module: 'nodenext', moduleResolution: 'nodenext' }, files: ['needs-peer.ts'] }, null, 2));
+  const typed = spawnSync('node', [tsc, '-p', 'tsconfig.peer.json', '--pretty', 'true'], { cwd: app, encoding: 'utf8' });
+  const text = typed.stdout.replace(/\x1b\[[0-9;]*m/g, '');
+  assert(typed.status !== 0, 'tsc compiled toolrun/mcp without its peer');
+  const first = text.split('\n').findIndex((line) => line.includes('error TS2307'));
+  assert(first >= 0 && /dist\/mcp\/index\.d\.ts:1:/.test(text.split('\n')[first]), `the first TS2307 is not on the entry's first line:\n${text.slice(0, 800)}`);
+  assert(text.includes('npm install @modelcontextprotocol/sdk'), `tsc's output does not show the install command:\n${text.slice(0, 800)}`);
+  writeFileSync(join(app, 'needs-peer.mjs'), "import 'toolrun/mcp';\n");
+  const loaded = spawnSync('node', ['needs-peer.mjs'], { cwd: app, encoding: 'utf8' });
+  assert(loaded.status !== 0 && /ERR_MODULE_NOT_FOUND[\s\S]*'@modelcontextprotocol\/sdk'/.test(loaded.stderr), `node: ${loaded.stderr.slice(0, 400)}`);
+  return 'TS2307 at dist/mcp/index.d.ts:1, ERR_MODULE_NOT_FOUND in Node';
+});
+
 // ---------------------------------------------------------------------------------------
 // The program.
 
