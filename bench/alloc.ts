@@ -12,7 +12,7 @@
  * One gc at the start only, after `ALLOC_WARMUP` (default 300) warm-up batches of every
  * case; then `ALLOC_ROUNDS` (default 60) rounds, the cases interleaved. Printed: the median
  * over the kept batches, and the 10th and 90th percentiles. (The inspector's sampling heap
- * profiler gives a lower figure for toolrun, see docs/bench/findings.md §0.)
+ * profiler gives a lower figure for toolrun: it misses short-lived objects.)
  *
  * @module
  */

@@ -36,8 +36,8 @@ const PROBE = join(ROOT, 'bench', 'mcp', 'probe.mjs');
  * Calls each server gets before anything is measured (10 in flight), per call of the largest
  * measured run: 3,000 before runs of 1,000 (the smoke spec's runs of 20 get 60). Both servers' CPU per
  * call keeps falling over their first few thousand calls (V8 compiling their hot paths: with
- * 300, the first measured rounds of 1,000 calls cost 2-5× the later ones for both servers,
- * docs/bench/findings.md), and the sequential rows, measured first, fell in that window.
+ * 300, the first measured rounds of 1,000 calls cost 2-5× the later ones for both servers),
+ * and the sequential rows, measured first, fell in that window.
  */
 const WARMUP_PER_CALL = 3;
 const IMPLS = { toolrun: IMPL.toolrun, plain: 'plain SDK McpServer' } as const;

@@ -303,7 +303,7 @@ describe('mcpTools mapping rules (a fake client)', () => {
     ).toEqual([
       { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
       { type: 'resource', resource: { uri: 'file:///x.bin', mimeType: 'application/octet-stream', blob: 'aGkK' } },
-      // The placeholder of the provider formats (one content-block check, docs/decisions.md "Content blocks: one check").
+      // The placeholder of the provider formats (one content-block check, docs/adr/0005-results.md).
       { type: 'text', text: '[invalid content block omitted: a resource_link block without a string uri and name: object {"type":"resource_link","uri":"file:///y"}]' },
       { type: 'text', text: '[invalid content block omitted: a block of type "hologram"; a content block is text, image, audio, resource_link or resource: object {"type":"hologram"}]' },
     ]);

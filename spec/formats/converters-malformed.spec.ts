@@ -88,7 +88,7 @@ describe('{ type: "text", text: 5 } passed unchecked (issue 12.5)', () => {
   it('a text block whose text is not a string, a null block and an unknown type become described text blocks; the API never sees text: 5', async () => {
     const out = sent(await resultsWith({ hookContent: [{ type: 'text', text: 5 }, null, { type: 'audio', data: 'x' }, { type: 'text', text: 'fine' }] }));
     const expected = [
-      // The texts of the one content-block check (readContentBlock, docs/decisions.md "Content blocks: one check").
+      // The texts of the one content-block check (readContentBlock, docs/adr/0005-results.md).
       '[invalid content block omitted: a text block whose text is a number (5), not a string: object {"type":"text","text":5}]',
       '[invalid content block omitted: null, not a content block]',
       '[invalid content block omitted: an audio block without a MIME type: object {"type":"audio","data":"x"}]',

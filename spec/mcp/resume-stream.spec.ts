@@ -1,8 +1,8 @@
 /**
  * serveMcp over Streamable HTTP: a call that was NOT cancelled, whose POST broke after the
  * priming event (protocol 2025-11-25), is resumed with `Last-Event-ID`; the resumed stream
- * ends once it has carried the call's response, and the session can then expire (issue 20,
- * item 1 "Lifetimes"; docs/decisions.md, "A resumed stream ends after its response"). The SDK
+ * ends once it has carried the call's response, and the session can then expire
+ * (docs/adr/0020-mcp-server-bounds.md). The SDK
  * alone replays a stored response and then holds the GET open for ever (nothing answers that
  * request again), which keeps the session busy for as long as the client reads.
  *

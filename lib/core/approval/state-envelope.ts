@@ -14,7 +14,7 @@
  *
  * Every text is bounded before `JSON.parse` sees it: its length, then one linear scan that
  * counts nesting, keys, objects and arrays, and values (parsing cost grows with those, far
- * more than with characters: docs/decisions.md, issue 19) and refuses keys a state never has.
+ * more than with characters: docs/adr/0014-paused-state.md) and refuses keys a state never has.
  * Nothing is walked after parsing, and nothing here recurses.
  *
  * Portable: Web Crypto only, no `node:` import.
@@ -43,7 +43,7 @@ export interface StateEnvelope<K extends StateKind = StateKind> {
 
 /**
  * Bounds on a payload's JSON, checked by a scan before it is parsed (H9). Sized so that
- * `JSON.parse` of the worst text within them stays short (measured in docs/decisions.md):
+ * `JSON.parse` of the worst text within them stays short (measured by `bench/state-limits.ts`):
  * parsing time follows keys and nesting, not characters.
  */
 const PAYLOAD_LIMITS: ScanLimits = {

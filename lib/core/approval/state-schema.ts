@@ -209,7 +209,7 @@ function isTraceContext(context: unknown): boolean {
  * otherwise `undefined`, and the caller asks valibot, which then decides (and names the
  * first issue). The same checks as `Body`, written out by hand: valibot builds a dataset per
  * value and an output object per object, ~2–4 µs per call of a paused batch, most of a
- * resume's reading (docs/bench/findings.md, issue 23). Never more lenient than `Body`:
+ * resume's reading (docs/adr/0014-paused-state.md). Never more lenient than `Body`:
  * spec/property/state-body.property.spec.ts compares the two on valid and mutated bodies.
  * `body` is `JSON.parse` output, owned by the caller alone: no `undefined`, no getters, and
  * nobody else holds it, so it is handed on without a copy (its keys in the order of the

@@ -142,7 +142,7 @@ const DONE = Object.freeze({ done: true, value: undefined }) as unknown as Itera
  * The async generator `runTools` returns, written by hand rather than as an
  * `async function*`: when events are already waiting, `next()` hands one out as an already
  * resolved promise, without resuming a generator body (a third of the per-call cost at
- * N = 1,000; docs/bench/findings.md).
+ * N = 1,000).
  *
  * It keeps an async generator's contract: requests (`next`, `return`, `throw`) are
  * answered in the order they were made, one at a time; after it finished (returned, threw,

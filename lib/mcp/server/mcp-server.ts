@@ -507,7 +507,7 @@ export function runningCallCount(server: Server): number {
  * @internal Resolves once the call of `requestId` on a server made by {@link createMcpServer}
  * has settled: its tool ended or was abandoned after the grace period (contract A3). At once
  * when no such call runs or the server is not one of ours. serveMcp ends a cancelled call's
- * stream only then (docs/decisions.md, "A cancelled call's stream ends with its call").
+ * stream only then (docs/adr/0020-mcp-server-bounds.md).
  */
 export function callSettled(server: Server, requestId: string | number): Promise<void> {
   return runningCalls.get(server)?.settled(requestId) ?? Promise.resolve();
