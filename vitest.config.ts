@@ -4,8 +4,7 @@ import { defineConfig } from 'vitest/config';
  * The end-to-end specs: `npm run test:slow` (`vitest run --project slow`), which `.ci/run`
  * runs after `npm test`. Each group is here for one reason; everything else is `npm test`
  * (`--project fast`), which must stay under a minute on a 2-core machine. `npx vitest run`
- * with no project runs both. docs/adr/0030-suite-and-checks.md
- * says why.
+ * with no project runs both. Why: docs/adr/0030-suite-and-checks.md.
  */
 const SLOW_SPECS = [
   // Child processes: the CLI as a program, MCP servers over stdio and HTTP, approval across
@@ -72,7 +71,7 @@ export default defineConfig({
         extends: true,
         // isolate: false — a worker runs its files one after another in one module graph,
         // instead of a fresh process importing lib/ and the SDKs again for each file: 40 s of
-        // CPU instead of 97 s (measured with `time npx vitest run --project fast`). So a spec that leaves
+        // CPU instead of 97 s (`time npx vitest run --project fast`). So a spec that leaves
         // process-wide state changed (fake timers, listeners, env) can break a later file of
         // the same worker: restore it in afterEach.
         // spec/setup/quiet-peers.ts stops a peer SDK's background timer that would otherwise

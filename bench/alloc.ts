@@ -5,7 +5,7 @@
  *   node --min-semi-space-size=64 --max-semi-space-size=64 --expose-gc --import tsx bench/alloc.ts
  *
  * `heapUsed` before and after each batch; the difference over N is what the batch allocated
- * per call. No gc is forced between batches (issue 23: a full gc before each batch put
+ * per call. No gc is forced between batches (a full gc before each batch put
  * toolrun in a state it is never in otherwise, and added ≈ 600 B/call to it and nothing to
  * the floor); the large young generation makes a scavenge rare (one every few dozen
  * batches), and a batch a scavenge fell in shows as a drop of `heapUsed` and is left out.

@@ -1,5 +1,5 @@
 /**
- * Instructions per call of the headline steady-state workload (issue 23 item 1: N = 1,000
+ * Instructions per call of the headline steady-state workload (N = 1,000
  * parallel calls returning `{ content, details }`), counted by valgrind: a figure the load of a
  * shared machine does not move, for comparing two trees where the CPU-time A/B (bench/ab.ts)
  * is inside its own noise. Plain JavaScript on the built package, so that nothing but the

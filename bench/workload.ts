@@ -55,7 +55,7 @@ export const noopBody: Body = async function* () {
 };
 
 /**
- * The headline no-op (issue 23): returns what a real tool returns, a text block and
+ * The headline no-op: returns what a real tool returns, a text block and
  * `details` (`{ content, details }`), at once. Both runtimes pass the result on as it is.
  */
 export const detailsBody: Body = async function* (args) {

@@ -92,7 +92,7 @@ async function start(impl: Impl, wire: Wire): Promise<Served> {
   const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
   const url = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(line)?.[1];
   if (url === undefined) throw new Error(`${impl}: unexpected first line ${line}`);
-  // toolrun's client for both servers: the SDK's own adds a listener per request to one signal (issue 20).
+  // toolrun's client for both servers: the SDK's own adds a listener per request to one signal.
   const httpClient = await connectMcpHttp(new URL(url), { token });
   return {
     client: httpClient,

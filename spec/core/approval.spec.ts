@@ -718,7 +718,7 @@ describe('H9 a tampered state is refused; signing', () => {
     }
   });
 
-  it('H9: a state of format version 1 (before issue 19) is refused with code version, as text or as object', async () => {
+  it('H9: a state of format version 1 is refused with code version, as text or as object', async () => {
     const { tools, calls, state } = await pausedState();
     const v1 = { version: 1, kind: 'toolrun/paused-batch', ...(bodyOf(state) as object) };
     expect((await rejection(runTools(calls, { tools, resume: { state: JSON.stringify(v1) } }))).code).toBe('version');

@@ -13,7 +13,7 @@ const blocks: ContentBlock[] = [
   { type: 'resource', resource: { uri: 'test://t', text: 'hello' } },
 ];
 
-describe('audio, resource_link and resource blocks in process (issue 20.4)', () => {
+describe('audio, resource_link and resource blocks in process', () => {
   // Fails if the runtime rejects or rewrites these blocks, or a paused state cannot hold them (its schema lists each type).
   it('a tool returns them as they are; a batch paused after it resumes with the same result', async () => {
     const media = defineTool({ name: 'media', input: v.object({}), execute: () => ({ content: blocks }) });

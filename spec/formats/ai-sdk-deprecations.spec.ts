@@ -38,7 +38,7 @@ afterEach(() => {
 
 const deprecations = () => logged.filter((w) => w.type === 'deprecated');
 
-describe('no ai 7 deprecation warning from toolrun’s converters (item 8)', () => {
+describe('no ai 7 deprecation warning from toolrun’s converters', () => {
   const image: ToolResultMessage = {
     role: 'tool',
     toolCallId: 'call-1',

@@ -73,7 +73,7 @@ function recordingFetch() {
   return { recording, seen };
 }
 
-describe('serveMcp: a cancelled call leaves no stream open (issue 20, item 1)', () => {
+describe('serveMcp: a cancelled call leaves no stream open', () => {
   // (a) Fails without the fix: the SDK writes no response for a cancelled request and the
   // server never ended its POST, so pendingRequests stays at 5 (hang guard: the test's
   // timeout), and the SDK client never resumes. Fails if a response for a cancelled id were

@@ -93,7 +93,7 @@ async function sampled(block: unknown): Promise<Seen> {
   return seen!;
 }
 
-describe('one content-block check: the same verdict on every path (issue 20 leftover)', () => {
+describe('one content-block check: the same verdict on every path', () => {
   // Fails if the rule changes without this table (the check itself says otherwise).
   it.each(CASES)('the rule: $name', ({ block, valid, problem }) => {
     expect(readContentBlock(block)).toEqual(valid ?? problem);

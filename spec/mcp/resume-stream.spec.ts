@@ -39,7 +39,7 @@ async function callThenBreak(url: URL, headers: Record<string, string>, id: numb
 const resume = (url: URL, sessionId: string, lastEventId: string) =>
   fetch(url, { method: 'GET', headers: { accept: 'text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25', 'last-event-id': lastEventId } });
 
-describe('serveMcp: a resumed stream ends after its response (issue 20, item 1)', () => {
+describe('serveMcp: a resumed stream ends after its response', () => {
   // Fails without the fix: the SDK replays the stored response, then holds the GET open, so
   // `resumed.text()` never resolves (hang guard: the test's timeout); the session, busy with
   // that GET, would not expire either.

@@ -87,7 +87,7 @@ describe('T4 a paused state carries the batch span trace context', () => {
     expect(pausing.one('execute_tool read').attributes['toolrun.tool.outcome']).toBe('ok');
   });
 
-  it('a batch paused untraced carries none, and a state without one (before issue 22) resumes traced, unlinked', async () => {
+  it('a batch paused untraced carries none, and a state without one resumes traced, unlinked', async () => {
     const { batch } = await collect(runTools(calls, { tools }));
     expect(bodyOf(batch.paused!.state)).not.toHaveProperty('traceContext');
     const { batch: resumed } = await resume(batch.paused!.state, openTelemetry({ tracer: resumingTracer }));

@@ -20,7 +20,7 @@ function absolutePaths(text: string): string[] {
   return [...text.matchAll(/(?:^|[\s"'(`])(\/[^\s"'`),;]+)/g)].map((match) => match[1]!);
 }
 
-describe('error texts without host details (issue 19 item 5)', () => {
+describe('error texts without host details', () => {
   it('symlink escapes, /proc/self and missing paths: the texts name no pid, no link target, no host path outside the workspace', async () => {
     const root = await tempDir();
     const home = await tempDir();

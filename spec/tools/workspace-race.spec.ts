@@ -45,7 +45,7 @@ const EXPECTED_ERRORS = [
   /is not a regular file/, // the FIFO
 ];
 
-describe('the file tools while the workspace is swapped under them (issue 12 item 9)', () => {
+describe('the file tools while the workspace is swapped under them', () => {
   it('read_file, grep and list_files read nothing outside the root and never hang, over >= 10,000 directory/link and file/FIFO swaps', async () => {
     const parent = await tempDir();
     const ws = path.join(parent, 'ws');

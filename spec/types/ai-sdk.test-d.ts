@@ -26,7 +26,7 @@ const weather = defineTool({
 });
 const clock = defineTool({ name: 'clock', input: v.object({}), execute: () => 'noon' });
 
-describe('toAISDKTools: a typed ToolSet (item 1)', () => {
+describe('toAISDKTools: a typed ToolSet', () => {
   const set = toAISDKTools([weather, clock]);
   // ai 6 reads images as `image-data` parts, not ai 7's `file` parts (item 8): its own set.
   const set6 = toAISDKTools([weather, clock], { aiVersion: 6 });
@@ -63,7 +63,7 @@ describe('toAISDKTools: a typed ToolSet (item 1)', () => {
   });
 });
 
-describe('fromAISDKTools: names, inputs, outputs and progress kept (item 1)', () => {
+describe('fromAISDKTools: names, inputs, outputs and progress kept', () => {
   const toolSet = {
     search: ai.tool({
       description: 'Search',

@@ -24,7 +24,7 @@ const read = defineTool({
 });
 const tools = [weather, clock, read];
 
-describe('plain returns type details (item 3)', () => {
+describe('plain returns type details', () => {
   test('ToolDetailsOf: an object is its own details, a string none, a ToolResult<D> its D', () => {
     expectTypeOf<ToolDetailsOf<{ a: number }>>().toEqualTypeOf<{ a: number }>();
     expectTypeOf<ToolDetailsOf<number[]>>().toEqualTypeOf<number[]>();
@@ -56,7 +56,7 @@ describe('plain returns type details (item 3)', () => {
   });
 });
 
-describe('tool_result carries toolName (item 3)', () => {
+describe('tool_result carries toolName', () => {
   test('toolName on the event is the union of the tool names, plus any string for an unknown tool', async () => {
     for await (const event of runTools([], { tools })) {
       if (event.type === 'tool_result') {

@@ -11,7 +11,7 @@ import { describe, expectTypeOf, test } from 'vitest';
 import { z } from 'zod';
 import { fromLangChainTools, fromOpenAIAgentsTools, runTools, toAISDKTools } from '../../lib/index.ts';
 
-describe('fromLangChainTools keeps names and inputs (item 1)', () => {
+describe('fromLangChainTools keeps names and inputs', () => {
   const search = lc.tool(async ({ q }) => `found ${q}`, { name: 'search', description: 'Search', schema: z.object({ q: z.string() }) });
   const add = lc.tool(async ({ a, b }) => String(a + b), { name: 'add', description: 'Add', schema: z.object({ a: z.number(), b: z.number() }) });
   const tools = fromLangChainTools([search, add]);
@@ -33,7 +33,7 @@ describe('fromLangChainTools keeps names and inputs (item 1)', () => {
   });
 });
 
-describe('fromOpenAIAgentsTools keeps inputs and outputs (item 1)', () => {
+describe('fromOpenAIAgentsTools keeps inputs and outputs', () => {
   const weather = agents.tool({
     name: 'weather',
     description: 'Weather',

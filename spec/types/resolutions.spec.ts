@@ -20,7 +20,7 @@ function compile(project: string): { status: number | null; output: string } {
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
-describe('type tests under bundler resolution (issue 22 item 1)', () => {
+describe('type tests under bundler resolution', () => {
   // One whole-program compile each: about 20 s of CPU; the limits are hang guards.
   it('spec/types/*.test-d.ts compile with moduleResolution bundler', { timeout: 300_000 }, () => {
     const { status, output } = compile('spec/types/tsconfig.bundler.json');

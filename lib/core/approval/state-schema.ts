@@ -74,7 +74,7 @@ const Call = v.strictObject({
   incomplete: v.optional(v.string()),
 });
 /**
- * The paused batch span's W3C trace context (issue 22): a version-00 `traceparent` and a
+ * The paused batch span's W3C trace context: a version-00 `traceparent` and a
  * `tracestate` of printable ASCII within 512 characters, as `sanitizeTraceContext` keeps them.
  */
 const TraceContext = v.strictObject({
@@ -89,9 +89,9 @@ export const Body = v.strictObject({
   terminating: v.pipe(v.number(), v.integer(), v.minValue(0)),
   blockTerminated: v.boolean(),
   calls: v.pipe(v.array(v.strictObject({ call: Call, result: v.optional(Message), request: v.optional(Request) })), v.maxLength(LIMITS.calls)),
-  // Since issue 22 (H11); optional, so a state paused before it reads as having none.
+  // H11; optional, so a state without standing decisions reads as having none.
   standing: v.optional(v.record(Id, v.strictObject({ approved: v.boolean(), reason: v.optional(v.string()) }))),
-  // Optional: states paused untraced, or before issue 22, have none.
+  // Optional: states paused untraced have none.
   traceContext: v.optional(TraceContext),
 });
 export type ReadState = v.InferOutput<typeof Body>;

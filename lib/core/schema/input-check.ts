@@ -1,5 +1,5 @@
 /**
- * The checks `defineTool` makes of a tool's `input` (issue 13 point 2): a Standard Schema
+ * The checks `defineTool` makes of a tool's `input`: a Standard Schema
  * must be able to produce the tool definition a model is sent; a JSON Schema must be well
  * structured, describe an object, and carry no near-miss of a keyword (a typo such as
  * `propertes` makes a schema silently accept anything). An AI SDK `jsonSchema()` /
