@@ -429,7 +429,7 @@ describe('a call waiting for approval (H3)', () => {
 });
 
 /**
- * The approval glitches of issue 20, each seen in a real terminal (`npm start` in tmux) and
+ * Approval glitches of the live view, each seen in a real terminal (`npm start` in tmux) and
  * reproduced here first: each spec failed before its fix, in the way its comment says.
  */
 describe('the live view around approvals and interrupts', () => {

@@ -1,5 +1,5 @@
 /**
- * MCP's content types as toolrun content blocks (issue 20.4): a tool returns them in process,
+ * MCP's content types as toolrun content blocks: a tool returns them in process,
  * a paused batch's state keeps them across a resume, a malformed one is the call's error result.
  */
 import * as v from 'valibot';

@@ -162,7 +162,7 @@ describe('mcpTools against @modelcontextprotocol/server-everything (a real serve
     expect(text(batch.messages[0]!)).toBe('Echo: still here');
   });
 
-  // Fails if a block type is turned into text on the way in (as before issue 20), or a field is lost.
+  // Fails if a block type is turned into text on the way in, or a field is lost.
   it('keeps image, resource link and embedded resource blocks as blocks; the provider formats see them as text', async () => {
     const { batch } = await collect(
       runTools(

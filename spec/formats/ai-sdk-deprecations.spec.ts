@@ -1,5 +1,5 @@
 /**
- * No ai 7 deprecation warning from toolrun's AI SDK converters (issue 22 item 8): a tool
+ * No ai 7 deprecation warning from toolrun's AI SDK converters: a tool
  * result with an image, written by `toAISDKMessages` or by `toModelOutput` of a
  * `toAISDKTools` tool, goes through the real `ai` 7 `generateText` (its prompt
  * standardization and `convertToLanguageModelPrompt`, where the SDK logs

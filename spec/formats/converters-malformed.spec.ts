@@ -1,5 +1,5 @@
 /**
- * The format converters on what the type system does not stop (issue 12, item 5): result
+ * The format converters on what the type system does not stop: result
  * content that a hook or tool really produced at run time (`to*` never throw on a result
  * message's fields, and never send a malformed block), and tool names and call ids from the
  * model that are not strings (`from*`, batch and streamed: a non-string name is never

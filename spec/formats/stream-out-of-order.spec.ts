@@ -1,5 +1,5 @@
 /**
- * The stream adapters on out-of-order input (issue 12, item 4): the stream is untrusted, and
+ * The stream adapters on out-of-order input: the stream is untrusted, and
  * an adapter never runs a call with other arguments than the model sent, and never loses a
  * call it saw — each gets exactly one result (O1). One spec per defect found, a count-based
  * check that argument assembly is linear, and a property over random event orders.

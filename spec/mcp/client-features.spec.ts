@@ -50,7 +50,7 @@ const EVERY_BLOCK: ContentBlock[] = [
 ];
 
 describe('every MCP content type, served and read back', () => {
-  // Fails if a block type becomes an error result or text on the way out (as before issue 20), or on the way back in mcpTools.
+  // Fails if a block type becomes an error result or text on the way out, or on the way back in mcpTools.
   it('a ToolResult with text, image, audio, resource link and embedded resources reaches an SDK client as the same MCP blocks, and mcpTools gives the same blocks back', async () => {
     const mixed = defineTool({ name: 'mixed', input: v.object({}), execute: () => ({ content: EVERY_BLOCK, details: { count: 6 } }) });
     const url = await serve([mixed], { perTool: { mixed: { output: v.object({ count: v.number() }) } } });

@@ -1,5 +1,5 @@
 /**
- * serveMcp (toolrun/mcp) in production conditions (issue 20, items 1–3): a call ends when its
+ * serveMcp (toolrun/mcp) in production conditions: a call ends when its
  * client is gone, sessions are capped and expire, close/SIGTERM finish whatever is in flight,
  * what queues for a slow client is bounded, an oversized stdio line fails alone, and many
  * concurrent calls add no listener to a long-lived signal.
@@ -156,8 +156,8 @@ describe('serveMcp: a call ends when its client is gone', () => {
 });
 
 describe('serveMcp: close() and SIGTERM finish whatever is in flight', () => {
-  // Fails on the code before issue 20: close() waited for every POST of its servers, and the
-  // POST of a cancelled call is never answered, so close() never resolved (test timeout).
+  // Fails if close() waits for every POST of its servers: the POST of a cancelled call is
+  // never answered, so close() would never resolve (test timeout).
   it('close() after a cancelled call (whose POST has ended by itself since) and with one more call running resolves, saying what it cut', async () => {
     const { hold, started, finished } = holdTool();
     const server = await serveMcp([hold], { http: { port: 0 }, log: () => {} });
@@ -330,9 +330,8 @@ describe('serveMcp over stdio: an oversized line fails alone', () => {
 });
 
 describe('serveMcp: no listener per call on a long-lived signal', () => {
-  // Fails on the code before issue 20: linkedSignal added one listener per call to the
-  // server's stop signal (warning at 11), and the client's fetch one per request to its
-  // transport's signal (1,750 after 2,000 calls).
+  // Fails if a call adds a listener to the server's stop signal (a warning at 11), or the
+  // client's fetch one per request to its transport's signal (1,750 after 2,000 calls).
   it('20 concurrent calls on one session, 200 calls in all: no MaxListenersExceededWarning; the client transport’s signal keeps one listener', async () => {
     const warnings: Error[] = [];
     const onWarning = (warning: Error): void => void warnings.push(warning);

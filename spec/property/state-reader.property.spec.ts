@@ -1,5 +1,5 @@
 /**
- * Fuzzing the two state readers (issue 19, item 4; contract H9): real paused states — a
+ * Fuzzing the two state readers (contract H9): real paused states — a
  * batch's and an agent run's, unsigned and signed — mutated at random (truncated, nested
  * deeper, given huge strings, keys named `__proto__` / `constructor` / `prototype`, random
  * JSON in place of the body or the envelope, random envelope fields) and resumed through

@@ -1,5 +1,5 @@
 /**
- * Every zod users have (issue 22, item 6): zod 4.2+ (its own `~standard.jsonSchema`), zod
+ * Every zod users have: zod 4.2+ (its own `~standard.jsonSchema`), zod
  * 4.1.8 and zod 3.25's `zod/v4` (Standard Schema without Standard JSON Schema), classic zod 3
  * (zod 3.25's root export). Each is the real package (devDependencies `zod`, `zod-4-1`, `zod-3`).
  *

@@ -1,5 +1,5 @@
 /**
- * Error texts the model reads carry no host details (issue 19 item 5): no process ids, no
+ * Error texts the model reads carry no host details: no process ids, no
  * resolved symbolic-link targets, no absolute host paths outside the workspace. The model
  * builds the links itself (here the spec does, as a `shell` command could): `me -> /proc/self`
  * made `read_file me/environ` answer "leads through a symbolic link to /proc/4043/environ",

@@ -1,5 +1,5 @@
 /**
- * The `shell` tool's OS sandbox (issue 19 item 2): each command runs in bubblewrap with its
+ * The `shell` tool's OS sandbox: each command runs in bubblewrap with its
  * own PID namespace and /proc, no network, the system read-only with secrets hidden, and
  * writes only to the workspace and a private /tmp. Every spec runs real commands in a real
  * sandbox, and most run the same command with `sandbox: false` too, to show what the sandbox

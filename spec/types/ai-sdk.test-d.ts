@@ -1,5 +1,5 @@
 /**
- * Type tests (issue 22 item 1), AI SDK both ways, against the real `ai` 7 and `ai` 6 types:
+ * Type tests, AI SDK both ways, against the real `ai` 7 and `ai` 6 types:
  * - `toAISDKTools(tools)` is a `ToolSet` keyed by the tools' literal names whose
  *   `StaticToolCall` / `StaticToolResult` have each tool's input and output, as native `tool()`s;
  * - `fromAISDKTools(toolSet)` keeps each tool's key as its name, its input, its output as

@@ -1,5 +1,5 @@
 /**
- * Type tests (issue 22 item 3): a plain return value's type reaches the events' `details`,
+ * Type tests: a plain return value's type reaches the events' `details`,
  * and `tool_result` carries `toolName` (narrowing on it narrows `message.details`).
  *
  * Checked by vitest's typecheck (`tsc -p spec/types/tsconfig.json`, in `npm test`); a line

@@ -1,5 +1,5 @@
 /**
- * Type tests (issue 22 item 2): a JSON Schema `input` types `execute`'s arguments.
+ * Type tests: a JSON Schema `input` types `execute`'s arguments.
  * - written `as const` (or inline in `defineTool`, whose schema parameter is `const`), through
  *   `json-schema-to-ts`'s `FromSchema`: required and optional properties, `enum` as literal
  *   unions, nested objects, arrays, `additionalProperties` (`false`: no index signature;

@@ -1,5 +1,5 @@
 /**
- * Type tests (issue 22 item 1): LangChain.js and OpenAI Agents SDK tools moved into toolrun
+ * Type tests: LangChain.js and OpenAI Agents SDK tools moved into toolrun
  * keep what their own types carry. LangChain's `tool()` keeps the literal name (`NameT`) and
  * the input; the Agents SDK's `tool()` keeps the input and output, and types every name as
  * `string` (so the adapted name is `string` too: nothing is invented). Each `@ts-expect-error`

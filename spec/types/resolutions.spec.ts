@@ -1,5 +1,5 @@
 /**
- * The type tests of spec/types (issue 22 item 1) under the other module resolution users have:
+ * The type tests of spec/types under the other module resolution users have:
  * vitest's typecheck project checks them with spec/types/tsconfig.json (nodenext, strict,
  * exactOptionalPropertyTypes); this compiles the same files with `bundler` resolution
  * (spec/types/tsconfig.bundler.json), and shows the check can fail: a copy of a type test
