@@ -190,7 +190,7 @@ const WHAT_LIMITS: { scenario: ScenarioName; target: RegExp; text: string }[] = 
 ];
 
 /** The {@link WHAT_LIMITS} text for a missed target, if there is one. */
-function whatLimits(scenario: ScenarioName, target: string): string | undefined {
+export function whatLimits(scenario: ScenarioName, target: string): string | undefined {
   return WHAT_LIMITS.find((w) => w.scenario === scenario && w.target.test(target))?.text;
 }
 
