@@ -1,6 +1,6 @@
 /**
  * The package build (`npm run build`, run by `prepack`): ESM JavaScript, declarations and
- * maps under `dist/`. Why tsdown and why two builds: docs/decisions.md, "Package and build".
+ * maps under `dist/`. Why tsdown and why two builds: docs/adr/0027-package.md.
  */
 import { defineConfig } from 'tsdown';
 
@@ -44,8 +44,7 @@ export default defineConfig([
     // The library: one file per entry plus shared chunks. Every runtime dependency stays an
     // import (it is in `dependencies`); from node_modules only abort-controller-x is bundled
     // (a devDependency, 1 kB): as a package, Node loads its CommonJS build as a dozen files,
-    // about half the CPU of `import 'toolrun'` (docs/decisions.md, "Cold start: what the
-    // bench measures, and abort-controller-x bundled"). `onlyBundle` fails the build if
+    // about half the CPU of `import 'toolrun'` (docs/adr/0027-package.md). `onlyBundle` fails the build if
     // anything else from node_modules would be bundled.
     ...common,
     entry: { index: 'lib/index.ts', 'tools/index': 'lib/tools/index.ts', testing: 'lib/testing.ts', 'mcp/index': 'lib/mcp/index.ts', 'otel/index': 'lib/otel/index.ts', 'inspect/index': 'lib/inspect/index.ts', 'dbos/index': 'lib/dbos/index.ts' },
@@ -72,7 +71,7 @@ export default defineConfig([
     // Bundling node_modules here is the point; the list of what was bundled is not news.
     // The MCP SDK is a peer dependency of the library (`toolrun/mcp`), which tsdown would leave
     // external; the program bundles it anyway, so `npx toolrun mcp` and `serve-mcp` work after
-    // `npm install toolrun` alone (docs/decisions.md, "The program bundles the MCP SDK").
+    // `npm install toolrun` alone (docs/adr/0027-package.md).
     deps: { onlyAllowBundle: false, alwaysBundle: [/^@modelcontextprotocol\/sdk(\/|$)/] },
   },
 ]);

@@ -4,8 +4,7 @@ import { defineConfig } from 'vitest/config';
  * The end-to-end specs: `npm run test:slow` (`vitest run --project slow`), which `.ci/run`
  * runs after `npm test`. Each group is here for one reason; everything else is `npm test`
  * (`--project fast`), which must stay under a minute on a 2-core machine. `npx vitest run`
- * with no project runs both. docs/decisions.md ("The suite: npm test and npm run test:slow")
- * lists what moved and why.
+ * with no project runs both. Why: docs/adr/0030-suite-and-checks.md.
  */
 const SLOW_SPECS = [
   // Child processes: the CLI as a program, MCP servers over stdio and HTTP, approval across
@@ -54,12 +53,12 @@ export default defineConfig({
     // keyed by each file's content, the config and the lockfile), so a run transforms only
     // what changed: vitest's main process, which serves every module to the workers, spent
     // 2.9-3.0 s of CPU on spec/core + formats + mcp without it and 1.0-1.2 s with a warm cache
-    // (a cold cache costs the same as none). docs/decisions.md, "The suite under stress".
+    // (a cold cache costs the same as none).
     experimental: { fsModuleCache: true },
     // Specs that spawn real processes or replay the corpus share 2 cores with the rest.
     pool: 'forks',
     // Three workers on two cores: against 2 and 4, the least CPU for `npm test` and the
-    // shortest wall time under load (measured: docs/decisions.md, "The suite under stress").
+    // shortest wall time under load (measured with `/usr/bin/time` under `stress-ng --cpu 4`).
     // Set it here: `--maxWorkers` on the command line does not reach the projects. Specs wait
     // on gates, events and fake timers; a time limit is only a hang guard. Two end-to-end specs
     // of test:slow still race a real sleep, by a wide margin: spec/extras/mcp.spec.ts (an abort
@@ -72,7 +71,7 @@ export default defineConfig({
         extends: true,
         // isolate: false — a worker runs its files one after another in one module graph,
         // instead of a fresh process importing lib/ and the SDKs again for each file: 40 s of
-        // CPU instead of 97 s (measured, see docs/decisions.md). So a spec that leaves
+        // CPU instead of 97 s (`time npx vitest run --project fast`). So a spec that leaves
         // process-wide state changed (fake timers, listeners, env) can break a later file of
         // the same worker: restore it in afterEach.
         // spec/setup/quiet-peers.ts stops a peer SDK's background timer that would otherwise

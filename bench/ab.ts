@@ -1,6 +1,6 @@
 /**
- * `runTools` of several checkouts side by side in one process: the in-process A/B the
- * steady-state work of issue 23 used (docs/bench/findings.md). Each tree's `lib/index.ts`
+ * `runTools` of several checkouts side by side in one process: the in-process A/B for
+ * steady-state changes too small for `npm run bench` to resolve. Each tree's `lib/index.ts`
  * is imported; every round runs each implementation (and the floor) in an order rotated
  * per round, as blocks of batches; CPU over a block ÷ the calls in it is one sample.
  *

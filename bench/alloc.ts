@@ -5,14 +5,14 @@
  *   node --min-semi-space-size=64 --max-semi-space-size=64 --expose-gc --import tsx bench/alloc.ts
  *
  * `heapUsed` before and after each batch; the difference over N is what the batch allocated
- * per call. No gc is forced between batches (issue 23: a full gc before each batch put
+ * per call. No gc is forced between batches (a full gc before each batch put
  * toolrun in a state it is never in otherwise, and added ≈ 600 B/call to it and nothing to
  * the floor); the large young generation makes a scavenge rare (one every few dozen
  * batches), and a batch a scavenge fell in shows as a drop of `heapUsed` and is left out.
  * One gc at the start only, after `ALLOC_WARMUP` (default 300) warm-up batches of every
  * case; then `ALLOC_ROUNDS` (default 60) rounds, the cases interleaved. Printed: the median
  * over the kept batches, and the 10th and 90th percentiles. (The inspector's sampling heap
- * profiler gives a lower figure for toolrun, see docs/bench/findings.md §0.)
+ * profiler gives a lower figure for toolrun: it misses short-lived objects.)
  *
  * @module
  */

@@ -10,8 +10,7 @@
  * declarations) and counts that build; `--all` lists every function with its count per call.
  *
  * Why counted: a fresh process runs batches 2–100 in V8's interpreter and baseline tier,
- * where the cost grows with the code a call runs (docs/bench/findings.md, "cold start,
- * round 3"), and on this shared 2-core machine CPU time cannot resolve a change of a few per
+ * where the cost grows with the code a call runs, and on this shared 2-core machine CPU time cannot resolve a change of a few per
  * cent, where a count is exact and the same at any load. It counts, it does not weigh: a
  * getter and `#handOut` are one call each. Confirm a cut in CPU with the `cold-start` scenario.
  *

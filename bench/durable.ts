@@ -1,5 +1,5 @@
 /**
- * What journaling costs per call (issue 21, item 5): one batch of N no-op calls (an async
+ * What journaling costs per call: one batch of N no-op calls (an async
  * `execute` returning a string, valibot-validated input, `maxConcurrency: Infinity`), timed
  *
  * - `plain`: `runTools` without a journal;

@@ -1,5 +1,5 @@
 /**
- * Instructions per call of the headline steady-state workload (issue 23 item 1: N = 1,000
+ * Instructions per call of the headline steady-state workload (N = 1,000
  * parallel calls returning `{ content, details }`), counted by valgrind: a figure the load of a
  * shared machine does not move, for comparing two trees where the CPU-time A/B (bench/ab.ts)
  * is inside its own noise. Plain JavaScript on the built package, so that nothing but the
@@ -13,7 +13,7 @@
  * (I refs at B = 60) − (I refs at B = 20), ÷ 40,000: instructions per call, warm-up and process
  * start cancelled out. `--single-threaded` keeps V8's compiler and GC threads from adding a
  * varying count; the fixed young generation keeps scavenges where the allocation puts them.
- * Two runs of one tree agreed within 1.2 % (docs/bench/findings.md, round 3). `LIB` unset: the
+ * Two runs of one tree agreed within 1.2 %. `LIB` unset: the
  * floor (the same bodies drained by `Promise.all`, as bench/workload.ts `runFloorParallel`).
  * What it cannot see: cache misses, a syscall's or the clock's cost (`Date.now()`).
  */

@@ -2,8 +2,8 @@
  * The minimal runner: a bench reference, not a product. It is the least code that does
  * what `runTools` does on its plain path, so that the overhead scenario can show how much
  * of toolrun's cost per call the event protocol itself costs, and how much is toolrun's
- * own (issue 23: "a minimal runner with the same three events, order and validation costs
- * 1.67× the floor").
+ * own (a minimal runner with the same three events, order and validation was expected near
+ * 1.67× the floor).
  *
  * What it does, and nothing more:
  * - starts every call at once (parallel, no concurrency limit) and drives the tool body,

@@ -1,6 +1,6 @@
 /**
  * `node --expose-gc --import tsx bench/state-limits.ts [scenario…]` — the figures behind the
- * paused-state bounds (issue 19, items 3 and 4; docs/decisions.md): how big a real state is,
+ * paused-state bounds (docs/adr/0014-paused-state.md): how big a real state is,
  * how fast an over-limit one is refused, what the largest accepted one costs, the longest
  * event-loop stall while reading inputs within the bounds, and the memory per claimed id.
  *

@@ -25,7 +25,7 @@
  *
  * `npm run bench`'s `tracing` scenario (bench/scenarios/tracing.ts) runs the same child
  * processes through {@link tracingProcess}, for `off` and `on, API only` only, and judges the
- * issue 23 target on them; this script stays the manual tool with every variant.
+ * target on them; this script stays the manual tool with every variant.
  *
  * @module
  */

@@ -16,7 +16,7 @@
  *   driven with a fake `streamFn` that answers one assistant message holding the N
  *   `toolCall` blocks, and `shouldStopAfterTurn: () => true`. The time reported is its own
  *   window, from the first `tool_execution_start` to `turn_end`
- *   (docs/bench/findings.md). Its tools are the same bodies behind an
+ *   (what it does before and after is not tool running). Its tools are the same bodies behind an
  *   adapter that drains the generator and passes each yielded value to `onUpdate`.
  * - a `Promise.race` merge over the pending `next()` of every source: the textbook merge,
  *   written here as the baseline it is (O(N) per item).
@@ -55,7 +55,7 @@ export const noopBody: Body = async function* () {
 };
 
 /**
- * The headline no-op (issue 23): returns what a real tool returns, a text block and
+ * The headline no-op: returns what a real tool returns, a text block and
  * `details` (`{ content, details }`), at once. Both runtimes pass the result on as it is.
  */
 export const detailsBody: Body = async function* (args) {

@@ -694,7 +694,7 @@ check('attw on the tarball, every resolution (no profile): node10, node16 from E
   // skip it). The one problem left is by design: an ESM-only package is "ESM (dynamic import
   // only)" to TypeScript's node16 CommonJS resolution, while Node >= 20.19 require()s it
   // (checked above from a .cjs file); a CommonJS build to silence it is not worth a second
-  // copy of dist/ (docs/decisions.md).
+  // copy of dist/ (docs/adr/0027-package.md).
   const result = spawnSync(bin('attw'), [tarball, '--format', 'json'], { cwd: work, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   const report = JSON.parse(result.stdout);
   const problems = report.analysis?.problems ?? report.problems ?? [];

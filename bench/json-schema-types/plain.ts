@@ -1,4 +1,4 @@
-/** No typing: the input as toolrun typed every JSON Schema before issue 22 (see run.mjs). */
+/** No typing: the input typed `Record<string, unknown>`, the baseline (see run.mjs). */
 import { schema30 } from './schema.ts';
 
 type Input = Record<string, unknown>;

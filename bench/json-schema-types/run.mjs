@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 /**
- * What typing a JSON Schema `input` costs the compiler (issue 22 item 2; docs/decisions.md,
- * "JSON Schema inputs typed"). Each variant is one file next to this script that types the
+ * What typing a JSON Schema `input` costs the compiler (docs/adr/0010-types-flow-to-events.md). Each variant is one file next to this script that types the
  * same 30-property schema (`schema.ts`) and uses it. Each is type-checked alone, RUNS times,
  * each time in a fresh process through the TypeScript API (strict,
  * exactOptionalPropertyTypes, noUncheckedIndexedAccess, nodenext, skipLibCheck,

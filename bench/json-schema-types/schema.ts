@@ -1,6 +1,6 @@
 /**
  * A 30-property JSON Schema written `as const`, as a tool's `input`: the workload of
- * `bench/json-schema-types/run.mjs` (issue 22 item 2). It mixes what a real tool's schema
+ * `bench/json-schema-types/run.mjs`. It mixes what a real tool's schema
  * has: required and optional properties, string / number / integer / boolean, enums, a
  * nullable type, nested objects with `additionalProperties: false`, a record
  * (`additionalProperties: { type: … }`), arrays of scalars and of objects.

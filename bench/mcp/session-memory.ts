@@ -1,6 +1,6 @@
 /**
  * What Streamable HTTP sessions cost a `serveMcp` server, and what it keeps once they are
- * gone (issue 20: "2,500 idle sessions added ~158 MB; DELETE did not give it back").
+ * gone (2,500 idle sessions once added ~158 MB of RSS that DELETE did not give back).
  *
  * `npx tsx bench/mcp/session-memory.ts [sessions=2500] [rounds=2]` runs
  * spec/fixtures/mcp-session-memory.ts in a child process (`--expose-gc`, so every figure is

@@ -13,7 +13,7 @@
  * toolrun runs as users get it: the scenario first builds the library's JavaScript with the
  * package build's own tsdown configuration (declarations left out) into
  * `node_modules/.cache/toolrun-bench/`, and each toolrun process imports that file
- * (docs/decisions.md, "Cold start: what the bench measures, and abort-controller-x bundled"). The time of
+ * (docs/adr/0031-benchmarks.md). The time of
  * `import 'toolrun'` is measured apart, in a plain `node` process per round (no tsx): the
  * CPU and wall time of the dynamic import of the built entry, its dependencies included.
  *

@@ -1,5 +1,5 @@
 /**
- * Scenario `journal`: what journaling a batch costs per call (issue 21, item 5), next to the
+ * Scenario `journal`: what journaling a batch costs per call, next to the
  * same batch without a journal.
  *
  * One batch of N no-op calls (valibot-validated input, `maxConcurrency: Infinity`).

@@ -36,8 +36,8 @@ const PROBE = join(ROOT, 'bench', 'mcp', 'probe.mjs');
  * Calls each server gets before anything is measured (10 in flight), per call of the largest
  * measured run: 3,000 before runs of 1,000 (the smoke spec's runs of 20 get 60). Both servers' CPU per
  * call keeps falling over their first few thousand calls (V8 compiling their hot paths: with
- * 300, the first measured rounds of 1,000 calls cost 2-5× the later ones for both servers,
- * docs/bench/findings.md), and the sequential rows, measured first, fell in that window.
+ * 300, the first measured rounds of 1,000 calls cost 2-5× the later ones for both servers),
+ * and the sequential rows, measured first, fell in that window.
  */
 const WARMUP_PER_CALL = 3;
 const IMPLS = { toolrun: IMPL.toolrun, plain: 'plain SDK McpServer' } as const;
@@ -92,7 +92,7 @@ async function start(impl: Impl, wire: Wire): Promise<Served> {
   const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
   const url = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(line)?.[1];
   if (url === undefined) throw new Error(`${impl}: unexpected first line ${line}`);
-  // toolrun's client for both servers: the SDK's own adds a listener per request to one signal (issue 20).
+  // toolrun's client for both servers: the SDK's own adds a listener per request to one signal.
   const httpClient = await connectMcpHttp(new URL(url), { token });
   return {
     client: httpClient,

@@ -11,7 +11,7 @@ import { inBlocks, makeCalls, makePiBatch, minimalTool, runFloorParallel, runFlo
 
 export const OVERHEAD_SIZES = [10, 100, 1_000, 10_000] as const;
 
-/** The headline series: parallel, tools returning `{ content, details }` (issue 23). */
+/** The headline series: parallel, tools returning `{ content, details }`, what a real tool returns. */
 const HEADLINE = 'parallel';
 /** The same with tools returning the string `'ok'`. */
 const PLAIN = "parallel, returns 'ok'";

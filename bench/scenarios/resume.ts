@@ -1,6 +1,6 @@
 /**
  * Scenario `resume`: what pausing a batch for approval and resuming it cost, next to a plain
- * run of the same calls (issue 23: resume ≤ 3× a plain run).
+ * run of the same calls (the target: resume ≤ 3× a plain run).
  *
  * One batch of N `{ content, details }` calls to one tool. `plain`: the tool needs no
  * approval. `pause`: the tool's `needsApproval` is `true` and there is no `approve` option,

@@ -1,6 +1,6 @@
 /**
  * Scenario `tracing`: what tracing with `@opentelemetry/api` alone (no SDK registered) adds
- * per call over tracing off (issue 23: at most +0.3 µs per call).
+ * per call over tracing off (the target: at most +0.3 µs per call).
  *
  * The workload of bench/tracing.ts (one batch of N no-op async-generator calls returning
  * `'ok'`, each validated against a valibot schema, `maxConcurrency: Infinity`), in the same

@@ -205,9 +205,9 @@ export type FromAISDKTools<TS> = { [K in keyof TS & string]: FromAISDKTool<TS[K]
  *   rule, as `generateText` applies it (see {@link FromAISDKToolsOptions.toolApproval}).
  *
  * @throws TypeError naming the tool when an input schema does not describe an object (e.g.
- *   `z.string()`: toolrun runs tools whose arguments are an object, see docs/decisions.md),
+ *   `z.string()`: toolrun runs tools whose arguments are an object, see docs/adr/0009-tool-inputs.md),
  *   cannot be read (a `jsonSchema()` whose JSON Schema is a promise), or is not a schema;
- *   when `options.approve` is given (removed in issue 19: pass `approve` to `runTools`);
+ *   when `options.approve` is given (approval is decided by `runTools`: pass `approve` there);
  *   when `options.toolApproval` is neither a function nor an object.
  *
  * @example

@@ -117,8 +117,8 @@ export interface FromOpenAIAgentsToolsResult<T extends Tool = Tool> {
  * guardrails and `deferLoading` are not consulted.
  *
  * @throws TypeError naming the tool when its `parameters` are not an object schema or
- *   `invoke` is missing; when `options.approve` is given (removed in issue 19: pass
- *   `approve` to `runTools`).
+ *   `invoke` is missing; when `options.approve` is given (approval is decided by
+ *   `runTools`: pass `approve` there).
  *
  * @example
  * ```ts

@@ -25,7 +25,7 @@ export type ForeignFunction<A extends unknown[], R> = {
 }['call'];
 
 /**
- * Refuses the `approve` option the adapters took before issue 19: the peer's rule is now the
+ * Refuses an `approve` option given to an adapter: the peer's rule is the
  * adapted tool's own `needsApproval`, and `runTools`' (or `runAgent`'s) `approve` decides. A
  * caller still passing it (plain JavaScript, a cast) would otherwise see its calls pause
  * where it expected to be asked.

@@ -8,8 +8,7 @@
  * unknown keys and takes an absent optional key; the SDK's strict normalizer turns `null`
  * back into "absent". {@link lenientStrictSchema} gives the schema that refuses only what
  * that parser refuses too, so that toolrun's check before `invoke` never refuses a call the
- * SDK would run (measured against `@openai/agents` 0.20: docs/decisions.md, "Adapters that
- * keep the peer's semantics").
+ * SDK would run (measured against `@openai/agents` 0.20: docs/adr/0017-framework-adapters.md).
  *
  * @module
  */

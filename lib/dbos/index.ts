@@ -10,7 +10,7 @@
  *   messages and resumes in whichever process recovers the workflow.
  *
  * `@dbos-inc/dbos-sdk` is an optional peer dependency: `toolrun` and its other entries never
- * load it. How the seam maps onto DBOS, and why: docs/decisions.md, "Durable runs on DBOS".
+ * load it. How the seam maps onto DBOS, and why: docs/adr/0024-dbos.md.
  *
  * @module
  */

@@ -1,7 +1,7 @@
 /**
  * The journal seam (lib/core/seams/journal.ts) on DBOS Transact: one call's entry as three DBOS
  * steps, all issued synchronously in `open()`, so a batch's operation sequence is a function
- * of its call order alone (docs/decisions.md, "Durable runs on DBOS").
+ * of its call order alone (docs/adr/0024-dbos.md).
  *
  * DBOS numbers a workflow's operations (steps, child workflows, send/recv, events) in the
  * order they are issued, and on replay matches its journal by that number, checking only

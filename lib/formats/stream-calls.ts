@@ -13,8 +13,7 @@
  * runs it.
  *
  * The stream is untrusted input, and events may come out of order, twice, or after the
- * message's end. The rule (`docs/decisions.md`, "Stream adapters:
- * out-of-order events"):
+ * message's end. The rule (docs/adr/0006-stream-adapters.md):
  * - **never run other arguments than the model sent**: a call whose arguments the adapter
  *   could not assemble exactly — its start was taken over by a duplicate start at the same
  *   index before it was complete, its block or item was never closed by a model that said
@@ -94,7 +93,7 @@ export interface ToolCallStreamOptions {
 /**
  * The stream broke without an error of its own: the provider sent an error event, or the
  * stream ended before the message's stop event. Thrown by the stream adapters after every
- * call has been yielded (see `docs/decisions.md`, "Streaming").
+ * call has been yielded (see docs/adr/0006-stream-adapters.md).
  */
 export class StreamBrokenError extends Error {
   override readonly name = 'StreamBrokenError';

@@ -17,7 +17,7 @@
  * every provider (`../shared/corpus/SOURCES.md`, format observation 9). It does not rename
  * silently: a name outside the rule (BFCL's `spotify.play`, an MCP tool's `files/read`) is a
  * `TypeError`, unless the caller passes a {@link ToolNames} map from {@link providerToolNames}, whose rule is documented there and in
- * `docs/decisions.md`; the map turns the model's calls back into toolrun names.
+ * docs/adr/0007-provider-formats.md; the map turns the model's calls back into toolrun names.
  *
  * @module
  */
@@ -187,8 +187,8 @@ export function toOpenAIResponsesTools(tools: readonly Tool[], options: OpenAITo
  * in `parameters`, which takes Gemini's OpenAPI 3.0 subset (upper-case `type` names, no
  * `additionalProperties`, `$ref` or `const`) and would need a lossy translation. Recorded
  * Gemini 3 requests send `parameters_json_schema` (corpus file
- * `other/pydantic-ai__gemini_three_identical_calls_no_ids.json`); docs/decisions.md,
- * "JSON Schema inputs typed, toGeminiTools, ai 7 image parts", says which models take it.
+ * `other/pydantic-ai__gemini_three_identical_calls_no_ids.json`); docs/adr/0007-provider-formats.md
+ * says why `parametersJsonSchema` and not `parameters`.
  *
  * Names follow {@link PROVIDER_TOOL_NAME} like every provider's, and must also start with a
  * letter or `_` (Gemini's rule).

@@ -10,7 +10,7 @@
  *   once when the server goes away.
  * - `McpStdioTransport`: starts an MCP server as a child process and speaks JSON-RPC over its
  *   stdio with a per-message size limit, so one oversized or malformed answer fails only its
- *   own request (docs/decisions.md, "`McpStdioTransport`: one bad message fails one request").
+ *   own request (docs/adr/0018-mcp-client.md).
  *
  * The MCP client bridge, `mcpTools(client)`, is in the main entry and needs no SDK of its own.
  *

@@ -6,8 +6,7 @@
  * texts in a registry private to the copy of zod that made the schema (up to 4.1; shared
  * through `globalThis` from 4.2). Measured: zod 4.6.7's `toJSONSchema` on a zod 4.1.8 schema
  * drops every description. Only the schema's own `z.toJSONSchema` sees them, and the core
- * loads no schema library of its own (docs/decisions.md, "Types across the bridges, zod
- * without a converter, plain returns as details").
+ * loads no schema library of its own (docs/adr/0009-tool-inputs.md).
  *
  * @module
  */

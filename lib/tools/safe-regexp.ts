@@ -5,8 +5,7 @@
  * JavaScript cannot interrupt a running `RegExp`, and a pattern such as `^(a+)+$` on
  * `"aaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"` backtracks for tens of seconds. A linear-time engine
  * cannot run every JavaScript pattern (lookaround, backreferences), which `grep` accepts; the
- * core's JSON Schema `pattern`s, which need not, do run on one (`re2js`: docs/decisions.md,
- * "JSON Schema patterns in linear time"). Workers are pooled:
+ * core's JSON Schema `pattern`s, which need not, do run on one (`re2js`: docs/adr/0008-json-schema-validation.md). Workers are pooled:
  * an idle one is kept (unref'd, so it never keeps the process alive) and reused by the next
  * request; a worker that ran out of time is terminated and replaced.
  *

@@ -8,7 +8,7 @@
  * not root. What it stops and what it cannot: docs/sandbox.md.
  *
  * Why bwrap and not a runtime around it, and how each part of the policy was chosen:
- * docs/decisions.md, "The shell in an OS sandbox".
+ * docs/adr/0025-shell-sandbox.md.
  *
  * @module
  */

@@ -85,7 +85,7 @@ export interface ShellToolOptions {
 }
 
 /**
- * The host environment variables a `shell` command gets by default (issue 12: the model
+ * The host environment variables a `shell` command gets by default (the model
  * is untrusted, so API keys and tokens in the host's environment are not passed): what
  * tools need to find programs, the home directory, the locale, the terminal type, the
  * temp directory and the time zone. A name ending in `*` is a prefix.
@@ -399,7 +399,7 @@ function buildResult(
   }
   if (proc.survivors.length > 0) {
     text +=
-      // Counted, not listed: pids are host details (issue 19 item 5); details.survivors has them for the application.
+      // Counted, not listed: pids are host details; details.survivors has them for the application.
       `\n[${proc.survivors.length} process${proc.survivors.length === 1 ? '' : 'es'} the command started could not be ` +
       'killed and may still be running]';
   }

@@ -106,7 +106,7 @@ export class WorkspaceFs {
     if (!isInside(this.realRoot, real)) {
       throw new WorkspacePathError(
         'outside',
-        // The target is not named: it can be a host path or /proc/<pid> (issue 19 item 5).
+        // The target is not named: it can be a host path or /proc/<pid>.
         `path ${JSON.stringify(requested)} leads through a symbolic link to a place outside the workspace root; use a path inside it`,
       );
     }

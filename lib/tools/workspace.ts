@@ -52,7 +52,7 @@ export async function realpathInsideRoot(root: string, absolute: string, request
   const [realRoot, realTarget] = await Promise.all([realpath(root), realpath(absolute)]);
   if (!isInside(realRoot, realTarget)) {
     throw new Error(
-      // The target is not named: it can be a host path or /proc/<pid> (issue 19 item 5).
+      // The target is not named: it can be a host path or /proc/<pid>.
       `path ${JSON.stringify(requested)} leads through a symbolic link to a place outside the workspace root ` +
         `${root}; use a path inside it`,
     );

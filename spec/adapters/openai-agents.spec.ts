@@ -147,7 +147,7 @@ describe('fromOpenAIAgentsTools', () => {
   });
 });
 
-describe('fromOpenAIAgentsTools validates as the SDK does (issue 22 item 7)', () => {
+describe('fromOpenAIAgentsTools validates as the SDK does', () => {
   it("the SDK's own parser decides: {\"test\":\"test\"} for a z.object({}) tool runs with the unknown key stripped", async () => {
     const seen: unknown[] = [];
     const empty = tool({ name: 'empty', description: 'no parameters', parameters: z.object({}), execute: async (input) => { seen.push(input); return 'ran'; } });
@@ -232,7 +232,7 @@ describe('fromOpenAIAgentsTools validates as the SDK does (issue 22 item 7)', ()
   });
 });
 
-describe("fromOpenAIAgentsTools hands invoke the model's own call item (issue 22 item 7)", () => {
+describe("fromOpenAIAgentsTools hands invoke the model's own call item", () => {
   function recorder() {
     const items: unknown[] = [];
     const echo = tool({ name: 'echo', description: 'echo', parameters: z.object({ say: z.string() }), execute: async ({ say }, _ctx, details) => { items.push(details?.toolCall); return say; } });

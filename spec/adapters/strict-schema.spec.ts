@@ -1,6 +1,6 @@
 /**
  * `lenientStrictSchema`: an OpenAI strict tool schema read as the SDK's own parser reads
- * arguments (issue 22 item 7; docs/decisions.md, "Adapters that keep the peer's semantics").
+ * arguments (docs/adr/0017-framework-adapters.md).
  */
 import { describe, expect, it } from 'vitest';
 import { lenientStrictSchema } from '../../lib/adapters/strict-schema.ts';

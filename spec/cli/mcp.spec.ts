@@ -166,7 +166,7 @@ describe('toolrun mcp: the program (in process) against real servers', () => {
     expect(run.stdout).toContain(`run mcp: 4 parallel calls (calls from ${calls}) to secure-filesystem-server`);
     const results = run.stdout.slice(run.stdout.indexOf('results (call order):'));
     expect(results.split('\n').slice(1, 5)).toEqual([
-      // Each result by the line its end line showed: the last one (issue 20).
+      // Each result by the line its end line showed: the last one.
       '  call_1 ok second line (+1 line)',
       expect.stringMatching(/^ {2}call_2 ok \[FILE\] (calls\.json|notes\.txt|todo\.txt) \(\+2 lines\)$/),
       expect.stringMatching(/^ {2}call_3 error Access denied - path outside allowed directories/),

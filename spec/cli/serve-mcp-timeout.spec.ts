@@ -1,5 +1,5 @@
 /**
- * `toolrun serve-mcp`'s per-call time limit (issue 20 item 1): `DEFAULT_SERVE_TIMEOUT_MS`
+ * `toolrun serve-mcp`'s per-call time limit: `DEFAULT_SERVE_TIMEOUT_MS`
  * (5 minutes) for tools that set none, `--timeout <ms>` instead. The command runs in process
  * over Streamable HTTP on 127.0.0.1 with fake `setTimeout`/`clearTimeout` (sockets are real);
  * the fixture's `hold` tool never ends on its own and says it started with one progress

@@ -1,5 +1,5 @@
 /**
- * `toolrun serve-mcp` from the command line (issue 20, item 5): the ready-made tools with
+ * `toolrun serve-mcp` from the command line: the ready-made tools with
  * `--tools` / `--workspace`, modules given as package specifiers, toolrun/tools refused with
  * the way to serve it, and bad input — a busy port included — as one line and exit 2.
  * In process through `main(argv, io)`, except one end-to-end spec where `toolrun mcp` starts

@@ -376,7 +376,7 @@ describe('control characters are escaped in one place (lib/cli/text.ts), the sam
   });
 });
 
-describe('a call waiting for approval (issue 14, H3)', () => {
+describe('a call waiting for approval (H3)', () => {
   const request = (index: number, reason?: string): ToolEvent => {
     const call = calls[index]!;
     return {
@@ -429,10 +429,10 @@ describe('a call waiting for approval (issue 14, H3)', () => {
 });
 
 /**
- * The approval glitches of issue 20, each seen in a real terminal (`npm start` in tmux) and
+ * Approval glitches of the live view, each seen in a real terminal (`npm start` in tmux) and
  * reproduced here first: each spec failed before its fix, in the way its comment says.
  */
-describe('the live view around approvals and interrupts (issue 20)', () => {
+describe('the live view around approvals and interrupts', () => {
   beforeEach(() => {
     vi.useFakeTimers();
   });
@@ -553,7 +553,7 @@ describe('the live view around approvals and interrupts (issue 20)', () => {
   });
 });
 
-describe('MCP progress is drawn like native progress (issue 20)', () => {
+describe('MCP progress is drawn like native progress', () => {
   it('displayedProgress: the message as text, progress/total as a bar, a toolrun shell chunk sent as JSON text as its chunk', () => {
     expect(progressBar(1, 4)).toBe('[██▌░░░░░░░] 1/4');
     expect(progressBar(4, 4)).toBe('[██████████] 4/4');
@@ -605,7 +605,7 @@ describe('MCP progress is drawn like native progress (issue 20)', () => {
 });
 
 /** A durable run's replayed calls (contract J4: `replayed: true` on `tool_execution_end`), as `toolrun durable` draws them. */
-describe('replayed calls are marked (issue 21 item 5)', () => {
+describe('replayed calls are marked', () => {
   const replayedEnd = (index: number, text: string): ToolEvent => ({ ...(end(index, text, 'ok') as Extract<ToolEvent, { type: 'tool_execution_end' }>), replayed: true });
 
   // Fails if the plain end line of a replayed call reads like one that ran (a duration, no mark).

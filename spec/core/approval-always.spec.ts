@@ -153,7 +153,7 @@ describe('H11: a decision with always: true stands for the tool', () => {
     expect(ran).toEqual(['delete a', 'send ada', 'delete b']);
   });
 
-  it('H11: a state without standing decisions (every state before issue 22) has no such field and resumes as before', async () => {
+  it('H11: a state without standing decisions has no such field and resumes as before', async () => {
     const ran: string[] = [];
     const calls = [del('d1', 'a'), del('d2', 'b')];
     const first = (await collect(runTools(calls, { tools: makeTools(ran) }))).batch;

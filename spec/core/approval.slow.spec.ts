@@ -12,7 +12,7 @@ import { collect } from '../helpers.ts';
 const call = (id: string, name: string, args: unknown = {}): ToolCall => ({ id, name, arguments: args });
 
 describe('H7 a state resumes once', () => {
-  // Fails with the 10,000-id memory of issue 14 (the oldest id was forgotten first): the
+  // Fails with a memory of the last 10,000 ids (the oldest id forgotten first): the
   // replay after 10,000 other resumes ran the call a second time. Ids are now kept until
   // their state expires.
   it('H7: a state resumed after 10,000 other resumes is still refused', { timeout: 300_000 }, async () => {

@@ -340,7 +340,7 @@ describe('H4 the state is JSON', () => {
     const resumed = await collect(runTools(calls, { tools, resume: { state: JSON.stringify(state), approvals: [{ approvalId: batch.paused!.requests[0]!.approvalId, approved: true }] } }));
     expect(resumed.batch.messages.map(text)).toEqual(['removed 1', 'read 2']);
   });
-  // The body kept with the state object for a resume in the same process (issue 23) must be
+  // The body kept with the state object for a resume in the same process must be
   // exactly what parsing its payload gives. Fails if it shares a request or a message with
   // what the application was handed (the first half), or if it is read although the object's
   // payload was replaced (the second half).
@@ -542,8 +542,8 @@ describe('H7 a state resumes once', () => {
     expect(executed).toEqual([]);
   });
 
-  // Fails when the id is marked used before claim runs (issue 14's order): the retry then
-  // got already_resumed though nothing had run.
+  // Fails when the id is marked used before claim runs: the retry then
+  // gets already_resumed though nothing had run.
   it('H7: a throwing claim leaves the state usable', async () => {
     const { tools, executed } = makeTools();
     const calls = [call('a', 'remove', { path: '1' })];
@@ -718,14 +718,14 @@ describe('H9 a tampered state is refused; signing', () => {
     }
   });
 
-  it('H9: a state of format version 1 (before issue 19) is refused with code version, as text or as object', async () => {
+  it('H9: a state of format version 1 is refused with code version, as text or as object', async () => {
     const { tools, calls, state } = await pausedState();
     const v1 = { version: 1, kind: 'toolrun/paused-batch', ...(bodyOf(state) as object) };
     expect((await rejection(runTools(calls, { tools, resume: { state: JSON.stringify(v1) } }))).code).toBe('version');
     expect((await rejection(runTools(calls, { tools, resume: { state: v1 as unknown as PausedBatchState } }))).code).toBe('version');
   });
 
-  // Fails if the length check moves after JSON.parse (issue 19 measured 80 s and 3.8 GB RSS for this text).
+  // Fails if the length check moves after JSON.parse (unbounded, this text took 80 s and 3.8 GB of RSS).
   it('H9: a 132 M-char state is refused before parsing', async () => {
     const { tools, calls } = await pausedState();
     const huge = `{"version":2,"kind":"toolrun/paused-batch","payload":"${'x'.repeat(132_000_000)}"}`;
@@ -757,7 +757,7 @@ describe('H9 a tampered state is refused; signing', () => {
     expect(() => runTools([], { tools, maxStateChars: 1.5 })).toThrow('runTools: options.maxStateChars must be a positive integer (characters), received number 1.5');
   });
 
-  // Fails without the nesting/key/value scan: JSON.parse builds the 1 M-deep value (issue 19: accepted).
+  // Fails without the nesting/key/value scan: JSON.parse builds the 1 M-deep value and the state is accepted.
   it('H9: absurd sizes and depths are refused as malformed before the payload is parsed', async () => {
     const { tools, calls, state } = await pausedState();
     const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
@@ -785,7 +785,7 @@ describe('H9 a tampered state is refused; signing', () => {
     expect((await collect(runTools(calls, { tools, resume: { state: within } }))).batch.paused).toBeDefined();
   });
 
-  // Fails if `__proto__` is dropped silently again (valibot's record skips it: issue 19).
+  // Fails if `__proto__` is dropped silently again (valibot's record skips it).
   it('H9: __proto__ / constructor / prototype names are refused with malformed; in free JSON values only __proto__ is', async () => {
     const { tools, calls, state } = await pausedState();
     const digest = Object.values(bodyOf(state).tools)[0]!;
@@ -838,7 +838,7 @@ describe('H9 a tampered state is refused; signing', () => {
     expect(signed.executed.sort()).toEqual(['a', 'b', 'c']);
   });
 
-  // Fails if the payload is parsed before its signature is checked (issue 14 checked it after parsing).
+  // Fails if the payload is parsed before its signature is checked (checked after parsing, unsigned text reaches JSON.parse).
   it('H9: the signature is checked over the payload text before the payload is parsed', async () => {
     const secret = 's3cret';
     const signed = await pausedState({ signingSecret: secret });

@@ -1,5 +1,5 @@
 /**
- * MCP's content types as toolrun content blocks (issue 20.4): a tool returns them in process,
+ * MCP's content types as toolrun content blocks: a tool returns them in process,
  * a paused batch's state keeps them across a resume, a malformed one is the call's error result.
  */
 import * as v from 'valibot';
@@ -13,7 +13,7 @@ const blocks: ContentBlock[] = [
   { type: 'resource', resource: { uri: 'test://t', text: 'hello' } },
 ];
 
-describe('audio, resource_link and resource blocks in process (issue 20.4)', () => {
+describe('audio, resource_link and resource blocks in process', () => {
   // Fails if the runtime rejects or rewrites these blocks, or a paused state cannot hold them (its schema lists each type).
   it('a tool returns them as they are; a batch paused after it resumes with the same result', async () => {
     const media = defineTool({ name: 'media', input: v.object({}), execute: () => ({ content: blocks }) });

@@ -16,7 +16,7 @@ import { collect, text } from '../helpers.ts';
 
 const execute = (): string => 'ran';
 
-describe('defineTool refuses a JSON Schema key that is a near miss of a keyword (issue 13)', () => {
+describe('defineTool refuses a JSON Schema key that is a near miss of a keyword', () => {
   it.each([
     [{ type: 'object', propertes: { a: { type: 'string' } } }, '"propertes"', 'properties'],
     [{ typ: 'object', properties: {} }, '"typ"', 'type'],

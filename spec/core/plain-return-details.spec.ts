@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { defineTool, normalizeToolOutput, runTools } from '../../lib/index.ts';
 import { collect } from '../helpers.ts';
 
-describe('plain returns reach details; tool_result carries toolName (issue 22 item 3)', () => {
+describe('plain returns reach details; tool_result carries toolName', () => {
   it('an object, an array and a number are their own details; a string and undefined have none', async () => {
     const forecast = { city: 'Rome', temperature: 21 };
     const tools = [

@@ -1,6 +1,6 @@
 /**
  * Defects an independent attack on the redesigned core found in how it reads tool schemas
- * (issue 12: "the model is untrusted, every value can be poisoned, every call is still
+ * ("the model is untrusted, every value can be poisoned, every call is still
  * answered"). Each spec failed before its fix.
  */
 import { describe, expect, it } from 'vitest';

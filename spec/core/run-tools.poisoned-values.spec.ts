@@ -93,7 +93,7 @@ describe('P4/O1 poisoned values: nothing a schema returns or throws makes runToo
   });
 
   it('a valibot check that throws is that call’s error result', async () => {
-    // A plain Tool object: defineTool refuses a schema with a check JSON Schema cannot express (issue 13).
+    // A plain Tool object: defineTool refuses a schema with a check JSON Schema cannot express.
     const tool: Tool = {
       name: 'poison',
       input: v.object({

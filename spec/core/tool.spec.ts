@@ -19,7 +19,7 @@ describe('defineTool', () => {
 });
 
 describe('normalizeToolOutput: the rule that turns a returned value into content', () => {
-  it('makes a string one text block and other values their JSON text, kept as details (issue 22 item 3)', () => {
+  it('makes a string one text block and other values their JSON text, kept as details', () => {
     expect(normalizeToolOutput('hi')).toEqual({ content: [{ type: 'text', text: 'hi' }] });
     expect(normalizeToolOutput({ a: [1] })).toEqual({ content: [{ type: 'text', text: '{"a":[1]}' }], details: { a: [1] } });
     expect(normalizeToolOutput(7)).toEqual({ content: [{ type: 'text', text: '7' }], details: 7 });

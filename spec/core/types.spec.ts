@@ -1,5 +1,5 @@
 /**
- * Types flow from the tools to the events (issue 13, point 1): `defineTool` infers a literal
+ * Types flow from the tools to the events: `defineTool` infers a literal
  * name, `runTools` types its events as a union discriminated by `type` and `toolName`, a name
  * no tool has is its own branch, and no `any` reaches a tool's input.
  *

@@ -1,6 +1,5 @@
 /**
- * `toolrun/dbos`'s journal against a real PostgreSQL (contract J, docs/decisions.md "Durable
- * runs on DBOS"): the operations DBOS records are a function of call order alone, whatever
+ * `toolrun/dbos`'s journal against a real PostgreSQL (contract J, docs/adr/0024-dbos.md): the operations DBOS records are a function of call order alone, whatever
  * order the calls finish in, and a batch recovered after a crash gives every call its own
  * result. The core's side of the seam is played by `driveBatch` (spec/dbos/harness.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * `npm run test:durable`: the crash trials of issue 21 (contract J). For each mode, a clean
+ * `npm run test:durable`: the crash trials of durable runs (contract J). For each mode, a clean
  * run without a journal gives the expected results; then at least 50 trials kill the child
  * with SIGKILL at a random point (a random time, or a random journal marker), plus trials
  * whose kill is placed exactly (after a start is journaled, after a tool ended and before its

@@ -1,5 +1,5 @@
 /**
- * runAgent and human approval (issue 14): a turn whose batch pauses ends the run `paused`
+ * runAgent and human approval: a turn whose batch pauses ends the run `paused`
  * with a history valid to send (the paused turn left out) and a JSON state; `resume`
  * finishes the batch, appends the turn whole, and goes on with the model — `maxTurns`
  * counting across the pause; the state is checked (kind, version, signature, single use)
@@ -314,8 +314,8 @@ describe('runAgent resume: the state is checked before anything runs (H7–H9)',
     expect((await resumeError(runAgent({ model, tools, resume: { state: withBody(paused.state, (body) => ({ ...body, turn: 0 })) } }))).code).toBe('malformed');
   });
 
-  // Fails without the depth bound: the state is then accepted (issue 19 saw a RangeError
-  // escape here; every other throw is now wrapped as malformed too).
+  // Fails without the depth bound: the state is then accepted (or a RangeError
+  // escapes here; every other throw is now wrapped as malformed too).
   it('H9: runAgent resume wraps a deep history as ResumeError', async () => {
     const { tools, model, paused } = await pausedWith();
     const deep = '['.repeat(100_000) + ']'.repeat(100_000);

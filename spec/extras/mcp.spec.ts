@@ -162,7 +162,7 @@ describe('mcpTools against @modelcontextprotocol/server-everything (a real serve
     expect(text(batch.messages[0]!)).toBe('Echo: still here');
   });
 
-  // Fails if a block type is turned into text on the way in (as before issue 20), or a field is lost.
+  // Fails if a block type is turned into text on the way in, or a field is lost.
   it('keeps image, resource link and embedded resource blocks as blocks; the provider formats see them as text', async () => {
     const { batch } = await collect(
       runTools(
@@ -303,7 +303,7 @@ describe('mcpTools mapping rules (a fake client)', () => {
     ).toEqual([
       { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
       { type: 'resource', resource: { uri: 'file:///x.bin', mimeType: 'application/octet-stream', blob: 'aGkK' } },
-      // The placeholder of the provider formats (one content-block check, docs/decisions.md "Content blocks: one check").
+      // The placeholder of the provider formats (one content-block check, docs/adr/0005-results.md).
       { type: 'text', text: '[invalid content block omitted: a resource_link block without a string uri and name: object {"type":"resource_link","uri":"file:///y"}]' },
       { type: 'text', text: '[invalid content block omitted: a block of type "hologram"; a content block is text, image, audio, resource_link or resource: object {"type":"hologram"}]' },
     ]);

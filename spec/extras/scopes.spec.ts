@@ -1,5 +1,5 @@
 /**
- * The cancellation scopes outside the core (issue 23, item 4: one scope everywhere): the agent
+ * The cancellation scopes outside the core (one scope everywhere): the agent
  * loop (lib/extras/agent/loop.ts) and `pipeEvents` (lib/extras/compose/pipe-events.ts) each
  * make one `CancelScope` that follows the caller's signal. What they must keep (A1, A5, A6):
  * the caller's abort reaches the signal they hand down, with the caller's reason; the

@@ -1,5 +1,5 @@
 /**
- * Types flow through the extras (issue 13, point 1): `runAgent` events are discriminated by
+ * Types flow through the extras: `runAgent` events are discriminated by
  * `toolName` like `runTools`' (the two agree), an `agentTool`'s progress carries its
  * sub-agent's typed events at every depth, and `callTool`, `withTimeout`, `withRetry`,
  * `mapProgress` keep a tool's literal name and types. Checked by `tsc --noEmit` (part of

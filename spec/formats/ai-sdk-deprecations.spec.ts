@@ -1,5 +1,5 @@
 /**
- * No ai 7 deprecation warning from toolrun's AI SDK converters (issue 22 item 8): a tool
+ * No ai 7 deprecation warning from toolrun's AI SDK converters: a tool
  * result with an image, written by `toAISDKMessages` or by `toModelOutput` of a
  * `toAISDKTools` tool, goes through the real `ai` 7 `generateText` (its prompt
  * standardization and `convertToLanguageModelPrompt`, where the SDK logs
@@ -38,7 +38,7 @@ afterEach(() => {
 
 const deprecations = () => logged.filter((w) => w.type === 'deprecated');
 
-describe('no ai 7 deprecation warning from toolrun’s converters (item 8)', () => {
+describe('no ai 7 deprecation warning from toolrun’s converters', () => {
   const image: ToolResultMessage = {
     role: 'tool',
     toolCallId: 'call-1',

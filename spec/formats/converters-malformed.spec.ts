@@ -1,5 +1,5 @@
 /**
- * The format converters on what the type system does not stop (issue 12, item 5): result
+ * The format converters on what the type system does not stop: result
  * content that a hook or tool really produced at run time (`to*` never throw on a result
  * message's fields, and never send a malformed block), and tool names and call ids from the
  * model that are not strings (`from*`, batch and streamed: a non-string name is never
@@ -50,7 +50,7 @@ function sent(results: ToolResultMessage[]) {
   };
 }
 
-describe("afterToolCall returning { content: 'str' }: toAnthropic threw \"flatMap is not a function\" (issue 12.5)", () => {
+describe("afterToolCall returning { content: 'str' }: every converter takes a string content as its text", () => {
   it('every converter sends the string as the result text', async () => {
     const out = sent(await resultsWith({ hookContent: 'the hook text' }));
     expect(out.anthropic).toEqual(['the hook text']);
@@ -67,7 +67,7 @@ describe("afterToolCall returning { content: 'str' }: toAnthropic threw \"flatMa
   });
 });
 
-describe('an image block with no data: toOpenAIResponses threw (issue 12.5)', () => {
+describe('an image block with no data: every converter describes it instead of throwing', () => {
   it('a tool returning { content: [{ type: "image" }] }: each converter sends a text block describing it, no image without data', async () => {
     const out = sent(await resultsWith({ toolReturns: { content: [{ type: 'text', text: 'before' }, { type: 'image' }, { type: 'image', data: 'AAAA' }] } }));
     for (const t of [out.anthropic[0], out.chat[0], out.responses[0]]) {
@@ -84,11 +84,11 @@ describe('an image block with no data: toOpenAIResponses threw (issue 12.5)', ()
   });
 });
 
-describe('{ type: "text", text: 5 } passed unchecked (issue 12.5)', () => {
+describe('{ type: "text", text: 5 } is checked, never passed on', () => {
   it('a text block whose text is not a string, a null block and an unknown type become described text blocks; the API never sees text: 5', async () => {
     const out = sent(await resultsWith({ hookContent: [{ type: 'text', text: 5 }, null, { type: 'audio', data: 'x' }, { type: 'text', text: 'fine' }] }));
     const expected = [
-      // The texts of the one content-block check (readContentBlock, docs/decisions.md "Content blocks: one check").
+      // The texts of the one content-block check (readContentBlock, docs/adr/0005-results.md).
       '[invalid content block omitted: a text block whose text is a number (5), not a string: object {"type":"text","text":5}]',
       '[invalid content block omitted: null, not a content block]',
       '[invalid content block omitted: an audio block without a MIME type: object {"type":"audio","data":"x"}]',
@@ -140,7 +140,7 @@ function expectAnsweredNotRun(run: { ran: string[]; results: ToolResultMessage[]
   }
 }
 
-describe("a non-string tool name from the model (['echo']) was coerced and ran (issue 12.5, O1)", () => {
+describe("a non-string tool name from the model (['echo']) is never coerced, so nothing runs (O1)", () => {
   const names: unknown[] = [['echo'], { toString: () => 'echo' }, 5, null];
 
   it('fromAnthropic, fromOpenAIChat, fromOpenAIResponses: the name becomes "", so the call is answered "no tool name", never run', async () => {

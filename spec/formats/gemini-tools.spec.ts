@@ -1,5 +1,5 @@
 /**
- * `toGeminiTools` (issue 22 item 8): Gemini function declarations from the tools' JSON
+ * `toGeminiTools`: Gemini function declarations from the tools' JSON
  * Schema, in `parametersJsonSchema`.
  *
  * - The declarations fit `@google/genai`'s `Tool` type (a compile error here if they stop

@@ -1,5 +1,5 @@
 /**
- * The stream adapters on out-of-order input (issue 12, item 4): the stream is untrusted, and
+ * The stream adapters on out-of-order input: the stream is untrusted, and
  * an adapter never runs a call with other arguments than the model sent, and never loses a
  * call it saw — each gets exactly one result (O1). One spec per defect found, a count-based
  * check that argument assembly is linear, and a property over random event orders.
@@ -53,7 +53,7 @@ async function runEcho(provider: Provider, events: unknown[]) {
   return { ran, results, end, error, byId: (id: string) => results.filter((r) => r.toolCallId === id) };
 }
 
-describe('Anthropic interleaved blocks (content_block_start 0, start 1, delta 0 …): call A runs with its own arguments, never {} (issue 12.4)', () => {
+describe('Anthropic interleaved blocks (content_block_start 0, start 1, delta 0 …): call A runs with its own arguments, never {}', () => {
   it('each block runs with its own input, once its content_block_stop arrived', async () => {
     const events = [
       anthropic.start(0, 'toolu_a'),
@@ -83,7 +83,7 @@ describe('Anthropic interleaved blocks (content_block_start 0, start 1, delta 0 
   });
 });
 
-describe('Anthropic duplicate block index 0: the first call is never run with {} (issue 12.4, O1)', () => {
+describe('Anthropic duplicate block index 0: the first call is never run with {} (O1)', () => {
   it('a second start at an open index: neither call runs, each gets one "cut off" result', async () => {
     const events = [anthropic.start(0, 'toolu_a'), anthropic.start(0, 'toolu_b'), anthropic.delta(0, '{"path":"x"}'), anthropic.stop(0), ...anthropic.end()];
     const run = await runEcho('anthropic', events);
@@ -107,7 +107,7 @@ describe('Anthropic duplicate block index 0: the first call is never run with {}
   });
 });
 
-describe('Responses output_item.done before output_item.added: runs with the done item\'s arguments, never {} (issue 12.4)', () => {
+describe('Responses output_item.done before output_item.added: runs with the done item\'s arguments, never {}', () => {
   it('the done item carries the call; the late added is a repeat and adds no call', async () => {
     const events = [
       responses.done(0, 'call_a', '{"path":"a"}'),
@@ -128,7 +128,7 @@ describe('Responses output_item.done before output_item.added: runs with the don
   });
 });
 
-describe('Anthropic blocks after message_stop: every call seen gets exactly one result (issue 12.4, O1)', () => {
+describe('Anthropic blocks after message_stop: every call seen gets exactly one result (O1)', () => {
   it('a tool_use block after message_stop is answered "cut off", never run, and counted in the returned report', async () => {
     const events = [
       anthropic.start(0, 'toolu_a'),
@@ -164,7 +164,7 @@ describe('Anthropic blocks after message_stop: every call seen gets exactly one 
   });
 });
 
-describe('Chat index 0 reused with a new id: a new call, never merged into the first (issue 12.4, O1)', () => {
+describe('Chat index 0 reused with a new id: a new call, never merged into the first (O1)', () => {
   it('each call complete in its own chunk at index 0 (as some compatible servers send them): both run with their own arguments', async () => {
     const run = await runEcho('chat', [chat.first(0, 'call_a', '{"path":"a"}'), chat.first(0, 'call_b', '{"path":"b"}'), ...chat.end()]);
     expect(run.ran).toEqual([
@@ -181,7 +181,7 @@ describe('Chat index 0 reused with a new id: a new call, never merged into the f
   });
 });
 
-describe('Chat argument assembly is linear: 2,000 fragments of one interleaved call are parsed once, not once per fragment (issue 12.4)', () => {
+describe('Chat argument assembly is linear: 2,000 fragments of one interleaved call are parsed once, not once per fragment', () => {
   afterEach(() => vi.restoreAllMocks());
 
   /** Characters handed to JSON.parse while the adapter reads `n` fragments of `size` characters of call 0 after call 1 has started. */
@@ -222,7 +222,7 @@ describe('Chat argument assembly is linear: 2,000 fragments of one interleaved c
   });
 });
 
-describe('stream adapters, property: every call seen is run with exactly its arguments or answered, exactly once (issue 12.4, O1)', () => {
+describe('stream adapters, property: every call seen is run with exactly its arguments or answered, exactly once (O1)', () => {
   const seed = process.env.CI === 'true' ? 20_261_201 : undefined;
   // 50 and 100 generated streams per provider (were 150 and 300: 2 s of CPU in npm test). A
   // fresh seed on every local run, so the cases checked add up over runs; the failure prints

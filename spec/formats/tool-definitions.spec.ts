@@ -113,7 +113,7 @@ describe('toAnthropicTools, toOpenAIChatTools, toOpenAIResponsesTools', () => {
   });
 
   it('the jsonSchema option supplies a schema the library cannot convert', () => {
-    // A plain Tool object: defineTool refuses a schema that cannot become a tool definition (issue 13).
+    // A plain Tool object: defineTool refuses a schema that cannot become a tool definition.
     const when: Tool = { name: 'when', input: v.object({ at: v.date() }), execute };
     expect(() => toAnthropicTools([when])).toThrow(/^toAnthropicTools: tool "when": its input schema \(valibot\) cannot be converted/);
     const schema = { type: 'object', properties: { at: { type: 'string', format: 'date-time' } } } as const;

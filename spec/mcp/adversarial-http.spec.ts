@@ -1,5 +1,5 @@
 /**
- * `serveMcp` over Streamable HTTP on 127.0.0.1 against a hostile client (issue 20, the
+ * `serveMcp` over Streamable HTTP on 127.0.0.1 against a hostile client (the
  * breaker's pass). The clients are raw `node:http` requests (one socket per request), so a
  * spec can reuse ids, send odd `_meta`, or never read a response. Each spec reproduces a
  * defect found by attacking the server; each waits for events (a gate the tool opens, a

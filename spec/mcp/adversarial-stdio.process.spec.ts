@@ -1,5 +1,5 @@
 /**
- * `toolrun serve-mcp` over stdio against a hostile client (issue 20, the breaker's pass): a
+ * `toolrun serve-mcp` over stdio against a hostile client (the breaker's pass): a
  * real child process spoken to line by line. Each spec reproduces a defect found by attacking
  * the server; each waits for lines and the process's exit, never for time.
  */

@@ -1,7 +1,6 @@
 /**
  * serveMcp over Streamable HTTP: a call the client cancels (`notifications/cancelled`) leaves
- * no connection open (issue 20, item 1 "Lifetimes"; docs/decisions.md, "A cancelled call's
- * stream"). The SDK sends no response for a cancelled request, so the server ends that
+ * no connection open (docs/adr/0020-mcp-server-bounds.md). The SDK sends no response for a cancelled request, so the server ends that
  * request's stream itself once the call has ended, still without a response; a resume
  * (`GET` + `Last-Event-ID`) of such a stream replays what is kept and ends (204 when nothing
  * is left); a call that was not cancelled still resumes and gets its result.
@@ -74,7 +73,7 @@ function recordingFetch() {
   return { recording, seen };
 }
 
-describe('serveMcp: a cancelled call leaves no stream open (issue 20, item 1)', () => {
+describe('serveMcp: a cancelled call leaves no stream open', () => {
   // (a) Fails without the fix: the SDK writes no response for a cancelled request and the
   // server never ended its POST, so pendingRequests stays at 5 (hang guard: the test's
   // timeout), and the SDK client never resumes. Fails if a response for a cancelled id were

@@ -49,8 +49,8 @@ const EVERY_BLOCK: ContentBlock[] = [
   { type: 'resource', resource: { uri: 'test://bin', mimeType: 'application/octet-stream', blob: 'aGkK' } },
 ];
 
-describe('every MCP content type, served and read back (issue 20.4)', () => {
-  // Fails if a block type becomes an error result or text on the way out (as before issue 20), or on the way back in mcpTools.
+describe('every MCP content type, served and read back', () => {
+  // Fails if a block type becomes an error result or text on the way out, or on the way back in mcpTools.
   it('a ToolResult with text, image, audio, resource link and embedded resources reaches an SDK client as the same MCP blocks, and mcpTools gives the same blocks back', async () => {
     const mixed = defineTool({ name: 'mixed', input: v.object({}), execute: () => ({ content: EVERY_BLOCK, details: { count: 6 } }) });
     const url = await serve([mixed], { perTool: { mixed: { output: v.object({ count: v.number() }) } } });
@@ -87,7 +87,7 @@ describe('every MCP content type, served and read back (issue 20.4)', () => {
   });
 });
 
-describe('ToolContext.client over MCP: log lines and logging/setLevel (issue 20.4)', () => {
+describe('ToolContext.client over MCP: log lines and logging/setLevel', () => {
   // Fails if log lines are not sent, or if setLevel does not filter them (a lower level getting through).
   it('log lines become notifications/message with the tool name as logger; after logging/setLevel only that level and above are sent', async () => {
     const logs = defineTool({
@@ -128,7 +128,7 @@ describe('ToolContext.client over MCP: log lines and logging/setLevel (issue 20.
   });
 });
 
-describe('ToolContext.client over MCP: sampling and elicitation with a real SDK client (issue 20.4)', () => {
+describe('ToolContext.client over MCP: sampling and elicitation with a real SDK client', () => {
   const ask = defineTool({
     name: 'ask',
     input: v.object({ prompt: v.string() }),
@@ -204,7 +204,7 @@ describe('ToolContext.client over MCP: sampling and elicitation with a real SDK 
   });
 });
 
-describe('approvals over MCP through elicitation (issue 20.4, contract H2)', () => {
+describe('approvals over MCP through elicitation (contract H2)', () => {
   // Fails if a call needing approval runs without the user's accept, or is not asked about through elicitation.
   it('accept runs the call; decline and cancel give the H2 rejected result and the tool never runs', async () => {
     let ran = 0;
@@ -242,7 +242,7 @@ describe('approvals over MCP through elicitation (issue 20.4, contract H2)', () 
   });
 });
 
-describe('ToolContext.client in process (issue 20.4)', () => {
+describe('ToolContext.client in process', () => {
   // Fails if the default client answers instead of rejecting, or RunToolsOptions.client is not what tools see.
   it('without RunToolsOptions.client, log is dropped and sample rejects (an error result); with one, tools use it with their call signal', async () => {
     const tool = defineTool({
@@ -272,7 +272,7 @@ describe('ToolContext.client in process (issue 20.4)', () => {
   });
 });
 
-describe('ToolContext.client through composition (issue 20.4)', () => {
+describe('ToolContext.client through composition', () => {
   // Fails if a wrapper builds its child's context without the client (a spread copies no getter): the child would see undefined.
   it('withRetry and withTimeout give the wrapped tool the caller’s client', async () => {
     const seen: unknown[] = [];
@@ -289,7 +289,7 @@ describe('ToolContext.client through composition (issue 20.4)', () => {
   });
 });
 
-describe('resumable SSE streams (issue 20.4, server-sse-polling)', () => {
+describe('resumable SSE streams (server-sse-polling)', () => {
   // Fails if the POST stream carries no event ids / priming event, or if a client that lost its stream cannot get the result with Last-Event-ID.
   it('a client of protocol 2025-11-25 gets a priming event with id and retry; after its stream breaks mid-call, GET with Last-Event-ID delivers the result', async () => {
     const hold = gate();

@@ -1,6 +1,5 @@
 /**
- * One content-block check, four paths (issue 20 leftover; docs/decisions.md "Content blocks:
- * one check"). The same edge-case blocks go through every place toolrun takes content blocks
+ * One content-block check, four paths (docs/adr/0005-results.md). The same edge-case blocks go through every place toolrun takes content blocks
  * from outside:
  * 1. a tool's return value, through `runTools` (lib/core/values/foreign.ts): a valid block is
  *    the result's content; an invalid one makes the call an error result naming it;
@@ -94,7 +93,7 @@ async function sampled(block: unknown): Promise<Seen> {
   return seen!;
 }
 
-describe('one content-block check: the same verdict on every path (issue 20 leftover)', () => {
+describe('one content-block check: the same verdict on every path', () => {
   // Fails if the rule changes without this table (the check itself says otherwise).
   it.each(CASES)('the rule: $name', ({ block, valid, problem }) => {
     expect(readContentBlock(block)).toEqual(valid ?? problem);

@@ -14,7 +14,7 @@ async function replay(store: BoundedEventStore, after: string): Promise<{ stream
   return { stream, sent };
 }
 
-describe('BoundedEventStore (resumable SSE streams, issue 20.4)', () => {
+describe('BoundedEventStore (resumable SSE streams)', () => {
   // Fails if events of another stream are replayed, the priming event's empty message is resent, or the order changes.
   it('replays the events of the same stream after the given id, in order, without the empty priming message', async () => {
     const store = new BoundedEventStore();

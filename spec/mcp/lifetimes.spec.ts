@@ -1,5 +1,5 @@
 /**
- * serveMcp (toolrun/mcp) in production conditions (issue 20, items 1–3): a call ends when its
+ * serveMcp (toolrun/mcp) in production conditions: a call ends when its
  * client is gone, sessions are capped and expire, close/SIGTERM finish whatever is in flight,
  * what queues for a slow client is bounded, an oversized stdio line fails alone, and many
  * concurrent calls add no listener to a long-lived signal.
@@ -56,7 +56,7 @@ function holdTool() {
   return { hold, started, finished, reasons };
 }
 
-describe('serveMcp: a call ends when its client is gone (issue 20, item 1)', () => {
+describe('serveMcp: a call ends when its client is gone', () => {
   // Fails without the abort on a POST's close: the tool waits for an abort that never comes
   // and the test hits its timeout; the session would also stay busy (runningCalls 1).
   it('a POST whose connection closes mid-call: the tool’s signal aborts and its finally runs; the session goes on', async () => {
@@ -155,9 +155,9 @@ describe('serveMcp: a call ends when its client is gone (issue 20, item 1)', () 
   });
 });
 
-describe('serveMcp: close() and SIGTERM finish whatever is in flight (issue 20, item 1)', () => {
-  // Fails on the code before issue 20: close() waited for every POST of its servers, and the
-  // POST of a cancelled call is never answered, so close() never resolved (test timeout).
+describe('serveMcp: close() and SIGTERM finish whatever is in flight', () => {
+  // Fails if close() waits for every POST of its servers: the POST of a cancelled call is
+  // never answered, so close() would never resolve (test timeout).
   it('close() after a cancelled call (whose POST has ended by itself since) and with one more call running resolves, saying what it cut', async () => {
     const { hold, started, finished } = holdTool();
     const server = await serveMcp([hold], { http: { port: 0 }, log: () => {} });
@@ -231,7 +231,7 @@ describe('serveMcp: close() and SIGTERM finish whatever is in flight (issue 20, 
   }, 120_000); // a hang guard for a loaded machine, not a time limit
 });
 
-describe('serveMcp: bounded memory per session (issue 20, item 2)', () => {
+describe('serveMcp: bounded memory per session', () => {
   // Fails without the pacer: every notification is queued for the client (queuedBytes grows
   // to ~200 MB in the SDK's stream, and droppedNotifications stays 0).
   it('200 MB of progress to a client that does not read: queued bytes stay under the ceiling, the dropped ones are counted, the result still arrives', async () => {
@@ -293,7 +293,7 @@ function stdioServer() {
   return { child, exited, next, write, stderr: () => stderr };
 }
 
-describe('serveMcp over stdio: an oversized line fails alone (issue 20, item 2)', () => {
+describe('serveMcp over stdio: an oversized line fails alone', () => {
   // Fails with the SDK's StdioServerTransport: the 11 MiB line kills the process (exit 13),
   // so no answer comes and `next()` ends.
   it('an 11 MiB request gets a JSON-RPC error with its id; a 200 MB line with no id is dropped and logged; the next calls work; the peak RSS grows by less than 128 MiB (holding the line would take over 200 MB)', async () => {
@@ -329,10 +329,9 @@ describe('serveMcp over stdio: an oversized line fails alone (issue 20, item 2)'
   }, 120_000); // a hang guard for a loaded machine, not a time limit
 });
 
-describe('serveMcp: no listener per call on a long-lived signal (issue 20, item 3)', () => {
-  // Fails on the code before issue 20: linkedSignal added one listener per call to the
-  // server's stop signal (warning at 11), and the client's fetch one per request to its
-  // transport's signal (1,750 after 2,000 calls).
+describe('serveMcp: no listener per call on a long-lived signal', () => {
+  // Fails if a call adds a listener to the server's stop signal (a warning at 11), or the
+  // client's fetch one per request to its transport's signal (1,750 after 2,000 calls).
   it('20 concurrent calls on one session, 200 calls in all: no MaxListenersExceededWarning; the client transport’s signal keeps one listener', async () => {
     const warnings: Error[] = [];
     const onWarning = (warning: Error): void => void warnings.push(warning);

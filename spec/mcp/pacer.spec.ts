@@ -30,7 +30,7 @@ function setup(maxQueuedBytes = 1_000) {
   return { outlet, sent, pacer };
 }
 
-describe('NotificationPacer (issue 20, item 2)', () => {
+describe('NotificationPacer', () => {
   // Fails if progress were sent while the outlet waits for drain (sent would hold all 100).
   it('while the outlet waits for drain, progress is coalesced: the newest per token goes out on drain, the others are counted', async () => {
     const { outlet, sent, pacer } = setup();

@@ -1,8 +1,8 @@
 /**
  * serveMcp over Streamable HTTP: a call that was NOT cancelled, whose POST broke after the
  * priming event (protocol 2025-11-25), is resumed with `Last-Event-ID`; the resumed stream
- * ends once it has carried the call's response, and the session can then expire (issue 20,
- * item 1 "Lifetimes"; docs/decisions.md, "A resumed stream ends after its response"). The SDK
+ * ends once it has carried the call's response, and the session can then expire
+ * (docs/adr/0020-mcp-server-bounds.md). The SDK
  * alone replays a stored response and then holds the GET open for ever (nothing answers that
  * request again), which keeps the session busy for as long as the client reads.
  *
@@ -39,7 +39,7 @@ async function callThenBreak(url: URL, headers: Record<string, string>, id: numb
 const resume = (url: URL, sessionId: string, lastEventId: string) =>
   fetch(url, { method: 'GET', headers: { accept: 'text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25', 'last-event-id': lastEventId } });
 
-describe('serveMcp: a resumed stream ends after its response (issue 20, item 1)', () => {
+describe('serveMcp: a resumed stream ends after its response', () => {
   // Fails without the fix: the SDK replays the stored response, then holds the GET open, so
   // `resumed.text()` never resolves (hang guard: the test's timeout); the session, busy with
   // that GET, would not expire either.

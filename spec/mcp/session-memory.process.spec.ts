@@ -48,7 +48,7 @@ async function run(sessions: number): Promise<Report> {
   return JSON.parse(stdout) as Report;
 }
 
-describe('serveMcp over HTTP: a session that is gone is given back (issue 20, item 2)', () => {
+describe('serveMcp over HTTP: a session that is gone is given back', () => {
   // 200 sessions cover every way a session ends, 50 of each (the bench script runs 2,500). Fails if anything keeps an ended
   // session reachable (a listener on a server-lifetime emitter, a table or a map keyed by
   // session, a timer, a closure): `alive` counts it, and the heap keeps ~40 KB per session.

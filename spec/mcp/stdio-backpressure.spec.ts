@@ -23,7 +23,7 @@ const RESPONSE = 16 * 1024;
 const CALLS = 200;
 
 describe('serveMcp over stdio, a client that does not read its stdout', () => {
-  it('issue 20: what the server queues stays bounded (backpressure, then responses dropped with a log); requests are no longer read meanwhile', { timeout: 120_000 }, async () => {
+  it('what the server queues stays bounded (backpressure, then responses dropped with a log); requests are not read meanwhile', { timeout: 120_000 }, async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'spec/fixtures/mcp/stdio-stats-server.ts'], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
     try {
       // Never read: once its pipe and this side's buffer are full, the server's writes queue.

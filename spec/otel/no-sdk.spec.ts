@@ -1,6 +1,6 @@
 /**
  * `openTelemetry()` with `@opentelemetry/api` alone (no tracer provider registered): a batch
- * with no parent span is not traced at all (issue 23: tracing with the API alone cost
+ * with no parent span is not traced at all (tracing with the API alone cost
  * +1 µs per call for spans nobody records), one that continues a remote trace still passes
  * its context on, and a provider registered later is used (contract T1–T2).
  *

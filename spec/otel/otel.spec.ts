@@ -270,7 +270,7 @@ describe('T2 error.type, the exception event and the status of an error (GenAI c
   };
 
   it('error.type is the thrown class: a built-in, a subclass by its constructor, a subclass that names itself, any class', async () => {
-    // Each fails if error.type were toolrun's outcome ("error"), as before issue 22.
+    // Each fails if error.type were toolrun's outcome ("error").
     for (const [what, type] of [
       ['type', 'TypeError'],
       ['range', 'RangeError'],

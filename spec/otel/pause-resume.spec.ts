@@ -1,5 +1,5 @@
 /**
- * A trace across a pause (issue 22 item 5, contract T4): the paused batch's state carries its
+ * A trace across a pause (contract T4): the paused batch's state carries its
  * span's W3C trace context — plain strings in the signed body — and the batch resumed from
  * it, in a fresh tracer provider (as another process, hours later, would have), links to the
  * paused batch span (`resumeTrace: 'link'`, the default) or continues it as its child
@@ -79,7 +79,7 @@ describe('T4 a paused state carries the batch span trace context', () => {
     // Fails if the state carried no trace context, or another span's.
     expect(bodyOf(paused.state).traceContext).toEqual({ traceparent: traceparentOf(batchSpan) });
     const waiting = pausing.one('execute_tool remove');
-    // Fails if the open call span were ended as interrupted (an error) by the batch's end, as before issue 22.
+    // Fails if the open call span were ended as interrupted (an error) by the batch's end.
     expect(waiting.attributes).toMatchObject({ 'toolrun.tool.outcome': 'pending_approval' });
     expect(waiting.attributes).not.toHaveProperty('error.type');
     expect(waiting.status.code).toBe(SpanStatusCode.UNSET);
@@ -87,7 +87,7 @@ describe('T4 a paused state carries the batch span trace context', () => {
     expect(pausing.one('execute_tool read').attributes['toolrun.tool.outcome']).toBe('ok');
   });
 
-  it('a batch paused untraced carries none, and a state without one (before issue 22) resumes traced, unlinked', async () => {
+  it('a batch paused untraced carries none, and a state without one resumes traced, unlinked', async () => {
     const { batch } = await collect(runTools(calls, { tools }));
     expect(bodyOf(batch.paused!.state)).not.toHaveProperty('traceContext');
     const { batch: resumed } = await resume(batch.paused!.state, openTelemetry({ tracer: resumingTracer }));

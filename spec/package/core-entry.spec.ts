@@ -1,5 +1,5 @@
 /**
- * `import 'toolrun'` is not tied to Node (issue 10, point 2): the import graph of
+ * `import 'toolrun'` is not tied to Node: the import graph of
  * lib/index.ts has no `node:` module and no file of lib/cli or lib/tools, and the bundled
  * entry runs in a `node:vm` context that has no `process`, `require` or `Buffer`. Nor does it
  * reach `@opentelemetry/api` (an optional peer dependency only `toolrun/otel` imports).
@@ -41,7 +41,7 @@ describe("import 'toolrun' needs no Node", () => {
     expect(external).toEqual([]);
     const files = inputs.map(([file]) => file);
     expect(files.filter((f) => f.startsWith('lib/cli/') || f.startsWith('lib/tools/'))).toEqual([]);
-    // json-schema-to-ts types JSON Schema inputs (issue 22 item 2) and is never loaded: its
+    // json-schema-to-ts types JSON Schema inputs and is never loaded: its
     // import is `import type`. Fails if a value import of it is added.
     expect(files.filter((f) => f.includes('node_modules/json-schema-to-ts/') || f.includes('node_modules/ts-algebra/'))).toEqual([]);
     // Guard against a vacuous pass: the graph really is the core and its packages.

@@ -1,5 +1,5 @@
 /**
- * Every type a user needs to name is exported (issue 13, point 1): the parameter and return
+ * Every type a user needs to name is exported: the parameter and return
  * types of each public function and class, and the types those public types refer to, are
  * exported by one of the package's entries (`toolrun`, `toolrun/tools`, `toolrun/mcp`, `toolrun/otel`,
  * `toolrun/testing`) — so `fromAnthropic`'s `AnthropicMessageInput` or `ReorderBuffer`'s

@@ -1,5 +1,5 @@
 /**
- * Property tests of human approval across pauses (issue 14, contract H1–H7): random batches
+ * Property tests of human approval across pauses (contract H1–H7): random batches
  * of 1–8 calls over tools that need approval (always, or by a function of the input, sync or
  * async), a `beforeToolCall` that defers, blocks or allows, exclusive tools, failing tools,
  * unknown tools and broken arguments, in both modes; random decisions per request (approve

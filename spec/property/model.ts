@@ -204,7 +204,7 @@ export type Ending =
   | { kind: 'hangIgnore' };
 
 /**
- * Poisoned results (issue 12, P4): a `content` array holding `null`, a throwing `content`
+ * Poisoned results (P4): a `content` array holding `null`, a throwing `content`
  * getter, a revoked Proxy, an object whose `toJSON` and `toString` both throw. Only a
  * synchronous `execute` returns them as they are (an async one resolving a revoked Proxy
  * rejects), so the generator gives them to sync tools only.
@@ -236,7 +236,7 @@ export interface CallSpec {
   known: boolean;
   emptyName: boolean;
   args: ArgsShape;
-  /** `throwing`: a valibot schema whose transform throws on every well-formed input (issue 12). */
+  /** `throwing`: a valibot schema whose transform throws on every well-formed input. */
   schema: 'valibot' | 'json' | 'jsonOptional' | 'throwing';
   /** `executionMode: 'sequential'` on the call's tool (contract S3). */
   exclusive: boolean;
@@ -842,7 +842,7 @@ export async function runScenario(sc: Scenario, coverage?: Coverage): Promise<vo
         const how = sc.consumer.how;
         const stopAt = sc.consumer.stopAt;
         if (stopAt === -1) {
-          // The consumer leaves before its first next() (issue 12, A6).
+          // The consumer leaves before its first next() (A6).
           stopped = mark();
           if (how === 'break' || how === 'return') {
             const r = await run.return(undefined as never);

@@ -1,5 +1,5 @@
 /**
- * Fuzzing the two state readers (issue 19, item 4; contract H9): real paused states — a
+ * Fuzzing the two state readers (contract H9): real paused states — a
  * batch's and an agent run's, unsigned and signed — mutated at random (truncated, nested
  * deeper, given huge strings, keys named `__proto__` / `constructor` / `prototype`, random
  * JSON in place of the body or the envelope, random envelope fields) and resumed through
@@ -11,7 +11,7 @@
  * clock: every text handed to `JSON.parse` while a state is read is within `maxStateChars`
  * and, counted by this file's own scanner, within the nesting, key and value bounds (fails
  * if a text reaches `JSON.parse` before it is bounded). The stalls themselves are measured
- * by `bench/state-limits.ts` (figures in docs/decisions.md), not here.
+ * by `bench/state-limits.ts`, not here.
  *
  * `TOOLRUN_STATE_FUZZ_RUNS` sets the number of inputs per reader (default 100); a failure
  * prints fast-check's seed and path (replay with `TOOLRUN_PROPERTY_SEED` / `TOOLRUN_PROPERTY_PATH`).

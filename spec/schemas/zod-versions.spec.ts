@@ -1,5 +1,5 @@
 /**
- * Every zod users have (issue 22, item 6): zod 4.2+ (its own `~standard.jsonSchema`), zod
+ * Every zod users have: zod 4.2+ (its own `~standard.jsonSchema`), zod
  * 4.1.8 and zod 3.25's `zod/v4` (Standard Schema without Standard JSON Schema), classic zod 3
  * (zod 3.25's root export). Each is the real package (devDependencies `zod`, `zod-4-1`, `zod-3`).
  *
@@ -30,7 +30,7 @@ async function results(tool: Parameters<typeof runTools>[1]['tools'][number], ca
 
 const text = (m: ToolResultMessage | undefined): string => (m?.content[0] as { text: string } | undefined)?.text ?? '';
 
-describe('zod versions (issue 22 item 6)', () => {
+describe('zod versions', () => {
   it('zod 4.2+ converts itself: accepted as is, descriptions kept', () => {
     const tool = defineTool({ name: 'z4', input: z4.object({ city: z4.string().describe('City name') }), execute: ({ city }) => city });
     expect(toolJsonSchema(tool)).toMatchObject({ properties: { city: { type: 'string', description: 'City name' } }, required: ['city'] });

@@ -1,5 +1,5 @@
 /**
- * Error texts the model reads carry no host details (issue 19 item 5): no process ids, no
+ * Error texts the model reads carry no host details: no process ids, no
  * resolved symbolic-link targets, no absolute host paths outside the workspace. The model
  * builds the links itself (here the spec does, as a `shell` command could): `me -> /proc/self`
  * made `read_file me/environ` answer "leads through a symbolic link to /proc/4043/environ",
@@ -20,7 +20,7 @@ function absolutePaths(text: string): string[] {
   return [...text.matchAll(/(?:^|[\s"'(`])(\/[^\s"'`),;]+)/g)].map((match) => match[1]!);
 }
 
-describe('error texts without host details (issue 19 item 5)', () => {
+describe('error texts without host details', () => {
   it('symlink escapes, /proc/self and missing paths: the texts name no pid, no link target, no host path outside the workspace', async () => {
     const root = await tempDir();
     const home = await tempDir();

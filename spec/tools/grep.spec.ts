@@ -169,7 +169,7 @@ describe('grepTool', () => {
     expect(textOf(result)).toBe('in.txt:1:needle');
   });
 
-  it('grep escapes the workspace through a symlinked directory: no longer (issue 12 item 9)', async () => {
+  it('grep does not escape the workspace through a symlinked directory', async () => {
     const parent = await tempDir();
     const root = path.join(parent, 'root');
     await populate(parent, { 'home/.ssh/id_rsa': 'FAKE PRIVATE KEY\n', 'root/in.txt': 'root:x:0:0\n' });
@@ -186,7 +186,7 @@ describe('grepTool', () => {
     expect(textOf((await drain(grep(tool, { pattern: 'KEY|root:' }))).result)).toBe('in.txt:1:root:x:0:0');
   });
 
-  it('grep with a catastrophic regex no longer freezes the process: the event loop runs and the abort ends the call (issue 12 item 11)', async () => {
+  it('grep with a catastrophic regex does not freeze the process: the event loop runs and the abort ends the call', async () => {
     const root = await tempDir();
     await populate(root, { 'a.txt': `${'a'.repeat(29)}!\n` });
     let ticks = 0;
@@ -208,7 +208,7 @@ describe('grepTool', () => {
     }
   });
 
-  it('grep stops a catastrophic regex at regexTimeoutMs and tells the model to simplify it (issue 12 item 11)', async () => {
+  it('grep stops a catastrophic regex at regexTimeoutMs and tells the model to simplify it', async () => {
     const root = await tempDir();
     await populate(root, { 'a.txt': `${'a'.repeat(29)}!\n` });
     let ticks = 0;

@@ -93,7 +93,7 @@ describe('listFilesTool', () => {
     expect(textOf(await list(tool, { pattern: '**/*' }))).toBe('a/f.txt');
   });
 
-  it('list_files escapes the workspace through a symlinked directory: no longer (issue 12 item 9)', async () => {
+  it('list_files does not escape the workspace through a symlinked directory', async () => {
     const parent = await tempDir();
     const root = path.join(parent, 'root');
     await populate(parent, ['home/.ssh/id_rsa', 'root/a/f.txt']);

@@ -199,7 +199,7 @@ describe('readFileTool', () => {
     await expect(read(readFileTool({ root }), { path: 'a.txt' }, controller.signal)).rejects.toThrow('stop');
   });
 
-  it('read_file on a 10 GB file whose first line exceeds the byte budget reads a bounded amount (issue 12 item 13)', async () => {
+  it('read_file on a 10 GB file whose first line exceeds the byte budget reads a bounded amount', async () => {
     const root = await tempDir();
     const file = path.join(root, 'huge.log');
     // 16 KiB of text (past the 8 KiB head check), then a sparse hole of NUL bytes up to 10 GB: no 10 GB is written.
@@ -219,7 +219,7 @@ describe('readFileTool', () => {
     );
   });
 
-  it('detects binary content in what would be returned, not only in the first 8 KiB (issue 12 item 13)', async () => {
+  it('detects binary content in what would be returned, not only in the first 8 KiB', async () => {
     const root = await tempDir();
     await writeFile(path.join(root, 'late.bin'), Buffer.concat([Buffer.from(numbered(2000)), Buffer.from([0, 1, 2, 10])]));
     const tool = readFileTool({ root });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RegExpTimeoutError, matchLines, safeRegExpTest } from '../../lib/tools/safe-regexp.ts';
 
-describe('safeRegExpTest (issue 12 item 11: untrusted patterns, e.g. an MCP server\'s JSON Schema pattern)', () => {
+describe('safeRegExpTest (untrusted patterns, e.g. an MCP server\'s JSON Schema pattern)', () => {
   // A limit that must not be hit is a hang guard (60 s), not the 1 s default: a worker's start
   // counts against timeoutMs, and on a loaded machine it alone can take over a second.
   const GUARD = { timeoutMs: 60_000 };

@@ -1,5 +1,5 @@
 /**
- * The `shell` tool's OS sandbox (issue 19 item 2): each command runs in bubblewrap with its
+ * The `shell` tool's OS sandbox: each command runs in bubblewrap with its
  * own PID namespace and /proc, no network, the system read-only with secrets hidden, and
  * writes only to the workspace and a private /tmp. Every spec runs real commands in a real
  * sandbox, and most run the same command with `sandbox: false` too, to show what the sandbox
@@ -71,7 +71,7 @@ async function loopbackServer(): Promise<{ port: number; requests: () => number 
 }
 
 // Where bubblewrap cannot start, every check here is skipped (spec/sandbox.ts prints why, once).
-describe.skipIf(!sandboxAvailable)(`shellTool sandbox (issue 19 item 2)${sandboxSkipNote}`, () => {
+describe.skipIf(!sandboxAvailable)(`shellTool sandbox${sandboxSkipNote}`, () => {
   it('the sandbox starts on this machine (bubblewrap installed, user namespaces on): CI installs bubblewrap', async () => {
     // Fails where bwrap is missing or cannot create namespaces: every spec below depends on it.
     const status = await shellSandboxStatus();

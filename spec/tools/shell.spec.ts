@@ -226,7 +226,7 @@ describe('shellTool', () => {
     if (sandbox === false) await expectAllGone(readPids(path.join(dir, 'pids')));
   });
 
-  it.each(modes)('descendants that leave the process group (setsid, a double fork, python os.setsid) no longer survive abort and timeout (issue 12 item 12; $mode)', async ({ sandbox }) => {
+  it.each(modes)('descendants that leave the process group (setsid, a double fork, python os.setsid) do not survive abort and timeout ($mode)', async ({ sandbox }) => {
     const python = await hasPython(sandbox);
     // A plain abort, and an abort whose reason is a TimeoutError (the runtime's per-call timeout; the tool's own timer takes the same path).
     for (const how of ['aborted', 'run-timeout'] as const) {
@@ -256,7 +256,7 @@ describe('shellTool', () => {
     }
   });
 
-  itSandboxed("shell passes the host's whole environment: no longer, an allowlist by default (issue 12 item 10)", async () => {
+  itSandboxed("shell passes an allowlist of the host's environment by default, not all of it", async () => {
     const dir = await tempDir();
     vi.stubEnv('TOOLRUN_SPEC_API_KEY', 'sk-spec-secret');
     vi.stubEnv('LC_SPEC', 'yes');

@@ -1,5 +1,5 @@
 /**
- * The file tools against a workspace that changes under them (issue 12 item 9): a second
+ * The file tools against a workspace that changes under them: a second
  * process swaps a directory for a symbolic link leading outside the root, and a regular
  * file for a FIFO, 12,000 times with a ~50 µs pause after each swap, while read_file, grep
  * and list_files run 8 at a time (about 1,200 calls; 3 s on 2 shared cores). Before the fix
@@ -45,7 +45,7 @@ const EXPECTED_ERRORS = [
   /is not a regular file/, // the FIFO
 ];
 
-describe('the file tools while the workspace is swapped under them (issue 12 item 9)', () => {
+describe('the file tools while the workspace is swapped under them', () => {
   it('read_file, grep and list_files read nothing outside the root and never hang, over >= 10,000 directory/link and file/FIFO swaps', async () => {
     const parent = await tempDir();
     const ws = path.join(parent, 'ws');

@@ -1,5 +1,5 @@
 /**
- * Type tests (issue 22 item 4, contract H10, H11) against the real `ai` 7 types: the approval
+ * Type tests (contract H10, H11) against the real `ai` 7 types: the approval
  * parts toolrun writes are ai 7's `ToolApprovalRequest` parts and UI message stream chunks,
  * `fromAISDKApprovalResponses` takes ai 7's `ModelMessage[]` and gives what `resume.approvals`
  * takes, and `always` is a boolean. Each `@ts-expect-error` is a mistake that must stay an

@@ -1,5 +1,5 @@
 /**
- * Type tests (issue 22 item 1), AI SDK both ways, against the real `ai` 7 and `ai` 6 types:
+ * Type tests, AI SDK both ways, against the real `ai` 7 and `ai` 6 types:
  * - `toAISDKTools(tools)` is a `ToolSet` keyed by the tools' literal names whose
  *   `StaticToolCall` / `StaticToolResult` have each tool's input and output, as native `tool()`s;
  * - `fromAISDKTools(toolSet)` keeps each tool's key as its name, its input, its output as
@@ -26,7 +26,7 @@ const weather = defineTool({
 });
 const clock = defineTool({ name: 'clock', input: v.object({}), execute: () => 'noon' });
 
-describe('toAISDKTools: a typed ToolSet (item 1)', () => {
+describe('toAISDKTools: a typed ToolSet', () => {
   const set = toAISDKTools([weather, clock]);
   // ai 6 reads images as `image-data` parts, not ai 7's `file` parts (item 8): its own set.
   const set6 = toAISDKTools([weather, clock], { aiVersion: 6 });
@@ -63,7 +63,7 @@ describe('toAISDKTools: a typed ToolSet (item 1)', () => {
   });
 });
 
-describe('fromAISDKTools: names, inputs, outputs and progress kept (item 1)', () => {
+describe('fromAISDKTools: names, inputs, outputs and progress kept', () => {
   const toolSet = {
     search: ai.tool({
       description: 'Search',

@@ -1,5 +1,5 @@
 /**
- * Type tests (issue 22 item 3): a plain return value's type reaches the events' `details`,
+ * Type tests: a plain return value's type reaches the events' `details`,
  * and `tool_result` carries `toolName` (narrowing on it narrows `message.details`).
  *
  * Checked by vitest's typecheck (`tsc -p spec/types/tsconfig.json`, in `npm test`); a line
@@ -24,7 +24,7 @@ const read = defineTool({
 });
 const tools = [weather, clock, read];
 
-describe('plain returns type details (item 3)', () => {
+describe('plain returns type details', () => {
   test('ToolDetailsOf: an object is its own details, a string none, a ToolResult<D> its D', () => {
     expectTypeOf<ToolDetailsOf<{ a: number }>>().toEqualTypeOf<{ a: number }>();
     expectTypeOf<ToolDetailsOf<number[]>>().toEqualTypeOf<number[]>();
@@ -56,7 +56,7 @@ describe('plain returns type details (item 3)', () => {
   });
 });
 
-describe('tool_result carries toolName (item 3)', () => {
+describe('tool_result carries toolName', () => {
   test('toolName on the event is the union of the tool names, plus any string for an unknown tool', async () => {
     for await (const event of runTools([], { tools })) {
       if (event.type === 'tool_result') {

@@ -1,5 +1,5 @@
 /**
- * Type tests (issue 22 item 2): a JSON Schema `input` types `execute`'s arguments.
+ * Type tests: a JSON Schema `input` types `execute`'s arguments.
  * - written `as const` (or inline in `defineTool`, whose schema parameter is `const`), through
  *   `json-schema-to-ts`'s `FromSchema`: required and optional properties, `enum` as literal
  *   unions, nested objects, arrays, `additionalProperties` (`false`: no index signature;
@@ -43,7 +43,7 @@ type FileInput = {
   open?: { [key: string]: unknown; a?: string };
 };
 
-describe('a JSON Schema written as const types execute (item 2)', () => {
+describe('a JSON Schema written as const types execute', () => {
   test('required, enum, nullable, nested objects, arrays and additionalProperties', () => {
     expectTypeOf<InferInput<typeof fileSchema>>().toEqualTypeOf<FileInput>();
     const read = defineTool({
@@ -108,7 +108,7 @@ describe('a JSON Schema written as const types execute (item 2)', () => {
   });
 });
 
-describe('schemas whose literal types were lost still give a record (item 2)', () => {
+describe('schemas whose literal types were lost still give a record', () => {
   test('a plain object (not as const), a JsonSchema and a JSONSchema7 give Record<string, unknown>', () => {
     const plain = { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] };
     expectTypeOf<InferInput<typeof plain>>().toEqualTypeOf<Record<string, unknown>>();
@@ -134,7 +134,7 @@ describe('schemas whose literal types were lost still give a record (item 2)', (
   });
 });
 
-describe("the AI SDK's jsonSchema<T>() keeps T (item 2)", () => {
+describe("the AI SDK's jsonSchema<T>() keeps T", () => {
   test('jsonSchema<T>() types execute with T; zodSchema() with the zod type', () => {
     type Weather = { city: string; unit?: 'C' | 'F' };
     const weather = defineTool({

@@ -1,5 +1,5 @@
 /**
- * Type tests (issue 22 item 1): LangChain.js and OpenAI Agents SDK tools moved into toolrun
+ * Type tests: LangChain.js and OpenAI Agents SDK tools moved into toolrun
  * keep what their own types carry. LangChain's `tool()` keeps the literal name (`NameT`) and
  * the input; the Agents SDK's `tool()` keeps the input and output, and types every name as
  * `string` (so the adapted name is `string` too: nothing is invented). Each `@ts-expect-error`
@@ -11,7 +11,7 @@ import { describe, expectTypeOf, test } from 'vitest';
 import { z } from 'zod';
 import { fromLangChainTools, fromOpenAIAgentsTools, runTools, toAISDKTools } from '../../lib/index.ts';
 
-describe('fromLangChainTools keeps names and inputs (item 1)', () => {
+describe('fromLangChainTools keeps names and inputs', () => {
   const search = lc.tool(async ({ q }) => `found ${q}`, { name: 'search', description: 'Search', schema: z.object({ q: z.string() }) });
   const add = lc.tool(async ({ a, b }) => String(a + b), { name: 'add', description: 'Add', schema: z.object({ a: z.number(), b: z.number() }) });
   const tools = fromLangChainTools([search, add]);
@@ -33,7 +33,7 @@ describe('fromLangChainTools keeps names and inputs (item 1)', () => {
   });
 });
 
-describe('fromOpenAIAgentsTools keeps inputs and outputs (item 1)', () => {
+describe('fromOpenAIAgentsTools keeps inputs and outputs', () => {
   const weather = agents.tool({
     name: 'weather',
     description: 'Weather',

@@ -1,5 +1,5 @@
 /**
- * The type tests of spec/types (issue 22 item 1) under the other module resolution users have:
+ * The type tests of spec/types under the other module resolution users have:
  * vitest's typecheck project checks them with spec/types/tsconfig.json (nodenext, strict,
  * exactOptionalPropertyTypes); this compiles the same files with `bundler` resolution
  * (spec/types/tsconfig.bundler.json), and shows the check can fail: a copy of a type test
@@ -20,7 +20,7 @@ function compile(project: string): { status: number | null; output: string } {
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
-describe('type tests under bundler resolution (issue 22 item 1)', () => {
+describe('type tests under bundler resolution', () => {
   // One whole-program compile each: about 20 s of CPU; the limits are hang guards.
   it('spec/types/*.test-d.ts compile with moduleResolution bundler', { timeout: 300_000 }, () => {
     const { status, output } = compile('spec/types/tsconfig.bundler.json');

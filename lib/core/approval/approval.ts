@@ -161,13 +161,13 @@ export interface PausedBatchBody {
   readonly blockTerminated: boolean;
   /** Every call of the batch, in call order. */
   readonly calls: readonly PausedCall[];
-  /** Decisions given with `always: true` (H11), by tool name; absent when there are none (and in states paused before issue 22). */
+  /** Decisions given with `always: true` (H11), by tool name; absent when there are none. */
   readonly standing?: Readonly<Record<string, StandingDecision>>;
   /**
    * The W3C trace context (`traceparent`, `tracestate`) of the paused batch's span, when the
    * run was traced (`tracing` whose batch trace has `headers`, as `toolrun/otel`'s has): the
    * resumed batch's span links to it, or continues it. Absent from states paused untraced
-   * or before issue 22 (they resume as before).
+   * or written without one (they resume unlinked).
    */
   readonly traceContext?: { readonly traceparent: string; readonly tracestate?: string };
 }
@@ -177,7 +177,7 @@ export interface PausedBatchBody {
  * serialization — `{ version: 2, kind: 'toolrun/paused-batch', payload, signature? }`, the
  * body ({@link PausedBatchBody}) as JSON text in `payload`, and with `signingSecret` the
  * HMAC-SHA256 of exactly that text. Treat it as opaque; it is checked when it comes back.
- * Format 2 since issue 19 (a version 1 state is refused with code `version`).
+ * Format version 2 (a state of format version 1 is refused with code `version`).
  */
 export type PausedBatchState = StateEnvelope<'toolrun/paused-batch'>;
 

@@ -36,7 +36,7 @@ export type StateClaim = (stateId: string, info: StateClaimInfo) => boolean | Pr
 
 /**
  * The ids claimed in one process, each kept until its state expires. Memory is bounded by
- * the resumes made within one `stateTtlMs` (about 150 bytes per id: docs/decisions.md).
+ * the resumes made within one `stateTtlMs` (about 150 bytes per id, as `bench/state-limits.ts` measures).
  * Invariant: every id whose `expiresAt` is still ahead is in `#ids`; expired ones are
  * dropped in sweeps, each sweep after the map has doubled, so a claim costs O(1) amortized.
  */

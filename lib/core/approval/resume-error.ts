@@ -15,7 +15,7 @@ export type ResumeErrorCode = 'malformed' | 'version' | 'signature' | 'expired' 
  * `next()`, before any call is touched (contract H7–H9). `code` says why:
  * - `malformed`: not a paused state of this kind (not JSON, a missing or wrong field, too
  *   large, nested too deep, too many keys or values, a `__proto__` key, inconsistent);
- * - `version`: a state of another format version (version 1 states, before issue 19, included);
+ * - `version`: a state of another format version (version 1, whose body was the state itself, included);
  * - `signature`: with `signingSecret`, the state is unsigned or its signature does not match;
  * - `expired`: the state's `expiresAt` (pause time + `stateTtlMs`) has passed;
  * - `already_resumed`: this state was resumed before (in this process, or as `resume.claim` says);

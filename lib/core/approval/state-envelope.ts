@@ -14,7 +14,7 @@
  *
  * Every text is bounded before `JSON.parse` sees it: its length, then one linear scan that
  * counts nesting, keys, objects and arrays, and values (parsing cost grows with those, far
- * more than with characters: docs/decisions.md, issue 19) and refuses keys a state never has.
+ * more than with characters: docs/adr/0014-paused-state.md) and refuses keys a state never has.
  * Nothing is walked after parsing, and nothing here recurses.
  *
  * Portable: Web Crypto only, no `node:` import.
@@ -43,7 +43,7 @@ export interface StateEnvelope<K extends StateKind = StateKind> {
 
 /**
  * Bounds on a payload's JSON, checked by a scan before it is parsed (H9). Sized so that
- * `JSON.parse` of the worst text within them stays short (measured in docs/decisions.md):
+ * `JSON.parse` of the worst text within them stays short (measured by `bench/state-limits.ts`):
  * parsing time follows keys and nesting, not characters.
  */
 const PAYLOAD_LIMITS: ScanLimits = {
@@ -273,9 +273,9 @@ async function openState(given: unknown, options: OpenStateOptions): Promise<unk
     try {
       scanJson(given, { depth: 1, keys: ENVELOPE_KEYS.size, containers: 1, values: ENVELOPE_KEYS.size + 1 }, 'resume.state (a paused state is { version, kind, payload, signature? })');
     } catch (error) {
-      // A state of format 1 (before issue 19) was its body itself, as JSON.stringify wrote it.
+      // A state of format 1 was its body itself, as JSON.stringify wrote it.
       if (/^\s*\{"version":1,"kind":"toolrun\/paused-/.test(given.slice(0, 64))) {
-        throw new ResumeError('version', 'resume.state has format version 1; this toolrun reads version 2 (states paused before issue 19 are version 1: pause again)');
+        throw new ResumeError('version', 'resume.state has format version 1; this toolrun reads version 2 (a state of another format version cannot be resumed: pause the batch again)');
       }
       throw error;
     }
@@ -301,7 +301,7 @@ async function openState(given: unknown, options: OpenStateOptions): Promise<unk
     malformed(`resume.state is not a paused state of kind "${kind}" (its kind is ${describeValue(givenKind)})${hint}`);
   }
   if (version !== STATE_VERSION) {
-    throw new ResumeError('version', `resume.state has format version ${describeValue(version)}; this toolrun reads version ${STATE_VERSION} (states paused before issue 19 are version 1: pause again)`);
+    throw new ResumeError('version', `resume.state has format version ${describeValue(version)}; this toolrun reads version ${STATE_VERSION} (a state of another format version cannot be resumed: pause the batch again)`);
   }
   for (const key of Object.keys(envelope)) if (!ENVELOPE_KEYS.has(key)) malformed(`resume.state has a field "${key}" a paused state does not have`);
   if (typeof payload !== 'string') return malformed(`resume.state.payload must be the state's JSON text, received ${describeValue(payload)}`);

@@ -22,7 +22,7 @@ export function jsonCopy(value: unknown): unknown {
   }
 }
 
-/** The result message as JSON, a copy sharing nothing with `message`; `details`/`meta` JSON cannot hold are dropped (docs/decisions.md). */
+/** The result message as JSON, a copy sharing nothing with `message`; `details`/`meta` JSON cannot hold are dropped (docs/adr/0014-paused-state.md). */
 export function messageCopy(message: ToolResultMessage): ToolResultMessage {
   try {
     return JSON.parse(JSON.stringify(message)) as ToolResultMessage;

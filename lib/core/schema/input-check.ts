@@ -1,5 +1,5 @@
 /**
- * The checks `defineTool` makes of a tool's `input` (issue 13 point 2): a Standard Schema
+ * The checks `defineTool` makes of a tool's `input`: a Standard Schema
  * must be able to produce the tool definition a model is sent; a JSON Schema must be well
  * structured, describe an object, and carry no near-miss of a keyword (a typo such as
  * `propertes` makes a schema silently accept anything). An AI SDK `jsonSchema()` /
@@ -7,7 +7,7 @@
  *
  * Tools built from foreign listings (an MCP server's, a recording's) skip these checks: one
  * odd schema there must not make the whole listing throw; its calls are answered with the
- * schema's problem instead (docs/decisions.md, "A portable core").
+ * schema's problem instead (docs/adr/0009-tool-inputs.md).
  *
  * @module
  */
@@ -100,8 +100,7 @@ function allowedEdits(keyword: string): number {
 }
 
 /**
- * The keyword `key` is a near miss of, if any (docs/decisions.md, "Tool inputs checked at
- * definition"): `key` is not a keyword, not a known extension, does not start with `x-`,
+ * The keyword `key` is a near miss of, if any (docs/adr/0009-tool-inputs.md): `key` is not a keyword, not a known extension, does not start with `x-`,
  * and is within {@link allowedEdits} of a keyword, compared without case, counting a
  * swap of two adjacent letters as one edit.
  */

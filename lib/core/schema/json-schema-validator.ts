@@ -12,7 +12,7 @@
  * - `pattern` and `patternProperties` evaluated by a linear-time engine (RE2's algorithm, the
  *   `re2js` package), never by the backtracking `RegExp`: schemas come from MCP servers and
  *   arguments from the model, and `^([a-z]+)+$` against 30 letters and a `!` holds a
- *   backtracking engine for seconds, with no timeout able to interrupt it (issue 12 item 11).
+ *   backtracking engine for seconds, with no timeout able to interrupt it.
  *
  * @module
  */

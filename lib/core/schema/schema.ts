@@ -31,7 +31,7 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; message: string }
  *   `""` or whitespace (an Anthropic stream's no-argument call, case C14) become `{}`.
  * - A string is parsed as JSON. When the JSON is itself a string holding a JSON object
  *   (double encoding, case C15), that inner object is used: one level, documented in
- *   `docs/decisions.md`.
+ *   docs/adr/0002-model-facing-texts.md.
  * - Anything else — invalid JSON, arrays, numbers, `null` written as text — is an error
  *   that says what was received and what to send instead (case C13, C15).
  */
@@ -83,7 +83,7 @@ export function isStandardSchema(schema: InputSchema): schema is StandardSchemaV
  * then this function's own (a native `Promise`, which never rejects).
  *
  * A Standard Schema is recognized and its success read without a helper call (the plain
- * path of every call; docs/bench/findings.md, "cold start, round 3"): a fresh process runs
+ * path of every call, counted by `bench/cold-calls.ts`): a fresh process runs
  * this in V8's interpreter, where each call costs.
  */
 export function validateArguments(

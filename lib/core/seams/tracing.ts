@@ -37,7 +37,7 @@ export interface BatchTraceStart {
    * For a resumed batch (`RunToolsOptions.resume`), the W3C trace context of the paused
    * batch's span, as its state carries it ({@link BatchTrace.headers} at the pause; checked
    * like `traceContext`); `undefined` for a fresh batch, or a state paused untraced or
-   * before issue 22. `toolrun/otel` links the new batch span to it, or continues it.
+   * written without one. `toolrun/otel` links the new batch span to it, or continues it.
    */
   readonly resumedFrom: TraceHeaders | undefined;
 }

@@ -18,7 +18,7 @@
  * loop's next timers phase comes within one hop), else a `MessageChannel` message (browsers,
  * Deno, workers: no 4 ms clamp), else `setTimeout(0)`. The host's functions and clock are
  * read once, when the module loads, so fake timers installed later (a test's) cannot stop
- * the real loop's turn. docs/decisions.md, "Yielding to the event loop".
+ * the real loop's turn. docs/adr/0012-turn-clock.md.
  *
  * @module
  */

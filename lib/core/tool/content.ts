@@ -14,8 +14,7 @@ export interface TextContent {
 /**
  * An image content block of a tool result: base64 `data` and its MIME type (`image/png`…),
  * both non-empty: a block with either empty is not an image (a tool returning one gets an
- * error result; elsewhere it is replaced by a text saying so — docs/decisions.md, "Content
- * blocks: one check").
+ * error result; elsewhere it is replaced by a text saying so — docs/adr/0005-results.md).
  */
 export interface ImageContent {
   type: 'image';

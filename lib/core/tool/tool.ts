@@ -148,8 +148,7 @@ export type InputSchema = StandardSchemaV1 | JsonSchema;
  * - any other JSON Schema (a value typed `JsonSchema`, `JSONSchema7`, or an object whose
  *   `type` is just `string`): `Record<string, unknown>`.
  *
- * Types only: the run-time validation is the schema's own (docs/decisions.md, "JSON Schema
- * inputs typed"); `json-schema-to-ts` is never loaded at run time.
+ * Types only: the run-time validation is the schema's own (docs/adr/0010-types-flow-to-events.md); `json-schema-to-ts` is never loaded at run time.
  *
  * @example
  * ```ts

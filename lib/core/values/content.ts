@@ -1,7 +1,7 @@
 /**
  * The one check of a content block read from a value nobody checked yet. Every path that
  * takes content blocks from outside uses it, so a block is valid or not by the same rule
- * wherever it comes from (docs/decisions.md, "Content blocks: one check"):
+ * wherever it comes from (docs/adr/0005-results.md):
  * - a tool's return value and an `afterToolCall` answer (`readToolOutput`,
  *   lib/core/values/foreign.ts): an invalid block makes the call an error result naming it;
  * - a tool result message handed to a provider format (lib/formats/shared.ts) and an MCP

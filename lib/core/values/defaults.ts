@@ -18,7 +18,7 @@ export const DEFAULTS = {
   maxResultChars: 100_000,
   /**
    * Longest paused state read back, in characters (UTF-16 code units) of its JSON text (H9):
-   * about 7 times a 1,000-call batch with 2 KB results (docs/decisions.md, issue 19).
+   * about 7 times a 1,000-call batch with 2 KB results (docs/adr/0014-paused-state.md).
    */
   maxStateChars: 16 * 1024 * 1024,
   /** How long a paused state can be resumed, in ms from the pause (H7): a day. */
@@ -31,6 +31,6 @@ export const MAX_TIMER_MS = 2_147_483_647;
 /**
  * Most calls handed out in one scheduling pass. The run delivers their events before the
  * next slice, so a 100,000-call batch does not keep every call's state alive at once (the
- * young-generation gc copies all of it; see docs/bench/findings.md).
+ * young-generation gc would copy all of it).
  */
 export const HAND_OUT_SLICE = 64;

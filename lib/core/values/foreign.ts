@@ -64,7 +64,7 @@ export function readToolOutput(output: unknown): ToolResult | Problem {
   }
   const text = plainText(output);
   if (text === undefined) return new Problem('its result cannot be turned into text (JSON.stringify and String both threw)');
-  // The value itself is the result's `details` (issue 22 item 3), as `ToolDetailsOf` types it.
+  // The value itself is the result's `details`, as `ToolDetailsOf` types it.
   return { content: [{ type: 'text', text }], details: output };
 }
 

@@ -2,7 +2,7 @@
  * The two things the core asks of its host beyond the language: reporting a warning, and
  * lifting Node's listener limit on one `AbortSignal`. Both go through `globalThis.process`
  * when it exists, so `import 'toolrun'` has no static `node:` import and runs in browsers,
- * Deno, Bun and workers too (see docs/decisions.md, "Package and build").
+ * Deno, Bun and workers too (see docs/adr/0027-package.md).
  *
  * @module
  */

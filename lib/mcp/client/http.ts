@@ -14,7 +14,7 @@
  * signal, living as long as the transport, to every `fetch`; Node's fetch (undici) adds an
  * `abort` listener to it per request and removes it only when the request is garbage
  * collected. With 50 calls in flight that signal held 1,750 listeners after 2,000 calls (2
- * after a forced GC) and printed MaxListenersExceededWarning (issue 20). {@link
+ * after a forced GC) and printed MaxListenersExceededWarning. {@link
  * scopedFetch} listens to the transport's signal once and aborts the requests still running
  * when it aborts (the core's `CancelScope`, one child scope per request); each request's
  * listener goes with its own signal.

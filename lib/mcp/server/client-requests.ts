@@ -41,7 +41,7 @@ export interface McpLogging {
 
 /**
  * @internal The `ToolClient` of one `tools/call` request of `server`: one object with its
- * methods on the prototype (no closure per call; issue 20: the per-call cost next to a plain
+ * methods on the prototype (no closure per call: what a call costs counts next to a plain
  * SDK server). The core reaches it only through `callClient`, which always passes the call's
  * signal to `sample` and `elicit` (and the approval handler passes its own), so a request of
  * the client is always cancelled with its call.

@@ -183,7 +183,7 @@ export function createMcpServer(tools: readonly Tool[], options: McpServerOption
   // Registered on the SDK's Protocol layer, past `Server.setRequestHandler`'s wrapper for
   // `tools/call`: that wrapper parses the request a second time and re-validates the result
   // with zod (a copy of it, base64 checked with atob), a third of the per-call cost next to a
-  // plain SDK server (issue 20). The protocol layer still parses the request once
+  // plain SDK server. The protocol layer still parses the request once
   // (`CallToolRequestSchema`); the result is built here field by field from checked blocks
   // (`toMcpContent`, `structuredContent` checked against the output schema).
   Protocol.prototype.setRequestHandler.call(server, CallToolRequestSchema, (request: CallToolRequest, extra: CallExtra) => calls.call(request.params, extra));
@@ -219,7 +219,7 @@ const UNUSED_SIGNAL = new AbortController().signal;
  * exclusivity); a call adds its scope, its client and its run.
  *
  * Each call gets one {@link CancelScope}, a child of the server's (an abort of the server's
- * fans out to them without any listener on a long-lived signal; issue 20).
+ * fans out to them without any listener on a long-lived signal).
  *
  * Invariants: a request id is in `#byId` from the handler's start until its result is
  * settled; its scope is a child of `#scope` for exactly that time.
@@ -239,7 +239,7 @@ class ServedCalls {
   /**
    * False once the host (serveMcp) delivers cancellations itself ({@link hostCancels}): then a
    * call's scope does not listen to the SDK's request signal. An `abort` listener costs a few
-   * µs per call in Node (issue 20: the per-call cost next to a plain SDK server).
+   * µs per call in Node, a tenth of a served call.
    */
   listens = true;
 
@@ -451,7 +451,7 @@ export function abortCall(server: Server, requestId: string | number, reason: un
  * @internal Serves one `tools/call` request of a server made by {@link createMcpServer}
  * without the SDK's request machinery (its `AbortController` — 5-6 µs in a tight loop on the
  * loaded bench machine —, its `extra` with four closures, its chain of promises, the zod
- * parse of the request; issue 20), for a host that delivers cancellations itself
+ * parse of the request), for a host that delivers cancellations itself
  * ({@link hostCancels}) and has checked that the message is a plain JSON-RPC request. Only
  * a request whose params the SDK's `CallToolRequestSchema` would pass as they are (a string
  * `name`, `arguments` absent or an object without a `__proto__` key, no `task`) is served;
@@ -507,7 +507,7 @@ export function runningCallCount(server: Server): number {
  * @internal Resolves once the call of `requestId` on a server made by {@link createMcpServer}
  * has settled: its tool ended or was abandoned after the grace period (contract A3). At once
  * when no such call runs or the server is not one of ours. serveMcp ends a cancelled call's
- * stream only then (docs/decisions.md, "A cancelled call's stream ends with its call").
+ * stream only then (docs/adr/0020-mcp-server-bounds.md).
  */
 export function callSettled(server: Server, requestId: string | number): Promise<void> {
   return runningCalls.get(server)?.settled(requestId) ?? Promise.resolve();

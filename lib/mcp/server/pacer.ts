@@ -5,7 +5,7 @@
  * the response's web stream, which the HTTP layer reads only as fast as the socket drains;
  * over stdio the SDK awaits `drain`, which holds the tool instead. Either way a tool that
  * yields faster than its client reads (a shell command printing 300 MB) grew the server by
- * the whole output (issue 20). {@link NotificationPacer} sits in front of a transport's
+ * the whole output. {@link NotificationPacer} sits in front of a transport's
  * `send` and keeps, per session:
  *
  * - **progress coalesced**: while the call's outlet (its POST's response, or stdout) has

@@ -192,7 +192,7 @@ describe('Channel: the consumer leaves', () => {
 
 describe('Q1 Channel: one consumer, enforced', () => {
   // Fails if next() no longer checks for a pending call: before the check, the second call
-  // replaced the first one's resolver, so the first stayed pending forever (issue 23).
+  // replaced the first one's resolver, so the first stayed pending forever.
   it('Q1: a second next() while one is pending rejects with a TypeError; the pending one still gets the next value', async () => {
     const channel = new Channel<string>();
     const first = channel.next();

@@ -8,7 +8,7 @@ import type { Observed, Seen } from './observed.ts';
 /** A5, A6: how the consumer's exit went. */
 export function checkExit(o: Observed): void {
   const { sc, logs, received, stopped, stopDoneMark, grace, maxCallerListeners } = o;
-// A6 (issue 12): a run left before its first next() shows nothing and runs nothing.
+// A6: a run left before its first next() shows nothing and runs nothing.
 if (sc.consumer.stopAt === -1) {
   check(received.length === 0, () => `consumer left before the first next() but got ${received.length} events`);
   check(logs.every((l) => l.bodyStart === undefined && l.beforeCalls.length === 0), 'a tool or hook ran though the consumer left before the first next()');

@@ -111,7 +111,7 @@ export function prepareToolCall(run: PrepareInput, record: CallRecord): Prepared
   }
   if (tool.prepareArguments !== undefined) return prepareWithShim(run, record, tool, args);
   // The plain path, in one function: a fresh process runs it in V8's interpreter, where each
-  // call of a helper costs (docs/bench/findings.md, "cold start, round 3").
+  // call of a helper costs (counted by `bench/cold-calls.ts`).
   const checked = validateArguments(tool.input, args as Record<string, unknown>, name);
   // validateArguments' only promise is its own (an async Standard Schema).
   if (checked instanceof Promise) return afterAsyncValidation(run, record, tool, checked);
