@@ -1,5 +1,5 @@
 /**
- * Docs that run. Every ```ts and ```js code block of README.md and docs/*.md is taken out of
+ * Docs that run. Every ```ts and ```js code block of README.md, docs/*.md and docs/guide/*.md is taken out of
  * its page, typechecked against the package, and — when it is a whole program — run, offline
  * (no API key, no network; servers only on 127.0.0.1).
  *
@@ -27,7 +27,8 @@
  * type's shape, `sh` for a command, `json`…) for what is not a program and is not run. A bare
  * fence, another language or another info word fails. Contract ids in a guide page's prose are
  * links to the section of docs/contract.md that holds their row (`[O2](../contract.md#events-and-their-order-o)`),
- * never bare text such as "(O2)".
+ * never bare text such as "(O2)". Why: docs/adr/0060-guide-pages-are-programs.md and
+ * docs/adr/0061-contract-ids-as-links.md.
  *
  * Typechecking uses one TypeScript Program over all blocks (the project's compiler options,
  * plus `checkJs` for the JavaScript blocks), with `toolrun`, `toolrun/tools`, `toolrun/testing`
@@ -113,14 +114,14 @@ const EXPECTED_OUTPUT: Record<string, RegExp[]> = {
   'docs/guide/compose-and-agents.md § Event pipelines with ix (2)': [/^drew 3; the tool's finally ran$/m],
   'docs/guide/compose-and-agents.md § The agent loop': [/^→ list_files \{"pattern":"\*\.json"\}$/m, /^completed after 2 turns$/m, /^4 messages, ready to send again/m],
   'docs/guide/compose-and-agents.md § The agent loop (2)': [/^list_files: ok$/m, /^grep: ok$/m, /^completed after 2 turns$/m],
-  'docs/guide/approvals.md § Approvals across requests': [
+  'docs/guide/approvals.md § A web app that pauses': [
     /^paused: send_email \{"to":"ada@example\.com","subject":"Minutes"\}$/m,
     /^emails sent: 0$[\s\S]*^emails sent: 1$/m,
     /^completed: \[\{"type":"text","text":"Done: sent \\"Minutes\\" to ada@example\.com"\}\]$/m,
     /^again: already_resumed$/m,
     /^edited: signature$/m,
   ],
-  'docs/guide/approvals.md § Approvals across requests (2)': [/^call_a approval-requested, call_b approval-requested$/m, /^call_a output-denied, call_b output-available$/m],
+  'docs/guide/approvals.md § In a `useChat` app': [/^call_a approval-requested, call_b approval-requested$/m, /^call_a output-denied, call_b output-available$/m],
   'docs/guide/tracing.md § Tracing with OpenTelemetry': [
     /a: the service joined the trace/,
     /^execute_tool lookup, execute_tools, parse answer$/m,
