@@ -55,7 +55,7 @@ const IN_SCOPE = [
   'elicitation-sep1330-enums',
   'dns-rebinding-protection',
 ];
-/** Resources, prompts and completion: not a tool runtime's job (docs/tools.md). */
+/** Resources, prompts and completion: not a tool runtime's job (docs/guide/serve-over-mcp.md). */
 const OUT_OF_SCOPE = [
   'completion-complete',
   'resources-list',
@@ -177,7 +177,7 @@ if (write) {
     'and against a plain SDK `McpServer` serving the same tool functions (`spec/mcp/conformance/sdk-server.ts`: no',
     'toolrun runtime, tools without a client, resumability off). A scenario passes when none of its checks fails',
     '(warnings do not fail it: the suite\'s own rule). "In scope": the scenarios about a tool server; resources,',
-    'prompts and completion are not a tool runtime\'s job (docs/tools.md). CI (`.ci/run`) runs `npm run test:conformance`,',
+    'prompts and completion are not a tool runtime\'s job (docs/guide/serve-over-mcp.md). CI (`.ci/run`) runs `npm run test:conformance`,',
     'which fails when an in-scope scenario fails for toolrun.',
     '',
     'Authorization is off for these runs (`--no-auth`, on 127.0.0.1): the suite\'s server scenarios connect with an SDK',

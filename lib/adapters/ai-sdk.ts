@@ -181,7 +181,7 @@ export type FromAISDKTools<TS> = { [K in keyof TS & string]: FromAISDKTool<TS[K]
 /**
  * Turns an AI SDK `ToolSet` into toolrun tools.
  *
- * What maps (see docs/tools.md, "Vercel AI SDK"):
+ * What maps (see docs/guide/tools-from-elsewhere.md, "Vercel AI SDK"):
  * - the key → `name`; `description` (a function description is called with `context`);
  * - `inputSchema` → `input`: a zod 4 schema or any Standard Schema as is (toolrun validates
  *   with it and `execute` gets its output, as in the SDK); a `jsonSchema()` wrapper with no

@@ -77,7 +77,7 @@ export type FromLangChainTool<P> = P extends { readonly name: infer N extends st
 /**
  * Turns LangChain.js tools into toolrun tools.
  *
- * What maps (see docs/tools.md, "LangChain.js"):
+ * What maps (see docs/guide/tools-from-elsewhere.md, "LangChain.js"):
  * - `name`, `description`; `schema` → `input` as JSON Schema (a zod 4 schema is converted
  *   with its own `toJSONSchema`; a JSON Schema object is taken as is), so toolrun validates
  *   the model's arguments (P5) and LangChain then parses the same raw arguments with its own

@@ -80,7 +80,7 @@ export interface FromOpenAIAgentsToolsResult<T extends Tool = Tool> {
 /**
  * Turns OpenAI Agents SDK function tools into toolrun tools.
  *
- * What maps (see docs/tools.md, "OpenAI Agents SDK"):
+ * What maps (see docs/guide/tools-from-elsewhere.md, "OpenAI Agents SDK"):
  * - `name`, `description`; `parameters` (the JSON Schema the SDK made from a zod or JSON
  *   Schema definition, strict or not) → `input`: the model is sent it unchanged. The
  *   arguments are checked before `invoke` as the SDK's own parser reads them: against a strict

@@ -164,7 +164,7 @@ export async function writeDemoFiles(root: string): Promise<void> {
  * and says so, instead of showing every shell call refused. A resumed demo follows its first
  * run (`follow`): one that ran sandboxed keeps the sandbox, so where it cannot start now the
  * approved command is refused, and says why. An application's shell tool never drops the
- * sandbox on its own (docs/tools.md, the shell's sandbox).
+ * sandbox on its own (docs/guide/built-in-tools.md, the shell's sandbox).
  */
 async function demoTools(root: string, bwrapPath: string | undefined, follow?: DemoShell): Promise<{ tools: Tool[]; shell: DemoShell; note: string }> {
   const status = await shellSandboxStatus(bwrapPath === undefined ? {} : { bwrapPath });

@@ -27,7 +27,7 @@ export interface ShellSandboxOptions {
   /**
    * `'none'`: the command gets its own network namespace with only a loopback interface, so
    * it reaches no host or remote address (not even the host's 127.0.0.1). `'host'`: the
-   * host's network, unfiltered. bubblewrap has no per-host allow-list; see docs/tools.md for
+   * host's network, unfiltered. bubblewrap has no per-host allow-list; see docs/guide/built-in-tools.md for
    * putting a filtering proxy in front.
    * @default 'none'
    */

@@ -207,7 +207,7 @@ export type ShellTool = Tool<ShellInput, ShellProgress, ToolResult<ShellDetails>
  * group (`detached: true`), inside the OS sandbox of `options.sandbox` (on by default: its
  * own PID namespace and `/proc`, no network, the system read-only with secrets hidden,
  * writes to `cwd` and a private `/tmp` only, a bound on processes; see
- * {@link ShellSandboxOptions} and docs/tools.md "The shell's sandbox"). Where that sandbox
+ * {@link ShellSandboxOptions} and docs/guide/built-in-tools.md "The shell's sandbox"). Where that sandbox
  * cannot start, the call throws (an error result for the model, saying the command was not
  * run and why) and nothing runs; `sandbox: false` opts out. The model chooses the command,
  * so it does not get the host's environment: only the variables named in

@@ -1,5 +1,5 @@
 /**
- * Docs that run. Every ```ts and ```js code block of README.md and docs/*.md is taken out of
+ * Docs that run. Every ```ts and ```js code block of README.md, docs/*.md and docs/guide/*.md is taken out of
  * its page, typechecked against the package, and — when it is a whole program — run, offline
  * (no API key, no network; servers only on 127.0.0.1).
  *
@@ -17,19 +17,33 @@
  * a reason fails the spec: no block is ever skipped silently. A new block with no comment is a
  * whole program and must run.
  *
+ * The task pages of docs/guide/ are stricter ({@link GUIDE}): every ts/js block there is a whole
+ * program, run as it is — no comment may precede it (no fragment, no `no-run`, no `continues`),
+ * so a reader can paste any block into a file and run it. A block that needs PostgreSQL says so
+ * in its fence's info string, ```` ```ts postgres ````: it reads `DBOS_SYSTEM_DATABASE_URL`, and
+ * runs in a child process (`node --import tsx`) with that variable pointing at a throwaway
+ * server this spec starts (lib/dbos/postgres.ts). Every fence of a guide page names its
+ * language: `ts`/`js` for programs, or one of {@link NOT_PROGRAMS} (`text` for a diagram or a
+ * type's shape, `sh` for a command, `json`…) for what is not a program and is not run. A bare
+ * fence, another language or another info word fails. Contract ids in a guide page's prose are
+ * links to the section of docs/contract.md that holds their row (`[O2](../contract.md#events-and-their-order-o)`),
+ * never bare text such as "(O2)". Why: docs/adr/0060-guide-pages-are-programs.md and
+ * docs/adr/0061-contract-ids-as-links.md.
+ *
  * Typechecking uses one TypeScript Program over all blocks (the project's compiler options,
  * plus `checkJs` for the JavaScript blocks), with `toolrun`, `toolrun/tools`, `toolrun/testing`
- * `toolrun/mcp` and `toolrun/otel` mapped to `lib/index.ts`, `lib/tools/index.ts`, `lib/testing.ts`,
- * `lib/mcp/index.ts` and `lib/otel/index.ts` by `paths`. Programs run inside this test process, imported once each, with their console
+ * `toolrun/mcp`, `toolrun/otel`, `toolrun/inspect` and `toolrun/dbos` mapped to their lib/ entry files by `paths`. Programs run inside this test process, imported once each, with their console
  * output captured; {@link EXPECTED_OUTPUT} says what some of them must print. A canary
  * block with a known type error goes through the same Program, so the check is seen to fail.
  * The generated files go to `.tmp/docs-examples/` (ignored by git).
  */
+import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
-import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startPostgres, type PostgresServer } from '../../lib/dbos/postgres.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const outDir = join(root, '.tmp/docs-examples');
@@ -60,12 +74,11 @@ const PRELUDE: Record<string, string> = {
 
 /** Lines (as regular expressions) that a program must print, by its label. */
 const EXPECTED_OUTPUT: Record<string, RegExp[]> = {
-  'docs/guide.md § 4. Cancellation and time': [/^small: 168 primes below 1000$/m, /^huge: Tool "count_primes" timed out after 500 ms/m],
-  'docs/guide.md § 11. Durable batches: the journal': [/^e1 ok replayed$/m, /^e2 interrupted answered now$/m, /^ann \(key memory:0\), bob \(key memory:1\)$/m],
-  'docs/guide.md § 10. Tracing with OpenTelemetry': [
-    /a: the service joined the trace/,
-    /^execute_tool lookup, execute_tools, parse answer$/m,
-    /^parse answer is a child of the call span: true$/m,
+  'README.md § In 30 seconds': [
+    /^ {2}countdown: 3\b/m,
+    /^ended count_primes: ok$/m,
+    /"tool_use_id": "toolu_01"[\s\S]*"tool_use_id": "toolu_02"[\s\S]*"tool_use_id": "toolu_03"/,
+    /9592 primes below 100000/,
   ],
   // Fails if error.type were the outcome, an unknown tool were typed, a paused call ended as an error, or the resumed batch lost the paused trace.
   'docs/tracing-example.md § Errors and pauses in the trace': [
@@ -76,51 +89,77 @@ const EXPECTED_OUTPUT: Record<string, RegExp[]> = {
     /^resumed batch: child of POST \/approvals: true$/m,
     /^resumed batch: links to the paused batch: true$/m,
   ],
-  'README.md § In 30 seconds': [
-    /^ {2}countdown: 3\b/m,
-    /^ended count_primes: ok$/m,
-    /"tool_use_id": "toolu_01"[\s\S]*"tool_use_id": "toolu_02"[\s\S]*"tool_use_id": "toolu_03"/,
-    /9592 primes below 100000/,
-  ],
-  'docs/tools.md § 1. Tools in code: valibot, zod, arktype': [
+  'docs/guide/define-tools.md § Three shapes of `execute`': [/^ {2}download: \{"phase":"connecting"\}$/m, /^call_1: https:\/\/example\.com\/a\.txt: 1,024 bytes$/m, /^call_2: 1970-01-01T00:00:00\.000Z$/m, /^call_3: results for toolrun$/m],
+  'docs/guide/define-tools.md § valibot, zod, arktype': [
+    /^forecast, convert_temperature, distance_km 3 3 1$/m,
     /^ {2}forecast: looking up Rome$/m,
     /"text": "Rome: sunny for the next 3 days"/,
     /"text": "294.15"/,
     /Invalid arguments for tool \\"distance_km\\":\\n- to: to must be a string \(was missing\)[\s\S]*"is_error": true/,
   ],
-  'docs/tools.md § 2. Tools from JSON Schema': [
-    /^call_1 ok: Bogotá, Colombia: 21 degrees celsius$/m,
-    /^call_2 error: Invalid arguments for tool "get_weather":$/m,
-    /^- unit: must be one of "celsius", "fahrenheit"$/m,
-    /^sent as math_power$/m,
-    /^math\.power: 8, 5$/m,
-  ],
-  'docs/guide.md § The agent loop (3)': [/^list_files: ok$/m, /^grep: ok$/m, /^completed after 2 turns$/m],
-  'docs/guide.md § 9. Approvals across requests': [
+  'docs/guide/define-tools.md § Tools from JSON Schema': [/^call_1 ok: Bogotá, Colombia: 21 degrees celsius$/m, /^call_2 error: Invalid arguments for tool "get_weather":$/m, /^- unit: must be one of "celsius", "fahrenheit"$/m],
+  'docs/guide/tools-from-elsewhere.md § BFCL function definitions': [/^sent as math_power$/m, /^math\.power: 8, 5$/m],
+  'docs/guide/tools-from-elsewhere.md § Tools from an MCP server': [/^\d+ tools, e\.g\. fs_/m, /^call_0 ok: one$/m, /^call_1 ok: two$/m],
+  'docs/guide/run-a-batch.md § Run a batch': [/^start 0 search \{"q":"toolrun"\}$/m, /^ {2}0: searching toolrun$/m, /^end 1 ok ok$[\s\S]*^end 0 ok ok$/m, /^toolu_1: 3 hits for toolrun\ntoolu_2: 1970-01-01T00:00:00\.000Z$/m, /^toolu_1, toolu_2$/m],
+  'docs/guide/run-a-batch.md § Run a batch (2)': [/^searching toolrun$/m, /^3$/m],
+  'docs/guide/hooks.md § Hooks: permission prompts and result overrides': [/^asked: Run ls\?$[\s\S]*^asked: Run rm -rf build\?$/m, /^call_1: ran: ls \{"audited":true\}$/m, /^call_2: The user declined to run this command\. null$/m],
+  'docs/guide/cancel-and-time.md § Cancel, and bound the time': [/^small: 168 primes below 1000$/m, /^huge: Tool "count_primes" timed out after 500 ms/m],
+  // The fake model writes its second call only once the first has started: the program hangs (and fails) if calls waited for the reply's end.
+  'docs/guide/stream-from-the-model.md § Stream from the model': [/^the model is still writing\nweather\(Paris\) starts$/m, /^the model's reply ends$/m, /^complete: Paris: 21 °C, Tokyo: 21 °C$/m],
+  'docs/guide/stream-from-the-model.md § Streaming models in the agent loop': [/^message: tool_use$|^message: toolCall$/m, /^weather: ok$/m, /^message: Oslo is at 4 °C\.$/m, /^completed after 2 turns$/m],
+  'docs/guide/built-in-tools.md § The built-in tools: shell, read_file, list_files, grep': [/^call_1 ok: notes\.md$/m, /^call_2 ok: /m, /^call_3 ok: /m, /^call_4 error: /m, /^call_5 (ok|error): /m],
+  'docs/guide/compose-and-agents.md § Tools built from tools': [/^a\.txt: [\s\S]*alpha[\s\S]*b\.txt: [\s\S]*beta/m],
+  'docs/guide/compose-and-agents.md § Tools built from tools (2)': [/^ {2}attempt 1$[\s\S]*^ {2}attempt 3$/m, /^ok: <html>https:\/\/example\.com<\/html>$/m],
+  'docs/guide/compose-and-agents.md § Event pipelines with ix': [/^left at 3; finally ran: count$/m],
+  'docs/guide/compose-and-agents.md § Event pipelines with ix (2)': [/^drew 3; the tool's finally ran$/m],
+  'docs/guide/compose-and-agents.md § The agent loop': [/^→ list_files \{"pattern":"\*\.json"\}$/m, /^completed after 2 turns$/m, /^4 messages, ready to send again/m],
+  'docs/guide/compose-and-agents.md § The agent loop (2)': [/^list_files: ok$/m, /^grep: ok$/m, /^completed after 2 turns$/m],
+  'docs/guide/approvals.md § A web app that pauses': [
     /^paused: send_email \{"to":"ada@example\.com","subject":"Minutes"\}$/m,
     /^emails sent: 0$[\s\S]*^emails sent: 1$/m,
     /^completed: \[\{"type":"text","text":"Done: sent \\"Minutes\\" to ada@example\.com"\}\]$/m,
     /^again: already_resumed$/m,
     /^edited: signature$/m,
   ],
-  'docs/guide.md § 9. Approvals across requests (2)': [/^call_a approval-requested, call_b approval-requested$/m, /^call_a output-denied, call_b output-available$/m],
-  'docs/web.md § The chat with live progress': [
+  'docs/guide/approvals.md § In a `useChat` app': [/^call_a approval-requested, call_b approval-requested$/m, /^call_a output-denied, call_b output-available$/m],
+  'docs/guide/tracing.md § Tracing with OpenTelemetry': [
+    /a: the service joined the trace/,
+    /^execute_tool lookup, execute_tools, parse answer$/m,
+    /^parse answer is a child of the call span: true$/m,
+  ],
+  'docs/guide/durable.md § Durable batches: the journal': [/^e1 ok replayed$/m, /^e2 interrupted answered now$/m, /^ann \(key memory:0\), bob \(key memory:1\)$/m],
+  // Fails if the relaunch ran ann's journaled call again, or gave bob's run-again call a new idempotency key.
+  'docs/guide/durable.md § On DBOS and PostgreSQL': [
+    /^e1: sent to ann\ne2: sent to bob$/m,
+    /^ann \(attempt 0, key (emails-\d+):batch:0\)\nbob \(attempt 0, key \1:batch:1\)\nbob \(attempt 1, key \1:batch:1\)$/m,
+  ],
+  'docs/guide/web.md § The chat with live progress': [
     /^call_1 input-available\ncall_1 output-available progress \{"percent":25\}\ncall_1 output-available progress \{"percent":50\}\ncall_1 output-available progress \{"percent":75\}\ncall_1 output-available result "saved https:\/\/example\.com\/a\.zip"$/m,
   ],
-  'docs/web.md § Events to any frontend over SSE': [
+  'docs/guide/web.md § Events to any frontend over SSE': [
     /^call_1: 1\/3$[\s\S]*^call_2: 3\/3$/m,
     /^server: done, call_1 ok, call_2 ok$/m,
     /^client: 2 results$/m,
     /^client: left$/m,
     /^server: cancelled, call_1 error, call_2 error$/m,
   ],
-  'docs/tools.md § 3. Tools from an MCP server': [/^\d+ tools, e\.g\. fs_/m, /^call_0 ok: one$/m, /^call_1 ok: two$/m],
-  'docs/tools.md § 7. Serving tools over MCP': [/^serving at http:\/\/…\/mcp$/m, /^call_1 ok: liftoff$/m, /^call_2 ok: \{"quotient":2\.5\}$/m, /^call_3 error: RangeError: cannot divide by zero$/m, /^structuredContent: \{"quotient":3\}$/m],
-  'docs/tools.md § Protecting the endpoint: a bearer token': [/^without a token: 401$/m, /^ada with mcp:tools$/m],
-  'docs/tools.md § What a served tool can ask of its client': [/^log info: asking for a name$/m, /^hello Ada$/m, /^A person denied this call to tool "wipe", so it was not run\./m],
+  'docs/guide/web.md § Events to any frontend over SSE (2)': [/^call_1: \[\{"type":"text","text":"hello"\}\]$/m],
+  'docs/guide/serve-over-mcp.md § Serve tools over MCP': [/^serving at http:\/\/…\/mcp$/m, /^call_1 ok: liftoff$/m, /^call_2 ok: \{"quotient":2\.5\}$/m, /^call_3 error: RangeError: cannot divide by zero$/m, /^structuredContent: \{"quotient":3\}$/m],
+  'docs/guide/serve-over-mcp.md § Protecting the endpoint: a bearer token': [/^without a token: 401$/m, /^ada with mcp:tools$/m],
+  'docs/guide/serve-over-mcp.md § What a served tool can ask of its client': [/^log info: asking for a name$/m, /^hello Ada$/m, /^A person denied this call to tool "wipe", so it was not run\./m],
 };
 
-type Kind = 'program' | 'no-run' | 'fragment';
+/** The folder of the task pages, where every ts/js block is a whole program that runs. */
+const GUIDE = 'docs/guide/';
+
+/** Fence languages of what is not a program (a diagram, a type's shape, a command, data): never run, allowed on a guide page. */
+const NOT_PROGRAMS = ['text', 'sh', 'json', 'jsonl', 'http'];
+
+/** The longest a program of the docs may take to run (a hang guard, not a speed check). */
+const RUN_TIMEOUT_MS = 60_000;
+
+/** `postgres`: a program that needs PostgreSQL, run in a child process (see the header). */
+type Kind = 'program' | 'no-run' | 'fragment' | 'postgres';
 
 /** One ts/js code block of a page. */
 interface Block {
@@ -133,6 +172,8 @@ interface Block {
   annotation: string | undefined;
   /** The nearest heading above the block. */
   heading: string;
+  /** The words of the fence's info string after the language (`postgres`). */
+  info: string[];
 }
 
 /** What is checked (and maybe run) as one file: one block, or a block and its continuations. */
@@ -149,23 +190,29 @@ interface Unit {
   fileName: string;
 }
 
-/** The pages whose blocks are checked: README.md and every docs/*.md. */
+/** The pages whose blocks are checked: README.md, every docs/*.md and every docs/guide/*.md. */
 function pages(): string[] {
-  const docs = readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`);
-  return ['README.md', ...docs];
+  const inFolder = (folder: string) => readdirSync(join(root, folder)).filter((name) => name.endsWith('.md')).sort().map((name) => `${folder}${name}`);
+  return ['README.md', ...inFolder('docs/'), ...inFolder(GUIDE)];
 }
 
 const ANNOTATION = /^<!--\s*(.*?)\s*-->$/;
 
-/** The ts/js blocks of one page, and how many ts/js fences it opens (to prove none is missed). */
-function blocksOf(file: string): { blocks: Block[]; fences: number } {
-  const lines = readFileSync(join(root, file), 'utf8').split('\n');
+/** The ts/js blocks of one page, how many ts/js fences it opens (to prove none is missed), and its fences that break the guide's rules. */
+function blocksOf(file: string): { blocks: Block[]; fences: number; badFences: string[] } {
+  return blocksOfIn(root, file);
+}
+
+/** {@link blocksOf} for a page under another folder than the repository's (the spec's canary). */
+function blocksOfIn(base: string, file: string): { blocks: Block[]; fences: number; badFences: string[] } {
+  const lines = readFileSync(join(base, file), 'utf8').split('\n');
   const blocks: Block[] = [];
+  const badFences: string[] = [];
   let fences = 0;
   let heading = '';
   for (let i = 0; i < lines.length; i++) {
     const text = lines[i]!;
-    const open = /^(`{3,})(\S*)/.exec(text);
+    const open = /^(`{3,})(\S*)(.*)$/.exec(text);
     if (open === null) {
       const title = /^#{1,6}\s+(.*)$/.exec(text);
       if (title !== null) heading = title[1]!.trim();
@@ -173,7 +220,12 @@ function blocksOf(file: string): { blocks: Block[]; fences: number } {
     }
     const lang = open[2]!.toLowerCase();
     const code = ['ts', 'typescript', 'js', 'javascript', 'mjs'].includes(lang);
+    const info = open[3]!.trim().split(/\s+/).filter((word) => word !== '');
     if (code) fences++;
+    if (file.startsWith(GUIDE)) {
+      if (!code && !NOT_PROGRAMS.includes(lang)) badFences.push(`${file}:${i + 1}: fence language "${lang}" (a program is ts or js; what is not one is ${NOT_PROGRAMS.join(', ')})`);
+      if (code && info.some((word) => word !== 'postgres')) badFences.push(`${file}:${i + 1}: fence info "${info.join(' ')}" (the one word known after ts/js is "postgres")`);
+    }
     let end = i + 1;
     while (end < lines.length && lines[end]!.trim() !== open[1]) end++;
     if (code) {
@@ -186,17 +238,22 @@ function blocksOf(file: string): { blocks: Block[]; fences: number } {
         code: lines.slice(i + 1, end).join('\n'),
         annotation,
         heading,
+        info,
       });
     }
     i = end;
   }
-  return { blocks, fences };
+  return { blocks, fences, badFences };
 }
 
 /** Parses an annotation; throws on anything that is not the convention. */
 function parseAnnotation(block: Block): { kind: Kind | 'continues' | 'excerpt'; names: string[] } {
   const where = `${block.file}:${block.line}`;
   const text = block.annotation;
+  if (block.file.startsWith(GUIDE)) {
+    if (text !== undefined) throw new Error(`${where}: <!-- ${text} --> before a code block: a ${GUIDE} page holds whole programs only, each run as it is (write the block as a complete program, or use a text/sh fence for what is not one)`);
+    return { kind: block.info.includes('postgres') ? 'postgres' : 'program', names: [] };
+  }
   if (text === undefined) return { kind: 'program', names: [] };
   if (text === 'continues') return { kind: 'continues', names: [] };
   const excerpt = /^excerpt:\s*(\S+)$/.exec(text);
@@ -225,15 +282,17 @@ interface Excerpt {
 }
 
 /** Groups the blocks of every page into units, and sets the excerpts apart. */
-function collectUnits(): { units: Unit[]; excerpts: Excerpt[]; fences: number; blocks: number } {
+function collectUnits(): { units: Unit[]; excerpts: Excerpt[]; fences: number; blocks: number; badFences: string[] } {
   const units: Unit[] = [];
   const excerpts: Excerpt[] = [];
+  const badFences: string[] = [];
   const labels = new Map<string, number>();
   let fences = 0;
   let blockCount = 0;
   for (const file of pages()) {
     const found = blocksOf(file);
     fences += found.fences;
+    badFences.push(...found.badFences);
     blockCount += found.blocks.length;
     let current: Unit | undefined;
     for (const block of found.blocks) {
@@ -272,7 +331,7 @@ function collectUnits(): { units: Unit[]; excerpts: Excerpt[]; fences: number; b
       units.push(current);
     }
   }
-  return { units, excerpts, fences, blocks: blockCount };
+  return { units, excerpts, fences, blocks: blockCount, badFences };
 }
 
 /** The project's files (tsconfig.json's `include`) and options. */
@@ -302,6 +361,7 @@ function compilerOptions(): ts.CompilerOptions {
       'toolrun/mcp': ['./lib/mcp/index.ts'],
       'toolrun/otel': ['./lib/otel/index.ts'],
       'toolrun/inspect': ['./lib/inspect/index.ts'],
+      'toolrun/dbos': ['./lib/dbos/index.ts'],
     },
   };
 }
@@ -311,15 +371,15 @@ function runnableCopy(unit: Unit): string {
   const target = unit.fileName.replace(/\.(m?[jt]s)$/, '.run.$1');
   const fromDir = dirname(target);
   const entry = (path: string) => relative(fromDir, join(root, path)).split('\\').join('/');
-  const code = unit.source.replace(/(from\s+|import\s*\(\s*)(['"])toolrun(\/tools|\/testing|\/mcp|\/otel|\/inspect)?\2/g, (_all, lead: string, quote: string, sub: string | undefined) => {
-    const path = sub === '/tools' ? 'lib/tools/index.ts' : sub === '/testing' ? 'lib/testing.ts' : sub === '/mcp' ? 'lib/mcp/index.ts' : sub === '/otel' ? 'lib/otel/index.ts' : sub === '/inspect' ? 'lib/inspect/index.ts' : 'lib/index.ts';
+  const code = unit.source.replace(/(from\s+|import\s*\(\s*)(['"])toolrun(\/tools|\/testing|\/mcp|\/otel|\/inspect|\/dbos)?\2/g, (_all, lead: string, quote: string, sub: string | undefined) => {
+    const path = sub === undefined ? 'lib/index.ts' : sub === '/testing' ? 'lib/testing.ts' : `lib${sub}/index.ts`;
     return `${lead}${quote}${entry(path)}${quote}`;
   });
   writeFileSync(target, code);
   return target;
 }
 
-const { units, excerpts, fences, blocks: blockCount } = collectUnits();
+const { units, excerpts, fences, blocks: blockCount, badFences } = collectUnits();
 
 /** A block with a type error on its second line, checked in the same Program: the check can fail. */
 const CANARY: Unit = {
@@ -336,7 +396,7 @@ rmSync(outDir, { recursive: true, force: true });
 mkdirSync(outDir, { recursive: true });
 for (const unit of [...units, CANARY]) writeFileSync(unit.fileName, unit.source);
 
-describe('docs that run: every ts/js block of README.md and docs/*.md', () => {
+describe('docs that run: every ts/js block of README.md, docs/*.md and docs/guide/*.md', () => {
   let diagnostics = new Map<string, string[]>();
 
   /** `path:line: message` for every error in the project's own files (what `tsc --noEmit` reports). */
@@ -376,13 +436,48 @@ describe('docs that run: every ts/js block of README.md and docs/*.md', () => {
   });
 
   it('rejects what is not the convention: an unknown comment, an undeclared fragment name, a no-run without reason', () => {
-    const block = (annotation: string): Block => ({ file: 'x.md', line: 3, lang: 'ts', code: '', annotation, heading: '' });
+    const block = (annotation: string): Block => ({ file: 'x.md', line: 3, lang: 'ts', code: '', annotation, heading: '', info: [] });
     expect(() => parseAnnotation(block('example: a.ts#b'))).toThrow(/x\.md:3: unknown annotation <!-- example: a\.ts#b -->/);
     expect(() => parseAnnotation(block('fragment: history, nope'))).toThrow(/fragment names nope have no declaration/);
     expect(() => parseAnnotation(block('no-run:'))).toThrow(/unknown annotation/);
     expect(() => parseAnnotation(block('excerpt:'))).toThrow(/unknown annotation/);
     expect(parseAnnotation(block('fragment: history, signal'))).toEqual({ kind: 'fragment', names: ['history', 'signal'] });
     expect(parseAnnotation(block('excerpt: examples/tracing/agent.ts'))).toEqual({ kind: 'excerpt', names: ['examples/tracing/agent.ts'] });
+  });
+
+  it('a guide page holds whole programs only: any comment before a ts/js block is refused, and `postgres` in the info string marks a program that needs PostgreSQL', () => {
+    const block = (annotation: string | undefined, info: string[] = []): Block => ({ file: `${GUIDE}x.md`, line: 3, lang: 'ts', code: '', annotation, heading: '', info });
+    for (const annotation of ['fragment: history', 'no-run: needs a key', 'continues', 'excerpt: examples/tracing/agent.ts']) {
+      expect(() => parseAnnotation(block(annotation))).toThrow(/docs\/guide\/x\.md:3: .* holds whole programs only/);
+    }
+    expect(parseAnnotation(block(undefined))).toEqual({ kind: 'program', names: [] });
+    expect(parseAnnotation(block(undefined, ['postgres']))).toEqual({ kind: 'postgres', names: [] });
+  });
+
+  it('every fence of a guide page names its language: ts/js for a program, text/sh/json/jsonl/http for what is not run; no other info word than postgres', () => {
+    expect(units.filter((unit) => unit.blocks[0]!.startsWith(GUIDE)).length).toBeGreaterThan(30);
+    expect(badFences).toEqual([]);
+    // The rule can fail: a bare fence, an unknown language and an unknown info word are caught.
+    const folder = join(outDir, 'guide-canary');
+    mkdirSync(join(folder, GUIDE), { recursive: true });
+    const page = `${GUIDE}canary.md`;
+    writeFileSync(join(folder, page), ['# c', '```', 'a diagram', '```', '```python', 'print(1)', '```', '```ts slow', 'export {};', '```', '```text', 'ok', '```'].join('\n'));
+    expect(blocksOfIn(folder, page).badFences).toEqual([
+      `${page}:2: fence language "" (a program is ts or js; what is not one is text, sh, json, jsonl, http)`,
+      `${page}:5: fence language "python" (a program is ts or js; what is not one is text, sh, json, jsonl, http)`,
+      `${page}:8: fence info "slow" (the one word known after ts/js is "postgres")`,
+    ]);
+  });
+
+  it('contract ids in a guide page are links to the section of docs/contract.md that holds their row, never bare text', () => {
+    const problems = pages().filter((file) => file.startsWith(GUIDE)).flatMap((file) => contractIdProblems(file, readFileSync(join(root, file), 'utf8')));
+    expect(problems).toEqual([]);
+    // The check can fail: a bare id, a link to the wrong section and an id contract.md lacks.
+    expect(contractIdProblems('x.md', 'Results keep call order (O2).\n\n[A3](../contract.md#events-and-their-order-o) and [O99](../contract.md#events-and-their-order-o).\n')).toEqual([
+      'x.md:1: "O2" is a contract id written as text: link it, [O2](../contract.md#events-and-their-order-o)',
+      'x.md:3: [A3] links to #events-and-their-order-o, but its row is in #cancellation-and-time-a',
+      'x.md:3: [O99] names no row of docs/contract.md',
+    ]);
   });
 
   it('the compiler options are valid, and a type error in a block is reported at its line in the page', () => {
@@ -422,18 +517,101 @@ describe('the programs of the docs run offline', () => {
   });
 
   it('every label with expected output is a program of the docs', () => {
-    for (const label of Object.keys(EXPECTED_OUTPUT)) expect(programs.map((unit) => unit.label)).toContain(label);
+    const run = units.filter((unit) => unit.kind === 'program' || unit.kind === 'postgres').map((unit) => unit.label);
+    for (const label of Object.keys(EXPECTED_OUTPUT)) expect(run).toContain(label);
   });
 
-  it.each(programs.map((unit) => [unit.label, unit] as const))('%s runs', async (_label, unit) => {
-    output = [];
-    const capture = (...args: unknown[]) => void output.push(args.map((arg) => (typeof arg === 'string' ? arg : JSON.stringify(arg))).join(' '));
-    for (const method of ['log', 'info', 'warn', 'error'] as const) vi.spyOn(console, method).mockImplementation(capture);
-    await import(pathToFileURL(runnableCopy(unit)).href);
-    const printed = output.join('\n');
-    for (const pattern of EXPECTED_OUTPUT[unit.label] ?? []) expect(printed, `${unit.label} printed:\n${printed}`).toMatch(pattern);
-  });
+  it.each(programs.map((unit) => [unit.label, unit] as const))(
+    '%s runs',
+    async (_label, unit) => {
+      output = [];
+      const capture = (...args: unknown[]) => void output.push(args.map((arg) => (typeof arg === 'string' ? arg : JSON.stringify(arg))).join(' '));
+      for (const method of ['log', 'info', 'warn', 'error'] as const) vi.spyOn(console, method).mockImplementation(capture);
+      await import(pathToFileURL(runnableCopy(unit)).href);
+      const printed = output.join('\n');
+      for (const pattern of EXPECTED_OUTPUT[unit.label] ?? []) expect(printed, `${unit.label} printed:\n${printed}`).toMatch(pattern);
+    },
+    RUN_TIMEOUT_MS,
+  );
 });
+
+describe('the programs of the docs that need PostgreSQL run, each in its own process', () => {
+  const programs = units.filter((unit) => unit.kind === 'postgres');
+  let postgres: PostgresServer | undefined;
+
+  beforeAll(async () => {
+    if (programs.length > 0) postgres = await startPostgres();
+  }, 120_000);
+  afterAll(async () => {
+    await postgres?.stop();
+  });
+
+  it('the guide has at least one', () => {
+    expect(programs.length).toBeGreaterThan(0);
+  });
+
+  it.each(programs.map((unit, i) => [unit.label, unit, i] as const))(
+    '%s runs',
+    async (_label, unit, i) => {
+      // The program's own process: DBOS is one per process, and the program ends it itself.
+      const env = { ...process.env, DBOS_SYSTEM_DATABASE_URL: postgres!.databaseUrl(`toolrun_docs_${i}`) };
+      const child = spawn(process.execPath, ['--import', 'tsx', runnableCopy(unit)], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let printed = '';
+      child.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+      const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
+      const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+        child.once('error', reject);
+        child.once('close', (exitCode, exitSignal) => resolve([exitCode, exitSignal]));
+      }).finally(() => clearTimeout(timer));
+      expect({ code, signal }, `${unit.label} printed:\n${printed}`).toEqual({ code: 0, signal: null });
+      for (const pattern of EXPECTED_OUTPUT[unit.label] ?? []) expect(printed, `${unit.label} printed:\n${printed}`).toMatch(pattern);
+    },
+    RUN_TIMEOUT_MS + 10_000,
+  );
+});
+
+/** Contract ids as the rows of docs/contract.md have them, with the slug of the section each is in. */
+function contractSections(): Map<string, string> {
+  const sections = new Map<string, string>();
+  let slug = '';
+  for (const line of readFileSync(join(root, 'docs/contract.md'), 'utf8').split('\n')) {
+    const heading = /^##\s+(.*)$/.exec(line);
+    // GitHub's slug (what remark-validate-links checks): lower case, punctuation but - and _ dropped, spaces to -.
+    if (heading !== null) slug = heading[1]!.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const row = /^\| ([A-Z]\d+) \|/.exec(line);
+    if (row !== null) sections.set(row[1]!, slug);
+  }
+  return sections;
+}
+
+/** What is wrong with the contract ids of one page: bare ids in its prose, links to the wrong section, ids with no row. */
+function contractIdProblems(file: string, text: string): string[] {
+  const sections = contractSections();
+  const problems: string[] = [];
+  let fence: string | undefined;
+  text.split('\n').forEach((line, i) => {
+    const where = `${file}:${i + 1}`;
+    const marker = /^(`{3,})/.exec(line)?.[1];
+    if (fence !== undefined) {
+      if (line.trim() === fence) fence = undefined;
+      return;
+    }
+    if (marker !== undefined) return void (fence = marker);
+    for (const link of line.matchAll(/\[([A-Z]\d+)\]\(\.\.\/contract\.md#([^)]*)\)/g)) {
+      const section = sections.get(link[1]!);
+      if (section === undefined) problems.push(`${where}: [${link[1]}] names no row of docs/contract.md`);
+      else if (section !== link[2]) problems.push(`${where}: [${link[1]}] links to #${link[2]}, but its row is in #${section}`);
+    }
+    // What is left once links and code spans are taken out must hold no id of the contract.
+    const prose = line.replace(/\[[^\]]*\]\([^)]*\)/g, ' ').replace(/`[^`]*`/g, ' ');
+    for (const bare of prose.matchAll(/\b([A-Z]\d+)\b/g)) {
+      const section = sections.get(bare[1]!);
+      if (section !== undefined) problems.push(`${where}: "${bare[1]}" is a contract id written as text: link it, [${bare[1]}](../contract.md#${section})`);
+    }
+  });
+  return problems;
+}
 
 /**
  * Whether every line of `excerpt` is a line of `file`, in the same order and consecutive,

@@ -199,7 +199,7 @@ describe.skipIf(!sandboxAvailable)(`shellTool sandbox${sandboxSkipNote}`, () => 
 
   it('a fork bomb is bounded (maxProcesses) and the call still gets its result; nothing of it survives', { timeout: 60_000 }, async (context) => {
     const status = await shellSandboxStatus();
-    // Root without a writable pids cgroup has no bound but the call's timeout (docs/tools.md): do not run a real bomb there.
+    // Root without a writable pids cgroup has no bound but the call's timeout (docs/guide/built-in-tools.md): do not run a real bomb there.
     if (status.available && status.processLimit === 'none') context.skip();
     const workspace = await tempDir();
     const tool = shellTool({ cwd: workspace, timeoutMs: 30_000, maxOutputBytes: 4096, sandbox: { maxProcesses: 64 } });

@@ -39,7 +39,7 @@ export type { McpCloseSummary, McpHttpOptions, McpServeStats, ServedMcp, ServeMc
  * `notifications/cancelled` aborts the call, `perTool[name].output` adds `outputSchema` and
  * `structuredContent`.
  *
- * Lifetimes and bounds (docs/tools.md, "Serving tools over MCP"): a call whose client is gone
+ * Lifetimes and bounds (docs/guide/serve-over-mcp.md): a call whose client is gone
  * (its POST's connection closed, its session deleted or expired, stdin ended) is aborted at
  * once; sessions are capped (`maxSessions`, 503 beyond) and expire when idle
  * (`sessionIdleMs`); what queues for a slow client is bounded per session
