@@ -1,19 +1,14 @@
 /**
  * `Run`: the one record of a run — its calls, the life of each call through the five
- * stages, and its cancellation scope (it *is* the run's {@link CancelScope}, through its
- * settings, {@link RunSettings}, settings.ts; every running call is a child scope). What
- * lives beside it, each in its own file: the scheduling
- * — when each call is handed out, S1–S4, P1, H3 — and the stream of calls ({@link Schedule},
- * schedule.ts; {@link CallStream}, call-stream.ts), in-order release and `terminate`
- * ({@link InOrderRelease}, release.ts), what the consumer is handed ({@link Outbox},
- * outbox.ts), and the participants (participants/). The journal and tracing take part
- * through one seam, {@link CallLifecycle} (seams/lifecycle.ts): the run calls each
- * participant at a call's hand-out (`handOut`, or `answered` for a call it answers
- * unhanded), once it is prepared (`prepared`), at each progress value and at its end, and
- * nowhere else; a plain run (neither option) has no participant and calls none. Approval's
- * deferred calls and paused batch are {@link Approvals}, made on the first deferral; a
- * resumed batch's calls that ended before the pause are {@link Resumption};
- * `onInProgressChange` is {@link InProgress}.
+ * stages, and its cancellation scope (every running call is a child scope). Beside it, each
+ * in its own file: its settings ({@link RunSettings}), its scheduling, S1–S4, P1, H3
+ * ({@link Schedule}), in-order release and `terminate` ({@link InOrderRelease}), what the
+ * consumer is handed ({@link Outbox}), and the participants (participants/). The journal
+ * and tracing take part through one seam, {@link CallLifecycle} (seams/lifecycle.ts), called
+ * at a call's hand-out (or `answered`, unhanded), once it is prepared, at each progress
+ * value and at its end, and nowhere else; a plain run has no participant and calls none.
+ * Approval is {@link Approvals} (made on the first deferral) and, for a resumed batch,
+ * {@link Resumption}; `onInProgressChange` is {@link InProgress}.
  *
  * Nothing polls: the run acts on the records of its mailbox — its merge engine, where each
  * tool's settled step and each of the run's own notes ({@link RunNote}: a hook settled, a
@@ -53,13 +48,12 @@ import type { ResumePlan } from '../approval/approval.ts';
 import { Approvals } from './participants/approval.ts';
 import { InProgress } from './participants/in-progress.ts';
 import { CallRecord, CallState, noteSettled, type CallOwner } from './call.ts';
-import type { CallOutcome } from '../tool/tool.ts';
 import { JournalError, type JournalOperation } from '../seams/journal.ts';
 import { InOrderRelease, type CommitNote, type ReleaseOwner } from './release.ts';
 import type { RunToolsOptions } from './options.ts';
-import { abandonedOutcome, boundResult, executeToolCall, returnedOutcome, thrownOutcome } from './stages/execute.ts';
+import { abandonedOutcome, boundResult, executeToolCall, readCallTimeout, returnedOutcome, thrownOutcome } from './stages/execute.ts';
 import { finalizeToolCall, type FinalizeInput } from './stages/finalize.ts';
-import { Problem, readTimeoutLimit, readToolOutput } from '../values/foreign.ts';
+import { Problem, readToolOutput } from '../values/foreign.ts';
 import { prepareStage, REPLAYED, replayedEnd } from './stages/journal.ts';
 import { JournalParticipant } from './participants/journal.ts';
 import { executeTraced, TracingParticipant } from './participants/tracing.ts';
@@ -73,7 +67,7 @@ import type { StreamNote } from './call-stream.ts';
 import { Schedule, type ScheduleOwner } from './schedule.ts';
 import { Resumption } from './participants/resumption.ts';
 import { MergeEngine, Step, type MergeRecord } from '../streams/merge.ts';
-import type { Tool, ToolCall, ToolResult, ToolResultMessage } from '../tool/tool.ts';
+import type { CallOutcome, Tool, ToolCall, ToolResult, ToolResultMessage } from '../tool/tool.ts';
 import { isPromiseLike, thrownText } from '../values/guards.ts';
 
 /**
@@ -107,8 +101,7 @@ export class Run extends RunSettings implements JournalInput, FinalizeInput, Cal
   /** True once the run's signal changed the batch (`ToolBatch.aborted`): an outcome, or a stream of calls cut short; only goes from false to true. */
   abortChangedOutcome = false;
 
-  // --- the journal (J1–J10): used only when `journal` is set
-  /** The journal's first failure (J9); once set, nothing more is journaled or emitted, and the generator throws it. */
+  /** The journal's first failure (J9, only with a `journal`); once set, nothing more is journaled or emitted, and the generator throws it. */
   journalError: JournalError | undefined;
 
   // --- channels
@@ -161,11 +154,7 @@ export class Run extends RunSettings implements JournalInput, FinalizeInput, Cal
     return this.approvals?.paused === true;
   }
 
-  /**
-   * Starts a resumed run from its checked plan (H5): the results released before the pause
-   * are the batch's first messages (no event: the consumer had them), the other results of
-   * the state are released in call order as the frontier reaches them.
-   */
+  /** Starts a resumed run from its checked plan (H5): the results released before the pause are the batch's first messages (no event: the consumer had them); the others are carried ({@link Resumption}). */
   applyResume(plan: ResumePlan): void {
     this.resumed = plan;
     this.#inOrder.resumeFrom(plan);
@@ -176,10 +165,6 @@ export class Run extends RunSettings implements JournalInput, FinalizeInput, Cal
   /** True when the batch asks the agent loop to stop: every result asked, none is an error (O6), or a blocking hook asked (P6). */
   get terminate(): boolean {
     return this.#inOrder.terminate;
-  }
-
-  noteAbortChangedOutcome(): void {
-    this.abortChangedOutcome = true;
   }
 
   /** Wakes the run generator when the run stops (it may be waiting on the engine). */
@@ -235,11 +220,7 @@ export class Run extends RunSettings implements JournalInput, FinalizeInput, Cal
     this.engine.post(call, note);
   }
 
-  /**
-   * The consumer left: stop reading calls, let go of every running tool. Returns the
-   * settling of each tool's `return()`, for the run generator to wait on for at most the
-   * grace period (A5).
-   */
+  /** The consumer left: stop reading calls, let go of every running tool; the settling of each tool's `return()`, for the generator to wait on for at most the grace period (A5). */
   closeSources(): Promise<unknown>[] {
     this.#schedule.closeStream();
     return this.engine.close();
@@ -277,12 +258,12 @@ export class Run extends RunSettings implements JournalInput, FinalizeInput, Cal
     }
   }
 
-  /** Stage 1 for call `index`: `tool_execution_start`, then prepare (P1, P2); false when the journal failed (J9). */
-  handOut(index: number): boolean {
+  /** Stage 1 for call `index`: `tool_execution_start`, then prepare (P1, P2). */
+  handOut(index: number): void {
     const call = this.received[index]!;
     const tool = this.tools.get(call.name);
     const record = new CallRecord(index, call, this.graceMs, this);
-    if (this.#participants?.handOut(record, tool) === false) return this.journalError === undefined;
+    if (this.#participants?.handOut(record, tool) === false) return;
     record.tool = tool;
     // A tool's limit that is a function of its input is read in #execute, once validated.
     const own = tool?.timeoutMs;
@@ -299,12 +280,11 @@ export class Run extends RunSettings implements JournalInput, FinalizeInput, Cal
         // prepareToolCall turns every failure into an outcome; this is a last line of defence (P4).
         (error: unknown) => this.post(record, { kind: 'prepared', outcome: outcomeText('rejected', thrownText(error)) }),
       );
-      return this.journalError === undefined;
+      return;
     }
     // The plain call (prepared at once, may run, no journal entry, not exclusive) goes straight to stage 2.
     if (prepared === undefined && record.extras?.journal === undefined && !exclusive) this.#execute(record);
     else this.#afterPrepare(record, prepared);
-    return this.journalError === undefined;
   }
 
   #afterPrepare(record: CallRecord, prepared: Prepared | typeof REPLAYED): void {
@@ -318,7 +298,7 @@ export class Run extends RunSettings implements JournalInput, FinalizeInput, Cal
       else this.#end(record, outcome);
       return;
     }
-    // S3: an exclusive call waits until every earlier call has ended; #release wakes it.
+    // S3: an exclusive call waits until every earlier call has ended; release wakes it.
     if (this.#schedule.exclusive === record && this.#inOrder.next < record.index) {
       record.advance(CallState.Waiting);
       return;
@@ -328,18 +308,11 @@ export class Run extends RunSettings implements JournalInput, FinalizeInput, Cal
 
   /** Stage 2: starts the tool (A1: its own signal; A4: its own timer). */
   #execute(record: CallRecord): void {
-    if (this.stopped) {
-      this.#end(record, notRun(record.call));
-      return;
-    }
     const own = record.tool!.timeoutMs;
-    if (typeof own === 'function') {
-      const limit = readTimeoutLimit(own, record.args);
-      if (limit instanceof Problem) {
-        this.#end(record, outcomeText('rejected', `Tool "${record.call.name}" was not run: its timeoutMs function ${limit.problem}. This is a problem in the tool definition, not in your call.`));
-        return;
-      }
-      record.timeoutMs = limit;
+    const refused = this.stopped ? notRun(record.call) : typeof own === 'function' ? readCallTimeout(record, own) : undefined;
+    if (refused !== undefined) {
+      this.#end(record, refused);
+      return;
     }
     if (!record.advance(CallState.Running)) return;
     record.enter(this);
@@ -428,15 +401,7 @@ export class Run extends RunSettings implements JournalInput, FinalizeInput, Cal
    * Stage 4 for a call already `Ended` (run now or replayed): its slot freed, `tool_execution_end`
    * emitted (with `thrown`'s value as its `error`, and to the trace, when a throw made the outcome); then stage 5.
    */
-  #emitEnd(
-    record: CallRecord,
-    result: ToolResult,
-    isError: boolean,
-    kind: CallOutcome,
-    message: ToolResultMessage,
-    replayed: boolean,
-    thrown?: { readonly value: unknown },
-  ): void {
+  #emitEnd(record: CallRecord, result: ToolResult, isError: boolean, kind: CallOutcome, message: ToolResultMessage, replayed: boolean, thrown?: { readonly value: unknown }): void {
     record.args = undefined;
     this.#schedule.ended(record);
     this.#inOrder.countTerminate(result.terminate, isError, kind);
@@ -477,7 +442,7 @@ export class Run extends RunSettings implements JournalInput, FinalizeInput, Cal
     this.#end(record, notRun(call));
   }
 
-  /** A handed-out call that must not run now — deferred, or an exclusive call waiting its turn — after a stop: it ends `not_run` (A2). */
+  /** A handed-out call that must not run now — deferred, or an exclusive call waiting its turn, once the run stopped or its stream of calls failed — ends `not_run` (A2). */
   answer(record: CallRecord): void {
     this.#end(record, notRun(record.call));
   }

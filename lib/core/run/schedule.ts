@@ -41,8 +41,10 @@ export interface ScheduleOwner {
   abortChangedOutcome: boolean;
   /** Where a read of the stream of calls is posted (`Run.post`). */
   post(call: undefined, note: StreamNote): void;
-  /** Hands out call `index` (stage 1); false when the journal failed (J9): nothing more is handed out. */
-  handOut(index: number): boolean;
+  /** The journal's first failure (J9): once set, nothing more is handed out. */
+  readonly journalError: unknown;
+  /** Hands out call `index` (stage 1). */
+  handOut(index: number): void;
   /** Answers call `index`, never handed out, `not_run` (A2). */
   answerNotRun(index: number): void;
   /** Ends a handed-out call that must not run (deferred, or an exclusive call waiting its turn) `not_run` (A2). */
@@ -129,7 +131,8 @@ export class Schedule {
         this.#next++;
         continue;
       }
-      if (!owner.handOut(this.#next++)) return;
+      owner.handOut(this.#next++);
+      if (owner.journalError !== undefined) return;
       // S2: the next call waits until the consumer has taken this one's result.
       if (this.#sequential) return;
     }

@@ -4,7 +4,8 @@
  * their `tool_approval_request` events, and the paused batch made of them. The run makes
  * this participant on its first deferral, so a run that defers nothing has none; what a
  * deferral does to scheduling (a freed slot, calls held behind it) stays with the run's
- * scheduling (`Run.#defer`, `#holding`).
+ * scheduling (`Run.#defer`, `Schedule.deferred`, schedule.ts); a resumed batch's carried
+ * results are `Resumption` (resumption.ts).
  *
  * @module
  */
