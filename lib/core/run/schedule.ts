@@ -3,7 +3,8 @@
  * may start (contract S1–S4, P1, H3). It holds the queue of calls (the caller's array, or
  * the calls a stream delivered so far: {@link CallStream}) and the counts and gates of the
  * hand-out; the run ({@link ScheduleOwner}, run.ts) does each hand-out and each answer, and
- * tells the schedule when a call is handed out, deferred or ended.
+ * tells the schedule when a call is handed out, deferred or ended (why a class of its own:
+ * docs/adr/0040-run-keeps-the-life-of-a-call.md).
  *
  * The rules it keeps:
  * - prepare is serial in call order (P1): the next call is handed out only once the

@@ -1,9 +1,10 @@
 /**
  * `RunSettings`: what a run reads of its options, once, at construction — the base of
- * {@link Run} (run.ts), so that the run's own file is the life of its calls. Each setting
- * is a plain field, read by the run and by the stages (`PrepareInput`, `FinalizeInput`,
- * `JournalInput`) at one load each; the two derived values a stage may need, the tool names
- * of an "unknown tool" error and the standing decisions (H11), are made on first use.
+ * {@link Run} (run.ts), so that the run's own file is the life of its calls
+ * (docs/adr/0040-run-keeps-the-life-of-a-call.md). Each setting is a plain field, read by
+ * the run and by the stages (`PrepareInput`, `FinalizeInput`, `JournalInput`) at one load
+ * each; the two derived values a stage may need, the tool names of an "unknown tool" error
+ * and the standing decisions (H11), are made on first use.
  *
  * @module
  */
