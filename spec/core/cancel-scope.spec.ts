@@ -137,7 +137,7 @@ describe('CancelScope: states only move forward (A1–A5)', () => {
 
 describe('CallRecord: one checked transition, forward only (O4)', () => {
   it('advance() moves forward and refuses to stay or go back', () => {
-    const record = new CallRecord(0, { id: 'a', name: 't' }, 0, { options: {}, abandoned() {} });
+    const record = new CallRecord(0, { id: 'a', name: 't' }, 0, { options: {}, stopped: false, abandoned() {} });
     expect(record.state).toBe(CallState.Queued);
     expect(record.advance(CallState.Preparing)).toBe(true);
     expect(record.advance(CallState.Running)).toBe(true); // Waiting may be skipped
@@ -151,7 +151,7 @@ describe('CallRecord: one checked transition, forward only (O4)', () => {
   });
 
   it('state has no setter: advance() is its only writer', () => {
-    const record = new CallRecord(0, { id: 'a', name: 't' }, 0, { options: {}, abandoned() {} });
+    const record = new CallRecord(0, { id: 'a', name: 't' }, 0, { options: {}, stopped: false, abandoned() {} });
     // Fails if `state` becomes a plain field again: tsc rejects the assignment (the
     // directive below is then unused) and at run time the write succeeds instead of throwing.
     // @ts-expect-error -- `state` is read only

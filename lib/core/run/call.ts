@@ -43,8 +43,22 @@ export type CallState = (typeof CallState)[keyof typeof CallState];
 export interface CallOwner {
   /** The run's options: the call's context reads `client` from them. */
   readonly options: { readonly client?: ToolClient | undefined };
+  /** True once the run was aborted or the consumer left. */
+  readonly stopped: boolean;
   /** The call's grace period after an abort ran out with its tool still busy (A3). */
   abandoned(record: CallRecord): void;
+}
+
+/**
+ * The run's merge engine calls this when a tool settles: what had stopped it is noted at
+ * once and its timers cleared. The record may be taken much later (a slow consumer), and an
+ * abort in between must not be blamed on a call that had already ended.
+ */
+export function noteSettled(record: CallRecord | undefined): void {
+  if (record === undefined || record.state !== CallState.Running) return;
+  record.stoppedBy = record.cause;
+  record.runStoppedFirst = record.owner.stopped;
+  record.close();
 }
 
 /**

@@ -6,7 +6,8 @@
  * ```
  * runTools(calls, options)          run-tools.ts   checks the arguments (options.ts), builds the Run
  *   └─ RunGenerator.next()          run-tools.ts   first next(): listen to options.signal (A6)
- *        └─ Run.pump()              run.ts         hands out call i when S1–S3 and P1 allow:
+ *        └─ Run.pump()              run.ts         Schedule (schedule.ts) hands out call i when S1–S3
+ *                                                  and P1 allow; Run.handOut (run.ts):
  *             CallRecord            call.ts          one record per call, states Queued → … → Released
  *             tool_execution_start                   → outbox
  *             prepareToolCall       run/stages/prepare.ts  stage 1: lookup, parse, prepareArguments, validate,
@@ -21,7 +22,7 @@
  *                                  (a usable result, no afterToolCall, not stopped: straight to #end)
  *             #finalize             run.ts           stage 3: afterToolCall (run/stages/finalize.ts, P3)
  *             #end                  run.ts           stage 4: bound (C20), tool_execution_end → outbox (O3)
- *             #release              run.ts           stage 5: InOrderRelease (release.ts, on ReorderBuffer):
+ *             release               run.ts           stage 5: InOrderRelease (release.ts, on ReorderBuffer):
  *                                                    tool_result → outbox once every earlier call ended (O2)
  *        RunGenerator               run-tools.ts   takes the outbox's events (Outbox.take pulls the
  *                                                  PullMarks on the way), one event per next()

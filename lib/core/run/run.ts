@@ -1,30 +1,14 @@
 /**
- * `Run`: the one record of a run — its options, its calls, its scheduling (contract S1–S4,
- * P1), the life of each call through the five stages, and its cancellation scope (it *is*
- * the run's {@link CancelScope}; every running call is a child scope). What lives beside it,
- * each in its own file: in-order release and `terminate` ({@link InOrderRelease},
- * release.ts), what the consumer is handed ({@link Outbox}, outbox.ts), the stream of calls
- * ({@link CallStream}, call-stream.ts), and the participants (participants/). The journal and
- * tracing take part through one seam, {@link CallLifecycle} (seams/lifecycle.ts): the run
- * calls each participant at a call's hand-out (`handOut`, or `answered` for a call it
- * answers unhanded), once it is prepared (`prepared`), at each progress value and at its
- * end, and nowhere else; a plain run (neither option) has no participant and calls none. Approval's deferred calls and paused batch are
- * {@link Approvals}, made on the first deferral; `onInProgressChange` is {@link InProgress}.
- *
- * Scheduling, the rules it keeps:
- * - prepare is serial in call order (P1): the next call is handed out only once the
- *   previous one is prepared; execution starts as soon as a call's own prepare is done;
- * - at most `maxConcurrency` calls are handed out and not ended (S1);
- * - sequential mode: one call at a time, and the next is handed out only after the
- *   consumer has taken the previous call's `tool_result` (S2);
- * - an exclusive tool (`executionMode: 'sequential'`) starts only when every earlier call
- *   has ended, and no later call is handed out until it has ended (S3);
- * - calls from an async iterable are handed out as they arrive (S4);
- * - a call deferred for approval (H3) frees its slot; in parallel mode later calls are
- *   still prepared (those needing approval are deferred too), in sequential mode nothing
- *   after it is, and an exclusive call after it is held unprepared with everything after
- *   it; the run is finished — paused — when nothing is running and only deferred and held
- *   calls are left.
+ * `Run`: the one record of a run — its calls, the life of each call through the five
+ * stages, and its cancellation scope (every running call is a child scope). Beside it, each
+ * in its own file: its settings ({@link RunSettings}), its scheduling, S1–S4, P1, H3
+ * ({@link Schedule}), in-order release and `terminate` ({@link InOrderRelease}), what the
+ * consumer is handed ({@link Outbox}), and the participants (participants/). The journal
+ * and tracing take part through one seam, {@link CallLifecycle} (seams/lifecycle.ts), called
+ * at a call's hand-out (or `answered`, unhanded), once it is prepared, at each progress
+ * value and at its end, and nowhere else; a plain run has no participant and calls none.
+ * Approval is {@link Approvals} (made on the first deferral) and, for a resumed batch,
+ * {@link Resumption}; `onInProgressChange` is {@link InProgress}.
  *
  * Nothing polls: the run acts on the records of its mailbox — its merge engine, where each
  * tool's settled step and each of the run's own notes ({@link RunNote}: a hook settled, a
@@ -35,19 +19,19 @@
  *
  * Words (one per idea, here and in the stages; docs/architecture.md has the same list):
  * - **hand out**: a call leaves the queue — its `tool_execution_start`, then stage 1
- *   (`#handOut`). Scheduling is when calls are handed out and when an exclusive call starts.
+ *   (`handOut`). Scheduling is when calls are handed out and when an exclusive call starts.
  * - the five stages, one verb each: **prepare** (`prepareToolCall`), **execute** (the
  *   tool's `execute` is called: `#execute`, `executeToolCall`; the call is then `Running`),
  *   **finalize** (`afterToolCall`: `#finalize`, `finalizeToolCall`), **end**
  *   (`tool_execution_end`, state `Ended`: `#end`, `#emitEnd`), **release** (`tool_result`
- *   in call order, state `Released`: `#release`, `InOrderRelease`).
+ *   in call order, state `Released`: `release`, `InOrderRelease`).
  * - **settle**: a promise, or a tool, settles — a tool when it returns or throws
  *   (`#toolSettled`); its outcome is then `returnedOutcome`, `thrownOutcome` or, when it did
  *   not settle within its grace period, `abandonedOutcome`.
  * - **answer**: the run gives a call an outcome without executing it (`not_run` after a
- *   stop: `#answerNotRun`, `#answerDeferred`, `#answerWaiting`).
+ *   stop: `answerNotRun`, `answer`).
  * - **defer**: a call waits for a person's approval (H3). **hold**: kept back until an
- *   earlier call lets it go — a call held unprepared behind a deferral (`#holding`), a
+ *   earlier call lets it go — a call held unprepared behind a deferral (`Schedule`), a
  *   result held in the reorder buffer ahead of a gap (O2).
  * - **stop**: the run's signal aborted or the consumer left (`stopped`); nothing new starts.
  *   **finish**: the batch — every call answered, or deferred or held, and no more can
@@ -58,30 +42,32 @@
  *
  * @module
  */
-import { CancelScope, type AbortCause } from '../streams/abort.ts';
-import { STANDING_DECISIONS, type ResumePlan, type StandingDecision } from '../approval/approval.ts';
+import type { AbortCause } from '../streams/abort.ts';
+import { RunSettings } from './settings.ts';
+import type { ResumePlan } from '../approval/approval.ts';
 import { Approvals } from './participants/approval.ts';
 import { InProgress } from './participants/in-progress.ts';
-import { CallRecord, CallState, type CallOwner } from './call.ts';
-import { DEFAULTS, HAND_OUT_SLICE } from '../values/defaults.ts';
-import type { CallOutcome } from '../tool/tool.ts';
-import { JournalError, type InterruptedCallPolicy, type JournalOperation, type ToolJournal } from '../seams/journal.ts';
+import { CallRecord, CallState, noteSettled, type CallOwner } from './call.ts';
+import { JournalError, type JournalOperation } from '../seams/journal.ts';
 import { InOrderRelease, type CommitNote, type ReleaseOwner } from './release.ts';
-import { toolTable, type RunToolsOptions } from './options.ts';
-import { abandonedOutcome, boundResult, executeToolCall, returnedOutcome, thrownOutcome } from './stages/execute.ts';
+import type { RunToolsOptions } from './options.ts';
+import { abandonedOutcome, boundResult, executeToolCall, readCallTimeout, returnedOutcome, thrownOutcome } from './stages/execute.ts';
 import { finalizeToolCall, type FinalizeInput } from './stages/finalize.ts';
-import { Problem, readTimeoutLimit, readToolOutput } from '../values/foreign.ts';
+import { Problem, readToolOutput } from '../values/foreign.ts';
 import { prepareStage, REPLAYED, replayedEnd } from './stages/journal.ts';
 import { JournalParticipant } from './participants/journal.ts';
 import { executeTraced, TracingParticipant } from './participants/tracing.ts';
-import type { CallEnd, CallLifecycle } from '../seams/lifecycle.ts';
+import type { CallLifecycle } from '../seams/lifecycle.ts';
+import { Participants } from './participants/all.ts';
 import { Outcome, outcomeText } from './stages/outcome.ts';
 import { DEFERRED, notRun, type JournalInput, type Prepared } from './stages/prepare.ts';
 import { createToolResultMessage, toolExecutionEndEvent } from './stages/result.ts';
 import { Outbox, PullMark } from './outbox.ts';
-import { CallStream, type StreamNote } from './call-stream.ts';
+import type { StreamNote } from './call-stream.ts';
+import { Schedule, type ScheduleOwner } from './schedule.ts';
+import { Resumption } from './participants/resumption.ts';
 import { MergeEngine, Step, type MergeRecord } from '../streams/merge.ts';
-import type { Tool, ToolCall, ToolResult, ToolResultMessage } from '../tool/tool.ts';
+import type { CallOutcome, Tool, ToolCall, ToolResult, ToolResultMessage } from '../tool/tool.ts';
 import { isPromiseLike, thrownText } from '../values/guards.ts';
 
 /**
@@ -98,59 +84,16 @@ type RunNote =
   | { kind: 'abandoned' }
   | StreamNote;
 
-/**
- * One run. Each field carries its invariant.
- */
-export class Run extends CancelScope implements JournalInput, FinalizeInput, CallOwner, ReleaseOwner {
-  // --- configuration: fixed at construction
-  readonly options: RunToolsOptions;
-  readonly tools: ReadonlyMap<string, Tool>;
-  /** Most calls handed out and not ended: 1 in sequential mode (S1, S2). */
-  readonly concurrency: number;
-  readonly sequential: boolean;
-  readonly graceMs: number;
-  readonly maxResultChars: number;
-  readonly beforeToolCall: RunToolsOptions['beforeToolCall'];
-  readonly afterToolCall: RunToolsOptions['afterToolCall'];
-  readonly approve: RunToolsOptions['approve'];
-  /** The batch's journal (J1); `undefined`: none, and no call has an entry. */
-  readonly journal: ToolJournal | undefined;
-  readonly interruptedCalls: InterruptedCallPolicy;
-
-  // --- the calls
+/** One run (its settings: settings.ts). Each field carries its invariant. */
+export class Run extends RunSettings implements JournalInput, FinalizeInput, CallOwner, ReleaseOwner, ScheduleOwner {
+  // --- the calls and their scheduling (S1–S4, P1, H3): schedule.ts
   /** `received[i]` is call i, in call order: the caller's array, or the calls a stream delivered so far (appended before they are handed out). */
   readonly received: ToolCall[];
-  /** The stream of calls when they come from an async iterable (S4); `undefined` for an array. */
-  readonly #stream: CallStream | undefined;
-  /** The error the calls' stream threw, if it did: rethrown once every received call is answered. */
-  inputError: { error: unknown } | undefined;
-
-  // --- hand-out (S1–S3, P1)
-  /** The index of the next call to hand out; every lower one has been handed out. */
-  #next = 0;
-  /** Calls handed out and not ended; never more than `concurrency`. */
-  #active = 0;
-  /** A call whose prepare is pending (asynchronous): nothing else is handed out meanwhile (P1). */
-  #preparing: CallRecord | undefined;
-  /** An exclusive call handed out and not ended: nothing after it is handed out (S3). */
-  #exclusive: CallRecord | undefined;
+  readonly #schedule: Schedule;
   /** The calls deferred for approval (H3), made on the first deferral: a run that defers none has none. */
   approvals: Approvals | undefined;
-  /**
-   * True once a deferral stopped the hand-out (H3): sequential mode, a deferred exclusive
-   * call, or an exclusive call after a deferred one. Calls from `#next` on are held
-   * unprepared until the batch resumes; the run still reads a stream of calls to its end.
-   */
-  #holding = false;
   /** The plan of a resumed run, once its state passed every check (H5); `undefined` for a fresh run. */
   resumed: ResumePlan | undefined;
-  /**
-   * Decisions given with `always: true`, by tool name (H11): read by prepare before `approve`
-   * is asked, written when a decision stands. `runAgent`'s own map when it passed one (one
-   * map for every turn), else this run's, made on first use (most runs never ask): read it
-   * through {@link standing}.
-   */
-  #standing: Map<string, StandingDecision> | undefined;
 
   // --- release in call order (O2, O6, J3)
   /** Each ended call's `tool_result` in call order, the batch's `terminate`, and journaled commits (release.ts). */
@@ -158,8 +101,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   /** True once the run's signal changed the batch (`ToolBatch.aborted`): an outcome, or a stream of calls cut short; only goes from false to true. */
   abortChangedOutcome = false;
 
-  // --- the journal (J1–J10): used only when `journal` is set
-  /** The journal's first failure (J9); once set, nothing more is journaled or emitted, and the generator throws it. */
+  /** The journal's first failure (J9, only with a `journal`); once set, nothing more is journaled or emitted, and the generator throws it. */
   journalError: JournalError | undefined;
 
   // --- channels
@@ -173,69 +115,23 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   /** The executing calls, for `onInProgressChange`; `undefined` when the option is unset. */
   readonly #inProgress: InProgress | undefined;
-  #toolNames: string | undefined;
 
   // --- the participants in each call's life (seams/lifecycle.ts)
   /** Tracing (T1), when `options.tracing` is set: the batch's trace and each call's. */
   readonly tracing: TracingParticipant | undefined;
   /** The journal (when set) then tracing, in the order they are called; `undefined` for a plain run, which calls none. */
-  readonly #participants: CallLifecycle<CallRecord, Outcome>[] | undefined;
+  readonly #participants: Participants | undefined;
 
   constructor(calls: readonly ToolCall[] | AsyncIterable<ToolCall>, options: RunToolsOptions) {
-    super();
-    this.options = options;
-    this.tools = toolTable(options.tools);
-    this.sequential = options.mode === 'sequential';
-    this.concurrency = this.sequential ? 1 : (options.maxConcurrency ?? DEFAULTS.maxConcurrency);
-    this.graceMs = options.abortGraceMs ?? DEFAULTS.abortGraceMs;
-    this.maxResultChars = options.maxResultChars ?? DEFAULTS.maxResultChars;
-    this.beforeToolCall = options.beforeToolCall;
-    this.afterToolCall = options.afterToolCall;
-    this.approve = options.approve;
-    this.#standing = (options as { [STANDING_DECISIONS]?: Map<string, StandingDecision> })[STANDING_DECISIONS];
-    this.journal = options.journal;
-    this.interruptedCalls = options.interruptedCalls ?? 'unknown';
-    if (Array.isArray(calls)) this.received = calls as ToolCall[];
-    else {
-      this.received = [];
-      this.#stream = new CallStream(calls as AsyncIterable<ToolCall>, this);
-    }
-    // When a tool settles, what had stopped it is noted at once and its timers cleared: the
-    // record may be taken much later (a slow consumer), and an abort in between must not be
-    // blamed on a call that had already ended.
-    this.engine = new MergeEngine<CallRecord | undefined>((record) => {
-      if (record === undefined || record.state !== CallState.Running) return;
-      record.stoppedBy = record.cause;
-      record.runStoppedFirst = this.stopped;
-      record.close();
-    });
-    this.outbox = new Outbox(this.engine);
+    super(options);
     this.#inOrder = new InOrderRelease(this);
-    const participants: CallLifecycle<CallRecord, Outcome>[] = [];
-    if (this.journal !== undefined) participants.push(new JournalParticipant(this, this.journal));
-    if (options.tracing !== undefined) participants.push((this.tracing = new TracingParticipant(options.tracing)));
+    this.#schedule = new Schedule(this, this.#inOrder, calls);
+    this.received = this.#schedule.received;
+    this.engine = new MergeEngine<CallRecord | undefined>(noteSettled);
+    this.outbox = new Outbox(this.engine);
+    if (options.tracing !== undefined) this.tracing = new TracingParticipant(options.tracing);
+    this.#participants = Participants.of(this.journal === undefined ? undefined : new JournalParticipant(this, this.journal), this.tracing);
     if (options.onInProgressChange !== undefined) this.#inProgress = new InProgress(options.onInProgressChange);
-    this.#participants = participants.length === 0 ? undefined : participants;
-  }
-
-  /** True once the run was aborted or the consumer left: nothing new may start. */
-  get stopped(): boolean {
-    return this.cause !== undefined;
-  }
-
-  /** The decisions that stand for a tool (H11), by name; see `#standing`. */
-  get standing(): Map<string, StandingDecision> {
-    return (this.#standing ??= new Map());
-  }
-
-  /** The available tool names, for "unknown tool" errors: computed once per run. */
-  get toolNames(): string {
-    return (this.#toolNames ??= [...this.tools.keys()].join(', '));
-  }
-
-  /** The pieces of the state of a paused batch that the in-order release holds (H4). */
-  pausedParts(): ReturnType<InOrderRelease['pausedParts']> {
-    return this.#inOrder.pausedParts();
   }
 
   /** Result messages released so far, in call order (O6). */
@@ -245,7 +141,12 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   /** True once every call has been answered — or is deferred or held (H3) — and no more can arrive. */
   get finished(): boolean {
-    return this.#active === 0 && this.#inOrder.committing === 0 && this.#stream?.open !== true && (this.#next === this.received.length || this.#holding);
+    return this.#inOrder.committing === 0 && this.#schedule.idle;
+  }
+
+  /** The error the calls' stream threw, if it did: rethrown once every received call is answered. */
+  get inputError(): { error: unknown } | undefined {
+    return this.#schedule.inputError;
   }
 
   /** True when the finished run has calls waiting for approval: the batch ends paused (H3). */
@@ -253,16 +154,12 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     return this.approvals?.paused === true;
   }
 
-  /**
-   * Starts a resumed run from its checked plan (H5): the results released before the pause
-   * are the batch's first messages (no event: the consumer had them), the other results of
-   * the state are released in call order as the frontier reaches them.
-   */
+  /** Starts a resumed run from its checked plan (H5): the results released before the pause are the batch's first messages (no event: the consumer had them); the others are carried ({@link Resumption}). */
   applyResume(plan: ResumePlan): void {
     this.resumed = plan;
     this.#inOrder.resumeFrom(plan);
     for (const [tool, decision] of plan.standing) this.standing.set(tool, decision);
-    this.#next = plan.released;
+    this.#schedule.resumeFrom(plan.released, new Resumption(plan, this));
   }
 
   /** True when the batch asks the agent loop to stop: every result asked, none is an error (O6), or a blocking hook asked (P6). */
@@ -270,96 +167,25 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     return this.#inOrder.terminate;
   }
 
-  noteAbortChangedOutcome(): void {
-    this.abortChangedOutcome = true;
-  }
-
   /** Wakes the run generator when the run stops (it may be waiting on the engine). */
   protected override onAbort(_cause: AbortCause): void {
     this.engine.notify();
   }
 
-  /** Hands out calls while the rules allow. Called when the outbox is empty. */
+  /** Hands out calls while the rules allow (schedule.ts), or answers them once the run stopped. Called when the outbox is empty. */
   pump(): void {
     // After a journal failure nothing more is opened (J9): the generator throws.
     if (this.journalError !== undefined) return;
-    if (this.stopped) {
-      // A stream of calls cut by the run's abort: calls that would have come are not in the batch.
-      if (this.cause === 'run' && this.#stream?.open === true) this.abortChangedOutcome = true;
-      this.#stream?.stop();
-      this.#answerWaiting();
-      // Deferred calls never ran: not paused, every call is answered (H3, A2).
-      this.#answerDeferred();
-      this.#holding = false;
-      // Calls never handed out are answered now, as never run (A2).
-      while (this.#next < this.received.length) {
-        const index = this.#next++;
-        if (!this.#carry(index)) this.#answerNotRun(index);
-      }
-      return;
-    }
-    // At most HAND_OUT_SLICE calls per pass: their events are delivered before the next slice.
-    // S2 with a journal: the previous result is taken once its commit settled (it is emitted then).
-    for (let handed = 0; this.#preparing === undefined && this.#exclusive === undefined && !this.#holding && this.#active < this.concurrency && (this.#inOrder.committing === 0 || !this.sequential); handed++) {
-      if (handed === HAND_OUT_SLICE) return;
-      if (this.#next === this.received.length) {
-        this.#read();
-        return;
-      }
-      // H3: an exclusive call after a deferred one needs it ended: held, with all after it.
-      if (this.approvals?.paused === true && this.tools.get(this.received[this.#next]!.name)?.executionMode === 'sequential') {
-        this.#holding = true;
-        break;
-      }
-      // A resumed run: a call that ended before the pause is not handed out again (H5).
-      if (this.resumed !== undefined && this.#carry(this.#next)) {
-        this.#next++;
-        continue;
-      }
-      this.#handOut(this.#next++);
-      if (this.journalError !== undefined) return;
-      // S2: the next call waits until the consumer has taken this one's result.
-      if (this.sequential) return;
-    }
-    // Held calls are not prepared, but a stream of calls is read to its end: the state keeps every call.
-    if (this.#holding) this.#read();
-  }
-
-  /**
-   * A resumed run's call `index` that ended before the pause: its stored result is released
-   * in call order, with no new start or end event (they were emitted before the pause).
-   * False when the call did not end before the pause.
-   */
-  #carry(index: number): boolean {
-    const message = this.resumed?.results.get(index);
-    if (message === undefined) return false;
-    const record = new CallRecord(index, this.received[index]!, this.graceMs, this);
-    record.advance(CallState.Ended);
-    this.#release(record, message);
-    return true;
-  }
-
-  /** Deferred calls of a run that stops: each ends `not_run` (A2) — the batch is aborted, not paused (H3). */
-  #answerDeferred(): void {
-    const deferred = this.approvals?.stop();
-    if (deferred !== undefined) {
-      for (const record of deferred) {
-        this.#active++;
-        this.#end(record, notRun(record.call));
-      }
-    }
+    const cause = this.cause;
+    if (cause === undefined) this.#schedule.pump();
+    else this.#schedule.stop(cause);
   }
 
   /** Prepare ended with "needs approval" and no answer (H3): the call waits, without a slot. */
   #defer(record: CallRecord): void {
     if (!record.advance(CallState.Deferred)) return;
-    this.#active--;
-    if (this.#exclusive === record) {
-      this.#exclusive = undefined;
-      this.#holding = true;
-    }
-    if (this.sequential) this.#holding = true;
-    (this.approvals ??= new Approvals(this)).defer(record);
+    this.#schedule.deferred(record);
+    (this.approvals ??= new Approvals(this, this.#inOrder)).defer(record);
   }
 
   /** Reacts to one record of the mailbox: a tool's step, or one of the run's notes. */
@@ -394,13 +220,9 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     this.engine.post(call, note);
   }
 
-  /**
-   * The consumer left: stop reading calls, let go of every running tool. Returns the
-   * settling of each tool's `return()`, for the run generator to wait on for at most the
-   * grace period (A5).
-   */
+  /** The consumer left: stop reading calls, let go of every running tool; the settling of each tool's `return()`, for the generator to wait on for at most the grace period (A5). */
   closeSources(): Promise<unknown>[] {
-    this.#stream?.stop();
+    this.#schedule.closeStream();
     return this.engine.close();
   }
 
@@ -409,7 +231,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
     switch (note.kind) {
       case 'prepared':
         if (call !== undefined && call.state === CallState.Preparing) {
-          this.#preparing = undefined;
+          this.#schedule.preparing(undefined);
           this.#afterPrepare(call, note.outcome);
         }
         return;
@@ -428,41 +250,31 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
           this.#finalize(call, abandonedOutcome(call));
         }
         return;
-      case 'input': {
-        const delivered = this.#stream!.delivered(note.result);
-        if (delivered !== undefined) this.received.push(delivered);
+      case 'input':
+        this.#schedule.delivered(note.result);
         return;
-      }
       case 'input-error':
-        // S4: the calls already received are answered; nothing more is handed out.
-        if (!this.#stream!.failed()) return;
-        this.inputError = { error: note.error };
-        // The generator will throw, not pause: deferred calls are answered too (H3).
-        this.#answerDeferred();
-        this.#holding = false;
-        while (this.#next < this.received.length) this.#answerNotRun(this.#next++);
-        return;
+        this.#schedule.failed(note.error);
     }
   }
 
   /** Stage 1 for call `index`: `tool_execution_start`, then prepare (P1, P2). */
-  #handOut(index: number): void {
+  handOut(index: number): void {
     const call = this.received[index]!;
     const tool = this.tools.get(call.name);
     const record = new CallRecord(index, call, this.graceMs, this);
-    const participants = this.#participants;
-    if (participants !== undefined) for (const participant of participants) if (!participant.handOut(record, tool)) return;
+    if (this.#participants?.handOut(record, tool) === false) return;
     record.tool = tool;
     // A tool's limit that is a function of its input is read in #execute, once validated.
     const own = tool?.timeoutMs;
     record.timeoutMs = own === undefined ? this.options.timeoutMs : typeof own === 'number' ? own : undefined;
     record.advance(CallState.Preparing);
-    this.#active++;
-    if (tool?.executionMode === 'sequential') this.#exclusive = record;
+    const exclusive = tool?.executionMode === 'sequential';
+    this.#schedule.handedOut(record, exclusive);
     this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
     const prepared = prepareStage(this, record);
     if (isPromiseLike(prepared)) {
-      this.#preparing = record;
+      this.#schedule.preparing(record);
       prepared.then(
         (outcome) => this.post(record, { kind: 'prepared', outcome }),
         // prepareToolCall turns every failure into an outcome; this is a last line of defence (P4).
@@ -471,7 +283,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       return;
     }
     // The plain call (prepared at once, may run, no journal entry, not exclusive) goes straight to stage 2.
-    if (prepared === undefined && record.extras?.journal === undefined && this.#exclusive !== record) this.#execute(record);
+    if (prepared === undefined && record.extras?.journal === undefined && !exclusive) this.#execute(record);
     else this.#afterPrepare(record, prepared);
   }
 
@@ -480,16 +292,14 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
       this.#replay(record);
       return;
     }
-    let outcome = prepared;
-    const participants = this.#participants;
-    if (participants !== undefined) for (const participant of participants) outcome = participant.prepared(record) ?? outcome;
+    const outcome = this.#participants?.prepared(record) ?? prepared;
     if (outcome !== undefined) {
       if (outcome === DEFERRED) this.#defer(record);
       else this.#end(record, outcome);
       return;
     }
-    // S3: an exclusive call waits until every earlier call has ended; #release wakes it.
-    if (this.#exclusive === record && this.#inOrder.next < record.index) {
+    // S3: an exclusive call waits until every earlier call has ended; release wakes it.
+    if (this.#schedule.exclusive === record && this.#inOrder.next < record.index) {
       record.advance(CallState.Waiting);
       return;
     }
@@ -498,18 +308,11 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   /** Stage 2: starts the tool (A1: its own signal; A4: its own timer). */
   #execute(record: CallRecord): void {
-    if (this.stopped) {
-      this.#end(record, notRun(record.call));
-      return;
-    }
     const own = record.tool!.timeoutMs;
-    if (typeof own === 'function') {
-      const limit = readTimeoutLimit(own, record.args);
-      if (limit instanceof Problem) {
-        this.#end(record, outcomeText('rejected', `Tool "${record.call.name}" was not run: its timeoutMs function ${limit.problem}. This is a problem in the tool definition, not in your call.`));
-        return;
-      }
-      record.timeoutMs = limit;
+    const refused = this.stopped ? notRun(record.call) : typeof own === 'function' ? readCallTimeout(record, own) : undefined;
+    if (refused !== undefined) {
+      this.#end(record, refused);
+      return;
     }
     if (!record.advance(CallState.Running)) return;
     record.enter(this);
@@ -589,8 +392,7 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
 
   /** One progress value of a running (or replayed) call: to each participant, then its `tool_execution_update`. */
   #progress(record: CallRecord, value: unknown, replayed: boolean): void {
-    const participants = this.#participants;
-    if (participants !== undefined) for (const participant of participants) participant.progress(record, value, replayed);
+    this.#participants?.progress(record, value, replayed);
     const call = record.call;
     this.outbox.push({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, index: record.index, progress: value });
   }
@@ -599,37 +401,23 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
    * Stage 4 for a call already `Ended` (run now or replayed): its slot freed, `tool_execution_end`
    * emitted (with `thrown`'s value as its `error`, and to the trace, when a throw made the outcome); then stage 5.
    */
-  #emitEnd(
-    record: CallRecord,
-    result: ToolResult,
-    isError: boolean,
-    kind: CallOutcome,
-    message: ToolResultMessage,
-    replayed: boolean,
-    thrown?: { readonly value: unknown },
-  ): void {
+  #emitEnd(record: CallRecord, result: ToolResult, isError: boolean, kind: CallOutcome, message: ToolResultMessage, replayed: boolean, thrown?: { readonly value: unknown }): void {
     record.args = undefined;
-    this.#active--;
-    if (this.#preparing === record) this.#preparing = undefined;
-    if (this.#exclusive === record) this.#exclusive = undefined;
+    this.#schedule.ended(record);
     this.#inOrder.countTerminate(result.terminate, isError, kind);
     // ToolBatch.aborted: the run's abort decided this outcome (docs/adr/0001-every-call-is-answered.md).
     if (!replayed && this.cause === 'run' && (kind === 'not_run' || kind === 'interrupted' || kind === 'abandoned')) this.abortChangedOutcome = true;
     const end = toolExecutionEndEvent(record, result, isError, kind, thrown);
     if (replayed) end.replayed = true;
     this.outbox.push(end);
-    const participants = this.#participants;
-    if (participants !== undefined) {
-      const ended: CallEnd = { outcome: kind, isError, result, message, replayed, thrown };
-      for (const participant of participants) participant.ended(record, ended);
-    }
-    this.#release(record, message);
+    this.#participants?.ended(record, { outcome: kind, isError, result, message, replayed, thrown });
+    this.release(record, message);
   }
 
   /** Stage 5 for an ended call: released in call order (release.ts); an exclusive call waiting for its turn may go then (S3). */
-  #release(record: CallRecord, message: ToolResultMessage): void {
+  release(record: CallRecord, message: ToolResultMessage): void {
     this.#inOrder.place(record, message);
-    const waiting = this.#exclusive;
+    const waiting = this.#schedule.exclusive;
     if (waiting !== undefined && waiting.state === CallState.Waiting && this.#inOrder.next === waiting.index) this.#execute(waiting);
   }
 
@@ -644,26 +432,18 @@ export class Run extends CancelScope implements JournalInput, FinalizeInput, Cal
   }
 
   /** A call the run stopped before it was handed out: start, end and result, never run (A2). */
-  #answerNotRun(index: number): void {
+  answerNotRun(index: number): void {
     const call = this.received[index]!;
     const record = new CallRecord(index, call, this.graceMs, this);
     record.advance(CallState.Preparing);
-    this.#active++;
-    const participants = this.#participants;
-    if (participants !== undefined) for (const participant of participants) participant.answered(record, this.tools.get(call.name));
+    this.#schedule.handedOut(record, false);
+    this.#participants?.answered(record, this.tools.get(call.name));
     this.outbox.push({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, index, args: call.arguments });
     this.#end(record, notRun(call));
   }
 
-  /** Asks the stream of calls, if any, for its next call (S4). */
-  #read(): void {
-    const failed = this.#stream?.read();
-    if (failed !== undefined) this.inputError = failed;
-  }
-
-  /** An exclusive call waiting for the calls before it must not start after a stop: it is answered `not_run`. */
-  #answerWaiting(): void {
-    const waiting = this.#exclusive;
-    if (waiting !== undefined && waiting.state === CallState.Waiting && this.stopped) this.#end(waiting, notRun(waiting.call));
+  /** A handed-out call that must not run now — deferred, or an exclusive call waiting its turn, once the run stopped or its stream of calls failed — ends `not_run` (A2). */
+  answer(record: CallRecord): void {
+    this.#end(record, notRun(record.call));
   }
 }

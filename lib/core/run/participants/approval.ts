@@ -4,7 +4,8 @@
  * their `tool_approval_request` events, and the paused batch made of them. The run makes
  * this participant on its first deferral, so a run that defers nothing has none; what a
  * deferral does to scheduling (a freed slot, calls held behind it) stays with the run's
- * scheduling (`Run.#defer`, `#holding`).
+ * scheduling (`Run.#defer`, `Schedule.deferred`, schedule.ts); a resumed batch's carried
+ * results are `Resumption` (resumption.ts).
  *
  * @module
  */
@@ -22,20 +23,26 @@ interface ApprovalRun {
   readonly outbox: Outbox<CallRecord | undefined>;
   readonly received: readonly ToolCall[];
   readonly tools: ReadonlyMap<string, Tool>;
-  readonly messages: ToolResultMessage[];
   readonly standing: Map<string, StandingDecision>;
   readonly options: RunToolsOptions;
   readonly tracing: { readonly pausedTraceContext: TraceHeaders | undefined } | undefined;
+}
+
+/** What the paused batch keeps of the run's in-order release (release.ts): the results released, and those held ahead of a gap (H4). */
+interface ReleasedParts {
+  readonly messages: ToolResultMessage[];
   pausedParts(): { terminating: number; blockTerminated: boolean; held: Map<number, ToolResultMessage> };
 }
 
 export class Approvals {
   readonly #run: ApprovalRun;
+  readonly #release: ReleasedParts;
   /** Calls deferred for approval, in call order (H3); emptied when the run stops (they end `not_run`). */
   #deferred: CallRecord[] = [];
 
-  constructor(run: ApprovalRun) {
+  constructor(run: ApprovalRun, release: ReleasedParts) {
     this.#run = run;
+    this.#release = release;
   }
 
   /** True while calls wait for approval: a finished run with some is paused (H3). */
@@ -60,13 +67,13 @@ export class Approvals {
   /** The paused batch: its requests and its state (H3, H4), signed with `signingSecret` when given (H9). */
   pausedBatch(): Promise<PausedBatch> {
     const run = this.#run;
-    const { held, terminating, blockTerminated } = run.pausedParts();
+    const { held, terminating, blockTerminated } = this.#release.pausedParts();
     const requests = new Map<number, ToolApprovalRequest>();
     for (const record of this.#deferred) requests.set(record.index, record.approval!);
     return pausedBatch({
       calls: run.received,
       tools: run.tools,
-      released: run.messages,
+      released: this.#release.messages,
       held,
       requests,
       terminating,

@@ -14,9 +14,21 @@ import { CallContext, type CallRecord } from '../call.ts';
 import { textContent } from '../../values/content.ts';
 import type { ContentBlock } from '../../tool/content.ts';
 import type { ToolResult } from '../../tool/tool.ts';
-import { Problem, readToolOutput } from '../../values/foreign.ts';
+import { Problem, readTimeoutLimit, readToolOutput } from '../../values/foreign.ts';
 import { isAsyncIterator, isPromiseLike, thrownText } from '../../values/guards.ts';
 import { Outcome, outcomeText, thrownDetails } from './outcome.ts';
+
+/**
+ * The time limit of a tool whose `timeoutMs` is a function of its input (A4), read as stage 2
+ * begins, once the input is validated: set on the record, or, when the function threw or
+ * gave no usable limit, the outcome of a call that is not run.
+ */
+export function readCallTimeout(record: CallRecord, limitOf: (input: unknown) => unknown): Outcome | undefined {
+  const limit = readTimeoutLimit(limitOf, record.args);
+  if (limit instanceof Problem) return outcomeText('rejected', `Tool "${record.call.name}" was not run: its timeoutMs function ${limit.problem}. This is a problem in the tool definition, not in your call.`);
+  record.timeoutMs = limit;
+  return undefined;
+}
 
 /**
  * Calls the tool's `execute` with the validated input and a context whose `signal` is the

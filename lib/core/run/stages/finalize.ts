@@ -22,8 +22,8 @@ export interface FinalizeInput {
   readonly cause: 'run' | 'timeout' | 'consumer' | undefined;
   /** The run's signal, handed to the hook (read only if the hook reads it). */
   readonly signal: AbortSignal;
-  /** Called when the run's abort dropped a waiting hook's answer (it changed an outcome: `ToolBatch.aborted`). */
-  noteAbortChangedOutcome(): void;
+  /** Set when the run's abort dropped a waiting hook's answer (it changed an outcome: `ToolBatch.aborted`). */
+  abortChangedOutcome: boolean;
 }
 
 /**
@@ -59,7 +59,7 @@ export function finalizeToolCall(run: FinalizeInput, record: CallRecord, execute
     (error: unknown) => {
       if (!run.stopped) return hookFailed(record, error);
       // The hook was cut short by the stop: its overrides are dropped, so the abort changed this outcome.
-      if (run.cause === 'run') run.noteAbortChangedOutcome();
+      if (run.cause === 'run') run.abortChangedOutcome = true;
       return executed;
     },
   );
