@@ -69,6 +69,7 @@ CREATE TABLE IF NOT EXISTS toolrun.journal (
   tool_name text NOT NULL,
   args_hash text NOT NULL,
   attempt text,
+  seen text,
   decision text,
   result text,
   PRIMARY KEY (workflow_id, scope, idx)
@@ -91,17 +92,23 @@ UNION ALL SELECT -1, NULL, NULL, NULL, $3::text, NULL, NULL FROM claim`;
 
 // The group write: every queued row in one statement. A row is written only while its
 // attempt holds its batch's claim (a stale attempt's writes are refused), and an existing row
-// only when it has no result and is the same call (tool call id, tool name, arguments).
+// only when it has no result, is the same call (tool call id, tool name, arguments), and was
+// last written by this attempt or is as this attempt read it (`seen`: the attempt that wrote
+// it, or NULL when there was no row — so a start marker never takes a row another attempt
+// wrote meanwhile).
 const WRITE = `
-INSERT INTO toolrun.journal AS j (workflow_id, scope, idx, tool_call_id, tool_name, args_hash, attempt, decision, result)
-SELECT u.* FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
-  AS u(workflow_id, scope, idx, tool_call_id, tool_name, args_hash, attempt, decision, result)
+INSERT INTO toolrun.journal AS j (workflow_id, scope, idx, tool_call_id, tool_name, args_hash, attempt, decision, result, seen)
+SELECT u.*
+FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+  AS u(workflow_id, scope, idx, tool_call_id, tool_name, args_hash, attempt, decision, result, seen)
 WHERE EXISTS (SELECT 1 FROM toolrun.journal b WHERE b.workflow_id = u.workflow_id AND b.scope = u.scope AND b.idx = -1 AND b.attempt = u.attempt)
 ON CONFLICT (workflow_id, scope, idx) DO UPDATE SET
   attempt = EXCLUDED.attempt,
+  seen = EXCLUDED.seen,
   decision = COALESCE(EXCLUDED.decision, j.decision),
   result = COALESCE(EXCLUDED.result, j.result)
 WHERE j.result IS NULL AND j.tool_call_id = EXCLUDED.tool_call_id AND j.tool_name = EXCLUDED.tool_name AND j.args_hash = EXCLUDED.args_hash
+  AND (j.attempt = EXCLUDED.attempt OR j.attempt IS NOT DISTINCT FROM EXCLUDED.seen)
 RETURNING j.workflow_id, j.scope, j.idx`;
 
 /** One row write waiting for the writer. */
@@ -113,6 +120,8 @@ interface RowWrite {
   readonly toolName: string;
   readonly argsHash: string;
   readonly attempt: string;
+  /** The attempt that wrote the row as this attempt read it; `null`: there was no row. */
+  readonly seen: string | null;
   decision: string | null;
   result: string | null;
   readonly waiters: Array<{ resolve: () => void; reject: (error: Error) => void }>;
@@ -163,7 +172,7 @@ async function createTable(database: Queryable): Promise<void> {
 /**
  * The group-commit writer of one database: rows queued while its statement is in flight are
  * sent together as the next one (up to {@link MAX_ROWS_PER_STATEMENT}); rows queued in one
- * synchronous pass (calls released together) go in one statement too.
+ * turn of the event loop (calls released together) go in one statement too.
  */
 class Writer {
   readonly #database: Queryable;
@@ -188,7 +197,9 @@ class Writer {
       }
       if (!this.#busy) {
         this.#busy = true;
-        queueMicrotask(() => void this.#drain());
+        // After this turn of the event loop: a call's result and the next call's start marker,
+        // queued one after the other as a sequential batch goes on, share one statement.
+        setImmediate(() => void this.#drain());
       }
     });
   }
@@ -222,6 +233,7 @@ class Writer {
         batch.map((r) => r.attempt),
         batch.map((r) => r.decision),
         batch.map((r) => r.result),
+        batch.map((r) => r.seen),
       ]);
       written = new Set(rows.map((r) => `${String(r.workflow_id)}\u0000${String(r.scope)}\u0000${String(r.idx)}`));
     } catch (error) {
@@ -259,6 +271,9 @@ class Writer {
       if (existing !== undefined && (existing.tool_call_id !== row.toolCallId || existing.tool_name !== row.toolName || existing.args_hash !== row.argsHash)) {
         return reusedError(what, existing, row);
       }
+      if (existing !== undefined && existing.attempt !== row.attempt && existing.attempt !== row.seen && existing.ended !== true) {
+        return new Error(`toolrun/dbos: another attempt of the workflow wrote ${what} after this attempt read the batch (two processes ran it at once); this attempt must stop, and runs nothing more`);
+      }
       if (existing?.ended === true) return new Error(`toolrun/dbos: ${what} already has a journaled result (written by another attempt); it was not overwritten`);
       return new Error(`toolrun/dbos: the journal's row for ${what} was not written, for no reason the journal can see`);
     } catch (error) {
@@ -292,6 +307,7 @@ interface ReadRow {
   readonly tool_call_id: unknown;
   readonly tool_name: unknown;
   readonly args_hash: unknown;
+  readonly attempt: unknown;
   readonly decision: unknown;
   readonly result: unknown;
 }
@@ -387,7 +403,7 @@ function openEntry(call: JournalCall, settings: TableJournalSettings, attempt: s
   const argsHash = argumentsHash(call.arguments);
   const toolCallId = columnText(call.toolCallId);
   const toolName = columnText(call.toolName);
-  const identity = { workflowId: settings.workflowId, scope: settings.scope, idx: index, toolCallId, toolName, argsHash, attempt };
+  const identity = { workflowId: settings.workflowId, scope: settings.scope, idx: index, toolCallId, toolName, argsHash, attempt, seen: null as string | null };
   const progress: unknown[] = [];
   let dropped = 0;
   let decided: Promise<void> | undefined;
@@ -423,6 +439,7 @@ function openEntry(call: JournalCall, settings: TableJournalSettings, attempt: s
       return { state: 'new' };
     }
     if (row.tool_call_id !== toolCallId || row.tool_name !== toolName || row.args_hash !== argsHash) throw reusedError(what, row as unknown as Record<string, unknown>, call);
+    identity.seen = typeof row.attempt === 'string' ? row.attempt : null;
     const decision = row.decision === null ? undefined : (parseColumn(Decision, row.decision, 'decision', what) as JournaledDecision);
     const decisionField = decision === undefined ? {} : { decision };
     if (row.result === null) return { state: 'started', ...decisionField };
