@@ -109,7 +109,7 @@ ON CONFLICT (workflow_id, scope, idx) DO UPDATE SET
   result = COALESCE(EXCLUDED.result, j.result)
 WHERE j.result IS NULL AND j.tool_call_id = EXCLUDED.tool_call_id AND j.tool_name = EXCLUDED.tool_name AND j.args_hash = EXCLUDED.args_hash
   AND (j.attempt = EXCLUDED.attempt OR j.attempt IS NOT DISTINCT FROM EXCLUDED.seen)
-RETURNING j.workflow_id, j.scope, j.idx`;
+RETURNING j.attempt, j.workflow_id, j.scope, j.idx`;
 
 /** One row write waiting for the writer. */
 interface RowWrite {
@@ -125,6 +125,11 @@ interface RowWrite {
   decision: string | null;
   result: string | null;
   readonly waiters: Array<{ resolve: () => void; reject: (error: Error) => void }>;
+}
+
+/** A row write's identity: one attempt's write of one row. */
+function keyOf(attempt: string, workflowId: string, scope: string, idx: number): string {
+  return `${attempt}\u0000${workflowId}\u0000${scope}\u0000${idx}`;
 }
 
 /** A database's table (created once) and its writer. */
@@ -187,7 +192,7 @@ class Writer {
   write(row: Omit<RowWrite, 'waiters'>): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       // Writes of one row queued together are merged: one statement may not touch a row twice.
-      const key = `${row.attempt}\u0000${row.workflowId}\u0000${row.scope}\u0000${row.idx}`;
+      const key = keyOf(row.attempt, row.workflowId, row.scope, row.idx);
       const queued = this.#queue.get(key);
       if (queued === undefined) this.#queue.set(key, { ...row, waiters: [{ resolve, reject }] });
       else {
@@ -235,7 +240,8 @@ class Writer {
         batch.map((r) => r.result),
         batch.map((r) => r.seen),
       ]);
-      written = new Set(rows.map((r) => `${String(r.workflow_id)}\u0000${String(r.scope)}\u0000${String(r.idx)}`));
+      // Keyed by attempt too: two attempts' writes of one row may share a statement (one refused).
+      written = new Set(rows.map((r) => keyOf(String(r.attempt), String(r.workflow_id), String(r.scope), Number(r.idx))));
     } catch (error) {
       // One statement is all or nothing: a row PostgreSQL refuses must fail its own call only.
       if (batch.length > 1) {
@@ -247,7 +253,7 @@ class Writer {
       return;
     }
     for (const row of batch) {
-      if (written.has(`${row.workflowId}\u0000${row.scope}\u0000${row.idx}`)) for (const w of row.waiters) w.resolve();
+      if (written.has(keyOf(row.attempt, row.workflowId, row.scope, row.idx))) for (const w of row.waiters) w.resolve();
       else {
         const failure = await this.#explain(row);
         for (const w of row.waiters) w.reject(failure);
