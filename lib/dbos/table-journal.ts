@@ -54,6 +54,12 @@ export interface TableJournalSettings {
   readonly database?: Queryable;
 }
 
+/**
+ * Statements one writer has in flight at once. Two, not one: a start marker (which holds the
+ * next call's hand-out) queued while results are being written goes at once instead of waiting
+ * for them; writes queued while both are in flight share the next statement.
+ */
+const MAX_IN_FLIGHT = 2;
 /** Most rows one statement carries; more queued rows go in the next one. */
 const MAX_ROWS_PER_STATEMENT = 1000;
 /** A row's result text longer than this is refused on read (a hostile or corrupted row), in UTF-16 units. */
@@ -175,14 +181,16 @@ async function createTable(database: Queryable): Promise<void> {
 }
 
 /**
- * The group-commit writer of one database: rows queued while its statement is in flight are
+ * The group-commit writer of one database: rows queued while its statements are in flight are
  * sent together as the next one (up to {@link MAX_ROWS_PER_STATEMENT}); rows queued in one
  * turn of the event loop (calls released together) go in one statement too.
  */
 class Writer {
   readonly #database: Queryable;
   #queue = new Map<string, RowWrite>();
-  #busy = false;
+  /** Statements sent and not settled (at most {@link MAX_IN_FLIGHT}). */
+  #inFlight = 0;
+  #scheduled = false;
 
   constructor(database: Queryable) {
     this.#database = database;
@@ -200,29 +208,31 @@ class Writer {
         if (row.result !== null) queued.result = row.result;
         queued.waiters.push({ resolve, reject });
       }
-      if (!this.#busy) {
-        this.#busy = true;
-        // After this turn of the event loop: a call's result and the next call's start marker,
-        // queued one after the other as a sequential batch goes on, share one statement.
-        setImmediate(() => void this.#drain());
-      }
+      this.#schedule();
     });
   }
 
-  async #drain(): Promise<void> {
-    try {
-      while (this.#queue.size > 0) {
-        const batch: RowWrite[] = [];
-        for (const [key, row] of this.#queue) {
-          if (batch.length === MAX_ROWS_PER_STATEMENT) break;
-          batch.push(row);
-          this.#queue.delete(key);
-        }
-        await this.#send(batch);
+  #schedule(): void {
+    if (this.#scheduled || this.#inFlight === MAX_IN_FLIGHT || this.#queue.size === 0) return;
+    this.#scheduled = true;
+    // After this turn of the event loop: a call's result and the next call's start marker,
+    // queued one after the other as a sequential batch goes on, share one statement.
+    setImmediate(() => {
+      this.#scheduled = false;
+      if (this.#inFlight === MAX_IN_FLIGHT || this.#queue.size === 0) return;
+      const batch: RowWrite[] = [];
+      for (const [key, row] of this.#queue) {
+        if (batch.length === MAX_ROWS_PER_STATEMENT) break;
+        batch.push(row);
+        this.#queue.delete(key);
       }
-    } finally {
-      this.#busy = false;
-    }
+      this.#inFlight++;
+      void this.#send(batch).finally(() => {
+        this.#inFlight--;
+        this.#schedule();
+      });
+      this.#schedule();
+    });
   }
 
   async #send(batch: readonly RowWrite[]): Promise<void> {
