@@ -79,32 +79,38 @@ describe('toolrun/dbos journal table (J12–J14)', () => {
     }
   }, 60_000);
 
-  it('J12 group commit: results committed while the previous write is in flight go to PostgreSQL as one transaction, whatever order the calls commit in', async () => {
-    // The in-flight write is held by a real lock on the table (another session's SHARE ROW
-    // EXCLUSIVE lock blocks every INSERT): call 0's result waits in PostgreSQL while calls 7…1
-    // commit, in that order. Fails if each commit is its own transaction (the rows would have
-    // eight different xmin), or if a result lands in another call's row.
+  it('J12 group commit: results committed while the writer\'s statements are in flight go to PostgreSQL as one transaction, whatever order the calls commit in', async () => {
+    // The in-flight writes are held by a real lock on the table (another session's SHARE ROW
+    // EXCLUSIVE lock blocks every INSERT): call 0's result and then call 7's wait in PostgreSQL
+    // (the writer has two statements in flight at most) while calls 6…1 commit, in that order,
+    // each in its own turn of the event loop. Fails if each commit is its own transaction (the
+    // rows would have eight different xmin), or if a result lands in another call's row.
     const workflowId = 'group-1';
     const journal = tableJournal(settings(workflowId, 'run-again'));
     const n = 8;
     const entries = Array.from({ length: n }, (_, index) => journal.open({ index, toolCallId: `toolu_${index}`, toolName: 'work', arguments: { n: index } }));
     for (const entry of entries) expect((await entry.prior).state).toBe('new');
     const pool = await systemPool();
+    /** Waits until `count` statements wait on the lock (bounded by a count of polls, not a time). */
+    const waitingOnLock = async (count: number): Promise<void> => {
+      for (let poll = 0; ; poll++) {
+        const { rows } = await pool.query("SELECT count(*)::int AS waiting FROM pg_locks WHERE relation = 'toolrun.journal'::regclass AND NOT granted");
+        if (Number(rows[0]!.waiting) >= count) return;
+        if (poll === 10_000) throw new Error(`${count} writes never reached the lock`);
+        await new Promise((r) => setImmediate(r));
+      }
+    };
     const locker = await pool.connect();
     try {
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE toolrun.journal IN SHARE ROW EXCLUSIVE MODE');
       const commits: Promise<void>[] = [Promise.resolve(entries[0]!.commit(resultOf(0)))];
-      // Wait until call 0's write is blocked on the lock (bounded by a count of polls, not a time).
-      for (let poll = 0; ; poll++) {
-        const { rows } = await pool.query("SELECT count(*)::int AS waiting FROM pg_locks WHERE relation = 'toolrun.journal'::regclass AND NOT granted");
-        if (Number(rows[0]!.waiting) > 0) break;
-        if (poll === 10_000) throw new Error("call 0's write never reached the lock");
-        await new Promise((r) => setImmediate(r));
-      }
-      for (let index = n - 1; index >= 1; index--) {
+      await waitingOnLock(1);
+      commits.push(Promise.resolve(entries[7]!.commit(resultOf(7))));
+      await waitingOnLock(2);
+      for (let index = n - 2; index >= 1; index--) {
         commits.push(Promise.resolve(entries[index]!.commit(resultOf(index))));
-        await new Promise((r) => setImmediate(r)); // each commit in its own turn of the event loop
+        await new Promise((r) => setImmediate(r));
       }
       await locker.query('COMMIT');
       await Promise.all(commits);
@@ -113,8 +119,8 @@ describe('toolrun/dbos journal table (J12–J14)', () => {
     }
     const rows = await journalRows(workflowId);
     expect(rows.map((r) => (JSON.parse(r.result!) as { result: JournaledResult }).result)).toEqual(Array.from({ length: n }, (_, i) => resultOf(i)));
-    expect(new Set(rows.map((r) => r.xmin)).size).toBe(2);
-    expect(new Set(rows.slice(1).map((r) => r.xmin)).size).toBe(1);
+    expect(new Set(rows.map((r) => r.xmin)).size).toBe(3);
+    expect(new Set(rows.slice(1, 7).map((r) => r.xmin)).size).toBe(1);
   }, 60_000);
 
   it('J13 a truncated or malformed result row, a bad decision, or a workflow id reused with other calls: a JournalError naming the call, nothing run, nothing overwritten', async () => {
