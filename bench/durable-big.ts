@@ -7,7 +7,7 @@
  *   for N = 1,000 and `--calls`; the last call's tool reads the heap after full collections
  *   (every earlier call ended, its result journaled and held by the run): (that − the heap
  *   before the batch) ÷ N is what the batch holds per call; also the child's peak RSS.
- * - recovery: the same batch of `--calls`, killed with SIGKILL once the journal holds half the
+ * - recovery, under each policy (`'run-again'`, `'unknown'`): the same batch of `--calls`, killed with SIGKILL once the journal holds half the
  *   results (the parent polls `toolrun.journal`); a second child launches DBOS, which recovers
  *   the workflow: the time from its `DBOS.launch()` to the batch's result, and from the
  *   parent's spawn to that child's exit (its start-up included), with how many calls replayed.
@@ -33,6 +33,7 @@ const { values } = parseArgs({
     child: { type: 'string' },
     url: { type: 'string' },
     id: { type: 'string' },
+    policy: { type: 'string', default: 'unknown' },
   },
 });
 const N = Number(values.calls);
@@ -51,7 +52,7 @@ const callsOf = (n: number): ToolCall[] => Array.from({ length: n }, (_, i) => (
 
 if (values.child !== undefined) {
   // A child: one batch (or one recovery) on the parent's PostgreSQL; prints one JSON line.
-  const batch = registerDurableBatch({ name: 'big-batch', tools: [noop], options: { maxConcurrency: 8 } });
+  const batch = registerDurableBatch({ name: 'big-batch', tools: [noop], options: { maxConcurrency: 8 }, interruptedCalls: values.policy === 'run-again' ? 'run-again' : 'unknown' });
   DBOS.setConfig({ name: 'toolrun-bench-big', systemDatabaseUrl: values.url!, logLevel: 'error', applicationVersion: 'bench-big' });
   const calls = callsOf(N);
   if (values.child === 'memory') {
@@ -116,10 +117,11 @@ try {
   const pool = (DBOSExecutor.globalInstance as unknown as { systemDatabase: { pool: { query(t: string, v?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }> } } }).systemDatabase.pool;
   const ended = async (id: string): Promise<number> =>
     Number((await pool.query('SELECT count(*)::int AS n FROM toolrun.journal WHERE workflow_id = $1 AND idx >= 0 AND result IS NOT NULL', [id])).rows[0]!.n);
-  const recoveries: Array<{ atKill: number; launchToResultMs: number; spawnToExitMs: number; interrupted: number }> = [];
-  for (let r = 0; r < Number(values.runs); r++) {
+  const recoveries: Record<string, Array<{ atKill: number; launchToResultMs: number; spawnToExitMs: number; interrupted: number }>> = { 'run-again': [], unknown: [] };
+  for (let r = 0; r < Number(values.runs) * 2; r++) {
+    const policy = r % 2 === 0 ? 'run-again' : 'unknown';
     const id = `big-${r}`;
-    const killed = await child(['--child', 'run', '--calls', String(N), '--url', url, '--id', id], (kill) => {
+    const killed = await child(['--child', 'run', '--calls', String(N), '--url', url, '--id', id, '--policy', policy], (kill) => {
       void (async () => {
         while ((await ended(id).catch(() => 0)) < N / 2) await new Promise((res) => setTimeout(res, 20));
         kill();
@@ -127,16 +129,21 @@ try {
     });
     if (killed.signal !== 'SIGKILL') throw new Error(`the batch ended before it was killed (${String(killed.signal)})`);
     const atKill = await ended(id);
-    const recovered = await child(['--child', 'recover', '--calls', String(N), '--url', url, '--id', id]);
+    const recovered = await child(['--child', 'recover', '--calls', String(N), '--url', url, '--id', id, '--policy', policy]);
     if (recovered.out?.results !== N) throw new Error(`recovery gave ${recovered.out?.results} results for ${N} calls`);
-    recoveries.push({ atKill, launchToResultMs: recovered.out.launchToResultMs!, spawnToExitMs: recovered.ms, interrupted: recovered.out.interrupted! });
+    recoveries[policy]!.push({ atKill, launchToResultMs: recovered.out.launchToResultMs!, spawnToExitMs: recovered.ms, interrupted: recovered.out.interrupted! });
   }
   await DBOS.shutdown();
 
   const range = (xs: number[], f: (x: number) => string): string => `${f(median(xs))} [${f(Math.min(...xs))} – ${f(Math.max(...xs))}]`;
-  console.log(`durable batch of ${N} calls (registerDurableBatch, 'unknown', maxConcurrency 8; PostgreSQL ${pg.version}, fsync off), median [low – high] of ${values.runs} children`);
+  console.log(`durable batch of ${N} calls (registerDurableBatch, maxConcurrency 8; memory under 'unknown'; PostgreSQL ${pg.version}, fsync off), median [low – high] of ${values.runs} children`);
   for (const m of memory) console.log(`  memory, ${String(m.n).padStart(5)} calls: ${range(m.bytes, (x) => `${(x / 1024).toFixed(2)} KiB`)} heap per call; peak RSS ${range(m.rss, (x) => `${x.toFixed(0)} MB`)}; the batch, uncrashed: ${range(m.ms, (x) => `${(x / 1000).toFixed(2)} s`)}`);
-  console.log(`  recovery after kill -9 at ${range(recoveries.map((x) => x.atKill), (x) => x.toFixed(0))} journaled results: DBOS.launch() → result ${range(recoveries.map((x) => x.launchToResultMs), (x) => `${(x / 1000).toFixed(2)} s`)}; spawn → exit ${range(recoveries.map((x) => x.spawnToExitMs), (x) => `${(x / 1000).toFixed(2)} s`)}; calls answered 'interrupted' ${range(recoveries.map((x) => x.interrupted), (x) => x.toFixed(0))}`);
+  for (const [policy, list] of Object.entries(recoveries)) {
+    console.log(
+      `  recovery, '${policy}', after kill -9 at ${range(list.map((x) => x.atKill), (x) => x.toFixed(0))} journaled results: DBOS.launch() → result ${range(list.map((x) => x.launchToResultMs), (x) => `${(x / 1000).toFixed(2)} s`)}; ` +
+        `spawn → exit ${range(list.map((x) => x.spawnToExitMs), (x) => `${(x / 1000).toFixed(2)} s`)}; calls answered 'interrupted' ${range(list.map((x) => x.interrupted), (x) => x.toFixed(0))}`,
+    );
+  }
 } finally {
   await pg.stop();
 }
