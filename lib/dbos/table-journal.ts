@@ -55,9 +55,10 @@ export interface TableJournalSettings {
 }
 
 /**
- * Statements one writer has in flight at once. Two, not one: a start marker (which holds the
- * next call's hand-out) queued while results are being written goes at once instead of waiting
- * for them; writes queued while both are in flight share the next statement.
+ * Statements one writer has in flight at once. Results wait for the statement in flight and
+ * then go together; a start marker or a decision (each holds its call back, a marker the next
+ * call's hand-out too) does not wait behind results: it goes in a second statement at once,
+ * with whatever is queued. Writes queued while both are in flight share the next statement.
  */
 const MAX_IN_FLIGHT = 2;
 /** Most rows one statement carries; more queued rows go in the next one. */
@@ -212,14 +213,22 @@ class Writer {
     });
   }
 
+  /** Whether a statement may be sent now: none in flight, or one and a queued write holds a call back. */
+  #maySend(): boolean {
+    if (this.#queue.size === 0 || this.#inFlight === MAX_IN_FLIGHT) return false;
+    if (this.#inFlight === 0) return true;
+    for (const row of this.#queue.values()) if (row.result === null) return true;
+    return false;
+  }
+
   #schedule(): void {
-    if (this.#scheduled || this.#inFlight === MAX_IN_FLIGHT || this.#queue.size === 0) return;
+    if (this.#scheduled || !this.#maySend()) return;
     this.#scheduled = true;
     // After this turn of the event loop: a call's result and the next call's start marker,
     // queued one after the other as a sequential batch goes on, share one statement.
     setImmediate(() => {
       this.#scheduled = false;
-      if (this.#inFlight === MAX_IN_FLIGHT || this.#queue.size === 0) return;
+      if (!this.#maySend()) return;
       const batch: RowWrite[] = [];
       for (const [key, row] of this.#queue) {
         if (batch.length === MAX_ROWS_PER_STATEMENT) break;
