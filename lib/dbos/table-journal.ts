@@ -29,6 +29,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { DBOSExecutor } from '@dbos-inc/dbos-sdk/internal/dbos-executor';
+import { withDbRetry } from '@dbos-inc/dbos-sdk/internal/system_database';
 import * as v from 'valibot';
 import type { InterruptedCallPolicy, JournalCall, JournalEntry, JournaledDecision, JournaledResult, JournalPrior, ToolJournal } from '../core/seams/journal.ts';
 import { progressStreamKey } from './journal.ts';
@@ -99,7 +100,8 @@ UNION ALL SELECT -1, NULL, NULL, NULL, $3::text, NULL, NULL FROM claim`;
 
 // The group write: every queued row in one statement. A row is written only while its
 // attempt holds its batch's claim (a stale attempt's writes are refused), and an existing row
-// only when it has no result, is the same call (tool call id, tool name, arguments), and was
+// only when it has no result (or this very result: a statement sent again after a lost
+// connection, which may have committed), is the same call (tool call id, tool name, arguments), and was
 // last written by this attempt or is as this attempt read it (`seen`: the attempt that wrote
 // it, or NULL when there was no row — so a start marker never takes a row another attempt
 // wrote meanwhile).
@@ -114,7 +116,7 @@ ON CONFLICT (workflow_id, scope, idx) DO UPDATE SET
   seen = EXCLUDED.seen,
   decision = COALESCE(EXCLUDED.decision, j.decision),
   result = COALESCE(EXCLUDED.result, j.result)
-WHERE j.result IS NULL AND j.tool_call_id = EXCLUDED.tool_call_id AND j.tool_name = EXCLUDED.tool_name AND j.args_hash = EXCLUDED.args_hash
+WHERE (j.result IS NULL OR (j.attempt = EXCLUDED.attempt AND j.result = EXCLUDED.result)) AND j.tool_call_id = EXCLUDED.tool_call_id AND j.tool_name = EXCLUDED.tool_name AND j.args_hash = EXCLUDED.args_hash
   AND (j.attempt = EXCLUDED.attempt OR j.attempt IS NOT DISTINCT FROM EXCLUDED.seen)
 RETURNING j.attempt, j.workflow_id, j.scope, j.idx`;
 
@@ -171,7 +173,7 @@ function storeOf(database: Queryable): Store {
 
 async function createTable(database: Queryable): Promise<void> {
   try {
-    await database.query(CREATE_TABLE);
+    await withDbRetry(() => database.query(CREATE_TABLE));
   } catch (error) {
     // Two processes creating it at once: one of them gets a unique violation on the catalog; the table is there.
     if ((error as { code?: string }).code !== '23505' && (error as { code?: string }).code !== '42P07' && (error as { code?: string }).code !== '42P06') {
@@ -247,7 +249,8 @@ class Writer {
   async #send(batch: readonly RowWrite[]): Promise<void> {
     let written: Set<string>;
     try {
-      const { rows } = await this.#database.query(WRITE, [
+      // As DBOS does with its own writes: a lost connection pauses the batch until PostgreSQL is back.
+      const { rows } = await withDbRetry(() => this.#database.query(WRITE, [
         batch.map((r) => r.workflowId),
         batch.map((r) => r.scope),
         batch.map((r) => r.idx),
@@ -258,7 +261,7 @@ class Writer {
         batch.map((r) => r.decision),
         batch.map((r) => r.result),
         batch.map((r) => r.seen),
-      ]);
+      ]));
       // Keyed by attempt too: two attempts' writes of one row may share a statement (one refused).
       written = new Set(rows.map((r) => keyOf(String(r.attempt), String(r.workflow_id), String(r.scope), Number(r.idx))));
     } catch (error) {
@@ -386,7 +389,8 @@ export function tableJournal(settings: TableJournalSettings): ToolJournal {
     (loaded ??= (async () => {
       const store = storeOf(settings.database ?? dbosPool());
       await store.ready;
-      const { rows } = await store.database.query(LOAD_AND_CLAIM, [settings.workflowId, settings.scope, attempt]);
+      // Sent again after a lost connection, the claim finds itself (the snapshot sees it) and holds.
+      const { rows } = await withDbRetry(() => store.database.query(LOAD_AND_CLAIM, [settings.workflowId, settings.scope, attempt]));
       const byIndex = new Map<number, ReadRow>();
       let claimed = false;
       for (const row of rows) {
