@@ -17,7 +17,9 @@
  * Writes queued while the writer's previous statement is in flight go to PostgreSQL together,
  * as one multi-row upsert (one statement, one transaction): calls that finish together share
  * one commit. Every write is keyed, so a workflow function DBOS executes again writes nothing
- * twice; none ever overwrites a result.
+ * twice; none ever overwrites a result. A lost connection pauses the batch until PostgreSQL
+ * answers again (DBOS's own `withDbRetry`, as for DBOS's writes), so a database restart is a
+ * pause, not a failed run.
  *
  * Nothing here is a DBOS operation (it takes no operation number), so the workflow's DBOS
  * operations do not depend on the batch at all — except with `streamProgress`, where each
