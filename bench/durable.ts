@@ -1,93 +1,186 @@
 /**
- * What journaling costs per call: one batch of N no-op calls (an async
- * `execute` returning a string, valibot-validated input, `maxConcurrency: Infinity`), timed
+ * What a durable batch costs per call on DBOS and PostgreSQL, side by side in one run, against
+ * the same workflow without a journal and against a hand-written DBOS workflow that runs each
+ * call as exactly one `DBOS.runStep` (what an application would write without toolrun). Every
+ * variant is a DBOS workflow over N no-op calls (an async `execute` returning a string,
+ * valibot-validated input):
  *
- * - `plain`: `runTools` without a journal;
- * - `memoryJournal`: with `memoryJournal()` from `toolrun/testing` (a fresh one per batch) —
- *   the seam's own cost: an entry per call, its prior awaited, the commit in call order;
- * - `DBOS` (unless `--no-dbos`): the batch as a DBOS workflow with `dbosJournal()` on a
- *   throwaway PostgreSQL (lib/dbos/postgres.ts): three DBOS steps per call, each a write to
- *   the system database — the cost a durable batch pays per call on a real engine.
+ * - `no journal`: `runTools` in the workflow, no journal (the floor: DBOS's own workflow rows);
+ * - `toolrun run-again` / `toolrun unknown`: `runTools` with `dbosJournal({ interruptedCalls })`
+ *   and the same policy (run-again: one row write per call, its result; unknown: a start
+ *   marker first, committed before the call runs);
+ * - `hand-written step`: `for (const call of calls) await DBOS.runStep(() => execute(call))`;
  *
- *   npx tsx bench/durable.ts [--runs 7] [--calls 200] [--dbos-calls 50] [--no-dbos]
+ * each sequentially (`maxConcurrency: 1`; the hand-written loop awaits each step) and at
+ * concurrency 8 (`maxConcurrency: 8`; eight loops taking the next call), for each N of
+ * `--calls`, on two throwaway PostgreSQL servers: fsync off (the specs' settings) and fsync on
+ * (`fsync`, `synchronous_commit`, `full_page_writes` on: every commit waits for the disk).
  *
- * Each variant is run `--runs` times after one warm-up batch; printed per variant: the median
- * of the runs in µs per call (wall clock: the DBOS figure is mostly waiting on PostgreSQL),
- * their lowest and highest, and the added cost per call over `plain`.
+ * Printed per row: wall ms per call (median of `--runs` runs after one warm-up, [lowest –
+ * highest]); per call, from the median run: write transactions (transaction ids PostgreSQL
+ * assigned, `pg_snapshot_xmax` before and after: a read-only transaction gets none), rows added
+ * to DBOS's tables (`dbos.workflow_status`, `dbos.operation_outputs`) and to `toolrun.journal`,
+ * and WAL bytes; and the ratio of toolrun's journal to the hand-written workflow at the same
+ * concurrency (targets: ≤ 1.2 sequentially, ≤ 1.0 at concurrency 8).
+ *
+ *   npm run bench:durable [-- --runs 5] [--calls 50,1000] [--fsync off,on]
+ *
+ * The 10,000-call batch (memory per call, recovery after `kill -9`): bench/durable-big.ts.
  *
  * @module
  */
 import { parseArgs } from 'node:util';
+import { DBOS } from '@dbos-inc/dbos-sdk';
+import { DBOSExecutor } from '@dbos-inc/dbos-sdk/internal/dbos-executor';
 import * as v from 'valibot';
 import { defineTool, runTools, type ToolCall, type ToolJournal } from '../lib/index.ts';
-import { memoryJournal } from '../lib/testing.ts';
+import { dbosJournal } from '../lib/dbos/index.ts';
+import { startPostgres } from '../lib/dbos/postgres.ts';
 import { median, nowMs } from './harness.ts';
 
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '7' }, calls: { type: 'string', default: '200' }, 'dbos-calls': { type: 'string', default: '50' }, 'no-dbos': { type: 'boolean', default: false } },
+  options: { runs: { type: 'string', default: '5' }, calls: { type: 'string', default: '50,1000' }, fsync: { type: 'string', default: 'off,on' } },
 });
 const RUNS = Number(values.runs);
+const SIZES = values.calls.split(',').map(Number);
+const FSYNC = values.fsync.split(',') as Array<'off' | 'on'>;
 
-const noop = defineTool({ name: 'noop', input: v.object({ i: v.number() }), execute: async ({ i }) => `done ${i}` });
+const noopExecute = async ({ i }: { i: number }): Promise<string> => `done ${i}`;
+const noop = defineTool({ name: 'noop', input: v.object({ i: v.number() }), execute: noopExecute });
 const callsOf = (n: number): ToolCall[] => Array.from({ length: n }, (_, i) => ({ id: `c${i}`, name: 'noop', arguments: { i } }));
 
-/** Runs one batch to its end. */
-async function batch(calls: readonly ToolCall[], journal: ToolJournal | undefined): Promise<void> {
-  const run = runTools(calls, { tools: [noop], maxConcurrency: Infinity, ...(journal === undefined ? {} : { journal }) });
-  while ((await run.next()).done !== true);
-}
-
-/** µs per call of `once()` over `RUNS` runs after a warm-up: median, lowest, highest. */
-async function time(n: number, once: () => Promise<void>): Promise<{ median: number; low: number; high: number }> {
-  await once();
-  const perCall: number[] = [];
-  for (let r = 0; r < RUNS; r++) {
-    const t0 = nowMs();
-    await once();
-    perCall.push(((nowMs() - t0) * 1000) / n);
+async function drain(calls: readonly ToolCall[], concurrency: number, journal: ToolJournal | undefined, policy: 'run-again' | 'unknown'): Promise<number> {
+  const run = runTools(calls, { tools: [noop], maxConcurrency: concurrency, interruptedCalls: policy, ...(journal === undefined ? {} : { journal }) });
+  for (;;) {
+    const next = await run.next();
+    if (next.done === true) return next.value.messages.length;
   }
-  return { median: median(perCall), low: Math.min(...perCall), high: Math.max(...perCall) };
 }
 
-const rows: Array<[string, number, { median: number; low: number; high: number }]> = [];
-const n = Number(values.calls);
-const calls = callsOf(n);
-const plain = await time(n, () => batch(calls, undefined));
-rows.push(['plain', n, plain]);
-rows.push(['memoryJournal', n, await time(n, () => batch(calls, memoryJournal()))]);
+type Variant = 'no journal' | 'toolrun run-again' | 'toolrun unknown' | 'hand-written step';
+const VARIANTS: readonly Variant[] = ['no journal', 'toolrun run-again', 'toolrun unknown', 'hand-written step'];
 
-let dbosPlain: { median: number } | undefined;
-if (!values['no-dbos']) {
-  const { startPostgres } = await import('../lib/dbos/postgres.ts');
-  const { DBOS } = await import('@dbos-inc/dbos-sdk');
-  const { dbosJournal } = await import('../lib/dbos/index.ts');
-  const pg = await startPostgres();
+const workflows = {
+  'no journal': DBOS.registerWorkflow(async (calls: ToolCall[], c: number) => await drain(calls, c, undefined, 'run-again'), { name: 'bench-no-journal' }),
+  'toolrun run-again': DBOS.registerWorkflow(async (calls: ToolCall[], c: number) => await drain(calls, c, dbosJournal({ interruptedCalls: 'run-again' }), 'run-again'), { name: 'bench-run-again' }),
+  'toolrun unknown': DBOS.registerWorkflow(async (calls: ToolCall[], c: number) => await drain(calls, c, dbosJournal({ interruptedCalls: 'unknown' }), 'unknown'), { name: 'bench-unknown' }),
+  'hand-written step': DBOS.registerWorkflow(
+    async (calls: ToolCall[], c: number) => {
+      let next = 0;
+      const results: string[] = [];
+      const worker = async (): Promise<void> => {
+        while (next < calls.length) {
+          const i = next++;
+          results[i] = await DBOS.runStep(async () => await noopExecute(calls[i]!.arguments as { i: number }), { name: 'call' });
+        }
+      };
+      await Promise.all(Array.from({ length: c }, worker));
+      return results.length;
+    },
+    { name: 'bench-hand-written' },
+  ),
+} satisfies Record<Variant, (calls: ToolCall[], c: number) => Promise<number>>;
+
+interface Pool {
+  query(text: string, values?: readonly unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
+}
+const pool = (): Pool => (DBOSExecutor.globalInstance as unknown as { systemDatabase: { pool: Pool } }).systemDatabase.pool;
+
+interface Counters {
+  xid: bigint;
+  rows: number;
+  journalRows: number;
+  wal: string;
+}
+async function counters(): Promise<Counters> {
+  const { rows } = await pool().query(`SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xid, pg_current_wal_insert_lsn()::text AS wal,
+    (SELECT count(*) FROM dbos.workflow_status) + (SELECT count(*) FROM dbos.operation_outputs) AS rows,
+    (SELECT count(*) FROM toolrun.journal) AS journal`);
+  const r = rows[0]!;
+  return { xid: BigInt(String(r.xid)), rows: Number(r.rows), journalRows: Number(r.journal), wal: String(r.wal) };
+}
+async function walBytes(from: string, to: string): Promise<number> {
+  const { rows } = await pool().query('SELECT pg_wal_lsn_diff($2::pg_lsn, $1::pg_lsn)::float8 AS d', [from, to]);
+  return Number(rows[0]!.d);
+}
+
+interface Measured {
+  msPerCall: number[];
+  txPerCall: number[];
+  dbosRowsPerCall: number[];
+  journalRowsPerCall: number[];
+  walPerCall: number[];
+}
+
+async function measure(variant: Variant, n: number, concurrency: number): Promise<Measured> {
+  const calls = callsOf(n);
+  const m: Measured = { msPerCall: [], txPerCall: [], dbosRowsPerCall: [], journalRowsPerCall: [], walPerCall: [] };
+  for (let r = 0; r <= RUNS; r++) {
+    const before = await counters();
+    const t0 = nowMs();
+    const count = await (await DBOS.startWorkflow(workflows[variant])(calls, concurrency)).getResult();
+    const ms = nowMs() - t0;
+    const after = await counters();
+    if (count !== n) throw new Error(`${variant}: ${count} results for ${n} calls`);
+    if (r === 0) continue; // the warm-up
+    m.msPerCall.push(ms / n);
+    // The counters' own query takes no transaction id (read-only).
+    m.txPerCall.push(Number(after.xid - before.xid) / n);
+    m.dbosRowsPerCall.push((after.rows - before.rows) / n);
+    m.journalRowsPerCall.push((after.journalRows - before.journalRows) / n);
+    m.walPerCall.push((await walBytes(before.wal, after.wal)) / n);
+  }
+  return m;
+}
+
+const rows: string[][] = [];
+const fmtMs = (x: number): string => (x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3));
+const fmtN = (x: number): string => (Number.isInteger(x) ? String(x) : x.toFixed(2));
+
+for (const fsync of FSYNC) {
+  const settings = fsync === 'on' ? { fsync: 'on', synchronous_commit: 'on', full_page_writes: 'on' } : {};
+  const pg = await startPostgres({ settings });
   try {
     DBOS.setConfig({ name: 'toolrun-bench', systemDatabaseUrl: pg.databaseUrl('bench_dbos'), logLevel: 'error', applicationVersion: 'bench' });
-    const journaled = DBOS.registerWorkflow(async (batchCalls: ToolCall[]) => await batch(batchCalls, dbosJournal()), { name: 'bench-journaled' });
-    const unjournaled = DBOS.registerWorkflow(async (batchCalls: ToolCall[]) => await batch(batchCalls, undefined), { name: 'bench-plain' });
     await DBOS.launch();
-    const m = Number(values['dbos-calls']);
-    const dbosCalls = callsOf(m);
-    const inWorkflow = await time(m, async () => await (await DBOS.startWorkflow(unjournaled)(dbosCalls)).getResult());
-    dbosPlain = inWorkflow;
-    rows.push(['DBOS workflow, no journal', m, inWorkflow]);
-    rows.push(['DBOS workflow, dbosJournal', m, await time(m, async () => await (await DBOS.startWorkflow(journaled)(dbosCalls)).getResult())]);
-    rows.push([`(PostgreSQL ${pg.version})`, 0, { median: NaN, low: NaN, high: NaN }]);
+    // The journal's table is made on first use: once here, outside every measurement.
+    await DBOS.startWorkflow(workflows['toolrun run-again'])(callsOf(1), 1).then((h) => h.getResult());
+    for (const n of SIZES) {
+      for (const concurrency of [1, 8]) {
+        const byVariant = new Map<Variant, Measured>();
+        for (const variant of VARIANTS) byVariant.set(variant, await measure(variant, n, concurrency));
+        const hand = median(byVariant.get('hand-written step')!.msPerCall);
+        for (const variant of VARIANTS) {
+          const m = byVariant.get(variant)!;
+          const ms = median(m.msPerCall);
+          const ratio = variant.startsWith('toolrun') ? (ms / hand).toFixed(2) : '';
+          rows.push([
+            `fsync ${fsync}`,
+            String(n),
+            concurrency === 1 ? 'seq' : 'c8',
+            variant,
+            `${fmtMs(ms)} [${fmtMs(Math.min(...m.msPerCall))} – ${fmtMs(Math.max(...m.msPerCall))}]`,
+            ratio,
+            fmtN(median(m.txPerCall)),
+            fmtN(median(m.dbosRowsPerCall)),
+            fmtN(median(m.journalRowsPerCall)),
+            String(Math.round(median(m.walPerCall))),
+          ]);
+        }
+        process.stderr.write(`fsync ${fsync}, ${n} calls, concurrency ${concurrency}: done\n`);
+      }
+    }
+    rows.push([`(PostgreSQL ${pg.version}, fsync ${fsync})`]);
   } finally {
     await DBOS.shutdown();
     await pg.stop();
   }
 }
 
-const fmt = (us: number): string => (Number.isNaN(us) ? '' : us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(1)} µs`);
-console.log(`journaling cost per call (${RUNS} runs each, median [lowest – highest]; wall clock)`);
-for (const [name, calls_, t] of rows) {
-  if (calls_ === 0) {
-    console.log(`  ${name}`);
-    continue;
-  }
-  const base = name.startsWith('DBOS') ? dbosPlain : plain;
-  const added = base === undefined || name === 'plain' || name === 'DBOS workflow, no journal' ? '' : `   +${fmt(t.median - base.median)} per call`;
-  console.log(`  ${name.padEnd(28)} ${String(calls_).padStart(4)} calls  ${fmt(t.median).padStart(10)}  [${fmt(t.low)} – ${fmt(t.high)}]${added}`);
-}
+const head = ['server', 'N', 'conc', 'variant', `ms per call (median of ${RUNS} [low – high])`, '× hand', 'write tx/call', 'DBOS rows/call', 'journal rows/call', 'WAL B/call'];
+const table = [head, ...rows.filter((r) => r.length > 1)];
+const widths = head.map((_, i) => Math.max(...table.map((r) => (r[i] ?? '').length)));
+console.log('durable batch cost per call: wall clock, and what each call writes to PostgreSQL');
+for (const r of table) console.log(`  ${r.map((c, i) => (i >= 5 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ')}`);
+for (const r of rows.filter((r) => r.length === 1)) console.log(`  ${r[0]}`);
+console.log('  targets: toolrun ÷ hand-written ≤ 1.2 sequentially (seq), ≤ 1.0 at concurrency 8 (c8)');

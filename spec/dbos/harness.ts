@@ -92,3 +92,20 @@ export async function operations(workflowId: string): Promise<string[]> {
   const steps = (await DBOS.listWorkflowSteps(workflowId)) ?? [];
   return steps.map((s) => `${s.functionID} ${s.name}`);
 }
+
+/** A connection pool to DBOS's system database (where `toolrun.journal` lives), DBOS's own. */
+export interface SpecPool {
+  query(text: string, values?: readonly unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
+  connect(): Promise<{ query: SpecPool['query']; release(): void }>;
+}
+export async function systemPool(): Promise<SpecPool> {
+  const { DBOSExecutor } = await import('@dbos-inc/dbos-sdk/internal/dbos-executor');
+  return (DBOSExecutor.globalInstance as unknown as { systemDatabase: { pool: SpecPool } }).systemDatabase.pool;
+}
+
+/** The journal rows of a workflow's batch, in index order (the batch row, index -1, left out). */
+export async function journalRows(workflowId: string, scope = 'batch'): Promise<Array<{ idx: number; tool_call_id: string; attempt: string | null; decision: string | null; result: string | null; xmin: string }>> {
+  const pool = await systemPool();
+  const { rows } = await pool.query('SELECT idx, tool_call_id, attempt, decision, result, xmin::text AS xmin FROM toolrun.journal WHERE workflow_id = $1 AND scope = $2 AND idx >= 0 ORDER BY idx', [workflowId, scope]);
+  return rows as never;
+}
