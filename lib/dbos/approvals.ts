@@ -29,7 +29,7 @@ export interface DroppedApproval {
   readonly why: string;
 }
 
-/** One decision refused by `sendApproval`: its position in the array sent, its call index, and why. */
+/** One decision refused by `sendApproval`: its position in the array sent, its call index, and why, e.g. `{ position: 0, index: 1, why: 'call 1 is not pending (pending: 3)' }`. */
 export interface RefusedApproval {
   /** Its position in the `approvals` array passed to `sendApproval`. */
   readonly position: number;
