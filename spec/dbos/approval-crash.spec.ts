@@ -10,7 +10,9 @@
  * Checked after each recovery: every result the consumer was shown before the kill is the
  * batch's final result for that call (J3); no call that had finished — shown, or ended before
  * the batch paused — runs again; nobody is asked about a call whose decision was sent and
- * received (J12); the approval event is `[]` at the end.
+ * received (J12); the approval event is `[]` at the end. Also: two processes of the executor
+ * recovering the batch at once run each call at most once between them, and a process
+ * registered with other tools refuses to recover it (J13).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -125,7 +127,7 @@ describe('toolrun/dbos approvals under kill -9 (J3, J12)', () => {
         expect(result.messages.map((m) => m.toolCallId)).toEqual(['toolu_0', 'toolu_1', 'toolu_2', 'toolu_3', 'toolu_4']);
         expect(result.approvalRounds).toBe(2);
         // The kill came right after the consumer was shown call k's result: it and every earlier one were shown.
-        if (killAt !== 'wait') expect([...shown.keys()]).toEqual(Array.from({ length: killAt.result + 1 }, (_, i) => i));
+        if (typeof killAt === 'object' && 'result' in killAt) expect([...shown.keys()]).toEqual(Array.from({ length: killAt.result + 1 }, (_, i) => i));
         // Fails if a result the consumer saw comes back "outcome unknown" or from a second run
         // (a result carried into a later round with no journal entry).
         for (const [index, message] of shown) expect(result.messages[index], `call ${index}`).toEqual(message);
@@ -145,7 +147,7 @@ describe('toolrun/dbos approvals under kill -9 (J3, J12)', () => {
           }
         }
         // Under both policies, a call's result never comes from two runs of it.
-        for (let i = 0; i < 5; i++) expect(log.filter((e) => e.what === 'end' && e.index === i).length, `call ${i} ended twice`).toBeLessThanOrEqual(killAt === 'wait' || killAt.result > 0 ? 1 : 2);
+        for (let i = 0; i < 5; i++) expect(log.filter((e) => e.what === 'end' && e.index === i).length, `call ${i} ended twice`).toBeLessThanOrEqual(typeof killAt === 'object' && 'result' in killAt && killAt.result === 0 ? 2 : 1);
         // Fails if the approval event still lists a decided call: the restarted client asks again.
         for (const [position, entry] of log.entries()) {
           if (entry.what !== 'ask') continue;
@@ -156,6 +158,27 @@ describe('toolrun/dbos approvals under kill -9 (J3, J12)', () => {
       }, 300_000);
     }
   }
+
+  it("J-dbos-two-recoverers: two processes of the executor recover the batch at once ('run-again'): one of them runs it, no tool runs twice, both see the same result", async () => {
+    // Fails if both processes run the recovered workflow (a call in flight at the kill would
+    // start in each), or if their results differ.
+    const dir = join(root, `trial-${trials++}`);
+    mkdirSync(dir);
+    const runId = `approval-crash-${trials}-${process.pid}`;
+    const base = { databaseUrl: databaseUrl(), runId, dir, interruptedCalls: 'run-again' as const };
+    // Killed while call 2's tool runs: 'started', so the recovery runs it again — once.
+    const first = await attempt({ ...base, attempt: 0, killAt: { start: 2 } });
+    expect(first.frozen, first.stderr).toBe(true);
+    const [b, c] = await Promise.all([attempt({ ...base, attempt: 1 }), attempt({ ...base, attempt: 2 })]);
+    expect(b.done?.value, b.stderr).toBeDefined();
+    expect(c.done?.value, c.stderr).toBeDefined();
+    expect(c.done!.value).toEqual(b.done!.value);
+    const log = effects(dir);
+    for (let i = 0; i < 5; i++) expect(log.filter((e) => e.what === 'start' && e.index === i && e.attempt > 0).length, `call ${i} started in both recovering processes`).toBeLessThanOrEqual(1);
+    expect(log.filter((e) => e.what === 'start' && e.index === 2 && e.attempt > 0)).toHaveLength(1);
+    expect(b.done!.value!.messages.map((m) => m.toolCallId)).toEqual(['toolu_0', 'toolu_1', 'toolu_2', 'toolu_3', 'toolu_4']);
+    expect(b.done!.value!.outcomes).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
+  }, 300_000);
 
   it('J13 a process registered with another config refuses to recover the batch: DurableConfigMismatchError, and no tool runs there', async () => {
     // Fails if the recovering process, whose batch has other tools, runs on with them (the
