@@ -8,9 +8,11 @@
  *    your application, DBOS's `systemDatabaseUrl` is your own server's URL);
  * 2. starts a worker — this file again, with `--worker` — that runs five tool calls as a DBOS
  *    workflow with `dbosJournal()`: four emails and a slow report;
- * 3. kills the worker with SIGKILL once the first three emails are answered (so journaled:
- *    results are journaled in call order) and the report is running — placed on the events
- *    the worker prints, not on a clock;
+ * 3. kills the worker with SIGKILL once the first three emails are answered (so journaled: a
+ *    result is shown only once it is journaled) and the report is running — placed on the
+ *    events the worker prints, not on a clock (the fourth email, which ends while the report
+ *    runs, is journaled when it ends: replayed after the restart, or run again under its key
+ *    when the kill came before its write landed);
  * 4. starts the worker again with the same workflow id: DBOS recovers the workflow, the
  *    journaled calls are replayed (not run), the others run;
  * 5. prints each call's result and whether it was replayed, and what the mail service
@@ -139,9 +141,9 @@ async function main(): Promise<number> {
     if (!first.killed) return 1;
 
     const second = await startWorker({ ...config, attempt: 2 });
-    const startedBefore = first.events.flatMap((e) => (e.type === 'tool_execution_start' && !journaled.includes(e.index) ? [e.index] : []));
-    console.log(`attempt 2 (${second.exit}): calls ${startedBefore.join(', ')} had started with no journaled result, so they ran again with the same idempotency key`);
     const replayed = new Set(second.events.flatMap((e) => (e.type === 'tool_execution_end' && e.replayed === true ? [e.index] : [])));
+    const startedBefore = first.events.flatMap((e) => (e.type === 'tool_execution_start' && !replayed.has(e.index) ? [e.index] : []));
+    console.log(`attempt 2 (${second.exit}): calls ${startedBefore.join(', ')} had started with no journaled result, so they ran again with the same idempotency key`);
     const results = second.events.filter((e) => e.type === 'tool_result');
     for (const { index, message } of results) {
       const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');

@@ -26,8 +26,11 @@ import type { Tool, ToolCall, ToolResultMessage } from '../core/tool/tool.ts';
 import type { ToolApprovalResponse } from '../core/approval/approval.ts';
 import { queueJournal, queuedCallWorkflows, stepJournal, type QueuedCallResult } from './journal.ts';
 import { tableJournal } from './table-journal.ts';
+import { emitWarning } from '../core/values/platform.ts';
+import { ApprovalNotPendingError, configFingerprint, DurableConfigMismatchError, KEEP_DROPPED, matchDecisions, pendingOf, refusedOf, type DroppedApproval } from './approvals.ts';
 
 export { progressStreamKey } from './journal.ts';
+export { ApprovalNotPendingError, DurableConfigMismatchError, type DroppedApproval, type RefusedApproval } from './approvals.ts';
 
 /** @default 1000 */
 const DEFAULT_KEEP_PROGRESS = 1000;
@@ -164,8 +167,13 @@ function replyEntry<V>(name: string): JournalValueEntry<V> {
  */
 export const APPROVAL_TOPIC = 'toolrun.approval';
 /**
- * The DBOS event a paused durable batch sets to its pending `ToolApprovalRequest[]` (in call
- * order), and to `[]` once none is pending.
+ * The DBOS event that says which requests of a durable batch are pending — waiting for a
+ * person's decision — at every moment: its `ToolApprovalRequest[]` (in call order), set when
+ * the batch pauses, set again as soon as the batch has received decisions (to the requests
+ * still undecided), and `[]` once none is pending. Not set for a batch that never paused.
+ * A client restarted after a crash reads it and asks the person only about what it lists.
+ * (Between a decision's send and its receipt it still lists that call; `sendApproval` then
+ * sends the second decision, and the batch drops it: {@link APPROVAL_DROPPED_EVENT}.)
  *
  * @example
  * ```ts
@@ -173,6 +181,21 @@ export const APPROVAL_TOPIC = 'toolrun.approval';
  * ```
  */
 export const APPROVAL_EVENT = 'toolrun.approval.requests';
+
+/**
+ * The DBOS event a durable batch sets to the decisions it received on {@link APPROVAL_TOPIC}
+ * and dropped, because each answers no request pending when it was read (its call was
+ * decided already or is not deferred, its `toolCallId` names another call, it is not a
+ * decision): `DroppedApproval[]`, the newest 100. The workflow's process also emits a
+ * `ToolrunWarning` for each. A dropped decision never answers a later pause.
+ *
+ * @example
+ * ```ts
+ * const dropped = await DBOS.getEvent<DroppedApproval[]>(workflowId, APPROVAL_DROPPED_EVENT, { timeoutSeconds: 0 });
+ * for (const d of dropped ?? []) console.warn(`decision dropped: ${d.why}`);
+ * ```
+ */
+export const APPROVAL_DROPPED_EVENT = 'toolrun.approval.dropped';
 
 /**
  * A person's decision on a call of a paused durable batch, as {@link sendApproval} sends it
@@ -183,6 +206,8 @@ export const APPROVAL_EVENT = 'toolrun.approval.requests';
 export interface DurableApproval {
   /** The call's position in the batch (0-based), `ToolApprovalRequest.index`. */
   index: number;
+  /** When given, the pending request's `toolCallId` must be this one, or the decision is refused (dropped by the batch). */
+  toolCallId?: string;
   approved: boolean;
   /** With `approved: false`: why, told to the model. */
   reason?: string;
@@ -265,6 +290,14 @@ const listeners = new Map<string, (event: ToolEvent) => void>();
  * requests and waits for {@link sendApproval}; the decisions are journaled, so a recovered
  * run asks nobody again.
  *
+ * A recovery may run in **any** process of the application that registered the batch (DBOS
+ * re-enqueues a workflow whose process died, and any launched process may dequeue it), so
+ * register it with the same `tools`, `options.mode` and `interruptedCalls` everywhere. The
+ * batch journals its config (tool names, each tool's `executionMode`, `mode`,
+ * `interruptedCalls`; a policy function counts as "a function", whatever it does) as its
+ * first step, and a process registered otherwise fails the workflow with a
+ * {@link DurableConfigMismatchError} instead of running on.
+ *
  * @throws TypeError for a malformed config.
  * @example
  * ```ts
@@ -282,6 +315,7 @@ export function registerDurableBatch<const T extends readonly Tool[]>(config: Du
   const streamProgress = config.streamProgress === true;
   const queueName = config.queueName;
   const interruptedCalls = checkPolicy(config.interruptedCalls);
+  const fingerprint = configFingerprint(config.tools, (config.options as RunToolsOptions | undefined)?.mode, config.interruptedCalls);
 
   const baseOptions = (journal: ToolJournal): RunToolsOptions => ({
     ...(config.options as RunToolsOptions | undefined),
@@ -316,20 +350,37 @@ export function registerDurableBatch<const T extends readonly Tool[]>(config: Du
           ? tableJournal({ workflowId, scope, keepProgress, streamProgress, interruptedCalls })
           : queueJournal(callWorkflow, queueName, workflowId, round, calls);
       };
+      // The first operation: a recovery may run in any process of the application, and one
+      // registered with other tools or another policy must not go on (docs/adr/0045-durable-approvals-pending-only.md).
+      const recorded = await DBOS.runStep(async () => fingerprint, { name: 'toolrun:config' });
+      if (recorded !== fingerprint) throw new DurableConfigMismatchError(config.name, String(recorded), fingerprint);
       let { outcomes, batch } = await drain(runTools(calls, baseOptions(journalFor(0))), listener);
       let round = 0;
+      const dropped: DroppedApproval[] = [];
       while (batch.paused !== undefined) {
-        // Deterministic point: the paused batch has ended, so the event and the receive below
-        // take the same operation numbers on every attempt.
+        // Deterministic point: the paused batch has ended, so the events and the receives below
+        // take the same operation numbers on every attempt (a receive's message is journaled).
         const requests = batch.paused.requests;
         await DBOS.setEvent(APPROVAL_EVENT, requests);
-        let decisions: DurableApproval[] | null = null;
-        while (decisions === null) decisions = await DBOS.recv<DurableApproval[]>(APPROVAL_TOPIC, { timeoutSeconds: pollSeconds });
         const approvals: ToolApprovalResponse[] = [];
-        for (const request of requests) {
-          const d = Array.isArray(decisions) ? decisions.find((x) => x?.index === request.index) : undefined;
-          if (d !== undefined) approvals.push({ approvalId: request.approvalId, approved: d.approved === true, ...(typeof d.reason === 'string' ? { reason: d.reason } : {}) });
+        while (approvals.length === 0) {
+          const message = await DBOS.recv<unknown>(APPROVAL_TOPIC, { timeoutSeconds: pollSeconds });
+          if (message === null) continue;
+          // A decision answers only a request pending now: one for a call decided already, or
+          // not deferred, is dropped — visibly — and can never answer a later pause.
+          const matched = matchDecisions(message, requests);
+          approvals.push(...matched.accepted);
+          if (matched.dropped.length > 0) {
+            for (const d of matched.dropped) emitWarning(`toolrun/dbos: durable batch ${workflowId} dropped a decision: ${d.why}`);
+            dropped.push(...matched.dropped);
+            dropped.splice(0, Math.max(0, dropped.length - KEEP_DROPPED));
+            await DBOS.setEvent(APPROVAL_DROPPED_EVENT, dropped);
+          }
         }
+        // The event says what is pending as soon as decisions are in: a client that reads it
+        // now (one restarted after a crash) asks nobody about a call decided already.
+        const answered = new Set(approvals.map((a) => a.approvalId));
+        await DBOS.setEvent(APPROVAL_EVENT, requests.filter((r) => !answered.has(r.approvalId)));
         round++;
         const resumed = await drain(runTools(calls, { ...baseOptions(journalFor(round)), resume: { state: batch.paused.state, approvals } } as RunToolsOptions), listener);
         outcomes = mergeOutcomes(outcomes, resumed.outcomes, batch.messages.length);
@@ -421,7 +472,15 @@ export interface SendApprovalOptions {
  * resumes — in whichever process runs or recovers it. Calls not decided stay pending (the
  * batch waits again, with {@link APPROVAL_EVENT} set to what is still pending).
  *
- * @throws TypeError for a malformed decision; DBOS's error when the workflow does not exist.
+ * It first reads {@link APPROVAL_EVENT}, and sends nothing when a decision answers no request
+ * pending there: a call decided already (a client restarted after a crash, asking again), a
+ * call not deferred (the batch not paused yet, or ended), two decisions for one call, or a
+ * `toolCallId` that is not the call's. A decision that still reaches the batch for a request
+ * no longer pending (sent in the moment before the event was updated, or with `DBOS.send`
+ * directly) is dropped there ({@link APPROVAL_DROPPED_EVENT}), so it never answers a later pause.
+ *
+ * @throws TypeError for a malformed decision; {@link ApprovalNotPendingError} when a decision
+ *   answers no pending request; DBOS's error when the workflow does not exist.
  * @example
  * ```ts
  * const pending = await DBOS.getEvent<ToolApprovalRequest[]>(workflowId, APPROVAL_EVENT);
@@ -432,11 +491,15 @@ export async function sendApproval(workflowId: string, approvals: readonly Durab
   if (typeof workflowId !== 'string' || workflowId === '') throw new TypeError('sendApproval: workflowId must be a non-empty string');
   if (!Array.isArray(approvals)) throw new TypeError('sendApproval: approvals must be an array of { index, approved, reason? }');
   const clean = approvals.map((a, i) => {
-    if (typeof a !== 'object' || a === null || !Number.isInteger(a.index) || a.index < 0 || typeof a.approved !== 'boolean') {
-      throw new TypeError(`sendApproval: approvals[${i}] must be { index: non-negative integer, approved: boolean, reason?: string }`);
+    if (typeof a !== 'object' || a === null || !Number.isInteger(a.index) || a.index < 0 || typeof a.approved !== 'boolean' || (a.toolCallId !== undefined && typeof a.toolCallId !== 'string')) {
+      throw new TypeError(`sendApproval: approvals[${i}] must be { index: non-negative integer, approved: boolean, reason?: string, toolCallId?: string }`);
     }
-    return { index: a.index, approved: a.approved, ...(typeof a.reason === 'string' ? { reason: a.reason } : {}) };
+    return { index: a.index, approved: a.approved, ...(typeof a.reason === 'string' ? { reason: a.reason } : {}), ...(a.toolCallId === undefined ? {} : { toolCallId: a.toolCallId }) };
   });
+  const event = options.client !== undefined ? await options.client.getEvent<unknown>(workflowId, APPROVAL_EVENT, { timeoutSeconds: 0 }) : await DBOS.getEvent<unknown>(workflowId, APPROVAL_EVENT, { timeoutSeconds: 0 });
+  const pending = pendingOf(event);
+  const refused = refusedOf(clean, pending);
+  if (refused.length > 0) throw new ApprovalNotPendingError(workflowId, refused, pending.map((r) => r.index));
   if (options.client !== undefined) await options.client.send(workflowId, clean, APPROVAL_TOPIC, options.idempotencyKey);
   else await DBOS.send(workflowId, clean, APPROVAL_TOPIC, options.idempotencyKey);
 }

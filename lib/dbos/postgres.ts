@@ -47,6 +47,14 @@ export interface PostgresServer {
   databaseUrl(name: string): string;
   /** Stops the server (immediate shutdown: the data is thrown away) and removes the temp folder. Idempotent; never rejects. */
   stop(): Promise<void>;
+  /**
+   * Stops the server (a fast shutdown: every connection is cut, the data is written out — an
+   * immediate one could lose it, since the throwaway server runs with `fsync` off), awaits
+   * `whileDown` when given, and starts it again on the same port and data: what a database
+   * restart does to the processes using it.
+   * @throws Error when the server cannot be stopped or started again (with the tail of its log).
+   */
+  restart(whileDown?: () => Promise<void>): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -121,12 +129,15 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     const settings = { ...defaultSettings, ...options.settings, listen_addresses: '127.0.0.1', unix_socket_directories: root };
     const startStarted = performance.now();
     let port = 0;
+    const start = (): Promise<string> => {
+      const flags = [...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]), '-p', String(port)];
+      return exec(join(binDir!, 'pg_ctl'), ['start', '-w', '-t', '60', '-D', dataDir, '-l', join(root, 'postgres.log'), '-o', flags.map(quote).join(' ')], user, root);
+    };
     // A free port can be taken between the probe and the bind by another process: try again.
     for (let attempt = 1; ; attempt++) {
       port = await freePort();
-      const flags = [...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]), '-p', String(port)];
       try {
-        await exec(join(binDir, 'pg_ctl'), ['start', '-w', '-t', '60', '-D', dataDir, '-l', join(root, 'postgres.log'), '-o', flags.map(quote).join(' ')], user, root);
+        await start();
         break;
       } catch (error) {
         const log = tail(join(root, 'postgres.log'));
@@ -144,7 +155,14 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
         rmSync(root, { recursive: true, force: true });
         running.delete(record);
       })());
-    return { url: databaseUrl('postgres'), port, dataDir, binDir, version, timings: { initdbMs, startMs }, databaseUrl, stop, [Symbol.asyncDispose]: stop };
+    const restart = async (whileDown?: () => Promise<void>): Promise<void> => {
+      await exec(join(binDir!, 'pg_ctl'), ['stop', '-m', 'fast', '-w', '-D', dataDir], user, root);
+      await whileDown?.();
+      await start().catch((error: unknown) => {
+        throw new Error(`${(error as Error).message}\nserver log:\n${tail(join(root, 'postgres.log'))}`);
+      });
+    };
+    return { url: databaseUrl('postgres'), port, dataDir, binDir, version, timings: { initdbMs, startMs }, databaseUrl, stop, restart, [Symbol.asyncDispose]: stop };
   } catch (error) {
     killPostmaster(dataDir);
     rmSync(root, { recursive: true, force: true });

@@ -30,7 +30,10 @@ const quick = defineTool({
     starts.push(`quick ${n}`);
     (keys[`quick ${n}`] ??= []).push(ctx.idempotencyKey ?? '-');
     yield { n, half: true };
-    if (n === 3 && attempt === 0) threeRan.open();
+    if (n === 3 && attempt === 0) {
+      threeRan.open();
+      await never.promise;
+    }
     return `quick ${n} done (attempt ${attempt})`;
   },
 });
@@ -106,7 +109,7 @@ describe('registerDurableBatch with runTools (J)', () => {
         if (event.index === 1) twoReleased.open();
       },
     });
-    await Promise.all([twoReleased.promise, threeRan.promise]); // calls 0 and 1 committed; 2 holds; 3 ran, uncommitted behind it
+    await Promise.all([twoReleased.promise, threeRan.promise]); // calls 0 and 1 committed; 2 and 3 are running
     attempt = 1;
     await DBOS.shutdown();
     await DBOS.launch();

@@ -63,8 +63,8 @@ async function drain(calls: readonly ToolCall[], journal: ToolJournal, policy: '
   }
 }
 
-describe('toolrun/dbos journal table (J20–J22)', () => {
-  it("J20 one row write per call under 'run-again' (its result), two under 'unknown' (start marker, result); one row per call", async () => {
+describe('toolrun/dbos journal table (J14–J16)', () => {
+  it("J14 one row write per call under 'run-again' (its result), two under 'unknown' (start marker, result); one row per call", async () => {
     // Fails if a call writes more than its result under 'run-again' (a marker or a second
     // write), or no start marker under 'unknown' (an interrupted call would look new and run again).
     for (const [policy, perCall] of [['run-again', 1], ['unknown', 2]] as const) {
@@ -79,7 +79,7 @@ describe('toolrun/dbos journal table (J20–J22)', () => {
     }
   }, 60_000);
 
-  it('J20 group commit: results committed while the writer\'s statement is in flight go to PostgreSQL as one transaction, whatever order the calls commit in', async () => {
+  it('J14 group commit: results committed while the writer\'s statement is in flight go to PostgreSQL as one transaction, whatever order the calls commit in', async () => {
     // The in-flight write is held by a real lock on the table (another session's SHARE ROW
     // EXCLUSIVE lock blocks every INSERT): call 0's result waits in PostgreSQL while calls 7…1
     // commit, in that order, each in its own turn of the event loop. Fails if each commit is its
@@ -122,7 +122,7 @@ describe('toolrun/dbos journal table (J20–J22)', () => {
     expect(new Set(rows.slice(1).map((r) => r.xmin)).size).toBe(1);
   }, 60_000);
 
-  it('J20 a connection lost under a write: the write is sent again once the database answers, the call committed once, nothing failed', async () => {
+  it('J14 a connection lost under a write: the write is sent again once the database answers, the call committed once, nothing failed', async () => {
     // Call 0's result is held on a table lock; its server process is then terminated (the
     // connection dies mid-statement, as at a PostgreSQL restart). Fails if the lost connection
     // fails the commit (the run would throw a JournalError), or if the write sent again is
@@ -156,7 +156,7 @@ describe('toolrun/dbos journal table (J20–J22)', () => {
     expect((JSON.parse(rows[0]!.result!) as { result: JournaledResult }).result).toEqual(resultOf(0));
   }, 60_000);
 
-  it('J21 a truncated or malformed result row, a bad decision, or a workflow id reused with other calls: a JournalError naming the call, nothing run, nothing overwritten', async () => {
+  it('J15 a truncated or malformed result row, a bad decision, or a workflow id reused with other calls: a JournalError naming the call, nothing run, nothing overwritten', async () => {
     // Fails if a bad row is replayed (or crashes the run with something other than a
     // JournalError), if the call is run instead, or if the row is overwritten.
     const pool = await systemPool();
@@ -182,7 +182,7 @@ describe('toolrun/dbos journal table (J20–J22)', () => {
     }
   }, 60_000);
 
-  it('J22 two attempts of one batch at once: no call runs twice, and an attempt that lost the batch fails naming the other attempt', async () => {
+  it('J16 two attempts of one batch at once: no call runs twice, and an attempt that lost the batch fails naming the other attempt', async () => {
     // Two journals of one workflow's batch (two processes recovering it), started 0–5 turns
     // of the event loop apart, under 'unknown'; no call ends before both have read the batch.
     // Fails if a call runs in both (the claim, or the writer a row expects, not checked), or

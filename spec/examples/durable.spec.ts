@@ -31,7 +31,7 @@ describe('examples/durable/batch.ts', () => {
   // Fails if the example's own checks fail (a call answered twice or out of order, an email sent twice).
   it('exits 0 and says every call was answered once, in call order, each email sent once, no journaled call ran again', () => {
     expect(run.code, `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`).toBe(0);
-    expect(run.stdout).toMatch(/^replayed: 0, 1, 2; every call answered once, in call order: yes; each email sent once: yes; a journaled call ran again: no$/m);
+    expect(run.stdout).toMatch(/^replayed: 0, 1, 2(, 4)?; every call answered once, in call order: yes; each email sent once: yes; a journaled call ran again: no$/m);
   });
 
   // Fails if the kill is not placed after calls 0–2 were answered, or the worker is not killed at all.
@@ -41,14 +41,15 @@ describe('examples/durable/batch.ts', () => {
   });
 
   // Fails if the journal is not read on the restart (calls 0–2 would say "ran"), or a result goes to the wrong call.
-  it('the second worker replays calls 0–2 from the journal and runs 3 and 4; results in call order', () => {
+  it('the second worker replays calls 0–2 from the journal and runs 3 (4 is replayed or run again); results in call order', () => {
     const lines = run.stdout.split('\n').filter((line) => line.startsWith('  call_'));
     expect(lines).toEqual([
       '  call_0 replayed from the journal: sent to ann@example.com',
       '  call_1 replayed from the journal: sent to bob@example.com',
       '  call_2 replayed from the journal: sent to cy@example.com',
       '  call_3 ran: report of 4 rows',
-      '  call_4 ran: sent to dee@example.com',
+      // Journaled when it ended, while the report ran: replayed, unless the kill came before its write landed.
+      expect.stringMatching(/^ {2}call_4 (ran|replayed from the journal): sent to dee@example\.com$/),
     ]);
   });
 

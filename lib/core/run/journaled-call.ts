@@ -31,7 +31,7 @@ export class JournaledCall {
   unknown = false;
   /** The prior of an `'ended'` call: replayed, never committed (J4). */
   replay: EndedPrior | undefined;
-  /** What is committed at the call's release: set when the call ends. */
+  /** What is committed: set when the call ends, and committed then (release.ts `place`). */
   result: JournaledResult | undefined;
   /** False while the call's commit is pending: its `tool_result` waits for it (J3). */
   ready = true;

@@ -4,10 +4,17 @@
  * journaled run, each result's commit before its event (J3).
  *
  * ```
- * Run.#end(call i) ─ place(record) ─▶ ReorderBuffer ─ calls 0…i all ended ─▶ release: state Released,
- *                                      (held ahead of a gap)                 messages[i], tool_result → outbox
- *                                                                            (journaled: commit, then the event)
+ * Run.#end(call i) ─ place(record) ─▶ (journaled: commit now) ─▶ ReorderBuffer ─ calls 0…i all ended ─▶ release: state Released,
+ *                                                                 (held ahead of a gap)                messages[i], tool_result → outbox
+ *                                                                                                      (journaled: once its commit settled)
  * ```
+ *
+ * Why a journaled call is committed when it ends and not when it is released: a result held
+ * ahead of a gap — behind a slow call, or behind a call deferred for approval, where it then
+ * waits in the paused batch's state for as long as the person takes — lives only in this
+ * process until it is committed; a crash meanwhile would lose a call that had finished. The
+ * engine's operations are still issued in call order, at `open` (J1): a commit only settles
+ * what `open` issued, so its moment does not change an engine's sequence.
  *
  * It decides nothing about which call runs when: the run's scheduling reads {@link next}
  * (the frontier) to let an exclusive call start (S3).
@@ -59,9 +66,9 @@ export class InOrderRelease {
   /** True once `beforeToolCall` blocked a call with `terminate: true` (P6); only goes from false to true. */
   #blockTerminated = false;
   // --- the journal (J3): used only when the owner's `journal` is set
-  /** Commits called and not settled; while above 0, released results wait in `#unsent`. */
+  /** Commits called and not settled, of calls released or not: the run is not finished while above 0. */
   #committing = 0;
-  /** Results released while a commit was pending, in call order, from `#unsentHead` on; each is emitted once every commit up to it settled. */
+  /** Results released whose own commit, or an earlier result's, had not settled: in call order, from `#unsentHead` on; each is emitted once its own commit and every earlier one settled. */
   #unsent: { event: ToolResultEvent; journaled: JournaledCall | undefined }[] | undefined;
   #unsentHead = 0;
 
@@ -114,9 +121,13 @@ export class InOrderRelease {
     else if (kind === 'rejected') this.#blockTerminated = true;
   }
 
-  /** An ended call (`record` already `Ended`): its `tool_result` now if every earlier call has ended, else when they have (O2). */
+  /**
+   * An ended call (`record` already `Ended`): in a journaled run its commit is called now
+   * (J3); its `tool_result` comes now if every earlier call has ended, else when they have (O2).
+   */
   place(record: CallRecord, message: ToolResultMessage): void {
     record.message = message;
+    if (this.#owner.journal !== undefined) this.#commit(record);
     // The common case — the next in call order — is released at once, the buffer holding nothing.
     if (this.#buffer.push(record.index, record) === 0) return;
     for (let ready = this.#buffer.shift(); ready !== undefined; ready = this.#buffer.shift()) this.#release(ready);
@@ -133,32 +144,41 @@ export class InOrderRelease {
   }
 
   /**
-   * Release in a journaled run (J3): the call's commit is called now — releases come in call
-   * order — and its `tool_result` is emitted once that commit and every earlier one settled.
-   * Replayed calls, and calls answered without an entry, commit nothing.
+   * J3: an ended call's commit, called as it ends (in completion order), so that no result
+   * lives only in memory while it waits for an earlier call — or for a person, in a paused
+   * batch's state. Replayed calls, and calls answered without an entry, commit nothing;
+   * nothing is committed once the journal failed.
+   */
+  #commit(record: CallRecord): void {
+    const owner = this.#owner;
+    const journaled = record.journal;
+    if (owner.journalError !== undefined || journaled === undefined || journaled.result === undefined) return;
+    let settled: unknown;
+    try {
+      settled = journaled.entry.commit(journaled.result);
+    } catch (error) {
+      owner.journalFailed(record, 'commit', error);
+      return;
+    }
+    if (!isPromiseLike(settled)) return;
+    journaled.ready = false;
+    this.#committing++;
+    Promise.resolve(settled).then(
+      () => owner.post(record, { kind: 'committed' }),
+      (error: unknown) => owner.post(record, { kind: 'commit-failed', error }),
+    );
+  }
+
+  /**
+   * Release in a journaled run (J3): the call's `tool_result` is emitted once its own commit
+   * (called when it ended) and every earlier result's have settled, in call order.
    */
   #releaseJournaled(record: CallRecord, event: ToolResultEvent): void {
     const owner = this.#owner;
     if (owner.journalError !== undefined) return;
     const journaled = record.journal;
-    if (journaled !== undefined && journaled.result !== undefined) {
-      let settled: unknown;
-      try {
-        settled = journaled.entry.commit(journaled.result);
-      } catch (error) {
-        owner.journalFailed(record, 'commit', error);
-        return;
-      }
-      if (isPromiseLike(settled)) {
-        journaled.ready = false;
-        this.#committing++;
-        Promise.resolve(settled).then(
-          () => owner.post(record, { kind: 'committed' }),
-          (error: unknown) => owner.post(record, { kind: 'commit-failed', error }),
-        );
-      }
-    }
-    if (this.#committing === 0) {
+    const unsent = this.#unsent;
+    if ((unsent === undefined || this.#unsentHead === unsent.length) && (journaled === undefined || journaled.ready)) {
       owner.outbox.push(event);
       return;
     }

@@ -8,7 +8,9 @@
  * handed out, and calls are handed out in call order.** Engines that match their journal by
  * operation number (DBOS, Temporal, Restate) then see the same sequence of operations on
  * every attempt, whatever order the calls finish in; an engine that issued them when calls
- * finished would hand one call's result to another after a crash.
+ * finished would hand one call's result to another after a crash. `commit` comes when the
+ * call ends, in completion order: it settles what `open` issued, and it comes before the
+ * call's `tool_result`, so no result the consumer saw is lost.
  *
  * States of one call's entry, as the run sees them:
  *
@@ -91,10 +93,14 @@ export interface JournalEntry {
   /** Journals a person's decision (from `approve`, or a resume's `approvals`) before the call runs, so nobody is asked twice (contract J6). */
   decide(decision: JournaledDecision): void | PromiseLike<void>;
   /**
-   * Journals the call's finalized result. Called once, in call order (at the call's
-   * release); the call's `tool_result` is emitted once it settles. Not called for a call
-   * whose prior was `'ended'`. A rejection fails the run (the generator throws it): a result
-   * that cannot be journaled is never handed to the consumer.
+   * Journals the call's finalized result. Called once, when the call ends — so in the order
+   * calls finish, at any time after `open` — and before its `tool_result` is emitted: the
+   * event waits until this commit and every earlier call's have settled, so a result the
+   * consumer saw is always one the journal holds. A result waiting for an earlier call (or in
+   * a batch paused for approval) is committed already. Not called for a call whose prior was
+   * `'ended'`. A rejection fails the run (the generator throws it): a result that cannot be
+   * journaled is never handed to the consumer. An engine that numbers its operations issued
+   * this one in `open`; `commit` only settles it.
    */
   commit(result: JournaledResult): void | PromiseLike<void>;
 }

@@ -4,7 +4,8 @@
  * it is handed out, in call order (J1), its progress is handed to the entry (J7), and what
  * its end carries becomes what is committed (J3). Only a run with `options.journal` has this
  * participant. The journaled prepare (the entry's prior, J4, J5) is a stage of its own
- * (stages/journal.ts); the commit waits in the in-order release (release.ts).
+ * (stages/journal.ts); the commit is called by the in-order release as the call ends, and
+ * the call's `tool_result` waits for it there (release.ts).
  *
  * @module
  */
