@@ -424,3 +424,58 @@ function checkKeep(keep: number | undefined): number {
   if (!Number.isInteger(keep) || keep < 0) throw new TypeError(`toolrun/dbos: keepProgress must be a non-negative integer, received ${String(keep)}`);
   return keep;
 }
+
+/** Options of {@link recoverWorker}. */
+export interface RecoverWorkerOptions {
+  /** Act through this client (an operator's script, a process that has not launched DBOS). @default DBOS, launched in this process */
+  client?: DBOSClient;
+  /**
+   * Hand back only the workflows of this application version (what DBOS's own recovery at
+   * launch does: a process runs only its own version's workflows).
+   * @default without `client`: this process's `DBOS.applicationVersion`; with one: every version
+   */
+  applicationVersion?: string;
+}
+
+/**
+ * Hands the workflows a dead DBOS process held back to their queues, so the other processes
+ * take them over — what `DBOS.launch()` does for its own executor id when a process comes
+ * back, for a process that will not (its machine is gone, a replacement got a new executor
+ * id). In queue mode: every call the dead worker had dequeued and not finished goes back on
+ * its queue, and a live worker runs it from its journal — a call whose result was journaled
+ * is not run again; a call it was running is run again with the same `ctx.idempotencyKey`
+ * (`'run-again'`) or answered "outcome unknown" (`'unknown'`). A batch it was orchestrating
+ * goes to DBOS's internal queue and is recovered by any live process of its version.
+ *
+ * Only for an executor known to be dead (killed, its machine gone): a live one would have a
+ * second copy of its running workflows started beside it (DBOS stops the stale copy at its
+ * next write, but a tool it was running may run twice). A recovered workflow's count of
+ * recovery attempts starts again at 0 (DBOS's `resumeWorkflows`). Why it is called and never
+ * automatic: docs/adr/0056-recover-worker.md.
+ *
+ * @param executorId the dead process's DBOS executor id (`executorID` in its DBOS config, or `DBOS__VMID`)
+ * @returns the ids of the workflows handed back (none when it held none)
+ * @throws TypeError for an empty `executorId`; DBOS's error when the database cannot be reached.
+ * @example
+ * ```ts
+ * // An operator's script, after the machine of executor 'worker-3' was lost:
+ * const client = await DBOSClient.create({ systemDatabaseUrl });
+ * await recoverWorker('worker-3', { client, applicationVersion: 'v42' });
+ * await client.destroy();
+ * ```
+ */
+export async function recoverWorker(executorId: string, options: RecoverWorkerOptions = {}): Promise<string[]> {
+  if (typeof executorId !== 'string' || executorId === '') throw new TypeError('recoverWorker: executorId must be a non-empty string');
+  const version = options.applicationVersion ?? (options.client === undefined ? DBOS.applicationVersion : undefined);
+  const query = { executorId, status: 'PENDING' as const, loadInput: false, loadOutput: false, ...(version === undefined ? {} : { applicationVersion: version }) };
+  const held = options.client !== undefined ? await options.client.listWorkflows(query) : await DBOS.listWorkflows(query);
+  // Each back on its own queue (a workflow started without one: DBOS's internal queue).
+  const byQueue = new Map<string | undefined, string[]>();
+  for (const w of held) byQueue.set(w.queueName, [...(byQueue.get(w.queueName) ?? []), w.workflowID]);
+  for (const [queueName, ids] of byQueue) {
+    const opts = queueName === undefined ? {} : { queueName };
+    if (options.client !== undefined) await options.client.resumeWorkflows(ids, opts);
+    else await DBOS.resumeWorkflows(ids, opts);
+  }
+  return held.map((w) => w.workflowID);
+}

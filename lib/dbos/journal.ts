@@ -193,12 +193,30 @@ export interface QueuedCallResult {
 }
 
 /**
+ * How often a result step polls for the call it waits on, in ms. DBOS's default (1 s) is
+ * paid every time the orchestrator catches up with the workers — on a batch of short calls,
+ * most of the batch's time (bench/durable-workers.ts); one row read per poll, for the one
+ * call the batch waits on.
+ */
+const RESULT_POLL_MS = 50;
+/**
+ * Most results of later calls one result step reads along with its own: the calls after it
+ * that have already ended, in call order, each then answered without an operation of its
+ * own (docs/adr/0055-queue-results-read-ahead.md).
+ */
+const READ_AHEAD = 64;
+
+/**
  * The orchestrator's journal in queue mode. When it is made, it starts every call of the
  * batch as its own workflow on the queue (child workflows with deterministic ids
  * `<workflowId>:call:<index>`, so a re-run after a crash attaches to them instead of
- * enqueueing again), all at once and in call order; call *i*'s entry then waits for that
- * workflow's result in a step, issued in `open()`. Every call is executed and journaled by a
- * worker; here every call is answered from the journal.
+ * enqueueing again), all at once and in call order. Every call is executed and journaled by
+ * a worker; here every call is answered from the journal: call *i*'s entry waits for that
+ * workflow's result in a step (`toolrun:queue:<i>:result`, issued in `open()`), which also
+ * returns the results of the calls right after *i* that have already ended (up to
+ * {@link READ_AHEAD}); those calls' entries take their result from it and issue nothing. The
+ * steps' recorded outputs decide which calls issue a step, so a replay issues the same
+ * operations (docs/adr/0055-queue-results-read-ahead.md).
  *
  * Why every call is enqueued up front and not in `open()`: the run hands call *i*+1 out only
  * once call *i*'s prior is known (P1, J2), and here a prior is the call's result, so
@@ -220,18 +238,44 @@ export function queueJournal(
     start.catch(() => undefined);
     return start;
   });
+  /** Results read ahead by an earlier call's step, by call index, until that call is opened. */
+  const ahead = new Map<number, QueuedCallResult>();
   return {
     open(call: JournalCall): JournalEntry {
       const id = idOf(call.index);
       const start = started[call.index];
       if (start === undefined) throw new RangeError(`toolrun/dbos: queue journal asked for call ${call.index}, but the batch has ${calls.length} calls`);
-      const result = DBOS.runStep(
-        async () => {
-          await start;
-          return await DBOS.getResult<QueuedCallResult>(id);
-        },
-        { name: `toolrun:queue:${call.index}:result` },
-      );
+      let result: Promise<QueuedCallResult | null>;
+      const read = ahead.get(call.index);
+      if (read !== undefined) {
+        ahead.delete(call.index);
+        result = Promise.resolve(read);
+      } else {
+        const step = DBOS.runStep(
+          async (): Promise<Array<QueuedCallResult | null>> => {
+            await start;
+            const own = await DBOS.getResult<QueuedCallResult>(id, { pollingIntervalMs: RESULT_POLL_MS });
+            const later: string[] = [];
+            for (let i = call.index + 1; i < Math.min(calls.length, call.index + 1 + READ_AHEAD); i++) later.push(idOf(i));
+            if (own === null || later.length === 0) return [own];
+            const ended = await DBOS.listWorkflows({ workflowIDs: later, status: 'SUCCESS', loadInput: false, loadOutput: true });
+            const outputs = new Map(ended.map((w) => [w.workflowID, w.output as QueuedCallResult]));
+            const results: Array<QueuedCallResult | null> = [own];
+            // Only the calls right after this one: the next call not ended yet issues its own step.
+            for (const laterId of later) {
+              const output = outputs.get(laterId);
+              if (output === undefined || output === null) break;
+              results.push(output);
+            }
+            return results;
+          },
+          { name: `toolrun:queue:${call.index}:result` },
+        );
+        result = step.then((results) => {
+          results.slice(1).forEach((r, n) => r !== null && ahead.set(call.index + 1 + n, r));
+          return results[0] ?? null;
+        });
+      }
       const prior: Promise<JournalPrior> = result.then((r) => {
         if (r === null) throw new Error(`toolrun/dbos: queued call ${call.index} (workflow ${id}) returned no result`);
         return { state: 'ended', result: r.result, ...(r.progress === undefined ? {} : { progress: r.progress }) };

@@ -149,7 +149,8 @@ async function journaledNow(client: DBOSClient, runId: string, calls: number, ki
     if (steps.some((s) => s.name === `toolrun:batch:${i}:result`)) snapshot.ended.add(i);
   }
   const own = (await client.listWorkflowSteps(runId)) ?? [];
-  snapshot.orchestratorResults = own.filter((s) => /^toolrun:queue:\d+:result$/.test(s.name)).length;
+  // A result step returns its own call's result and those of the ended calls after it (read ahead).
+  snapshot.orchestratorResults = own.filter((s) => /^toolrun:queue:\d+:result$/.test(s.name)).reduce((n, s) => n + (Array.isArray(s.output) ? s.output.length : 1), 0);
   return snapshot;
 }
 
