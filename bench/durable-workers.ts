@@ -8,7 +8,7 @@
  * that waits `--tool-ms` ms, timed from `start` to its result; then kills them. Rounds rotate
  * the order of the K's, so a noisy neighbour on the machine hits every K alike.
  *
- *   npm run bench:workers -- [--calls 2000] [--workers 1,2,4] [--runs 3] [--concurrency 10] [--poll-ms 50] [--tool-ms 20]
+ *   npm run bench:workers -- [--calls 2000] [--workers 1,2,4] [--runs 3] [--concurrency 2] [--poll-ms 50] [--tool-ms 20]
  *
  * Printed per K: calls/s over the runs (median [lowest – highest]), the CPU each call cost
  * (ms per call, median over the runs: orchestrator, workers, PostgreSQL, their sum — the
@@ -39,7 +39,7 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '2000' },
     workers: { type: 'string', default: '1,2,4' },
     runs: { type: 'string', default: '3' },
-    concurrency: { type: 'string', default: '10' },
+    concurrency: { type: 'string', default: '2' },
     'poll-ms': { type: 'string', default: '50' },
     'tool-ms': { type: 'string', default: '20' },
   },

@@ -22,7 +22,7 @@ import type { RunToolsOptions } from '../core/run/options.ts';
 import { runTools } from '../core/run/run-tools.ts';
 import type { Tool, ToolCall, ToolResultMessage } from '../core/tool/tool.ts';
 import type { ToolApprovalResponse } from '../core/approval/approval.ts';
-import { queueJournal, queuedCallWorkflows, stepJournal, type QueuedCallResult } from './journal.ts';
+import { queueJournal, queuedCallJournal, queuedCallWorkflows, stepJournal, type QueuedCallResult } from './journal.ts';
 
 export { progressStreamKey } from './journal.ts';
 
@@ -266,7 +266,10 @@ export function registerDurableBatch<const T extends readonly Tool[]>(config: Du
   // Queue mode: one call as its own workflow, run by whichever process dequeues it.
   const callWorkflow = DBOS.registerWorkflow(
     async (call: ToolCall, index: number, keyBase: string): Promise<QueuedCallResult> => {
-      const journal = stepJournal({ scope: 'batch', keyBase, indexOffset: index, keepProgress, streamProgress });
+      // A progress stream is written from stepJournal's result step; without one, one step per call.
+      const journal = streamProgress
+        ? stepJournal({ scope: 'batch', keyBase, indexOffset: index, keepProgress, streamProgress })
+        : queuedCallJournal({ scope: 'batch', keyBase, indexOffset: index });
       let progress: unknown[] | undefined;
       const run = runTools([call], baseOptions(capture(journal, (p) => (progress = p))));
       const { outcomes, batch } = await drain(run, undefined);

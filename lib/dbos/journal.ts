@@ -180,6 +180,33 @@ function openEntry(call: JournalCall, settings: JournalSettings): JournalEntry {
   };
 }
 
+/**
+ * The journal of a queued call's own workflow (queue mode, without `streamProgress`): one
+ * step per call, `toolrun:<scope>:<i>:started`, which returns this attempt's nonce as
+ * {@link stepJournal}'s does. The call's result is not a step of its own: it is the call
+ * workflow's output, which DBOS records when the workflow returns and which the orchestrator
+ * reads. A workflow that returned is never run again, so a later attempt of the call finds
+ * its start and no result: `'started'`, and `interruptedCalls` decides. A `decision` step
+ * would have nothing to record: a queued call that needs approval fails its workflow. One
+ * DBOS operation per call instead of three (docs/adr/0057-queued-call-one-step.md).
+ */
+export function queuedCallJournal(settings: Pick<JournalSettings, 'scope' | 'keyBase' | 'indexOffset'>): ToolJournal {
+  if (!DBOS.isInWorkflow()) throw new TypeError('toolrun/dbos: a journal can only be made inside a DBOS workflow function');
+  return {
+    open(call: JournalCall): JournalEntry {
+      const index = call.index + settings.indexOffset;
+      const nonce = randomUUID();
+      const started = DBOS.runStep(async () => nonce, { name: `toolrun:${settings.scope}:${index}:started` });
+      return {
+        prior: started.then((by): JournalPrior => (by === nonce ? { state: 'new' } : { state: 'started' })),
+        idempotencyKey: `${settings.keyBase}:${settings.scope}:${index}`,
+        decide: () => undefined,
+        commit: () => undefined,
+      };
+    },
+  };
+}
+
 /** A queued call's workflow: runs one call of batch `keyBase` (its index in the batch: `index`) and returns its finalized result. */
 export type CallWorkflow = (call: ToolCall, index: number, keyBase: string) => Promise<QueuedCallResult>;
 

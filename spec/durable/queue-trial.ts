@@ -6,8 +6,9 @@
  * process freezes right after a marker (a worker: a call's tool started, its start journaled;
  * a call's tool ended, its result not yet journaled — the orchestrator: call *i*'s result
  * reached its run) and is killed there. Once it is dead, and before it is started again with
- * the same executor id, the driver reads what was journaled (`DBOSClient.listWorkflowSteps`:
- * each queued call's `started` and `result` steps) and how long the side-effect log was. Each
+ * the same executor id, the driver reads what was journaled (`DBOSClient.listWorkflowSteps`
+ * and `getWorkflow`: each queued call's `started` step, and whether its workflow returned) and
+ * how long the side-effect log was. Each
  * trial then checks:
  *
  * 1. the batch finished; every call is answered once, in call order, and each result
@@ -143,10 +144,12 @@ async function journaledNow(client: DBOSClient, runId: string, calls: number, ki
   const snapshot: Journaled = { started: new Set(), ended: new Set(), heldByKilled: new Set(), orchestratorResults: 0 };
   for (let i = 0; i < calls; i++) {
     const id = `${runId}:call:${i}`;
-    if ((await client.getWorkflow(id))?.executorId === killedExecutor) snapshot.heldByKilled.add(i);
+    const status = await client.getWorkflow(id);
+    if (status?.executorId === killedExecutor) snapshot.heldByKilled.add(i);
     const steps = (await client.listWorkflowSteps(id)) ?? [];
     if (steps.some((s) => s.name === `toolrun:batch:${i}:started`)) snapshot.started.add(i);
-    if (steps.some((s) => s.name === `toolrun:batch:${i}:result`)) snapshot.ended.add(i);
+    // A queued call's result is its workflow's output (lib/dbos/journal.ts, queuedCallJournal).
+    if (status?.status === 'SUCCESS' || steps.some((s) => s.name === `toolrun:batch:${i}:result`)) snapshot.ended.add(i);
   }
   const own = (await client.listWorkflowSteps(runId)) ?? [];
   // A result step returns its own call's result and those of the ended calls after it (read ahead).
