@@ -184,6 +184,8 @@ export interface DurableBatchConfig<T extends readonly Tool[]> {
    * call's own one-call run, not across calls. A call that needs approval fails its workflow
    * (approvals are not supported in queue mode). A worker's crash re-runs (or, under
    * `'unknown'`, answers) only the calls it was running, with the same `ctx.idempotencyKey`.
+   * A worker that never comes back holds its calls until {@link recoverWorker} hands them to
+   * the others (docs/durable.md, "Workers on several machines").
    * @default none: calls run in the batch's process
    */
   queueName?: string;

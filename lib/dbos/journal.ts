@@ -220,10 +220,10 @@ export interface QueuedCallResult {
 }
 
 /**
- * How often a result step polls for the call it waits on, in ms. DBOS's default (1 s) is
- * paid every time the orchestrator catches up with the workers — on a batch of short calls,
- * most of the batch's time (bench/durable-workers.ts); one row read per poll, for the one
- * call the batch waits on.
+ * How often a result step polls for the call it waits on, in ms. With DBOS's default (1 s),
+ * each time the orchestrator catches up with the workers costs up to a second of waiting for
+ * a call that has already ended; this costs one row read per poll, for the one call the batch
+ * waits on (docs/adr/0055-queue-results-read-ahead.md).
  */
 const RESULT_POLL_MS = 50;
 /**
