@@ -24,7 +24,7 @@ import type { RunToolsOptions } from '../core/run/options.ts';
 import { runTools } from '../core/run/run-tools.ts';
 import type { Tool, ToolCall, ToolResultMessage } from '../core/tool/tool.ts';
 import type { ToolApprovalResponse } from '../core/approval/approval.ts';
-import { queueJournal, queuedCallWorkflows, stepJournal, type QueuedCallResult } from './journal.ts';
+import { queueJournal, queuedCallJournal, queuedCallWorkflows, stepJournal, type QueuedCallResult } from './journal.ts';
 import { tableJournal } from './table-journal.ts';
 import { emitWarning } from '../core/values/platform.ts';
 import { ApprovalNotPendingError, configFingerprint, DurableConfigMismatchError, KEEP_DROPPED, matchDecisions, pendingOf, refusedOf, type DroppedApproval } from './approvals.ts';
@@ -235,6 +235,8 @@ export interface DurableBatchConfig<T extends readonly Tool[]> {
    * call's own one-call run, not across calls. A call that needs approval fails its workflow
    * (approvals are not supported in queue mode). A worker's crash re-runs (or, under
    * `'unknown'`, answers) only the calls it was running, with the same `ctx.idempotencyKey`.
+   * A worker that never comes back holds its calls until {@link recoverWorker} hands them to
+   * the others (docs/durable.md, "Workers on several machines").
    * @default none: calls run in the batch's process
    */
   queueName?: string;
@@ -327,7 +329,10 @@ export function registerDurableBatch<const T extends readonly Tool[]>(config: Du
   // Queue mode: one call as its own workflow, run by whichever process dequeues it.
   const callWorkflow = DBOS.registerWorkflow(
     async (call: ToolCall, index: number, keyBase: string): Promise<QueuedCallResult> => {
-      const journal = stepJournal({ scope: 'batch', keyBase, indexOffset: index, keepProgress, streamProgress });
+      // A progress stream is written from stepJournal's result step; without one, one step per call.
+      const journal = streamProgress
+        ? stepJournal({ scope: 'batch', keyBase, indexOffset: index, keepProgress, streamProgress })
+        : queuedCallJournal({ scope: 'batch', keyBase, indexOffset: index });
       let progress: unknown[] | undefined;
       const run = runTools([call], baseOptions(capture(journal, (p) => (progress = p))));
       const { outcomes, batch } = await drain(run, undefined);
@@ -519,4 +524,59 @@ function checkKeep(keep: number | undefined): number {
   if (keep === undefined) return DEFAULT_KEEP_PROGRESS;
   if (!Number.isInteger(keep) || keep < 0) throw new TypeError(`toolrun/dbos: keepProgress must be a non-negative integer, received ${String(keep)}`);
   return keep;
+}
+
+/** Options of {@link recoverWorker}. */
+export interface RecoverWorkerOptions {
+  /** Act through this client (an operator's script, a process that has not launched DBOS). @default DBOS, launched in this process */
+  client?: DBOSClient;
+  /**
+   * Hand back only the workflows of this application version (what DBOS's own recovery at
+   * launch does: a process runs only its own version's workflows).
+   * @default without `client`: this process's `DBOS.applicationVersion`; with one: every version
+   */
+  applicationVersion?: string;
+}
+
+/**
+ * Hands the workflows a dead DBOS process held back to their queues, so the other processes
+ * take them over — what `DBOS.launch()` does for its own executor id when a process comes
+ * back, for a process that will not (its machine is gone, a replacement got a new executor
+ * id). In queue mode: every call the dead worker had dequeued and not finished goes back on
+ * its queue, and a live worker runs it from its journal — a call whose result was journaled
+ * is not run again; a call it was running is run again with the same `ctx.idempotencyKey`
+ * (`'run-again'`) or answered "outcome unknown" (`'unknown'`). A batch it was orchestrating
+ * goes to DBOS's internal queue and is recovered by any live process of its version.
+ *
+ * Only for an executor known to be dead (killed, its machine gone): a live one would have a
+ * second copy of its running workflows started beside it (DBOS stops the stale copy at its
+ * next write, but a tool it was running may run twice). A recovered workflow's count of
+ * recovery attempts starts again at 0 (DBOS's `resumeWorkflows`). Why it is called and never
+ * automatic: docs/adr/0056-recover-worker.md.
+ *
+ * @param executorId the dead process's DBOS executor id (`executorID` in its DBOS config, or `DBOS__VMID`)
+ * @returns the ids of the workflows handed back (none when it held none)
+ * @throws TypeError for an empty `executorId`; DBOS's error when the database cannot be reached.
+ * @example
+ * ```ts
+ * // An operator's script, after the machine of executor 'worker-3' was lost:
+ * const client = await DBOSClient.create({ systemDatabaseUrl });
+ * await recoverWorker('worker-3', { client, applicationVersion: 'v42' });
+ * await client.destroy();
+ * ```
+ */
+export async function recoverWorker(executorId: string, options: RecoverWorkerOptions = {}): Promise<string[]> {
+  if (typeof executorId !== 'string' || executorId === '') throw new TypeError('recoverWorker: executorId must be a non-empty string');
+  const version = options.applicationVersion ?? (options.client === undefined ? DBOS.applicationVersion : undefined);
+  const query = { executorId, status: 'PENDING' as const, loadInput: false, loadOutput: false, ...(version === undefined ? {} : { applicationVersion: version }) };
+  const held = options.client !== undefined ? await options.client.listWorkflows(query) : await DBOS.listWorkflows(query);
+  // Each back on its own queue (a workflow started without one: DBOS's internal queue).
+  const byQueue = new Map<string | undefined, string[]>();
+  for (const w of held) byQueue.set(w.queueName, [...(byQueue.get(w.queueName) ?? []), w.workflowID]);
+  for (const [queueName, ids] of byQueue) {
+    const opts = queueName === undefined ? {} : { queueName };
+    if (options.client !== undefined) await options.client.resumeWorkflows(ids, opts);
+    else await DBOS.resumeWorkflows(ids, opts);
+  }
+  return held.map((w) => w.workflowID);
 }

@@ -184,6 +184,33 @@ function openEntry(call: JournalCall, settings: JournalSettings): JournalEntry {
   };
 }
 
+/**
+ * The journal of a queued call's own workflow (queue mode, without `streamProgress`): one
+ * step per call, `toolrun:<scope>:<i>:started`, which returns this attempt's nonce as
+ * {@link stepJournal}'s does. The call's result is not a step of its own: it is the call
+ * workflow's output, which DBOS records when the workflow returns and which the orchestrator
+ * reads. A workflow that returned is never run again, so a later attempt of the call finds
+ * its start and no result: `'started'`, and `interruptedCalls` decides. A `decision` step
+ * would have nothing to record: a queued call that needs approval fails its workflow. One
+ * DBOS operation per call instead of three (docs/adr/0057-queued-call-one-step.md).
+ */
+export function queuedCallJournal(settings: Pick<JournalSettings, 'scope' | 'keyBase' | 'indexOffset'>): ToolJournal {
+  if (!DBOS.isInWorkflow()) throw new TypeError('toolrun/dbos: a journal can only be made inside a DBOS workflow function');
+  return {
+    open(call: JournalCall): JournalEntry {
+      const index = call.index + settings.indexOffset;
+      const nonce = randomUUID();
+      const started = DBOS.runStep(async () => nonce, { name: `toolrun:${settings.scope}:${index}:started` });
+      return {
+        prior: started.then((by): JournalPrior => (by === nonce ? { state: 'new' } : { state: 'started' })),
+        idempotencyKey: `${settings.keyBase}:${settings.scope}:${index}`,
+        decide: () => undefined,
+        commit: () => undefined,
+      };
+    },
+  };
+}
+
 /** A queued call's workflow: runs one call of batch `keyBase` (its index in the batch: `index`) and returns its finalized result. */
 export type CallWorkflow = (call: ToolCall, index: number, keyBase: string) => Promise<QueuedCallResult>;
 
@@ -197,12 +224,30 @@ export interface QueuedCallResult {
 }
 
 /**
+ * How often a result step polls for the call it waits on, in ms. With DBOS's default (1 s),
+ * each time the orchestrator catches up with the workers costs up to a second of waiting for
+ * a call that has already ended; this costs one row read per poll, for the one call the batch
+ * waits on (docs/adr/0055-queue-results-read-ahead.md).
+ */
+const RESULT_POLL_MS = 50;
+/**
+ * Most results of later calls one result step reads along with its own: the calls after it
+ * that have already ended, in call order, each then answered without an operation of its
+ * own (docs/adr/0055-queue-results-read-ahead.md).
+ */
+const READ_AHEAD = 64;
+
+/**
  * The orchestrator's journal in queue mode. When it is made, it starts every call of the
  * batch as its own workflow on the queue (child workflows with deterministic ids
  * `<workflowId>:call:<index>`, so a re-run after a crash attaches to them instead of
- * enqueueing again), all at once and in call order; call *i*'s entry then waits for that
- * workflow's result in a step, issued in `open()`. Every call is executed and journaled by a
- * worker; here every call is answered from the journal.
+ * enqueueing again), all at once and in call order. Every call is executed and journaled by
+ * a worker; here every call is answered from the journal: call *i*'s entry waits for that
+ * workflow's result in a step (`toolrun:queue:<i>:result`, issued in `open()`), which also
+ * returns the results of the calls right after *i* that have already ended (up to
+ * {@link READ_AHEAD}); those calls' entries take their result from it and issue nothing. The
+ * steps' recorded outputs decide which calls issue a step, so a replay issues the same
+ * operations (docs/adr/0055-queue-results-read-ahead.md).
  *
  * Why every call is enqueued up front and not in `open()`: the run hands call *i*+1 out only
  * once call *i*'s prior is known (P1, J2), and here a prior is the call's result, so
@@ -224,18 +269,44 @@ export function queueJournal(
     start.catch(() => undefined);
     return start;
   });
+  /** Results read ahead by an earlier call's step, by call index, until that call is opened. */
+  const ahead = new Map<number, QueuedCallResult>();
   return {
     open(call: JournalCall): JournalEntry {
       const id = idOf(call.index);
       const start = started[call.index];
       if (start === undefined) throw new RangeError(`toolrun/dbos: queue journal asked for call ${call.index}, but the batch has ${calls.length} calls`);
-      const result = DBOS.runStep(
-        async () => {
-          await start;
-          return await DBOS.getResult<QueuedCallResult>(id);
-        },
-        { name: `toolrun:queue:${call.index}:result` },
-      );
+      let result: Promise<QueuedCallResult | null>;
+      const read = ahead.get(call.index);
+      if (read !== undefined) {
+        ahead.delete(call.index);
+        result = Promise.resolve(read);
+      } else {
+        const step = DBOS.runStep(
+          async (): Promise<Array<QueuedCallResult | null>> => {
+            await start;
+            const own = await DBOS.getResult<QueuedCallResult>(id, { pollingIntervalMs: RESULT_POLL_MS });
+            const later: string[] = [];
+            for (let i = call.index + 1; i < Math.min(calls.length, call.index + 1 + READ_AHEAD); i++) later.push(idOf(i));
+            if (own === null || later.length === 0) return [own];
+            const ended = await DBOS.listWorkflows({ workflowIDs: later, status: 'SUCCESS', loadInput: false, loadOutput: true });
+            const outputs = new Map(ended.map((w) => [w.workflowID, w.output as QueuedCallResult]));
+            const results: Array<QueuedCallResult | null> = [own];
+            // Only the calls right after this one: the next call not ended yet issues its own step.
+            for (const laterId of later) {
+              const output = outputs.get(laterId);
+              if (output === undefined || output === null) break;
+              results.push(output);
+            }
+            return results;
+          },
+          { name: `toolrun:queue:${call.index}:result` },
+        );
+        result = step.then((results) => {
+          results.slice(1).forEach((r, n) => r !== null && ahead.set(call.index + 1 + n, r));
+          return results[0] ?? null;
+        });
+      }
       const prior: Promise<JournalPrior> = result.then((r) => {
         if (r === null) throw new Error(`toolrun/dbos: queued call ${call.index} (workflow ${id}) returned no result`);
         return { state: 'ended', result: r.result, ...(r.progress === undefined ? {} : { progress: r.progress }) };

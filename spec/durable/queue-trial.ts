@@ -2,12 +2,15 @@
  * The queue modes' crash trials (`toolrun/dbos` queue mode): an orchestrator process runs the
  * durable batch, two worker processes (one call at a time each) execute its calls through a
  * DBOS queue (queue-child.ts). One process is killed with SIGKILL — the orchestrator
- * (`'queue-orchestrator'`) or a worker (`'queue-worker'`) — at a random time, or placed: the
+ * (`'queue-orchestrator'`) or a worker (`'queue-worker'`; in `'queue-takeover'`, one of three
+ * workers, which is not started again: `recoverWorker` hands its calls to the two others) —
+ * at a random time, or placed: the
  * process freezes right after a marker (a worker: a call's tool started, its start journaled;
  * a call's tool ended, its result not yet journaled — the orchestrator: call *i*'s result
  * reached its run) and is killed there. Once it is dead, and before it is started again with
- * the same executor id, the driver reads what was journaled (`DBOSClient.listWorkflowSteps`:
- * each queued call's `started` and `result` steps) and how long the side-effect log was. Each
+ * the same executor id, the driver reads what was journaled (`DBOSClient.listWorkflowSteps`
+ * and `getWorkflow`: each queued call's `started` step, and whether its workflow returned) and
+ * how long the side-effect log was. Each
  * trial then checks:
  *
  * 1. the batch finished; every call is answered once, in call order, and each result
@@ -29,6 +32,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { DBOSClient } from '@dbos-inc/dbos-sdk';
+import { recoverWorker } from '../../lib/dbos/index.ts';
 import type { ToolResultMessage } from '../../lib/index.ts';
 import type { ChildCommand, TrialResult } from './driver.ts';
 import type { FreezeAt } from './probe.ts';
@@ -36,7 +40,12 @@ import type { QueueChildConfig } from './queue-child.ts';
 import { readEffects, recordEffect } from './side-effects.ts';
 import { queueWorkloadCalls } from './workload.ts';
 
-export type QueueMode = 'queue-orchestrator' | 'queue-worker';
+/**
+ * Which process a queue trial kills: the orchestrator, a worker that comes back with its
+ * executor id, or (`'queue-takeover'`, three workers) a worker that never comes back, whose
+ * calls `recoverWorker` hands to the other two (J17).
+ */
+export type QueueMode = 'queue-orchestrator' | 'queue-worker' | 'queue-takeover';
 
 /** How a queue trial's kill comes: none, at `ms` after the orchestrator was started, or at a marker. */
 export type QueueKill = { kind: 'none' } | { kind: 'time'; ms: number } | { kind: 'freeze'; at: FreezeAt };
@@ -143,13 +152,16 @@ async function journaledNow(client: DBOSClient, runId: string, calls: number, ki
   const snapshot: Journaled = { started: new Set(), ended: new Set(), heldByKilled: new Set(), orchestratorResults: 0 };
   for (let i = 0; i < calls; i++) {
     const id = `${runId}:call:${i}`;
-    if ((await client.getWorkflow(id))?.executorId === killedExecutor) snapshot.heldByKilled.add(i);
+    const status = await client.getWorkflow(id);
+    if (status?.executorId === killedExecutor) snapshot.heldByKilled.add(i);
     const steps = (await client.listWorkflowSteps(id)) ?? [];
     if (steps.some((s) => s.name === `toolrun:batch:${i}:started`)) snapshot.started.add(i);
-    if (steps.some((s) => s.name === `toolrun:batch:${i}:result`)) snapshot.ended.add(i);
+    // A queued call's result is its workflow's output (lib/dbos/journal.ts, queuedCallJournal).
+    if (status?.status === 'SUCCESS' || steps.some((s) => s.name === `toolrun:batch:${i}:result`)) snapshot.ended.add(i);
   }
   const own = (await client.listWorkflowSteps(runId)) ?? [];
-  snapshot.orchestratorResults = own.filter((s) => /^toolrun:queue:\d+:result$/.test(s.name)).length;
+  // A result step returns its own call's result and those of the ended calls after it (read ahead).
+  snapshot.orchestratorResults = own.filter((s) => /^toolrun:queue:\d+:result$/.test(s.name)).reduce((n, s) => n + (Array.isArray(s.output) ? s.output.length : 1), 0);
   return snapshot;
 }
 
@@ -179,7 +191,8 @@ export async function runQueueTrial(child: ChildCommand, plan: QueueTrialPlan, d
   const procs: Proc[] = [];
   const orchestratorPids: number[] = [];
   try {
-    const workers = [start(child, cfg('worker', 'a', 0), guardMs), start(child, cfg('worker', 'b', 0), guardMs)];
+    const names = plan.mode === 'queue-takeover' ? ['a', 'b', 'c'] : ['a', 'b'];
+    const workers = names.map((name) => start(child, cfg('worker', name, 0), guardMs));
     procs.push(...workers);
     await Promise.all(workers.map((p) => p.ready));
     for (const [n, p] of workers.entries()) if (!alive(p)) throw new Error(`worker ${n} exited before it was ready: ${p.stderr().trim().slice(-1500)}`);
@@ -198,8 +211,8 @@ export async function runQueueTrial(child: ChildCommand, plan: QueueTrialPlan, d
       ...procs.map((p, n) => p.frozen.then(() => n)),
     ]);
     let killed: { proc: Proc; role: 'orchestrator' | 'worker'; index: number } | undefined;
-    if (typeof first === 'number') killed = { proc: procs[first]!, role: first === 2 ? 'orchestrator' : 'worker', index: first };
-    else if (first === 'time') killed = plan.mode === 'queue-orchestrator' ? { proc: orchestrator, role: 'orchestrator', index: 2 } : { proc: workers[0]!, role: 'worker', index: 0 };
+    if (typeof first === 'number') killed = { proc: procs[first]!, role: first === workers.length ? 'orchestrator' : 'worker', index: first };
+    else if (first === 'time') killed = plan.mode === 'queue-orchestrator' ? { proc: orchestrator, role: 'orchestrator', index: workers.length } : { proc: workers[0]!, role: 'worker', index: 0 };
     let journaled: Journaled | undefined;
     let effectsAtKill = 0;
     let killedPid: number | undefined;
@@ -214,14 +227,18 @@ export async function runQueueTrial(child: ChildCommand, plan: QueueTrialPlan, d
       // The killed process is dead and not yet started again: what it journaled is final. The
       // others go on, so the journal is read first and the log's length after: a call found
       // journaled has its start in the log before that length, and a start after it is a re-run.
-      journaled = await journaledNow(client, runId, clean.length, cfg(killed.role, killed.role === 'orchestrator' ? 'o' : killed.index === 0 ? 'a' : 'b', 0).executorId);
+      const killedExecutor = cfg(killed.role, killed.role === 'orchestrator' ? 'o' : names[killed.index]!, 0).executorId;
+      journaled = await journaledNow(client, runId, clean.length, killedExecutor);
       effectsAtKill = readEffects(log).length;
       if (killed.role === 'orchestrator') {
         orchestrator = start(child, cfg('orchestrator', 'o', 1), guardMs);
         procs.push(orchestrator);
         orchestratorPids.push(orchestrator.proc.pid!);
+      } else if (plan.mode === 'queue-takeover') {
+        // It never comes back: what it held goes back on the queue, for the two others.
+        await recoverWorker(killedExecutor, { client, applicationVersion: runId });
       } else {
-        const again = start(child, cfg('worker', killed.index === 0 ? 'a' : 'b', 1), guardMs);
+        const again = start(child, cfg('worker', names[killed.index]!, 1), guardMs);
         procs.push(again);
       }
     }

@@ -12,14 +12,15 @@
  * queue: an orchestrator process and two worker processes; a trial kills the orchestrator
  * (`queue-orchestrator`) or a worker (`queue-worker`) at a random time or at a random or
  * placed marker, starts it again with its executor id, and checks the same rules (a worker's
- * kill may re-run only that worker's own calls). The broken journals are not run in queue
- * mode (docs/durable.md says why).
+ * kill may re-run only that worker's own calls). `queue-takeover` runs three workers and never
+ * starts the killed one again: `recoverWorker` hands its calls to the two others (J17). The
+ * broken journals are not run in queue mode (docs/durable.md says why).
  *
  * Prints one row per mode (trials, kills, recoveries, starts re-run, replayed, mismatches,
  * failed) and exits 1 when a trial of a sound journal fails or a broken journal passes.
  *
  * ```
- * npm run test:durable [-- --engine file|dbos] [--trials 50] [--modes batch,agent,queue-orchestrator,queue-worker] [--parallel 3] [--seed 1] [--no-broken] [--no-placed] [--keep]
+ * npm run test:durable [-- --engine file|dbos] [--trials 50] [--modes batch,agent,queue-orchestrator,queue-worker,queue-takeover] [--parallel 3] [--seed 1] [--no-broken] [--no-placed] [--keep]
  * ```
  *
  * @module
@@ -70,8 +71,8 @@ const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.le
 const engine = values.engine as EngineName;
 const trialsPerMode = Number(values.trials);
 const parallel = Math.max(1, Number(values.parallel));
-const modes = (values.modes ?? (engine === 'dbos' ? 'batch,agent,queue-orchestrator,queue-worker' : 'batch,agent')).split(',') as Array<'batch' | 'agent' | QueueMode>;
-for (const mode of modes) if (!['batch', 'agent', 'queue-orchestrator', 'queue-worker'].includes(mode)) throw new TypeError(`--modes: unknown mode '${mode}' (batch, agent, queue-orchestrator, queue-worker)`);
+const modes = (values.modes ?? (engine === 'dbos' ? 'batch,agent,queue-orchestrator,queue-worker,queue-takeover' : 'batch,agent')).split(',') as Array<'batch' | 'agent' | QueueMode>;
+for (const mode of modes) if (!['batch', 'agent', 'queue-orchestrator', 'queue-worker', 'queue-takeover'].includes(mode)) throw new TypeError(`--modes: unknown mode '${mode}' (batch, agent, queue-orchestrator, queue-worker, queue-takeover)`);
 const root = mkdtempSync(join(tmpdir(), 'toolrun-durable-'));
 // Why the child is bundled once (esbuild, packages left external) instead of started with
 // tsx: a child starts two or three times per trial, and on a loaded 2-core machine tsx's
@@ -104,7 +105,7 @@ function queuePlacedKills(mode: QueueMode): Array<{ name: string; at: FreezeAt; 
 function randomQueueKill(mode: QueueMode, durationMs: number): QueueKill {
   if (random() < 0.5) return { kind: 'time', ms: Math.floor(random() * durationMs) };
   // Calls 5–7 are rejected before they run: no tool marker.
-  if (mode === 'queue-worker') return { kind: 'freeze', at: { m: random() < 0.5 ? 'tool-start' : 'tool-done', i: Math.floor(random() * 5) } };
+  if (mode !== 'queue-orchestrator') return { kind: 'freeze', at: { m: random() < 0.5 ? 'tool-start' : 'tool-done', i: Math.floor(random() * 5) } };
   return { kind: 'freeze', at: { m: 'result', i: Math.floor(random() * (QUEUE_CALLS - 1)) } };
 }
 
@@ -226,7 +227,7 @@ try {
     await DBOS.migrate(databaseUrl);
   }
   for (const mode of modes) {
-    if (mode === 'queue-orchestrator' || mode === 'queue-worker') {
+    if (mode === 'queue-orchestrator' || mode === 'queue-worker' || mode === 'queue-takeover') {
       if (databaseUrl === undefined) throw new Error(`mode ${mode} needs --engine dbos (queue mode is toolrun/dbos's)`);
       if (client === undefined) {
         const { DBOSClient } = await import('@dbos-inc/dbos-sdk');
