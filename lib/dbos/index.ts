@@ -552,7 +552,7 @@ export interface RecoverWorkerOptions {
  * second copy of its running workflows started beside it (DBOS stops the stale copy at its
  * next write, but a tool it was running may run twice). A recovered workflow's count of
  * recovery attempts starts again at 0 (DBOS's `resumeWorkflows`). Why it is called and never
- * automatic: docs/adr/0056-recover-worker.md.
+ * automatic: docs/adr/0055-queue-mode-workers.md.
  *
  * @param executorId the dead process's DBOS executor id (`executorID` in its DBOS config, or `DBOS__VMID`)
  * @returns the ids of the workflows handed back (none when it held none)

@@ -192,7 +192,7 @@ function openEntry(call: JournalCall, settings: JournalSettings): JournalEntry {
  * reads. A workflow that returned is never run again, so a later attempt of the call finds
  * its start and no result: `'started'`, and `interruptedCalls` decides. A `decision` step
  * would have nothing to record: a queued call that needs approval fails its workflow. One
- * DBOS operation per call instead of three (docs/adr/0057-queued-call-one-step.md).
+ * DBOS operation per call instead of three (docs/adr/0055-queue-mode-workers.md).
  */
 export function queuedCallJournal(settings: Pick<JournalSettings, 'scope' | 'keyBase' | 'indexOffset'>): ToolJournal {
   if (!DBOS.isInWorkflow()) throw new TypeError('toolrun/dbos: a journal can only be made inside a DBOS workflow function');
@@ -227,13 +227,13 @@ export interface QueuedCallResult {
  * How often a result step polls for the call it waits on, in ms. With DBOS's default (1 s),
  * each time the orchestrator catches up with the workers costs up to a second of waiting for
  * a call that has already ended; this costs one row read per poll, for the one call the batch
- * waits on (docs/adr/0055-queue-results-read-ahead.md).
+ * waits on (docs/adr/0055-queue-mode-workers.md).
  */
 const RESULT_POLL_MS = 50;
 /**
  * Most results of later calls one result step reads along with its own: the calls after it
  * that have already ended, in call order, each then answered without an operation of its
- * own (docs/adr/0055-queue-results-read-ahead.md).
+ * own (docs/adr/0055-queue-mode-workers.md).
  */
 const READ_AHEAD = 64;
 
@@ -247,7 +247,7 @@ const READ_AHEAD = 64;
  * returns the results of the calls right after *i* that have already ended (up to
  * {@link READ_AHEAD}); those calls' entries take their result from it and issue nothing. The
  * steps' recorded outputs decide which calls issue a step, so a replay issues the same
- * operations (docs/adr/0055-queue-results-read-ahead.md).
+ * operations (docs/adr/0055-queue-mode-workers.md).
  *
  * Why every call is enqueued up front and not in `open()`: the run hands call *i*+1 out only
  * once call *i*'s prior is known (P1, J2), and here a prior is the call's result, so
