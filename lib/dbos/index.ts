@@ -23,7 +23,7 @@ import type { AgentJournal, InterruptedCallPolicy, JournaledResult, JournalValue
 import type { RunToolsOptions } from '../core/run/options.ts';
 import { runTools } from '../core/run/run-tools.ts';
 import type { Tool, ToolCall, ToolResultMessage } from '../core/tool/tool.ts';
-import type { ToolApprovalResponse } from '../core/approval/approval.ts';
+import type { ToolApprovalRequest, ToolApprovalResponse } from '../core/approval/approval.ts';
 import { queueJournal, queuedCallJournal, queuedCallWorkflows, stepJournal, type QueuedCallResult } from './journal.ts';
 import { tableJournal } from './table-journal.ts';
 import { emitWarning } from '../core/values/platform.ts';
@@ -328,19 +328,7 @@ export function registerDurableBatch<const T extends readonly Tool[]>(config: Du
 
   // Queue mode: one call as its own workflow, run by whichever process dequeues it.
   const callWorkflow = DBOS.registerWorkflow(
-    async (call: ToolCall, index: number, keyBase: string): Promise<QueuedCallResult> => {
-      // A progress stream is written from stepJournal's result step; without one, one step per call.
-      const journal = streamProgress
-        ? stepJournal({ scope: 'batch', keyBase, indexOffset: index, keepProgress, streamProgress })
-        : queuedCallJournal({ scope: 'batch', keyBase, indexOffset: index });
-      let progress: unknown[] | undefined;
-      const run = runTools([call], baseOptions(capture(journal, (p) => (progress = p))));
-      const { outcomes, batch } = await drain(run, undefined);
-      const message = batch.messages[0];
-      if (message === undefined) throw new Error(`toolrun/dbos: queued call ${index} ended without a result${batch.paused === undefined ? '' : ' (it needs approval: approvals are not supported in queue mode)'}`);
-      const result: JournaledResult = { message, outcome: outcomes[0] ?? 'ok', ...(batch.terminate ? { terminate: true } : {}) };
-      return { result, ...(progress === undefined ? {} : { progress }) };
-    },
+    (call: ToolCall, index: number, keyBase: string): Promise<QueuedCallResult> => runQueuedCall(call, index, keyBase, { keepProgress, streamProgress, options: baseOptions }),
     { name: `${config.name}.call` },
   );
   queuedCallWorkflows.set(config.name, callWorkflow);
@@ -367,21 +355,7 @@ export function registerDurableBatch<const T extends readonly Tool[]>(config: Du
         // take the same operation numbers on every attempt (a receive's message is journaled).
         const requests = batch.paused.requests;
         await DBOS.setEvent(APPROVAL_EVENT, requests);
-        const approvals: ToolApprovalResponse[] = [];
-        while (approvals.length === 0) {
-          const message = await DBOS.recv<unknown>(APPROVAL_TOPIC, { timeoutSeconds: pollSeconds });
-          if (message === null) continue;
-          // A decision answers only a request pending now: one for a call decided already, or
-          // not deferred, is dropped — visibly — and can never answer a later pause.
-          const matched = matchDecisions(message, requests);
-          approvals.push(...matched.accepted);
-          if (matched.dropped.length > 0) {
-            for (const d of matched.dropped) emitWarning(`toolrun/dbos: durable batch ${workflowId} dropped a decision: ${d.why}`);
-            dropped.push(...matched.dropped);
-            dropped.splice(0, Math.max(0, dropped.length - KEEP_DROPPED));
-            await DBOS.setEvent(APPROVAL_DROPPED_EVENT, dropped);
-          }
-        }
+        const approvals = await receiveDecisions(workflowId, requests, pollSeconds, dropped);
         // The event says what is pending as soon as decisions are in: a client that reads it
         // now (one restarted after a crash) asks nobody about a call decided already.
         const answered = new Set(approvals.map((a) => a.approvalId));
@@ -410,6 +384,50 @@ export function registerDurableBatch<const T extends readonly Tool[]>(config: Du
       return await (await this.start(calls, options)).getResult();
     },
   };
+}
+
+/** A queued call's workflow body: runs the one call with its own journal and returns its finalized result. */
+async function runQueuedCall(
+  call: ToolCall,
+  index: number,
+  keyBase: string,
+  settings: { keepProgress: number; streamProgress: boolean; options: (journal: ToolJournal) => RunToolsOptions },
+): Promise<QueuedCallResult> {
+  // A progress stream is written from stepJournal's result step; without one, one step per call.
+  const journal = settings.streamProgress
+    ? stepJournal({ scope: 'batch', keyBase, indexOffset: index, keepProgress: settings.keepProgress, streamProgress: true })
+    : queuedCallJournal({ scope: 'batch', keyBase, indexOffset: index });
+  let progress: unknown[] | undefined;
+  const run = runTools([call], settings.options(capture(journal, (p) => (progress = p))));
+  const { outcomes, batch } = await drain(run, undefined);
+  const message = batch.messages[0];
+  if (message === undefined) throw new Error(`toolrun/dbos: queued call ${index} ended without a result${batch.paused === undefined ? '' : ' (it needs approval: approvals are not supported in queue mode)'}`);
+  const result: JournaledResult = { message, outcome: outcomes[0] ?? 'ok', ...(batch.terminate ? { terminate: true } : {}) };
+  return { result, ...(progress === undefined ? {} : { progress }) };
+}
+
+/**
+ * Waits in the workflow until a message on {@link APPROVAL_TOPIC} answers at least one of
+ * `requests`. A decision answers only a request pending now: one for a call decided already, or
+ * not deferred, is dropped, visibly (a `ToolrunWarning`, {@link APPROVAL_DROPPED_EVENT}), and
+ * can never answer a later pause. Each receive and event is a DBOS operation, issued in the same
+ * order on every attempt (a receive's message is journaled).
+ */
+async function receiveDecisions(workflowId: string, requests: readonly ToolApprovalRequest[], pollSeconds: number, dropped: DroppedApproval[]): Promise<ToolApprovalResponse[]> {
+  const approvals: ToolApprovalResponse[] = [];
+  while (approvals.length === 0) {
+    const message = await DBOS.recv<unknown>(APPROVAL_TOPIC, { timeoutSeconds: pollSeconds });
+    if (message === null) continue;
+    const matched = matchDecisions(message, requests);
+    approvals.push(...matched.accepted);
+    if (matched.dropped.length > 0) {
+      for (const d of matched.dropped) emitWarning(`toolrun/dbos: durable batch ${workflowId} dropped a decision: ${d.why}`);
+      dropped.push(...matched.dropped);
+      dropped.splice(0, Math.max(0, dropped.length - KEEP_DROPPED));
+      await DBOS.setEvent(APPROVAL_DROPPED_EVENT, dropped);
+    }
+  }
+  return approvals;
 }
 
 /** Wraps a journal so the progress an entry kept (or an earlier attempt journaled) reaches `keep`. */

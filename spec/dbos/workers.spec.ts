@@ -107,7 +107,8 @@ describe('toolrun/dbos queue mode on several workers (J)', () => {
       });
       const handle = await batches[policy].start(callsOf(N), { workflowId: batchId });
 
-      await until('the victim to hold a call', () => existsSync(`${log}.held`));
+      // The fixture renames the file into place once written, and the check also wants the whole line.
+      await until('the victim to hold a call', () => existsSync(`${log}.held`) && /^\d+\n$/.test(readFileSync(`${log}.held`, 'utf8')));
       victim.kill('SIGKILL');
       await new Promise((r) => victim.once('exit', r));
       const heldIndex = Number(readFileSync(`${log}.held`, 'utf8'));
