@@ -29,7 +29,7 @@
  *
  * @module
  */
-import { describeValue, isObjectRecord, thrownText } from '../core/values/guards.ts';
+import { clipText, describeValue, isObjectRecord, thrownText } from '../core/values/guards.ts';
 import type { ToolBatch, ToolEvent } from '../core/run/events.ts';
 import { SSEDecoder } from './sse.ts';
 
@@ -370,5 +370,5 @@ function parseData(data: string, count: number): unknown {
   }
 }
 
-const quote = (text: string): string => (text.length > 200 ? `${JSON.stringify(text.slice(0, 200))}… (${text.length} characters)` : JSON.stringify(text));
+const quote = (text: string): string => clipText(text, 200, { quote: true });
 

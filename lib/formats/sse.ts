@@ -14,7 +14,7 @@
  * @module
  */
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import { isObjectRecord } from '../core/values/guards.ts';
+import { clipText, isObjectRecord } from '../core/values/guards.ts';
 
 /** One server-sent event. */
 export interface ServerSentEvent {
@@ -152,7 +152,6 @@ function parseData(data: string): unknown {
   try {
     return JSON.parse(trimmed) as unknown;
   } catch (error) {
-    const shown = trimmed.length > 200 ? `${trimmed.slice(0, 200)}… (${trimmed.length} chars)` : trimmed;
-    throw new SyntaxError(`a server-sent event's data is not JSON (${(error as Error).message}): ${shown}`);
+    throw new SyntaxError(`a server-sent event's data is not JSON (${(error as Error).message}): ${clipText(trimmed, 200)}`);
   }
 }

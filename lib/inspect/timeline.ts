@@ -13,6 +13,9 @@
  * @module
  */
 import type { ToolEvent } from '../core/run/events.ts';
+import type { ContentBlock } from '../core/tool/content.ts';
+import { contentBlockText, omittedBlockText, readContentBlock } from '../core/values/content.ts';
+import { clipText } from '../core/values/guards.ts';
 
 /** Characters kept of a call's arguments and of its result. */
 export const TEXT_LIMIT = 400;
@@ -78,14 +81,14 @@ export interface TimelineDelta {
   removed: number[];
 }
 
-/** `text` cut to `limit` characters, with an ellipsis and the full length when cut. */
-function clip(text: string, limit: number): string {
-  return text.length <= limit ? text : `${text.slice(0, limit)}… (${text.length} chars)`;
-}
-
-/** Any value as short text: strings as they are, the rest as JSON; never throws. */
+/**
+ * Any value as short text: strings as they are, the rest as JSON (a BigInt as `5n`, a cycle
+ * as `[circular]`), cut by `clipText`; never throws. Not `describeValue`: that one prefixes
+ * the type (`object {…}`) for error messages, while this text is what the page shows and,
+ * when short, the JSON the event log writes back as the value (lib/inspect/log.ts).
+ */
 export function textOf(value: unknown, limit: number): string {
-  if (typeof value === 'string') return clip(value, limit);
+  if (typeof value === 'string') return clipText(value, limit);
   try {
     const seen = new WeakSet<object>();
     const json = JSON.stringify(value, (_key, v: unknown) => {
@@ -97,17 +100,35 @@ export function textOf(value: unknown, limit: number): string {
       }
       return v;
     });
-    return clip(json ?? String(value), limit);
+    return clipText(json ?? String(value), limit);
   } catch (error) {
-    return `[unreadable: ${error instanceof Error ? error.message : 'thrown'}]`;
+    return unreadable(error);
   }
 }
 
-/** A result's content blocks as text (text blocks joined; other blocks by their type). */
+/**
+ * A result's content blocks as text, one line each, as a provider format sends them: a text
+ * block's text, an image as `[image]`, any other block as `contentBlockText` writes it, and
+ * a block that is not one (a hand-edited log) as `omittedBlockText` does.
+ */
 function contentText(content: unknown): string {
   if (!Array.isArray(content)) return textOf(content, TEXT_LIMIT);
-  return clip(content.map((b: { type?: unknown; text?: unknown }) => (typeof b?.text === 'string' ? b.text : `[${String(b?.type)}]`)).join('\n'), TEXT_LIMIT);
+  return clipText(content.map(blockText).join('\n'), TEXT_LIMIT);
 }
+
+function blockText(value: unknown): string {
+  let block: ContentBlock | string;
+  try {
+    block = readContentBlock(value);
+  } catch (error) {
+    return unreadable(error);
+  }
+  if (typeof block === 'string') return omittedBlockText(block, value);
+  if (block.type === 'text') return block.text;
+  return contentBlockText(block) ?? `[${block.type}]`;
+}
+
+const unreadable = (error: unknown): string => `[unreadable: ${error instanceof Error ? error.message : 'thrown'}]`;
 
 /** The bounded model; see the module's comment for its bounds. */
 export class Timeline {
@@ -166,7 +187,7 @@ export class Timeline {
     // At most CALLS_KEPT batches too: a log of empty batches stays bounded.
     this.#dropOldest('batch');
     this.#version++;
-    this.#batches.set(batch, { batch, label: clip(label, TEXT_LIMIT), start: t, v: this.#version });
+    this.#batches.set(batch, { batch, label: clipText(label, TEXT_LIMIT), start: t, v: this.#version });
     this.#calls.set(batch, new Map());
     this.#changed();
   }
@@ -193,7 +214,7 @@ export class Timeline {
     if (call === undefined) {
       if (event.type !== 'tool_execution_start' && event.type !== 'tool_execution_end' && event.type !== 'tool_result') return;
       if (!this.#room()) return;
-      call = { batch, index, id: clip(String(event.toolCallId), TEXT_LIMIT), name: clip(String(event.toolName), TEXT_LIMIT), args: '', ticks: { count: 0, first: [], last: [] }, v: 0 };
+      call = { batch, index, id: clipText(String(event.toolCallId), TEXT_LIMIT), name: clipText(String(event.toolName), TEXT_LIMIT), args: '', ticks: { count: 0, first: [], last: [] }, v: 0 };
       calls.set(index, call);
       this.#callCount++;
     }
@@ -221,7 +242,7 @@ export class Timeline {
       case 'tool_execution_end':
         call.end = t;
         call.start ??= t;
-        call.outcome = clip(String(event.outcome), TEXT_LIMIT);
+        call.outcome = clipText(String(event.outcome), TEXT_LIMIT);
         call.isError = event.isError === true;
         if (event.replayed === true) call.replayed = true;
         call.result = contentText(event.result?.content);

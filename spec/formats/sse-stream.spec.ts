@@ -57,6 +57,8 @@ describe('providerEvents: what the stream adapters read', () => {
   });
 
   it('throws a SyntaxError naming the data when an SSE event is not JSON', async () => {
-    await expect(all(providerEvents(['data: {oops\n\n']))).rejects.toThrow(/a server-sent event's data is not JSON \(.*\): \{oops/);
+    await expect(all(providerEvents(['data: {oops\n\n']))).rejects.toThrow(/a server-sent event's data is not JSON \(.*\): \{oops$/);
+    // Longer data is cut to its first 200 characters and says how long it was.
+    await expect(all(providerEvents([`data: {${'o'.repeat(299)}\n\n`]))).rejects.toThrow(new RegExp(`: \\{${'o'.repeat(199)}… \\(300 chars\\)$`));
   });
 });

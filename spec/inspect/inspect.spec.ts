@@ -8,7 +8,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defineTool, runTools } from '../../lib/index.ts';
+import { defineTool, runTools, type ToolEvent } from '../../lib/index.ts';
 import { CALLS_KEPT, EventLogError, readEventLog, recordEvents, Timeline, TICKS_KEPT, inspectRun } from '../../lib/inspect/index.ts';
 import { serveTimeline } from '../../lib/inspect/server.ts';
 import { main } from '../../lib/cli/main.ts';
@@ -92,6 +92,32 @@ describe('I3 the timeline keeps bounded memory', () => {
     expect(call!.ticks.first.map(([, text]) => text.split(' ')[0])).toEqual(['0', '1', '2', '3', '4']);
     expect(call!.ticks.last.map(([, text]) => text.split(' ')[0])).toEqual(['9995', '9996', '9997', '9998', '9999']);
     expect(JSON.stringify(call).length).toBeLessThan(4000);
+  });
+
+  it('I3 a cut text ends "… (N chars)"; a result reads as a provider format sends its blocks', () => {
+    const timeline = new Timeline({ title: 't', live: true });
+    timeline.beginBatch(1, 'b', 0);
+    timeline.event(1, 1, { type: 'tool_execution_start', toolCallId: 'a', toolName: 'x', index: 0, args: 'y'.repeat(1000) });
+    const content = [
+      { type: 'text', text: 'done' },
+      { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+      { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
+      { type: 'resource_link', uri: 'file:///a.txt', name: 'a.txt' },
+      { type: 'weird' },
+    ];
+    timeline.event(1, 2, { type: 'tool_execution_end', toolCallId: 'a', toolName: 'x', index: 0, outcome: 'ok', isError: false, result: { content }, startedAt: 1, endedAt: 2 } as ToolEvent);
+    timeline.event(1, 3, { type: 'tool_execution_start', toolCallId: 'b', toolName: 'x', index: 1, args: {} });
+    timeline.event(1, 4, { type: 'tool_execution_end', toolCallId: 'b', toolName: 'x', index: 1, outcome: 'ok', isError: false, result: { content: [{ type: 'text', text: 'r'.repeat(500) }] }, startedAt: 3, endedAt: 4 } as ToolEvent);
+    const [a, b] = timeline.delta(0, 0).calls;
+    expect(a!.args).toBe(`${'y'.repeat(400)}… (1000 chars)`);
+    expect(a!.result!.split('\n')).toEqual([
+      'done',
+      '[image]',
+      '[audio: audio/wav, 3 bytes; not sent to the model]',
+      '[resource link: file:///a.txt "a.txt"]',
+      '[invalid content block omitted: a block of type "weird"; a content block is text, image, audio, resource_link or resource: object {"type":"weird"}]',
+    ]);
+    expect(b!.result).toBe(`${'r'.repeat(400)}… (500 chars)`);
   });
 
   it(`I3 past ${CALLS_KEPT} calls the oldest batches are dropped whole, and counted`, () => {

@@ -130,6 +130,8 @@ describe('W2: fromEventStream refuses a broken or malformed stream with a clear 
     expect(notJson.out).toHaveLength(1);
     expect(notJson.error).toBeInstanceOf(EventStreamError);
     expect(notJson.error).toMatchObject({ code: 'malformed', message: expect.stringContaining('event 2\'s data is not JSON: "<script>alert(1)</script>"') });
+    // Longer data is quoted cut to 200 characters, the marker outside the quotes.
+    expect((await read(bodyOf(`data: <${'x'.repeat(299)}\n\n`))).error).toMatchObject({ code: 'malformed', message: expect.stringMatching(new RegExp(`data is not JSON: "<${'x'.repeat(199)}"… \\(300 chars\\)$`)) });
     expect((await read(bodyOf('data: [1,2]\n\n'))).error).toMatchObject({ code: 'malformed' });
     expect((await read(bodyOf('data: {"type":5}\n\n'))).error).toMatchObject({ code: 'malformed' });
     const cut = await read(bodyOf(start));

@@ -1,8 +1,9 @@
 /**
  * Total checks and readings of values toolrun did not build, used by every layer (core,
  * schemas, formats, extras, mcp, otel, the CLI): none of them throws, whatever the value is (a revoked Proxy,
- * a throwing getter), and `describeValue`, the bounded text of a value for error messages.
- * It imports nothing.
+ * a throwing getter), `describeValue`, the bounded text of a value for error messages, and
+ * `clipText`, the one way a text is cut (its marker says the whole length, wherever the cut
+ * text is shown: an error message, the inspector's page). It imports nothing.
  *
  * @module
  */
@@ -96,6 +97,25 @@ export function typeName(value: unknown): string {
   return `a ${typeof value} (${String(value as number)})`;
 }
 
+/**
+ * `text` bounded to `limit` characters: itself when it is that short, else its first `limit`
+ * characters and the marker `… (N chars)`, N being the whole text's length. With `quote`,
+ * the kept characters are JSON-quoted and the marker stays outside the quotes, so a reader
+ * tells the text (which may be a hostile peer's) from what toolrun added.
+ *
+ * @example
+ * ```ts
+ * clipText('abcdef', 3); // 'abc… (6 chars)'
+ * clipText('abcdef', 3, { quote: true }); // '"abc"… (6 chars)'
+ * clipText('abc', 3, { quote: true }); // '"abc"'
+ * ```
+ */
+export function clipText(text: string, limit: number, options: { quote?: boolean } = {}): string {
+  const kept = text.length <= limit ? text : text.slice(0, limit);
+  const shown = options.quote === true ? JSON.stringify(kept) : kept;
+  return kept === text ? shown : `${shown}… (${text.length} chars)`;
+}
+
 /** A short, bounded description of a value and its type, for error messages. */
 export function describeValue(value: unknown, maxChars = 120): string {
   if (value === undefined) return 'undefined';
@@ -117,6 +137,6 @@ export function describeValue(value: unknown, maxChars = 120): string {
       text = '(unreadable)'; // a revoked Proxy, or a cycle whose toString throws
     }
   }
-  if (text.length > maxChars) text = `${text.slice(0, maxChars)}… (${text.length} chars)`;
+  text = clipText(text, maxChars);
   return kind === 'string' ? `string ${text}` : `${kind} ${text}`;
 }
