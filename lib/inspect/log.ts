@@ -134,6 +134,10 @@ export async function readEventLog(file: string): Promise<{ timeline: Timeline; 
  * The lines of `stream` (LF or CRLF), each yielded as soon as it ends; a line past `limit`
  * characters is yielded as `undefined` the moment it is that long, unread further: a log of
  * one endless line (a pipe, a device, a file still growing) is refused, not buffered.
+ * Not the MCP stdio `LineReader` (lib/mcp/stdio-lines.ts): that one bounds a wire message in
+ * bytes (the MCP SDK's limit), keeps a long line's edges to answer its id and reads on, and
+ * drops blank lines; a log is refused at its first long line, is bounded in characters like
+ * the values it holds, and counts blank lines in the line numbers its errors name.
  */
 async function* linesOf(stream: AsyncIterable<string>, limit: number): AsyncGenerator<string | undefined> {
   let rest = '';
