@@ -374,10 +374,11 @@ export function registerDurableBatch<const T extends readonly Tool[]>(config: Du
           // A decision answers only a request pending now: one for a call decided already, or
           // not deferred, is dropped — visibly — and can never answer a later pause.
           const matched = matchDecisions(message, requests);
-          approvals.push(...matched.accepted);
+          for (const a of matched.accepted) approvals.push(a);
           if (matched.dropped.length > 0) {
+            // A message is bounded (matchDecisions drops an over-long one whole), and the list kept too.
             for (const d of matched.dropped) emitWarning(`toolrun/dbos: durable batch ${workflowId} dropped a decision: ${d.why}`);
-            dropped.push(...matched.dropped);
+            for (const d of matched.dropped.slice(-KEEP_DROPPED)) dropped.push(d);
             dropped.splice(0, Math.max(0, dropped.length - KEEP_DROPPED));
             await DBOS.setEvent(APPROVAL_DROPPED_EVENT, dropped);
           }

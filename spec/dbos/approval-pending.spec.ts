@@ -157,4 +157,29 @@ describe('toolrun/dbos: what is pending (J12)', () => {
       process.off('warning', onWarning);
     }
   }, 60_000);
+  it('J12 a message of 300,000 decisions sent with DBOS.send is dropped whole: the batch neither fails nor resumes, and a real decision still resumes it', async () => {
+    // Fails if the workflow reads such a message decision by decision: it spread 300,000
+    // dropped entries into one call (a RangeError that ended the batch in ERROR, its calls
+    // never run) after 300,000 warnings.
+    const workflowId = 'pending-4';
+    lookupGate.open();
+    const handle = await parallel.start(calls, { workflowId });
+    await eventBecomes(workflowId, [1, 2]);
+    await DBOS.send(workflowId, Array.from({ length: 300_000 }, () => ({ index: 99, approved: true })), APPROVAL_TOPIC);
+    // The batch either lists the message as dropped or has left PENDING (the failure this holds against).
+    let dropped: DroppedApproval[] | null = null;
+    for (;;) {
+      dropped = await DBOS.getEvent<DroppedApproval[]>(workflowId, APPROVAL_DROPPED_EVENT, { timeoutSeconds: 0 });
+      const status = await handle.getStatus().then((s) => s?.status);
+      if (dropped !== null || status !== 'PENDING') break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(await handle.getStatus().then((s) => s?.status)).toBe('PENDING');
+    expect(dropped).toEqual([{ why: 'the message holds 300000 decisions, more than the 2 pending requests + 100: dropped unread' }]);
+    expect(await pendingNow(workflowId)).toEqual([1, 2]);
+    await sendApproval(workflowId, [{ index: 1, approved: true }, { index: 2, approved: false }]);
+    const result = await handle.getResult();
+    expect(result.outcomes).toEqual(['ok', 'ok', 'rejected']);
+    expect(result.approvalRounds).toBe(1);
+  }, 60_000);
 });
