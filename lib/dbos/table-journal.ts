@@ -475,7 +475,8 @@ function openEntry(call: JournalCall, settings: TableJournalSettings, attempt: s
     const decisionField = decision === undefined ? {} : { decision };
     if (row.result === null) return { state: 'started', ...decisionField };
     const record = parseColumn(ResultRecord, row.result, 'result', what);
-    if (record.result.message.toolCallId !== call.toolCallId) throw reusedError(what, { tool_name: record.result.message.toolName, tool_call_id: record.result.message.toolCallId }, call);
+    // The row's columns were checked; its result is the call's too (an edited row replays nothing else).
+    if (record.result.message.toolCallId !== call.toolCallId || record.result.message.toolName !== call.toolName) throw reusedError(what, { tool_name: record.result.message.toolName, tool_call_id: record.result.message.toolCallId }, call);
     return { state: 'ended', result: record.result as unknown as JournaledResult, ...decisionField, ...(record.progress === undefined ? {} : { progress: record.progress }) };
   });
 

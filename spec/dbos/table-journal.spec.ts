@@ -156,7 +156,7 @@ describe('toolrun/dbos journal table (J14–J16)', () => {
     expect((JSON.parse(rows[0]!.result!) as { result: JournaledResult }).result).toEqual(resultOf(0));
   }, 60_000);
 
-  it('J15 a truncated or malformed result row, a bad decision, or a workflow id reused with other calls: a JournalError naming the call, nothing run, nothing overwritten', async () => {
+  it('J15 a truncated or malformed result row, a bad decision, a result of another tool, or a workflow id reused with other calls: a JournalError naming the call, nothing run, nothing overwritten', async () => {
     // Fails if a bad row is replayed (or crashes the run with something other than a
     // JournalError), if the call is run instead, or if the row is overwritten.
     const pool = await systemPool();
@@ -164,6 +164,7 @@ describe('toolrun/dbos journal table (J14–J16)', () => {
       { name: 'truncated', spoil: 'UPDATE toolrun.journal SET result = left(result, 25) WHERE workflow_id = $1::text AND idx = 1', message: /result for call 1 .* is not JSON/ },
       { name: 'malformed', spoil: `UPDATE toolrun.journal SET result = replace(result, '"outcome":"ok"', '"outcome":"hacked"') WHERE workflow_id = $1::text AND idx = 1`, message: /result for call 1 .* is malformed at result\.outcome/ },
       { name: 'decision', spoil: `UPDATE toolrun.journal SET decision = '{"approved":"yes"}' WHERE workflow_id = $1::text AND idx = 1`, message: /decision for call 1 .* is malformed at approved/ },
+      { name: 'tool-name', spoil: `UPDATE toolrun.journal SET result = replace(result, '"toolName":"work"', '"toolName":"evil"') WHERE workflow_id = $1::text AND idx = 1`, message: /call 1 .* as tool "evil"/ },
       { name: 'reused', spoil: 'SELECT $1::text', calls: [...callsOf(1), ...callsOf(2, 10).slice(1)], message: /call 1 .* the workflow id was reused with other calls/ },
     ];
     for (const c of cases) {
