@@ -372,12 +372,18 @@ function parseColumn<S extends v.GenericSchema>(schema: S, text: unknown, column
   return parsed.output;
 }
 
+/** A NUL, or a UTF-16 surrogate that is not half of a pair. */
+const NOT_IN_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
 /**
- * A tool call id or tool name as a text column: PostgreSQL's text holds no NUL character, so
- * one (a model's id may have any) is kept as U+FFFD, the same on every attempt.
+ * A tool call id or tool name as a text column: PostgreSQL's text holds no NUL character and,
+ * being UTF-8, no lone surrogate (the driver would write U+FFFD for it, so the row read back
+ * would not be the call's), so either (a model's id may have any) is kept as U+FFFD, the same
+ * on every attempt.
  */
 function columnText(text: string): string {
-  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+  NOT_IN_TEXT.lastIndex = 0;
+  return NOT_IN_TEXT.test(text) ? text.replace(NOT_IN_TEXT, '\uFFFD') : text;
 }
 
 /**

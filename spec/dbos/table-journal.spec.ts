@@ -226,4 +226,21 @@ describe('toolrun/dbos journal table (J14–J16)', () => {
       for (const row of rows) if (row.result !== null) expect((JSON.parse(row.result) as { result: JournaledResult }).result.message.toolCallId).toBe(`toolu_${row.idx}`);
     }
   }, 60_000);
+  it('J15 a tool call id or tool name with a lone surrogate (a model may send any) replays on the next attempt: the row is the call\'s', async () => {
+    // PostgreSQL's text holds UTF-8, which has no lone surrogate: the driver writes U+FFFD in
+    // its place. Fails if the row, read back, is taken for another call's (the workflow id
+    // "reused"): a recovered batch would fail instead of replaying its journaled results.
+    const workflowId = 'lone-surrogate';
+    const calls: ToolCall[] = [
+      { id: 'toolu_\uD800a', name: 'work', arguments: { n: 0 } },
+      { id: 'toolu_b', name: 'wo\uDC00rk', arguments: { n: 1 } },
+    ];
+    for (const key of Object.keys(runs)) delete runs[key];
+    const first = await drain(calls, tableJournal(settings(workflowId, 'unknown')), 'unknown');
+    expect(first.error).toBeUndefined();
+    const again = await drain(calls, tableJournal(settings(workflowId, 'unknown')), 'unknown');
+    expect(again.error).toBeUndefined();
+    expect(again.texts).toEqual(first.texts);
+    expect(runs).toEqual({ '0': 1 });
+  }, 60_000);
 });
