@@ -66,8 +66,13 @@ export interface TableJournalSettings {
 const MAX_IN_FLIGHT = 2;
 /** Most rows one statement carries; more queued rows go in the next one. */
 const MAX_ROWS_PER_STATEMENT = 1000;
-/** A row's result text longer than this is refused on read (a hostile or corrupted row), in UTF-16 units. */
-const MAX_ROW_CHARS = 256 * 1024 * 1024;
+/**
+ * A row's result or decision longer than this is refused on read (a hostile or corrupted row),
+ * in bytes of UTF-8 as PostgreSQL holds it (never fewer than the text's UTF-16 units). Checked
+ * by PostgreSQL, so a longer text never reaches this process: one over Node's longest string
+ * (2^29 − 24 units) would throw inside the driver's parser, out of reach of any caller.
+ */
+const MAX_ROW_BYTES = 256 * 1024 * 1024;
 
 const CREATE_TABLE = `
 CREATE SCHEMA IF NOT EXISTS toolrun;
@@ -96,9 +101,12 @@ claim AS (
   ON CONFLICT (workflow_id, scope, idx) DO UPDATE SET attempt = EXCLUDED.attempt
   WHERE j.attempt IS NOT DISTINCT FROM (SELECT attempt FROM prev)
   RETURNING j.idx)
-SELECT idx, tool_call_id, tool_name, args_hash, attempt, decision, result FROM toolrun.journal
+SELECT idx, tool_call_id, tool_name, args_hash, attempt,
+  CASE WHEN octet_length(decision) > $4 THEN NULL ELSE decision END AS decision, octet_length(decision) > $4 AS decision_too_long,
+  CASE WHEN octet_length(result) > $4 THEN NULL ELSE result END AS result, octet_length(result) > $4 AS result_too_long
+FROM toolrun.journal
 WHERE workflow_id = $1 AND scope = $2 AND idx >= 0
-UNION ALL SELECT -1, NULL, NULL, NULL, $3::text, NULL, NULL FROM claim`;
+UNION ALL SELECT -1, NULL, NULL, NULL, $3::text, NULL, NULL, NULL, NULL FROM claim`;
 
 // The group write: every queued row in one statement. A row is written only while its
 // attempt holds its batch's claim (a stale attempt's writes are refused), and an existing row
@@ -340,6 +348,9 @@ interface ReadRow {
   readonly attempt: unknown;
   readonly decision: unknown;
   readonly result: unknown;
+  /** True when PostgreSQL left the column out: over {@link MAX_ROW_BYTES}. */
+  readonly decision_too_long?: unknown;
+  readonly result_too_long?: unknown;
 }
 
 /** A stable hash of a call's raw arguments (the same call journals the same hash on every attempt). */
@@ -354,9 +365,9 @@ function argumentsHash(args: unknown): string {
 }
 
 /** Parses a row's JSON text by `schema`; a clear error naming the column otherwise. */
-function parseColumn<S extends v.GenericSchema>(schema: S, text: unknown, column: string, what: string): v.InferOutput<S> {
+function parseColumn<S extends v.GenericSchema>(schema: S, text: unknown, column: string, what: string, tooLong: unknown): v.InferOutput<S> {
+  if (tooLong === true) throw new Error(`toolrun/dbos: the journal's ${column} for ${what} is over ${MAX_ROW_BYTES} bytes: refused`);
   if (typeof text !== 'string') throw new Error(`toolrun/dbos: the journal's ${column} for ${what} is ${text === null ? 'null' : typeof text}, not JSON text`);
-  if (text.length > MAX_ROW_CHARS) throw new Error(`toolrun/dbos: the journal's ${column} for ${what} is ${text.length} characters long, over ${MAX_ROW_CHARS}: refused`);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -398,7 +409,7 @@ export function tableJournal(settings: TableJournalSettings): ToolJournal {
       const store = storeOf(settings.database ?? dbosPool());
       await store.ready;
       // Sent again after a lost connection, the claim finds itself (the snapshot sees it) and holds.
-      const { rows } = await withDbRetry(() => store.database.query(LOAD_AND_CLAIM, [settings.workflowId, settings.scope, attempt]));
+      const { rows } = await withDbRetry(() => store.database.query(LOAD_AND_CLAIM, [settings.workflowId, settings.scope, attempt, MAX_ROW_BYTES]));
       const byIndex = new Map<number, ReadRow>();
       let claimed = false;
       for (const row of rows) {
@@ -477,10 +488,10 @@ function openEntry(call: JournalCall, settings: TableJournalSettings, attempt: s
     }
     if (row.tool_call_id !== toolCallId || row.tool_name !== toolName || row.args_hash !== argsHash) throw reusedError(what, row as unknown as Record<string, unknown>, call);
     identity.seen = typeof row.attempt === 'string' ? row.attempt : null;
-    const decision = row.decision === null ? undefined : (parseColumn(Decision, row.decision, 'decision', what) as JournaledDecision);
+    const decision = row.decision === null && row.decision_too_long !== true ? undefined : (parseColumn(Decision, row.decision, 'decision', what, row.decision_too_long) as JournaledDecision);
     const decisionField = decision === undefined ? {} : { decision };
-    if (row.result === null) return { state: 'started', ...decisionField };
-    const record = parseColumn(ResultRecord, row.result, 'result', what);
+    if (row.result === null && row.result_too_long !== true) return { state: 'started', ...decisionField };
+    const record = parseColumn(ResultRecord, row.result, 'result', what, row.result_too_long);
     // The row's columns were checked; its result is the call's too (an edited row replays nothing else).
     if (record.result.message.toolCallId !== call.toolCallId || record.result.message.toolName !== call.toolName) throw reusedError(what, { tool_name: record.result.message.toolName, tool_call_id: record.result.message.toolCallId }, call);
     return { state: 'ended', result: record.result as unknown as JournaledResult, ...decisionField, ...(record.progress === undefined ? {} : { progress: record.progress }) };

@@ -243,4 +243,23 @@ describe('toolrun/dbos journal table (J14–J16)', () => {
     expect(again.texts).toEqual(first.texts);
     expect(runs).toEqual({ '0': 1 });
   }, 60_000);
+  it('J15 a result row longer than Node\'s longest string (540,000,000 characters): a JournalError naming the call, the text never read, nothing run, nothing overwritten', async () => {
+    // Fails if the row reaches this process: the driver's parser throws "Cannot create a string
+    // longer than 0x1fffffe8 characters" where nobody can catch it (the process's uncaught
+    // exception), and the batch's read never settles. (PostgreSQL compresses the repeated
+    // character: the row costs the server little.)
+    const pool = await systemPool();
+    const workflowId = 'hostile-longest';
+    expect((await drain(callsOf(3), tableJournal(settings(workflowId, 'run-again')), 'run-again')).error).toBeUndefined();
+    await pool.query(`UPDATE toolrun.journal SET result = replace(result, 'work 1 done', repeat('x', 540000000)) WHERE workflow_id = $1::text AND idx = 1`, [workflowId]);
+    const digest = 'SELECT idx, md5(result) AS m, xmin::text AS xmin FROM toolrun.journal WHERE workflow_id = $1 AND idx >= 0 ORDER BY idx';
+    const before = (await pool.query(digest, [workflowId])).rows;
+    for (const key of Object.keys(runs)) delete runs[key];
+    const { error } = await drain(callsOf(3), tableJournal(settings(workflowId, 'run-again')), 'run-again', 1);
+    expect(error).toBeInstanceOf(JournalError);
+    expect((error as JournalError).index).toBe(1);
+    expect((error as Error).message).toMatch(/result for call 1 .* is over 268435456 bytes: refused/);
+    expect(runs).toEqual({});
+    expect((await pool.query(digest, [workflowId])).rows).toEqual(before);
+  }, 60_000);
 });
