@@ -90,6 +90,11 @@ CREATE TABLE IF NOT EXISTS toolrun.journal (
   PRIMARY KEY (workflow_id, scope, idx)
 )`;
 
+/** A text column as a row's read selects it: NULL when over `limit` bytes (it never reaches this process; see {@link MAX_ROW_BYTES}). */
+function bounded(column: string, limit: string): string {
+  return `CASE WHEN octet_length(${column}) > ${limit} THEN NULL ELSE ${column} END AS ${column}`;
+}
+
 // One round trip at a batch's start: claims the batch row for this attempt — only if nobody
 // took it since this statement's snapshot (`prev`), so of two attempts starting at once one
 // loses — and reads every call row of the batch (the snapshot before the claim).
@@ -101,7 +106,7 @@ claim AS (
   ON CONFLICT (workflow_id, scope, idx) DO UPDATE SET attempt = EXCLUDED.attempt
   WHERE j.attempt IS NOT DISTINCT FROM (SELECT attempt FROM prev)
   RETURNING j.idx)
-SELECT idx, tool_call_id, tool_name, args_hash, attempt,
+SELECT idx, ${bounded('tool_call_id', '$4')}, ${bounded('tool_name', '$4')}, ${bounded('args_hash', '$4')}, ${bounded('attempt', '$4')},
   CASE WHEN octet_length(decision) > $4 THEN NULL ELSE decision END AS decision, octet_length(decision) > $4 AS decision_too_long,
   CASE WHEN octet_length(result) > $4 THEN NULL ELSE result END AS result, octet_length(result) > $4 AS result_too_long
 FROM toolrun.journal
@@ -298,8 +303,8 @@ class Writer {
     const what = `call ${row.idx} of batch ${JSON.stringify(row.scope)} of workflow ${JSON.stringify(row.workflowId)}`;
     try {
       const { rows } = await this.#database.query(
-        'SELECT idx, tool_call_id, tool_name, args_hash, attempt, result IS NOT NULL AS ended FROM toolrun.journal WHERE workflow_id = $1 AND scope = $2 AND idx IN (-1, $3)',
-        [row.workflowId, row.scope, row.idx],
+        `SELECT idx, ${bounded('tool_call_id', '$4')}, ${bounded('tool_name', '$4')}, ${bounded('args_hash', '$4')}, ${bounded('attempt', '$4')}, result IS NOT NULL AS ended FROM toolrun.journal WHERE workflow_id = $1 AND scope = $2 AND idx IN (-1, $3)`,
+        [row.workflowId, row.scope, row.idx, MAX_ROW_BYTES],
       );
       const claim = rows.find((r) => Number(r.idx) === -1);
       const existing = rows.find((r) => Number(r.idx) === row.idx);

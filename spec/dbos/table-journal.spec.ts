@@ -243,7 +243,7 @@ describe('toolrun/dbos journal table (J14–J16)', () => {
     expect(again.texts).toEqual(first.texts);
     expect(runs).toEqual({ '0': 1 });
   }, 60_000);
-  it('J15 a result row longer than Node\'s longest string (540,000,000 characters): a JournalError naming the call, the text never read, nothing run, nothing overwritten', async () => {
+  it('J15 a result or tool call id longer than Node\'s longest string (540,000,000 characters): a JournalError naming the call, the text never read, nothing run, nothing overwritten', async () => {
     // Fails if the row reaches this process: the driver's parser throws "Cannot create a string
     // longer than 0x1fffffe8 characters" where nobody can catch it (the process's uncaught
     // exception), and the batch's read never settles. (PostgreSQL compresses the repeated
@@ -261,5 +261,14 @@ describe('toolrun/dbos journal table (J14–J16)', () => {
     expect((error as Error).message).toMatch(/result for call 1 .* is over 268435456 bytes: refused/);
     expect(runs).toEqual({});
     expect((await pool.query(digest, [workflowId])).rows).toEqual(before);
-  }, 60_000);
+    // The same for a row's tool call id: it is not the call's, and is never read.
+    const idWorkflow = 'hostile-longest-id';
+    expect((await drain(callsOf(3), tableJournal(settings(idWorkflow, 'run-again')), 'run-again')).error).toBeUndefined();
+    await pool.query(`UPDATE toolrun.journal SET tool_call_id = repeat('y', 540000000) WHERE workflow_id = $1::text AND idx = 1`, [idWorkflow]);
+    for (const key of Object.keys(runs)) delete runs[key];
+    const again = await drain(callsOf(3), tableJournal(settings(idWorkflow, 'run-again')), 'run-again', 1);
+    expect((again.error as JournalError).index).toBe(1);
+    expect((again.error as Error).message).toMatch(/call 1 .* the workflow id was reused with other calls/);
+    expect(runs).toEqual({});
+  }, 120_000);
 });
