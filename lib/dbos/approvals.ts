@@ -15,6 +15,12 @@ import type { Tool } from '../core/tool/tool.ts';
 export const KEEP_DROPPED = 100;
 /** Longest `why` and `toolCallId` kept of a dropped decision, in characters (a message is untrusted input). */
 const MAX_TEXT = 200;
+/**
+ * Most decisions one message may carry beyond the batch's pending requests: a longer one
+ * (anything may be sent on the topic) is dropped whole, unread, so a message of any length
+ * costs the workflow one entry, not one per decision.
+ */
+const MAX_EXTRA_DECISIONS = KEEP_DROPPED;
 
 /**
  * A decision the batch received and dropped because it answers no pending request, as
@@ -147,6 +153,9 @@ export function matchDecisions(message: unknown, pending: readonly ToolApprovalR
   const accepted: ToolApprovalResponse[] = [];
   const dropped: DroppedApproval[] = [];
   if (!Array.isArray(message)) return { accepted, dropped: [{ why: clip(`the message is not an array of decisions but ${message === null ? 'null' : typeof message}`) }] };
+  if (message.length > pending.length + MAX_EXTRA_DECISIONS) {
+    return { accepted, dropped: [{ why: `the message holds ${message.length} decisions, more than the ${pending.length} pending requests + ${MAX_EXTRA_DECISIONS}: dropped unread` }] };
+  }
   const taken = new Set<number>();
   for (const d of message as unknown[]) {
     const decision = d as { index?: unknown; approved?: unknown; reason?: unknown; toolCallId?: unknown } | null;

@@ -416,18 +416,36 @@ async function runQueuedCall(
 async function receiveDecisions(workflowId: string, requests: readonly ToolApprovalRequest[], pollSeconds: number, dropped: DroppedApproval[]): Promise<ToolApprovalResponse[]> {
   const approvals: ToolApprovalResponse[] = [];
   while (approvals.length === 0) {
-    const message = await DBOS.recv<unknown>(APPROVAL_TOPIC, { timeoutSeconds: pollSeconds });
+    const message = await receive(pollSeconds);
     if (message === null) continue;
-    const matched = matchDecisions(message, requests);
-    approvals.push(...matched.accepted);
+    const matched = 'unreadable' in message ? { accepted: [], dropped: [{ why: message.unreadable }] } : matchDecisions(message.value, requests);
+    for (const a of matched.accepted) approvals.push(a);
     if (matched.dropped.length > 0) {
+      // A message is bounded (matchDecisions drops an over-long one whole), and the list kept too.
       for (const d of matched.dropped) emitWarning(`toolrun/dbos: durable batch ${workflowId} dropped a decision: ${d.why}`);
-      dropped.push(...matched.dropped);
+      for (const d of matched.dropped.slice(-KEEP_DROPPED)) dropped.push(d);
       dropped.splice(0, Math.max(0, dropped.length - KEEP_DROPPED));
       await DBOS.setEvent(APPROVAL_DROPPED_EVENT, dropped);
     }
   }
   return approvals;
+}
+
+/**
+ * The next message on {@link APPROVAL_TOPIC}, or `null` at the timeout. DBOS records a message
+ * as it was sent and decodes it on every read: one this process cannot decode (sent through a
+ * `DBOSClient` with a serializer of its own, or not written by DBOS) throws each time, and would
+ * fail the batch for good; it is dropped instead, the same way on every attempt.
+ */
+async function receive(timeoutSeconds: number): Promise<{ value: unknown } | { unreadable: string } | null> {
+  try {
+    const value = await DBOS.recv<unknown>(APPROVAL_TOPIC, { timeoutSeconds });
+    return value === null ? null : { value };
+  } catch (error) {
+    // Decoding fails with these; a cancelled workflow or a database error is DBOS's, and goes on up.
+    if (!(error instanceof TypeError || error instanceof SyntaxError)) throw error;
+    return { unreadable: `the message could not be decoded: ${error.message}`.slice(0, 200) };
+  }
 }
 
 /** Wraps a journal so the progress an entry kept (or an earlier attempt journaled) reaches `keep`. */
@@ -483,7 +501,12 @@ function mergeOutcomes(before: CallOutcome[], after: CallOutcome[], answered: nu
 
 /** Options of {@link sendApproval}. */
 export interface SendApprovalOptions {
-  /** Send through this client (a process that has not launched DBOS). @default `DBOS.send` (DBOS launched in this process) */
+  /**
+   * Send through this client (a process that has not launched DBOS). Give it the serializer
+   * the batch's processes use (DBOS's default unless configured): a message they cannot
+   * decode is dropped (`APPROVAL_DROPPED_EVENT`), not taken as decisions.
+   * @default `DBOS.send` (DBOS launched in this process)
+   */
   client?: DBOSClient;
   /** Sent once per key: a retried send with the same key is not delivered twice. */
   idempotencyKey?: string;

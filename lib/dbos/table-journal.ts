@@ -66,8 +66,13 @@ export interface TableJournalSettings {
 const MAX_IN_FLIGHT = 2;
 /** Most rows one statement carries; more queued rows go in the next one. */
 const MAX_ROWS_PER_STATEMENT = 1000;
-/** A row's result text longer than this is refused on read (a hostile or corrupted row), in UTF-16 units. */
-const MAX_ROW_CHARS = 256 * 1024 * 1024;
+/**
+ * A row's result or decision longer than this is refused on read (a hostile or corrupted row),
+ * in bytes of UTF-8 as PostgreSQL holds it (never fewer than the text's UTF-16 units). Checked
+ * by PostgreSQL, so a longer text never reaches this process: one over Node's longest string
+ * (2^29 − 24 units) would throw inside the driver's parser, out of reach of any caller.
+ */
+const MAX_ROW_BYTES = 256 * 1024 * 1024;
 
 const CREATE_TABLE = `
 CREATE SCHEMA IF NOT EXISTS toolrun;
@@ -85,6 +90,11 @@ CREATE TABLE IF NOT EXISTS toolrun.journal (
   PRIMARY KEY (workflow_id, scope, idx)
 )`;
 
+/** A text column as a row's read selects it: NULL when over `limit` bytes (it never reaches this process; see {@link MAX_ROW_BYTES}). */
+function bounded(column: string, limit: string): string {
+  return `CASE WHEN octet_length(${column}) > ${limit} THEN NULL ELSE ${column} END AS ${column}`;
+}
+
 // One round trip at a batch's start: claims the batch row for this attempt — only if nobody
 // took it since this statement's snapshot (`prev`), so of two attempts starting at once one
 // loses — and reads every call row of the batch (the snapshot before the claim).
@@ -96,9 +106,12 @@ claim AS (
   ON CONFLICT (workflow_id, scope, idx) DO UPDATE SET attempt = EXCLUDED.attempt
   WHERE j.attempt IS NOT DISTINCT FROM (SELECT attempt FROM prev)
   RETURNING j.idx)
-SELECT idx, tool_call_id, tool_name, args_hash, attempt, decision, result FROM toolrun.journal
+SELECT idx, ${bounded('tool_call_id', '$4')}, ${bounded('tool_name', '$4')}, ${bounded('args_hash', '$4')}, ${bounded('attempt', '$4')},
+  CASE WHEN octet_length(decision) > $4 THEN NULL ELSE decision END AS decision, octet_length(decision) > $4 AS decision_too_long,
+  CASE WHEN octet_length(result) > $4 THEN NULL ELSE result END AS result, octet_length(result) > $4 AS result_too_long
+FROM toolrun.journal
 WHERE workflow_id = $1 AND scope = $2 AND idx >= 0
-UNION ALL SELECT -1, NULL, NULL, NULL, $3::text, NULL, NULL FROM claim`;
+UNION ALL SELECT -1, NULL, NULL, NULL, $3::text, NULL, NULL, NULL, NULL FROM claim`;
 
 // The group write: every queued row in one statement. A row is written only while its
 // attempt holds its batch's claim (a stale attempt's writes are refused), and an existing row
@@ -290,8 +303,8 @@ class Writer {
     const what = `call ${row.idx} of batch ${JSON.stringify(row.scope)} of workflow ${JSON.stringify(row.workflowId)}`;
     try {
       const { rows } = await this.#database.query(
-        'SELECT idx, tool_call_id, tool_name, args_hash, attempt, result IS NOT NULL AS ended FROM toolrun.journal WHERE workflow_id = $1 AND scope = $2 AND idx IN (-1, $3)',
-        [row.workflowId, row.scope, row.idx],
+        `SELECT idx, ${bounded('tool_call_id', '$4')}, ${bounded('tool_name', '$4')}, ${bounded('args_hash', '$4')}, ${bounded('attempt', '$4')}, result IS NOT NULL AS ended FROM toolrun.journal WHERE workflow_id = $1 AND scope = $2 AND idx IN (-1, $3)`,
+        [row.workflowId, row.scope, row.idx, MAX_ROW_BYTES],
       );
       const claim = rows.find((r) => Number(r.idx) === -1);
       const existing = rows.find((r) => Number(r.idx) === row.idx);
@@ -340,6 +353,9 @@ interface ReadRow {
   readonly attempt: unknown;
   readonly decision: unknown;
   readonly result: unknown;
+  /** True when PostgreSQL left the column out: over {@link MAX_ROW_BYTES}. */
+  readonly decision_too_long?: unknown;
+  readonly result_too_long?: unknown;
 }
 
 /** A stable hash of a call's raw arguments (the same call journals the same hash on every attempt). */
@@ -354,9 +370,9 @@ function argumentsHash(args: unknown): string {
 }
 
 /** Parses a row's JSON text by `schema`; a clear error naming the column otherwise. */
-function parseColumn<S extends v.GenericSchema>(schema: S, text: unknown, column: string, what: string): v.InferOutput<S> {
+function parseColumn<S extends v.GenericSchema>(schema: S, text: unknown, column: string, what: string, tooLong: unknown): v.InferOutput<S> {
+  if (tooLong === true) throw new Error(`toolrun/dbos: the journal's ${column} for ${what} is over ${MAX_ROW_BYTES} bytes: refused`);
   if (typeof text !== 'string') throw new Error(`toolrun/dbos: the journal's ${column} for ${what} is ${text === null ? 'null' : typeof text}, not JSON text`);
-  if (text.length > MAX_ROW_CHARS) throw new Error(`toolrun/dbos: the journal's ${column} for ${what} is ${text.length} characters long, over ${MAX_ROW_CHARS}: refused`);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -372,12 +388,18 @@ function parseColumn<S extends v.GenericSchema>(schema: S, text: unknown, column
   return parsed.output;
 }
 
+/** A NUL, or a UTF-16 surrogate that is not half of a pair. */
+const NOT_IN_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
 /**
- * A tool call id or tool name as a text column: PostgreSQL's text holds no NUL character, so
- * one (a model's id may have any) is kept as U+FFFD, the same on every attempt.
+ * A tool call id or tool name as a text column: PostgreSQL's text holds no NUL character and,
+ * being UTF-8, no lone surrogate (the driver would write U+FFFD for it, so the row read back
+ * would not be the call's), so either (a model's id may have any) is kept as U+FFFD, the same
+ * on every attempt.
  */
 function columnText(text: string): string {
-  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+  NOT_IN_TEXT.lastIndex = 0;
+  return NOT_IN_TEXT.test(text) ? text.replace(NOT_IN_TEXT, '\uFFFD') : text;
 }
 
 /**
@@ -392,7 +414,7 @@ export function tableJournal(settings: TableJournalSettings): ToolJournal {
       const store = storeOf(settings.database ?? dbosPool());
       await store.ready;
       // Sent again after a lost connection, the claim finds itself (the snapshot sees it) and holds.
-      const { rows } = await withDbRetry(() => store.database.query(LOAD_AND_CLAIM, [settings.workflowId, settings.scope, attempt]));
+      const { rows } = await withDbRetry(() => store.database.query(LOAD_AND_CLAIM, [settings.workflowId, settings.scope, attempt, MAX_ROW_BYTES]));
       const byIndex = new Map<number, ReadRow>();
       let claimed = false;
       for (const row of rows) {
@@ -471,11 +493,12 @@ function openEntry(call: JournalCall, settings: TableJournalSettings, attempt: s
     }
     if (row.tool_call_id !== toolCallId || row.tool_name !== toolName || row.args_hash !== argsHash) throw reusedError(what, row as unknown as Record<string, unknown>, call);
     identity.seen = typeof row.attempt === 'string' ? row.attempt : null;
-    const decision = row.decision === null ? undefined : (parseColumn(Decision, row.decision, 'decision', what) as JournaledDecision);
+    const decision = row.decision === null && row.decision_too_long !== true ? undefined : (parseColumn(Decision, row.decision, 'decision', what, row.decision_too_long) as JournaledDecision);
     const decisionField = decision === undefined ? {} : { decision };
-    if (row.result === null) return { state: 'started', ...decisionField };
-    const record = parseColumn(ResultRecord, row.result, 'result', what);
-    if (record.result.message.toolCallId !== call.toolCallId) throw reusedError(what, { tool_name: record.result.message.toolName, tool_call_id: record.result.message.toolCallId }, call);
+    if (row.result === null && row.result_too_long !== true) return { state: 'started', ...decisionField };
+    const record = parseColumn(ResultRecord, row.result, 'result', what, row.result_too_long);
+    // The row's columns were checked; its result is the call's too (an edited row replays nothing else).
+    if (record.result.message.toolCallId !== call.toolCallId || record.result.message.toolName !== call.toolName) throw reusedError(what, { tool_name: record.result.message.toolName, tool_call_id: record.result.message.toolCallId }, call);
     return { state: 'ended', result: record.result as unknown as JournaledResult, ...decisionField, ...(record.progress === undefined ? {} : { progress: record.progress }) };
   });
 

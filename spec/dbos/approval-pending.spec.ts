@@ -5,7 +5,7 @@
  * reaches the batch anyway is dropped visibly and never answers a later pause
  * (docs/adr/0045-durable-approvals-pending-only.md).
  */
-import { DBOS } from '@dbos-inc/dbos-sdk';
+import { DBOS, DBOSClient } from '@dbos-inc/dbos-sdk';
 import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolApprovalRequest } from '../../lib/core/approval/approval.ts';
@@ -13,7 +13,7 @@ import { defineTool } from '../../lib/index.ts';
 import { APPROVAL_DROPPED_EVENT, APPROVAL_EVENT, APPROVAL_TOPIC, ApprovalNotPendingError, registerDurableBatch, sendApproval, type DroppedApproval, type DurableBatchResult } from '../../lib/dbos/index.ts';
 import { gate, launchDbosForFile } from './harness.ts';
 
-launchDbosForFile('toolrun_pending');
+const server = launchDbosForFile('toolrun_pending');
 const runs: string[] = [];
 let lookupGate = gate();
 
@@ -156,5 +156,59 @@ describe('toolrun/dbos: what is pending (J12)', () => {
     } finally {
       process.off('warning', onWarning);
     }
+  }, 60_000);
+  it('J12 a message of 300,000 decisions sent with DBOS.send is dropped whole: the batch neither fails nor resumes, and a real decision still resumes it', async () => {
+    // Fails if the workflow reads such a message decision by decision: it spread 300,000
+    // dropped entries into one call (a RangeError that ended the batch in ERROR, its calls
+    // never run) after 300,000 warnings.
+    const workflowId = 'pending-4';
+    lookupGate.open();
+    const handle = await parallel.start(calls, { workflowId });
+    await eventBecomes(workflowId, [1, 2]);
+    await DBOS.send(workflowId, Array.from({ length: 300_000 }, () => ({ index: 99, approved: true })), APPROVAL_TOPIC);
+    // The batch either lists the message as dropped or has left PENDING (the failure this holds against).
+    let dropped: DroppedApproval[] | null = null;
+    for (;;) {
+      dropped = await DBOS.getEvent<DroppedApproval[]>(workflowId, APPROVAL_DROPPED_EVENT, { timeoutSeconds: 0 });
+      const status = await handle.getStatus().then((s) => s?.status);
+      if (dropped !== null || status !== 'PENDING') break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(await handle.getStatus().then((s) => s?.status)).toBe('PENDING');
+    expect(dropped).toEqual([{ why: 'the message holds 300000 decisions, more than the 2 pending requests + 100: dropped unread' }]);
+    expect(await pendingNow(workflowId)).toEqual([1, 2]);
+    await sendApproval(workflowId, [{ index: 1, approved: true }, { index: 2, approved: false }]);
+    const result = await handle.getResult();
+    expect(result.outcomes).toEqual(['ok', 'ok', 'rejected']);
+    expect(result.approvalRounds).toBe(1);
+  }, 60_000);
+  it('J12 a message the batch cannot decode (sent through a DBOSClient with a serializer of its own) is dropped: the batch neither fails nor resumes', async () => {
+    // Fails if the workflow lets DBOS.recv's decoding error through: the batch ends in ERROR,
+    // and for good, since DBOS records the message as sent and decodes it again on recovery.
+    const workflowId = 'pending-5';
+    lookupGate.open();
+    const handle = await parallel.start(calls, { workflowId });
+    await eventBecomes(workflowId, [1, 2]);
+    const serializer = { name: () => 'other-json', stringify: (value: unknown) => JSON.stringify(value), parse: (text: string) => JSON.parse(text) as unknown };
+    const client = await DBOSClient.create({ systemDatabaseUrl: server().databaseUrl('toolrun_pending_dbos'), serializer });
+    try {
+      await sendApproval(workflowId, [{ index: 1, approved: true }], { client });
+    } finally {
+      await client.destroy();
+    }
+    let dropped: DroppedApproval[] | null = null;
+    for (;;) {
+      dropped = await DBOS.getEvent<DroppedApproval[]>(workflowId, APPROVAL_DROPPED_EVENT, { timeoutSeconds: 0 });
+      const status = await handle.getStatus().then((s) => s?.status);
+      if (dropped !== null || status !== 'PENDING') break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(await handle.getStatus().then((s) => s?.status)).toBe('PENDING');
+    expect(dropped).toEqual([{ why: 'the message could not be decoded: Value deserialization type other-json is not available' }]);
+    expect(await pendingNow(workflowId)).toEqual([1, 2]);
+    await sendApproval(workflowId, [{ index: 1, approved: true }, { index: 2, approved: true }]);
+    const result = await handle.getResult();
+    expect(result.outcomes).toEqual(['ok', 'ok', 'ok']);
+    expect(result.approvalRounds).toBe(1);
   }, 60_000);
 });

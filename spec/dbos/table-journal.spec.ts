@@ -156,7 +156,7 @@ describe('toolrun/dbos journal table (J14–J16)', () => {
     expect((JSON.parse(rows[0]!.result!) as { result: JournaledResult }).result).toEqual(resultOf(0));
   }, 60_000);
 
-  it('J15 a truncated or malformed result row, a bad decision, or a workflow id reused with other calls: a JournalError naming the call, nothing run, nothing overwritten', async () => {
+  it('J15 a truncated or malformed result row, a bad decision, a result of another tool, or a workflow id reused with other calls: a JournalError naming the call, nothing run, nothing overwritten', async () => {
     // Fails if a bad row is replayed (or crashes the run with something other than a
     // JournalError), if the call is run instead, or if the row is overwritten.
     const pool = await systemPool();
@@ -164,6 +164,7 @@ describe('toolrun/dbos journal table (J14–J16)', () => {
       { name: 'truncated', spoil: 'UPDATE toolrun.journal SET result = left(result, 25) WHERE workflow_id = $1::text AND idx = 1', message: /result for call 1 .* is not JSON/ },
       { name: 'malformed', spoil: `UPDATE toolrun.journal SET result = replace(result, '"outcome":"ok"', '"outcome":"hacked"') WHERE workflow_id = $1::text AND idx = 1`, message: /result for call 1 .* is malformed at result\.outcome/ },
       { name: 'decision', spoil: `UPDATE toolrun.journal SET decision = '{"approved":"yes"}' WHERE workflow_id = $1::text AND idx = 1`, message: /decision for call 1 .* is malformed at approved/ },
+      { name: 'tool-name', spoil: `UPDATE toolrun.journal SET result = replace(result, '"toolName":"work"', '"toolName":"evil"') WHERE workflow_id = $1::text AND idx = 1`, message: /call 1 .* as tool "evil"/ },
       { name: 'reused', spoil: 'SELECT $1::text', calls: [...callsOf(1), ...callsOf(2, 10).slice(1)], message: /call 1 .* the workflow id was reused with other calls/ },
     ];
     for (const c of cases) {
@@ -225,4 +226,49 @@ describe('toolrun/dbos journal table (J14–J16)', () => {
       for (const row of rows) if (row.result !== null) expect((JSON.parse(row.result) as { result: JournaledResult }).result.message.toolCallId).toBe(`toolu_${row.idx}`);
     }
   }, 60_000);
+  it('J15 a tool call id or tool name with a lone surrogate (a model may send any) replays on the next attempt: the row is the call\'s', async () => {
+    // PostgreSQL's text holds UTF-8, which has no lone surrogate: the driver writes U+FFFD in
+    // its place. Fails if the row, read back, is taken for another call's (the workflow id
+    // "reused"): a recovered batch would fail instead of replaying its journaled results.
+    const workflowId = 'lone-surrogate';
+    const calls: ToolCall[] = [
+      { id: 'toolu_\uD800a', name: 'work', arguments: { n: 0 } },
+      { id: 'toolu_b', name: 'wo\uDC00rk', arguments: { n: 1 } },
+    ];
+    for (const key of Object.keys(runs)) delete runs[key];
+    const first = await drain(calls, tableJournal(settings(workflowId, 'unknown')), 'unknown');
+    expect(first.error).toBeUndefined();
+    const again = await drain(calls, tableJournal(settings(workflowId, 'unknown')), 'unknown');
+    expect(again.error).toBeUndefined();
+    expect(again.texts).toEqual(first.texts);
+    expect(runs).toEqual({ '0': 1 });
+  }, 60_000);
+  it('J15 a result or tool call id longer than Node\'s longest string (540,000,000 characters): a JournalError naming the call, the text never read, nothing run, nothing overwritten', async () => {
+    // Fails if the row reaches this process: the driver's parser throws "Cannot create a string
+    // longer than 0x1fffffe8 characters" where nobody can catch it (the process's uncaught
+    // exception), and the batch's read never settles. (PostgreSQL compresses the repeated
+    // character: the row costs the server little.)
+    const pool = await systemPool();
+    const workflowId = 'hostile-longest';
+    expect((await drain(callsOf(3), tableJournal(settings(workflowId, 'run-again')), 'run-again')).error).toBeUndefined();
+    await pool.query(`UPDATE toolrun.journal SET result = replace(result, 'work 1 done', repeat('x', 540000000)) WHERE workflow_id = $1::text AND idx = 1`, [workflowId]);
+    const digest = 'SELECT idx, md5(result) AS m, xmin::text AS xmin FROM toolrun.journal WHERE workflow_id = $1 AND idx >= 0 ORDER BY idx';
+    const before = (await pool.query(digest, [workflowId])).rows;
+    for (const key of Object.keys(runs)) delete runs[key];
+    const { error } = await drain(callsOf(3), tableJournal(settings(workflowId, 'run-again')), 'run-again', 1);
+    expect(error).toBeInstanceOf(JournalError);
+    expect((error as JournalError).index).toBe(1);
+    expect((error as Error).message).toMatch(/result for call 1 .* is over 268435456 bytes: refused/);
+    expect(runs).toEqual({});
+    expect((await pool.query(digest, [workflowId])).rows).toEqual(before);
+    // The same for a row's tool call id: it is not the call's, and is never read.
+    const idWorkflow = 'hostile-longest-id';
+    expect((await drain(callsOf(3), tableJournal(settings(idWorkflow, 'run-again')), 'run-again')).error).toBeUndefined();
+    await pool.query(`UPDATE toolrun.journal SET tool_call_id = repeat('y', 540000000) WHERE workflow_id = $1::text AND idx = 1`, [idWorkflow]);
+    for (const key of Object.keys(runs)) delete runs[key];
+    const again = await drain(callsOf(3), tableJournal(settings(idWorkflow, 'run-again')), 'run-again', 1);
+    expect((again.error as JournalError).index).toBe(1);
+    expect((again.error as Error).message).toMatch(/call 1 .* the workflow id was reused with other calls/);
+    expect(runs).toEqual({});
+  }, 120_000);
 });
