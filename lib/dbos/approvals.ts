@@ -99,7 +99,7 @@ export class DurableConfigMismatchError extends Error {
 
   constructor(batchName: string, recorded: string, current: string) {
     super(
-      `toolrun/dbos: durable batch ${JSON.stringify(batchName)} started with config ${recorded}, but this process registered it with ${current}: every process of the application must register it with the same tools, mode and interruptedCalls`,
+      `toolrun/dbos: durable batch ${JSON.stringify(batchName)} started with config ${recorded}, but this process registered it with ${current}: every process of the application must register it with the same tools (their names, executionMode and needsApproval), mode and interruptedCalls`,
     );
     this.recorded = recorded;
     this.current = current;
@@ -108,7 +108,10 @@ export class DurableConfigMismatchError extends Error {
 
 /** What of a batch's config must be the same in every process that may run or recover it: what decides which journal operations a run issues and how it reads them. */
 export function configFingerprint(tools: readonly Tool[], mode: string | undefined, interruptedCalls: InterruptedCallPolicy | undefined): string {
-  const names = tools.map((tool) => `${String(tool?.name)}${tool?.executionMode === 'sequential' ? ' (sequential)' : ''}`).sort();
+  // A tool that asks for approval in one process and not in another would run a deferred call
+  // unasked on recovery; a function is known only as "a function".
+  const asks = (tool: Tool): string => (tool?.needsApproval === true ? ' (needs approval)' : typeof tool?.needsApproval === 'function' ? ' (needs approval: a function)' : '');
+  const names = tools.map((tool) => `${String(tool?.name)}${tool?.executionMode === 'sequential' ? ' (sequential)' : ''}${asks(tool)}`).sort();
   const policy = typeof interruptedCalls === 'function' ? 'a function' : (interruptedCalls ?? 'unknown');
   return JSON.stringify({ tools: names, mode: mode ?? 'parallel', interruptedCalls: policy });
 }

@@ -295,7 +295,7 @@ const listeners = new Map<string, (event: ToolEvent) => void>();
  * A recovery may run in **any** process of the application that registered the batch (DBOS
  * re-enqueues a workflow whose process died, and any launched process may dequeue it), so
  * register it with the same `tools`, `options.mode` and `interruptedCalls` everywhere. The
- * batch journals its config (tool names, each tool's `executionMode`, `mode`,
+ * batch journals its config (tool names, each tool's `executionMode` and `needsApproval`, `mode`,
  * `interruptedCalls`; a policy function counts as "a function", whatever it does) as its
  * first step, and a process registered otherwise fails the workflow with a
  * {@link DurableConfigMismatchError} instead of running on.

@@ -212,3 +212,20 @@ describe('toolrun/dbos: what is pending (J12)', () => {
     expect(result.approvalRounds).toBe(1);
   }, 60_000);
 });
+
+describe('the config a recovery checks (J13)', () => {
+  it("J13 the config fingerprint differs when a tool's needsApproval, executionMode, the mode or the policy differs, and not for the tools' order", async () => {
+    const { configFingerprint } = await import('../../lib/dbos/approvals.ts');
+    const tool = (name: string, extra: Record<string, unknown> = {}) => defineTool({ name, input: v.object({}), execute: () => 'ok', ...extra });
+    const base = configFingerprint([tool('a'), tool('b')], undefined, undefined);
+    expect(configFingerprint([tool('b'), tool('a')], undefined, undefined)).toBe(base);
+    const variants = [
+      configFingerprint([tool('a', { needsApproval: true }), tool('b')], undefined, undefined),
+      configFingerprint([tool('a', { needsApproval: () => true }), tool('b')], undefined, undefined),
+      configFingerprint([tool('a', { executionMode: 'sequential' }), tool('b')], undefined, undefined),
+      configFingerprint([tool('a'), tool('b')], 'sequential', undefined),
+      configFingerprint([tool('a'), tool('b')], undefined, 'run-again'),
+    ];
+    expect(new Set([base, ...variants]).size).toBe(variants.length + 1);
+  });
+});
