@@ -70,6 +70,34 @@ export function progressStreamKey(scope: string, index: number): string {
   return `toolrun.progress:${scope}:${index}`;
 }
 
+/**
+ * The progress a call's entry keeps for a replay: the newest `limit` values, and how many older
+ * ones were dropped — the `progress` and `progressDropped` fields of what the entry commits.
+ */
+export class KeptProgress {
+  readonly #limit: number;
+  readonly #values: unknown[] = [];
+  #dropped = 0;
+
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  /** Keeps `value`, dropping the oldest kept one when over the limit. */
+  keep(value: unknown): void {
+    this.#values.push(value);
+    if (this.#values.length > this.#limit) {
+      this.#values.shift();
+      this.#dropped++;
+    }
+  }
+
+  /** The fields of a committed record: none for what was not kept or not dropped. */
+  fields(): { progress?: unknown[]; progressDropped?: number } {
+    return { ...(this.#values.length === 0 ? {} : { progress: [...this.#values] }), ...(this.#dropped === 0 ? {} : { progressDropped: this.#dropped }) };
+  }
+}
+
 /** A promise with its resolve function outside. */
 function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;
@@ -93,8 +121,7 @@ function openEntry(call: JournalCall, settings: JournalSettings): JournalEntry {
   const decisionRan = deferred<void>();
   const result = deferred<ResultRecord>();
   const resultRan = deferred<void>();
-  const progress: unknown[] = [];
-  let dropped = 0;
+  const progress = new KeptProgress(settings.keepProgress);
   let decided = false;
   let committed = false;
   // Progress waiting to be written to the stream, by the loop inside the result step (a DBOS
@@ -150,11 +177,7 @@ function openEntry(call: JournalCall, settings: JournalSettings): JournalEntry {
     idempotencyKey: `${settings.keyBase}:${settings.scope}:${index}`,
     progress(value) {
       if (committed) return;
-      progress.push(value);
-      if (progress.length > settings.keepProgress) {
-        progress.shift();
-        dropped++;
-      }
+      progress.keep(value);
       if (settings.streamProgress && value !== undefined) {
         pending.push(value);
         wake?.();
@@ -175,8 +198,7 @@ function openEntry(call: JournalCall, settings: JournalSettings): JournalEntry {
       await decisionStep;
       result.resolve({
         result: r,
-        ...(progress.length === 0 ? {} : { progress: [...progress] }),
-        ...(dropped === 0 ? {} : { progressDropped: dropped }),
+        ...progress.fields(),
       });
       wake?.();
       await resultStep;

@@ -34,7 +34,7 @@ import { DBOSExecutor } from '@dbos-inc/dbos-sdk/internal/dbos-executor';
 import { withDbRetry } from '@dbos-inc/dbos-sdk/internal/system_database';
 import * as v from 'valibot';
 import type { InterruptedCallPolicy, JournalCall, JournalEntry, JournaledDecision, JournaledResult, JournalPrior, ToolJournal } from '../core/seams/journal.ts';
-import { progressStreamKey } from './journal.ts';
+import { KeptProgress, progressStreamKey } from './journal.ts';
 
 /** The part of a `pg` pool (DBOS's) the journal uses. */
 interface Queryable {
@@ -457,8 +457,7 @@ function openEntry(call: JournalCall, settings: TableJournalSettings, attempt: s
   const toolCallId = columnText(call.toolCallId);
   const toolName = columnText(call.toolName);
   const identity = { workflowId: settings.workflowId, scope: settings.scope, idx: index, toolCallId, toolName, argsHash, attempt, seen: null as string | null };
-  const progress: unknown[] = [];
-  let dropped = 0;
+  const progress = new KeptProgress(settings.keepProgress);
   let decided: Promise<void> | undefined;
   let committed = false;
 
@@ -507,11 +506,7 @@ function openEntry(call: JournalCall, settings: TableJournalSettings, attempt: s
     idempotencyKey: `${settings.workflowId}:${settings.scope}:${index}`,
     progress(value) {
       if (committed) return;
-      progress.push(value);
-      if (progress.length > settings.keepProgress) {
-        progress.shift();
-        dropped++;
-      }
+      progress.keep(value);
       if (stream !== undefined && value !== undefined) {
         pending.push(value);
         wake?.();
@@ -531,8 +526,7 @@ function openEntry(call: JournalCall, settings: TableJournalSettings, attempt: s
       wake?.();
       const text = JSON.stringify({
         result: r,
-        ...(progress.length === 0 ? {} : { progress }),
-        ...(dropped === 0 ? {} : { progressDropped: dropped }),
+        ...progress.fields(),
       });
       // A decision still being written goes first (or with it, merged into one row write).
       await Promise.all([writer().write({ ...identity, decision: null, result: text }), decided, stream]);
