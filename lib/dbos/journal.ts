@@ -98,6 +98,47 @@ export class KeptProgress {
   }
 }
 
+/**
+ * A call's progress on its way to the DBOS stream {@link progressStreamKey}`(scope, index)`:
+ * `push` queues a value, `write()` — run inside a step, since a stream written from a step takes
+ * no operation number and one written from the workflow would — writes them until `close()`,
+ * then closes the stream.
+ */
+export class ProgressStream {
+  readonly #key: string;
+  readonly #pending: unknown[] = [];
+  #closed = false;
+  #wake: (() => void) | undefined;
+
+  constructor(scope: string, index: number) {
+    this.#key = progressStreamKey(scope, index);
+  }
+
+  /** Queues `value` for the stream (`undefined` is not a stream value: skipped). */
+  push(value: unknown): void {
+    if (value === undefined) return;
+    this.#pending.push(value);
+    this.#wake?.();
+  }
+
+  /** No more values: `write()` ends once the queued ones are written. */
+  close(): void {
+    this.#closed = true;
+    this.#wake?.();
+  }
+
+  /** Writes the queued values as they come, until closed; then closes the stream. */
+  async write(): Promise<void> {
+    for (;;) {
+      const value = this.#pending.shift();
+      if (value !== undefined) await DBOS.writeStream(this.#key, value);
+      else if (this.#closed) break;
+      else await new Promise<void>((r) => (this.#wake = r));
+    }
+    await DBOS.closeStream(this.#key);
+  }
+}
+
 /** A promise with its resolve function outside. */
 function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;
@@ -124,10 +165,8 @@ function openEntry(call: JournalCall, settings: JournalSettings): JournalEntry {
   const progress = new KeptProgress(settings.keepProgress);
   let decided = false;
   let committed = false;
-  // Progress waiting to be written to the stream, by the loop inside the result step (a DBOS
-  // stream written from a step takes no operation number; from the workflow it would).
-  const pending: unknown[] = [];
-  let wake: (() => void) | undefined;
+  // Progress for the stream, written by the result step while the call runs.
+  const stream = settings.streamProgress ? new ProgressStream(settings.scope, index) : undefined;
 
   // The three operations, issued now, in this order, before anything is awaited.
   const started = DBOS.runStep(async () => nonce, { name: `${name}:started` });
@@ -141,16 +180,7 @@ function openEntry(call: JournalCall, settings: JournalSettings): JournalEntry {
   const resultStep = DBOS.runStep(
     async (): Promise<ResultRecord> => {
       resultRan.resolve();
-      if (settings.streamProgress) {
-        const key = progressStreamKey(settings.scope, index);
-        for (;;) {
-          const value = pending.shift();
-          if (value !== undefined) await DBOS.writeStream(key, value);
-          else if (committed) break;
-          else await new Promise<void>((r) => (wake = r));
-        }
-        await DBOS.closeStream(key);
-      }
+      await stream?.write();
       return await result.promise;
     },
     { name: `${name}:result` },
@@ -178,10 +208,7 @@ function openEntry(call: JournalCall, settings: JournalSettings): JournalEntry {
     progress(value) {
       if (committed) return;
       progress.keep(value);
-      if (settings.streamProgress && value !== undefined) {
-        pending.push(value);
-        wake?.();
-      }
+      stream?.push(value);
     },
     decide(d) {
       if (!decided) {
@@ -200,7 +227,7 @@ function openEntry(call: JournalCall, settings: JournalSettings): JournalEntry {
         result: r,
         ...progress.fields(),
       });
-      wake?.();
+      stream?.close();
       await resultStep;
     },
   };

@@ -34,7 +34,7 @@ import { DBOSExecutor } from '@dbos-inc/dbos-sdk/internal/dbos-executor';
 import { withDbRetry } from '@dbos-inc/dbos-sdk/internal/system_database';
 import * as v from 'valibot';
 import type { InterruptedCallPolicy, JournalCall, JournalEntry, JournaledDecision, JournaledResult, JournalPrior, ToolJournal } from '../core/seams/journal.ts';
-import { KeptProgress, progressStreamKey } from './journal.ts';
+import { KeptProgress, ProgressStream } from './journal.ts';
 
 /** The part of a `pg` pool (DBOS's) the journal uses. */
 interface Queryable {
@@ -462,24 +462,9 @@ function openEntry(call: JournalCall, settings: TableJournalSettings, attempt: s
   let committed = false;
 
   // With streamProgress: one DBOS step per call, issued now (call order), writing the values
-  // to the stream until the call's commit (a stream written from a step takes no operation number).
-  const pending: unknown[] = [];
-  let wake: (() => void) | undefined;
-  const stream = settings.streamProgress
-    ? DBOS.runStep(
-        async () => {
-          const key = progressStreamKey(settings.scope, index);
-          for (;;) {
-            const value = pending.shift();
-            if (value !== undefined) await DBOS.writeStream(key, value);
-            else if (committed) break;
-            else await new Promise<void>((r) => (wake = r));
-          }
-          await DBOS.closeStream(key);
-        },
-        { name: `toolrun:${settings.scope}:${index}:progress` },
-      )
-    : undefined;
+  // to the stream until the call's commit.
+  const progressStream = settings.streamProgress ? new ProgressStream(settings.scope, index) : undefined;
+  const stream = progressStream === undefined ? undefined : DBOS.runStep(() => progressStream.write(), { name: `toolrun:${settings.scope}:${index}:progress` });
   stream?.catch(() => undefined);
 
   const prior: Promise<JournalPrior> = rows.then(async (byIndex): Promise<JournalPrior> => {
@@ -507,10 +492,7 @@ function openEntry(call: JournalCall, settings: TableJournalSettings, attempt: s
     progress(value) {
       if (committed) return;
       progress.keep(value);
-      if (stream !== undefined && value !== undefined) {
-        pending.push(value);
-        wake?.();
-      }
+      progressStream?.push(value);
     },
     decide(d) {
       decided ??= writer().write({
@@ -523,7 +505,7 @@ function openEntry(call: JournalCall, settings: TableJournalSettings, attempt: s
     async commit(r) {
       if (committed) throw new Error(`toolrun/dbos: ${what} was committed twice`);
       committed = true;
-      wake?.();
+      progressStream?.close();
       const text = JSON.stringify({
         result: r,
         ...progress.fields(),

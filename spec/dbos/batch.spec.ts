@@ -10,7 +10,7 @@ import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import type { ToolEvent } from '../../lib/core/run/events.ts';
 import { defineTool } from '../../lib/index.ts';
-import { dbosAgentJournal, registerDurableBatch, type DurableBatchResult } from '../../lib/dbos/index.ts';
+import { dbosAgentJournal, progressStreamKey, registerDurableBatch, type DurableBatchResult } from '../../lib/dbos/index.ts';
 import { runAgent, type AgentEvent, type AgentResult } from '../../lib/extras/agent.ts';
 import { scriptedModel } from '../../lib/extras/agent/scripted-model.ts';
 import { gate, launchDbosForFile } from './harness.ts';
@@ -86,6 +86,16 @@ const agentWorkflow = DBOS.registerWorkflow(
 
 const text = (m: { content: unknown[] }) => (m.content[0] as { text: string }).text;
 
+const counting = defineTool({
+  name: 'counting',
+  input: v.object({ to: v.number() }),
+  async *execute({ to }) {
+    for (let i = 1; i <= to; i++) yield { i };
+    return `counted to ${to}`;
+  },
+});
+const streamed = registerDurableBatch({ name: 'toolrun-batch-streamed', tools: [counting], streamProgress: true });
+
 describe('registerDurableBatch with runTools (J)', () => {
   it('J-dbos-batch-crash: journaled results survive a crash exactly as the run finalized them; interrupted calls follow the policy, with the same idempotency key', async () => {
     // Fails if a journaled call runs again (starts), if the journaled timeout comes back as
@@ -155,4 +165,22 @@ describe('registerDurableBatch with runTools (J)', () => {
     expect(starts.slice(before).filter((x) => x === 'quick 10')).toHaveLength(1);
     expect(starts.slice(before).filter((x) => x === 'hold')).toHaveLength(2);
   }, 120_000);
+  it('J7 with streamProgress, each call\'s progress is written to its DBOS stream, in the order yielded, and the stream is closed with its result', async () => {
+    const workflowId = `streamed-${Date.now()}`;
+    const result = await streamed.run(
+      [
+        { id: 'c0', name: 'counting', arguments: { to: 3 } },
+        { id: 'c1', name: 'counting', arguments: { to: 2 } },
+      ],
+      { workflowId },
+    );
+    expect(result.outcomes).toEqual(['ok', 'ok']);
+    const read = async (index: number): Promise<unknown[]> => {
+      const values: unknown[] = [];
+      for await (const value of DBOS.readStream(workflowId, progressStreamKey('batch', index))) values.push(value);
+      return values;
+    };
+    expect(await read(0)).toEqual([{ i: 1 }, { i: 2 }, { i: 3 }]);
+    expect(await read(1)).toEqual([{ i: 1 }, { i: 2 }]);
+  });
 });
