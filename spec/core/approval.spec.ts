@@ -506,7 +506,9 @@ describe('H6 abort and time while calls wait for approval', () => {
         },
       }),
     );
-    await vi.advanceTimersByTimeAsync(1_100);
+    // Every timer runs, in the fake clock's order, until none is left: the approval's 1,000 ms,
+    // then the tool's 10 ms against its 50 ms limit (a limit counting the wait would fire first).
+    await vi.runAllTimersAsync();
     const { batch } = await run;
     expect(batch.messages.map(text)).toEqual(['in time']);
   });
