@@ -6,25 +6,14 @@
  * a duration. Which calls were in flight at the kill (call 4 may or may not have sent its
  * email before it) depends on the machine; what must hold does not.
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { runExample, type ExampleRun } from './run-example.ts';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-let run: { code: number | null; stdout: string; stderr: string };
+let run: ExampleRun;
 
 beforeAll(async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/durable/batch.ts'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   // The example must end by itself (its PostgreSQL and workers stopped): a leak would time this hook out.
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', resolve);
-  });
-  run = { code, stdout, stderr };
+  run = await runExample('examples/durable/batch.ts');
 }, 170_000);
 
 describe('examples/durable/batch.ts', () => {

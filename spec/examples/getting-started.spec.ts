@@ -9,12 +9,9 @@
  * second request, and a request without one result per call is answered with HTTP 400: an
  * example that dropped, reordered or never sent a result fails here.
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { fakeProvider } from '../../examples/getting-started/shared.ts';
-
-const root = fileURLToPath(new URL('../../', import.meta.url));
+import { runExample } from './run-example.ts';
 
 /** The examples, and the ids their fake model gives the three calls. */
 const EXAMPLES: Record<string, readonly [string, string, string]> = {
@@ -32,18 +29,8 @@ function offlineEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-function run(file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', file], { cwd: root, env: offlineEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    // The example must end by itself (its server closed): a handle left open would time the test out.
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** Runs an example offline; it must end by itself (its server closed). */
+const run = (file: string) => runExample(file, offlineEnv());
 
 describe('examples/getting-started: one agent round per provider, offline', () => {
   it.each(Object.entries(EXAMPLES))('%s.ts: parallel calls, results sent back in call order, the final answer built from them', async (name, ids) => {
