@@ -4,6 +4,7 @@
  * contract in lib/core/seams/journal.ts (open every entry in call order, synchronously; await
  * `prior`; commit in call order) while the "tools" finish in any order the spec picks.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { afterAll, beforeAll } from 'vitest';
 import type { JournalPrior, JournaledResult, ToolJournal } from '../../lib/core/seams/journal.ts';
@@ -108,4 +109,22 @@ export async function journalRows(workflowId: string, scope = 'batch'): Promise<
   const pool = await systemPool();
   const { rows } = await pool.query('SELECT idx, tool_call_id, attempt, decision, result, xmin::text AS xmin FROM toolrun.journal WHERE workflow_id = $1 AND scope = $2 AND idx >= 0 ORDER BY idx', [workflowId, scope]);
   return rows as never;
+}
+
+/**
+ * Starts a worker process (`node --import tsx <fixture>` with `ROLE=worker`, `DB_URL` and
+ * `env`), kept in `children` while it lives; resolves once it printed `ready`, rejects with
+ * its stderr when it exits first.
+ */
+export async function startWorkerProcess(fixture: string, url: string, env: Record<string, string>, children: Set<ChildProcess>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fixture], { env: { ...process.env, ROLE: 'worker', DB_URL: url, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
+    child.on('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready: ${err.slice(-2000)}`)));
+  });
+  return child;
 }

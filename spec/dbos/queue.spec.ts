@@ -6,7 +6,7 @@
  * started again with the same executor id re-runs only the call it held; an orchestrator
  * crash re-issues the same ids and attaches to the calls already queued or done.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +17,7 @@ import { registerDurableBatch } from '../../lib/dbos/index.ts';
 import { startPostgres, type PostgresServer } from '../../lib/dbos/postgres.ts';
 import { work } from './fixtures/dbos-process.ts';
 import type { ToolCall } from '../../lib/index.ts';
-import { driveBatch, type DrivenCall } from './harness.ts';
+import { driveBatch, startWorkerProcess, type DrivenCall } from './harness.ts';
 
 const fixture = join(import.meta.dirname, 'fixtures', 'dbos-process.ts');
 let pg: PostgresServer;
@@ -54,16 +54,7 @@ afterAll(async () => {
 
 /** Starts a worker process; resolves once it printed `ready`. */
 async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture], { env: { ...process.env, ROLE: 'worker', DB_URL: url, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
-    child.on('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready: ${err.slice(-2000)}`)));
-  });
-  return child;
+  return await startWorkerProcess(fixture, url, env, children);
 }
 
 /** Waits for a condition the spec cannot be told about by an event (a row in another process's database); a hang guard, not a timing assertion. */

@@ -7,7 +7,7 @@
  * third start), never after a time, and every wait has a hang guard only, so the load on the
  * machine changes how long this takes, not whether it passes.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import { recoverWorker } from '../../lib/dbos/index.ts';
 import { startPostgres, type PostgresServer } from '../../lib/dbos/postgres.ts';
 import type { ToolCall } from '../../lib/index.ts';
 import { batches, QUEUE } from './fixtures/workers-process.ts';
+import { startWorkerProcess } from './harness.ts';
 
 const fixture = join(import.meta.dirname, 'fixtures', 'workers-process.ts');
 const N = 40;
@@ -50,16 +51,7 @@ afterAll(async () => {
 }, 60_000);
 
 async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture], { env: { ...process.env, ROLE: 'worker', DB_URL: url, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
-    child.on('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready: ${err.slice(-2000)}`)));
-  });
-  return child;
+  return await startWorkerProcess(fixture, url, env, children);
 }
 
 /** Waits for a file another process writes; a hang guard, not a timing assertion. */
