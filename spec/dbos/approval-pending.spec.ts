@@ -166,14 +166,7 @@ describe('toolrun/dbos: what is pending (J12)', () => {
     const handle = await parallel.start(calls, { workflowId });
     await eventBecomes(workflowId, [1, 2]);
     await DBOS.send(workflowId, Array.from({ length: 300_000 }, () => ({ index: 99, approved: true })), APPROVAL_TOPIC);
-    // The batch either lists the message as dropped or has left PENDING (the failure this holds against).
-    let dropped: DroppedApproval[] | null = null;
-    for (;;) {
-      dropped = await DBOS.getEvent<DroppedApproval[]>(workflowId, APPROVAL_DROPPED_EVENT, { timeoutSeconds: 0 });
-      const status = await handle.getStatus().then((s) => s?.status);
-      if (dropped !== null || status !== 'PENDING') break;
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    const dropped = await droppedOrLeft(workflowId, handle);
     expect(await handle.getStatus().then((s) => s?.status)).toBe('PENDING');
     expect(dropped).toEqual([{ why: 'the message holds 300000 decisions, more than the 2 pending requests + 100: dropped unread' }]);
     expect(await pendingNow(workflowId)).toEqual([1, 2]);
@@ -196,13 +189,7 @@ describe('toolrun/dbos: what is pending (J12)', () => {
     } finally {
       await client.destroy();
     }
-    let dropped: DroppedApproval[] | null = null;
-    for (;;) {
-      dropped = await DBOS.getEvent<DroppedApproval[]>(workflowId, APPROVAL_DROPPED_EVENT, { timeoutSeconds: 0 });
-      const status = await handle.getStatus().then((s) => s?.status);
-      if (dropped !== null || status !== 'PENDING') break;
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    const dropped = await droppedOrLeft(workflowId, handle);
     expect(await handle.getStatus().then((s) => s?.status)).toBe('PENDING');
     expect(dropped).toEqual([{ why: 'the message could not be decoded: Value deserialization type other-json is not available' }]);
     expect(await pendingNow(workflowId)).toEqual([1, 2]);
@@ -212,6 +199,19 @@ describe('toolrun/dbos: what is pending (J12)', () => {
     expect(result.approvalRounds).toBe(1);
   }, 60_000);
 });
+
+/**
+ * Waits until the batch lists a dropped decision or has left PENDING (the failure the two
+ * message specs hold against); the test's timeout is the hang guard.
+ */
+async function droppedOrLeft(workflowId: string, handle: { getStatus(): Promise<{ status: string } | null> }): Promise<DroppedApproval[] | null> {
+  for (;;) {
+    const dropped = await DBOS.getEvent<DroppedApproval[]>(workflowId, APPROVAL_DROPPED_EVENT, { timeoutSeconds: 0 });
+    const status = await handle.getStatus().then((s) => s?.status);
+    if (dropped !== null || status !== 'PENDING') return dropped;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
 
 describe('the config a recovery checks (J13)', () => {
   it("J13 the config fingerprint differs when a tool's needsApproval, executionMode, the mode or the policy differs, and not for the tools' order", async () => {
